@@ -1,0 +1,35 @@
+# rtscope: `make run` and `make test` do all the set-up on a fresh Debian
+# machine (missing packages are installed, nothing else is touched).
+
+CARGO    ?= cargo
+BIN      := target/release/rtscope
+DURATION ?= 30s
+RESULTS  ?= results
+SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: all deps build run test bench clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	$(CARGO) build --release --locked
+
+# The main job on sensible defaults: one FIFO-95 thread per CPU at 1 ms
+# for $(DURATION), results kept in $(RESULTS)/.
+run: build
+	@mkdir -p $(RESULTS)
+	$(SUDO) $(BIN) measure -D $(DURATION) --json $(RESULTS)/latest.json --histfile $(RESULTS)/latest.hist
+	@echo "run record: $(RESULTS)/latest.json  cyclictest histogram: $(RESULTS)/latest.hist"
+
+test: deps
+	$(CARGO) test --release --locked
+
+# Side-by-side comparison with cyclictest (minutes; not part of `make test`).
+bench: build
+	$(SUDO) python3 bench/vs-cyclictest.py
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,391 @@
+//! `rtscope measure`: flags (cyclictest's common ones keep their meaning),
+//! their conversion to a [`MeasureConfig`], and the run from flags to
+//! files and exit code.
+
+use super::Exit;
+use crate::engine::build::{self, RecordContext};
+use crate::engine::{self, MeasureConfig, Plan, Policy, TimerMethod};
+use crate::record::{RunRecord, RunStatus};
+use crate::report::{histfile, summary};
+use crate::sys::clock::Clock;
+use crate::sys::sched;
+use crate::sysinfo::{SysRoot, cpu, fingerprint};
+use crate::ui::live::{LiveMode, LiveObserver};
+use crate::units::{CpuList, parse_duration_ns, parse_micros_ns};
+use crate::{output, record};
+use anyhow::{Context, Result, bail};
+use clap::{ArgAction, Args};
+use std::path::PathBuf;
+
+fn micros(s: &str) -> Result<u64, String> {
+    parse_micros_ns(s).map_err(|e| e.to_string())
+}
+
+fn duration(s: &str) -> Result<u64, String> {
+    parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+fn cpulist(s: &str) -> Result<CpuList, String> {
+    s.parse::<CpuList>().map_err(|e| e.to_string())
+}
+
+fn policy(s: &str) -> Result<Policy, String> {
+    Policy::parse(s).ok_or_else(|| {
+        format!("unknown policy '{s}': use other, batch, idle, fifo, rr or deadline")
+    })
+}
+
+fn timer(s: &str) -> Result<TimerMethod, String> {
+    TimerMethod::parse(s).ok_or_else(|| {
+        format!("unknown timer '{s}': use abs, rel, nanosleep, itimer, posix or timerfd")
+    })
+}
+
+fn clock(s: &str) -> Result<Clock, String> {
+    match s {
+        "0" | "monotonic" => Ok(Clock::Monotonic),
+        "1" | "realtime" => Ok(Clock::Realtime),
+        _ => Err(format!(
+            "unknown clock '{s}': use monotonic (0) or realtime (1)"
+        )),
+    }
+}
+
+/// Measure how late periodic real-time threads wake up.
+///
+/// By default one SCHED_FIFO thread at priority 95 per allowed CPU, pinned,
+/// waking every 1 ms with clock_nanosleep(TIMER_ABSTIME), until Ctrl-C.
+/// Memory is locked and /dev/cpu_dma_latency is held at 0 during the run.
+/// Latency = time the thread runs - time it was meant to wake. Every
+/// period lands in the histogram: a wake-up so late that later deadlines
+/// have passed counts those periods as missed and records each with the
+/// lateness it suffered (--no-omission-correction records the wake-up
+/// only, as cyclictest does).
+///
+/// Differences from cyclictest: times take units (1000 = 1000us, 250us,
+/// 2ms; -D 10 = 10 seconds), -n is the default, -d defaults to 0 (all
+/// threads at the same interval; cyclictest uses 500us), -m is the default,
+/// -a is implied (threads are always pinned, round-robin over the CPUs),
+/// and -h writes cyclictest's histogram format from a histogram that never
+/// overflows.
+///
+/// Exit status: 0 done, 1 a latency limit (--max-latency, -b) was
+/// exceeded, 2 bad options or a system error.
+#[derive(Args, Debug, Clone)]
+#[command(disable_help_flag = true)]
+pub struct MeasureArgs {
+    /// Pin threads to these CPUs, round-robin (e.g. 2-3 or 0,2). Without a
+    /// list, or without -a: every CPU this process may use.
+    #[arg(short = 'a', long = "affinity", value_name = "CPULIST", num_args = 0..=1, value_parser = cpulist)]
+    pub affinity: Option<Option<CpuList>>,
+
+    /// Number of threads. Without N (or without -t): one per CPU of -a.
+    #[arg(short = 't', long = "threads", value_name = "N", num_args = 0..=1)]
+    pub threads: Option<Option<usize>>,
+
+    /// Pin the main (non-real-time) thread to these CPUs.
+    #[arg(long = "main-affinity", alias = "mainaffinity", value_name = "CPULIST", value_parser = cpulist)]
+    pub main_affinity: Option<CpuList>,
+
+    /// Period of the threads; a bare number is in microseconds.
+    #[arg(short = 'i', long = "interval", value_name = "DUR", default_value = "1000", value_parser = micros)]
+    pub interval_ns: u64,
+
+    /// Added to the interval of each next thread (bare number: us).
+    /// Default 0: every thread at the same interval (cyclictest: 500us).
+    #[arg(short = 'd', long = "distance", value_name = "DUR", default_value = "0", value_parser = micros)]
+    pub distance_ns: u64,
+
+    /// Scheduling policy: other, batch, idle, fifo, rr or deadline.
+    #[arg(long = "policy", value_name = "NAME", default_value = "fifo", value_parser = policy)]
+    pub policy: Policy,
+
+    /// Priority of the threads (fifo, rr: 1-99). Default 95; 0 for other.
+    #[arg(
+        short = 'p',
+        long = "priority",
+        value_name = "PRIO",
+        allow_negative_numbers = true
+    )]
+    pub priority: Option<i32>,
+
+    /// Give thread N priority PRIO-N instead of PRIO for all.
+    #[arg(long = "priospread")]
+    pub priospread: bool,
+
+    /// SCHED_DEADLINE runtime (default: 10% of the period, at least 10us).
+    #[arg(long = "dl-runtime", value_name = "DUR", value_parser = micros)]
+    pub dl_runtime_ns: Option<u64>,
+    /// SCHED_DEADLINE relative deadline (default: the period).
+    #[arg(long = "dl-deadline", value_name = "DUR", value_parser = micros)]
+    pub dl_deadline_ns: Option<u64>,
+    /// SCHED_DEADLINE period (default: the interval).
+    #[arg(long = "dl-period", value_name = "DUR", value_parser = micros)]
+    pub dl_period_ns: Option<u64>,
+
+    /// How to wait: abs (clock_nanosleep TIMER_ABSTIME), rel
+    /// (clock_nanosleep relative), nanosleep, itimer (setitimer + SIGALRM,
+    /// one thread), posix (timer_create + signal), timerfd.
+    #[arg(long = "timer", value_name = "METHOD", value_parser = timer)]
+    pub timer: Option<TimerMethod>,
+
+    /// cyclictest's -n: clock_nanosleep (rtscope's default anyway).
+    #[arg(short = 'n', long = "nanosleep")]
+    pub nanosleep: bool,
+    /// cyclictest's -r: relative sleeps (= --timer rel). rtscope sleeps for
+    /// the time left until the deadline, so periods do not drift.
+    #[arg(short = 'r', long = "relative")]
+    pub relative: bool,
+    /// cyclictest's -s: with -n the nanosleep syscall, else setitimer.
+    #[arg(short = 's', long = "system")]
+    pub system: bool,
+    /// cyclictest's -x: POSIX timers (= --timer posix).
+    #[arg(short = 'x', long = "posix_timers", alias = "posix-timers")]
+    pub posix_timers: bool,
+
+    /// Clock of deadlines and wake-ups: monotonic (0) or realtime (1).
+    #[arg(short = 'c', long = "clock", value_name = "CLOCK", default_value = "monotonic", value_parser = clock)]
+    pub clock: Clock,
+
+    /// Run for this long (bare number: seconds; 10m, 1h, 2d). Default:
+    /// until Ctrl-C.
+    #[arg(short = 'D', long = "duration", value_name = "DUR", value_parser = duration)]
+    pub duration_ns: Option<u64>,
+
+    /// Stop each thread after this many wake-ups.
+    #[arg(short = 'l', long = "loops", value_name = "N")]
+    pub loops: Option<u64>,
+
+    /// Measure this long first and keep it apart from the result (bare
+    /// number: seconds).
+    #[arg(long = "warmup", value_name = "DUR", default_value = "0", value_parser = duration)]
+    pub warmup_ns: u64,
+
+    /// Length of a window of the min/avg/max-over-time series.
+    #[arg(long = "window", value_name = "DUR", default_value = "1s", value_parser = duration)]
+    pub window_ns: u64,
+
+    /// Record only the late wake-up, not the periods it missed
+    /// (cyclictest's counting). Missed periods are still counted.
+    #[arg(long = "no-omission-correction")]
+    pub no_omission_correction: bool,
+
+    /// cyclictest's -m: lock memory (rtscope's default anyway).
+    #[arg(short = 'm', long = "mlockall")]
+    pub mlockall: bool,
+    /// Do not lock memory (mlockall) before measuring.
+    #[arg(long = "no-mlock", conflicts_with = "mlockall")]
+    pub no_mlock: bool,
+
+    /// Value held on /dev/cpu_dma_latency during the run, in us.
+    #[arg(long = "latency", value_name = "US", default_value_t = 0)]
+    pub latency_us: i32,
+    /// Leave /dev/cpu_dma_latency alone (CPUs may enter deep idle states).
+    #[arg(long = "no-dma-latency", conflicts_with = "latency_us")]
+    pub no_dma_latency: bool,
+
+    /// Stop the run when a latency exceeds this (bare number: us); exit 1.
+    #[arg(short = 'b', long = "breaktrace", value_name = "DUR", value_parser = micros)]
+    pub break_ns: Option<u64>,
+    /// With -b: write a marker into the kernel trace and stop tracing.
+    #[arg(long = "tracemark")]
+    pub tracemark: bool,
+
+    /// Exit 1 if any thread's maximum exceeds this (bare number: us). The
+    /// run goes on; everything is written first.
+    #[arg(long = "max-latency", value_name = "DUR", value_parser = micros)]
+    pub max_latency_ns: Option<u64>,
+
+    /// No live display; print only the summary at the end.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Live display even when output is not a terminal (one line per
+    /// thread per second).
+    #[arg(long = "live", conflicts_with = "quiet")]
+    pub live: bool,
+
+    /// Print cyclictest's histogram (N rows of 1us) on standard output at
+    /// the end (the summary goes to standard error).
+    #[arg(short = 'h', long = "histogram", value_name = "N")]
+    pub histogram: Option<usize>,
+    /// Like -h, with an extra all-threads column.
+    #[arg(
+        short = 'H',
+        long = "histofall",
+        value_name = "N",
+        conflicts_with = "histogram"
+    )]
+    pub histofall: Option<usize>,
+    /// Write the cyclictest histogram here instead of standard output
+    /// (rows: -h N, default 1000).
+    #[arg(long = "histfile", value_name = "FILE")]
+    pub histfile: Option<PathBuf>,
+
+    /// Write the run record (JSON, schema: rtscope schema) here; - for
+    /// standard output.
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Print help.
+    #[arg(long = "help", action = ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+impl MeasureArgs {
+    /// The engine configuration these flags ask for.
+    pub fn config(&self) -> Result<MeasureConfig> {
+        let compat = [
+            (self.relative, TimerMethod::Rel),
+            (self.posix_timers, TimerMethod::Posix),
+            (
+                self.system,
+                if self.nanosleep {
+                    TimerMethod::Nanosleep
+                } else {
+                    TimerMethod::Itimer
+                },
+            ),
+        ];
+        let chosen: Vec<TimerMethod> = compat
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, m)| *m)
+            .collect();
+        if chosen.len() > 1 || (self.timer.is_some() && !chosen.is_empty()) {
+            bail!("conflicting timer options: choose one of --timer, -r, -s, -x");
+        }
+        let timer = self
+            .timer
+            .or(chosen.first().copied())
+            .unwrap_or(TimerMethod::Abs);
+        let cpus = self.affinity.clone().flatten().map(|c| c.0);
+        Ok(MeasureConfig {
+            cpus,
+            threads: self.threads.flatten(),
+            interval_ns: self.interval_ns,
+            distance_ns: self.distance_ns,
+            policy: self.policy,
+            priority: self.priority,
+            priospread: self.priospread,
+            dl_runtime_ns: self.dl_runtime_ns,
+            dl_deadline_ns: self.dl_deadline_ns,
+            dl_period_ns: self.dl_period_ns,
+            timer,
+            clock: self.clock,
+            duration_ns: self.duration_ns,
+            loops: self.loops,
+            warmup_ns: self.warmup_ns,
+            window_ns: self.window_ns,
+            omission_correction: !self.no_omission_correction,
+            lock_memory: !self.no_mlock,
+            dma_latency_us: if self.no_dma_latency {
+                None
+            } else {
+                Some(self.latency_us)
+            },
+            dma_path: std::env::var_os("RTSCOPE_CPU_DMA_LATENCY")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(crate::sys::dma::DEFAULT_PATH)),
+            break_ns: self.break_ns,
+            tracemark: self.tracemark,
+            main_affinity: self.main_affinity.clone().map(|c| c.0),
+        })
+    }
+
+    fn hist_rows(&self) -> Option<(usize, bool)> {
+        match (self.histogram, self.histofall, &self.histfile) {
+            (Some(n), _, _) => Some((n, false)),
+            (_, Some(n), _) => Some((n, true)),
+            (None, None, Some(_)) => Some((1000, false)),
+            _ => None,
+        }
+    }
+}
+
+/// CPUs this process may use: its affinity, limited to online CPUs.
+pub fn allowed_cpus() -> Result<Vec<usize>> {
+    let mut cpus = sched::affinity_current().context("sched_getaffinity failed")?;
+    if let Some(online) = cpu::online_cpus(&SysRoot::host()) {
+        cpus.retain(|c| online.contains(c));
+    }
+    Ok(cpus)
+}
+
+pub fn run(args: &MeasureArgs) -> Result<Exit> {
+    let config = args.config()?;
+    let plan = Plan::build(config, &allowed_cpus()?)?;
+    if let Some((rows, _)) = args.hist_rows() {
+        if rows == 0 || rows > 10_000_000 {
+            bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
+        }
+    }
+    if let Some(p) = &args.json {
+        output::check_writable(p, "--json")?;
+    }
+    if let Some(p) = &args.histfile {
+        output::check_writable(p, "--histfile")?;
+    }
+    let ctx = RecordContext {
+        run_uuid: record::new_run_uuid(),
+        command_line: std::env::args().collect(),
+        max_latency_ns: args.max_latency_ns,
+        fingerprint: fingerprint::take(&SysRoot::host()),
+        ..Default::default()
+    };
+    let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
+    let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let mode = LiveMode::choose(args.quiet, args.live);
+    let mut observer = LiveObserver::new(mode, &plan, &ctx)?;
+    let outcome = engine::run(&plan, &mut observer)?;
+    observer.finish();
+
+    let mut ctx = ctx;
+    ctx.warnings = outcome.warnings.clone();
+    ctx.warnings.extend(outcome.thread_errors.iter().cloned());
+    let mut rec: RunRecord = build::record(
+        &plan,
+        &outcome.snapshot,
+        RunStatus::Complete,
+        outcome.end_reason,
+        Some(outcome.ended_unix_ns),
+        &ctx,
+    );
+    rec.limits.break_event = outcome.break_event;
+
+    // Write everything before deciding the exit code.
+    let mut failures = Vec::new();
+    if let Some(p) = &args.json {
+        let mut text = serde_json::to_string(&rec).context("serializing the run record")?;
+        text.push('\n');
+        if let Err(e) = output::write_atomic(p, text.as_bytes()) {
+            failures.push(format!("{e:#}"));
+        }
+    }
+    if let Some((rows, all)) = args.hist_rows() {
+        let text = histfile::render(&rec, rows, all).map_err(anyhow::Error::msg)?;
+        let target = args.histfile.clone().unwrap_or_else(|| PathBuf::from("-"));
+        if let Err(e) = output::write_atomic(&target, text.as_bytes()) {
+            failures.push(format!("{e:#}"));
+        }
+    }
+    let table = summary::render(&rec);
+    if hist_on_stdout || json_on_stdout {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    for e in &outcome.thread_errors {
+        eprintln!("rtscope: error: {e}");
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
+    }
+    if !outcome.thread_errors.is_empty() {
+        bail!("measuring stopped on an error; the results above cover the time before it");
+    }
+    Ok(if rec.limits.exceeded || rec.limits.break_event.is_some() {
+        Exit::LimitExceeded
+    } else {
+        Exit::Ok
+    })
+}

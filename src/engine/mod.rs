@@ -1,0 +1,22 @@
+//! The measurement engine: periodic real-time threads that record how late
+//! they wake up. It knows nothing of flags or terminals: it takes a
+//! validated [`Plan`], runs it, and reports through an [`Observer`] and
+//! the returned [`Outcome`].
+//!
+//! Layout: `plan` (what to run, validated), `shared` (per-thread
+//! statistics readable while the thread writes them), `window` (per-window
+//! series and their bounded storage), `waiter` (the timer methods),
+//! `thread` (set-up and the hot loop), `run` (spawning, collecting,
+//! stopping), `build` (turning results into a run record).
+
+pub mod build;
+pub mod plan;
+pub mod preflight;
+pub mod run;
+pub mod shared;
+pub mod thread;
+pub mod waiter;
+pub mod window;
+
+pub use plan::{MeasureConfig, Plan, PlanError, Policy, ThreadPlan, TimerMethod};
+pub use run::{Control, EngineError, Observer, Outcome, RunView, Snapshot, ThreadSnapshot, run};

@@ -1,0 +1,630 @@
+//! What a measurement will do, checked before anything starts: which
+//! threads, on which CPUs, at which priority and interval, with which
+//! timer. `Plan::build` is pure (it is given the allowed CPUs), so every
+//! refusal is unit-tested.
+
+use crate::record::DeadlineParams;
+use crate::sys::clock::Clock;
+use crate::units::{fmt_duration, format_cpu_list};
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Scheduling policy of the measuring threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Other,
+    Batch,
+    Idle,
+    Fifo,
+    Rr,
+    Deadline,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "other",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Deadline => "deadline",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Policy> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "other" | "normal" => Policy::Other,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" => Policy::Fifo,
+            "rr" => Policy::Rr,
+            "deadline" => Policy::Deadline,
+            _ => return None,
+        })
+    }
+
+    /// Real-time policies need root, CAP_SYS_NICE or RLIMIT_RTPRIO.
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr | Policy::Deadline)
+    }
+
+    pub fn has_priority(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
+/// How a thread waits for its next period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerMethod {
+    /// `clock_nanosleep(TIMER_ABSTIME)` until the deadline.
+    Abs,
+    /// `clock_nanosleep` relative, for the time left until the deadline.
+    Rel,
+    /// `nanosleep` for the time left until the deadline.
+    Nanosleep,
+    /// `setitimer(ITIMER_REAL)`, SIGALRM taken with `sigwaitinfo`.
+    Itimer,
+    /// `timer_create` + `timer_settime(TIMER_ABSTIME)`, a signal per thread.
+    Posix,
+    /// `timerfd_create` + `timerfd_settime(TFD_TIMER_ABSTIME)` + `read`.
+    Timerfd,
+}
+
+impl TimerMethod {
+    pub const ALL: [TimerMethod; 6] = [
+        TimerMethod::Abs,
+        TimerMethod::Rel,
+        TimerMethod::Nanosleep,
+        TimerMethod::Itimer,
+        TimerMethod::Posix,
+        TimerMethod::Timerfd,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerMethod::Abs => "abs",
+            TimerMethod::Rel => "rel",
+            TimerMethod::Nanosleep => "nanosleep",
+            TimerMethod::Itimer => "itimer",
+            TimerMethod::Posix => "posix",
+            TimerMethod::Timerfd => "timerfd",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TimerMethod> {
+        TimerMethod::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    /// The one syscall the hot loop may make with this method.
+    pub fn hot_syscalls(self) -> &'static [&'static str] {
+        match self {
+            TimerMethod::Abs | TimerMethod::Rel => &["clock_nanosleep"],
+            TimerMethod::Nanosleep => &["nanosleep", "clock_nanosleep"],
+            TimerMethod::Itimer | TimerMethod::Posix => &["rt_sigtimedwait"],
+            TimerMethod::Timerfd => &["read"],
+        }
+    }
+}
+
+/// What the user asked for, before it is checked against the system.
+#[derive(Clone, Debug)]
+pub struct MeasureConfig {
+    /// `-a`: CPUs to place threads on (None: every allowed CPU).
+    pub cpus: Option<Vec<usize>>,
+    /// `-t N`: number of threads (None: one per CPU of `cpus`).
+    pub threads: Option<usize>,
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+    pub policy: Policy,
+    /// None: 95 for fifo/rr, 0 otherwise.
+    pub priority: Option<i32>,
+    pub priospread: bool,
+    /// SCHED_DEADLINE runtime / deadline / period (None: defaults).
+    pub dl_runtime_ns: Option<u64>,
+    pub dl_deadline_ns: Option<u64>,
+    pub dl_period_ns: Option<u64>,
+    pub timer: TimerMethod,
+    pub clock: Clock,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub warmup_ns: u64,
+    pub window_ns: u64,
+    pub omission_correction: bool,
+    pub lock_memory: bool,
+    /// Value to hold on /dev/cpu_dma_latency (None: leave it alone).
+    pub dma_latency_us: Option<i32>,
+    pub dma_path: PathBuf,
+    /// `-b`: stop the run when a latency exceeds this.
+    pub break_ns: Option<u64>,
+    /// `--tracemark`: on a break, mark the trace and stop tracing.
+    pub tracemark: bool,
+    pub main_affinity: Option<Vec<usize>>,
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig {
+            cpus: None,
+            threads: None,
+            interval_ns: 1_000_000,
+            distance_ns: 0,
+            policy: Policy::Fifo,
+            priority: None,
+            priospread: false,
+            dl_runtime_ns: None,
+            dl_deadline_ns: None,
+            dl_period_ns: None,
+            timer: TimerMethod::Abs,
+            clock: Clock::Monotonic,
+            duration_ns: None,
+            loops: None,
+            warmup_ns: 0,
+            window_ns: 1_000_000_000,
+            omission_correction: true,
+            lock_memory: true,
+            dma_latency_us: Some(0),
+            dma_path: PathBuf::from(crate::sys::dma::DEFAULT_PATH),
+            break_ns: None,
+            tracemark: false,
+            main_affinity: None,
+        }
+    }
+}
+
+/// One measuring thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadPlan {
+    pub index: usize,
+    /// CPU to pin to (None: not pinned).
+    pub cpu: Option<usize>,
+    pub priority: i32,
+    pub interval_ns: u64,
+}
+
+/// A checked measurement plan.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub config: MeasureConfig,
+    pub threads: Vec<ThreadPlan>,
+    pub deadline: Option<DeadlineParams>,
+    pub allowed_cpus: Vec<usize>,
+}
+
+pub const MIN_INTERVAL_NS: u64 = 10_000;
+pub const MAX_INTERVAL_NS: u64 = 3_600_000_000_000;
+pub const MIN_WINDOW_NS: u64 = 10_000_000;
+pub const DEFAULT_PRIORITY: i32 = 95;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error("CPU {cpu} is not online or not allowed for this process; allowed CPUs: {allowed}")]
+    CpuNotAllowed { cpu: usize, allowed: String },
+    #[error("no CPU is allowed for this process (sched_getaffinity returned an empty set)")]
+    NoCpus,
+    #[error("--threads must be at least 1")]
+    ZeroThreads,
+    #[error("interval {got} is below the {min} minimum: a wake-up itself costs microseconds")]
+    IntervalTooShort { got: String, min: String },
+    #[error("interval {got} is above the {max} maximum")]
+    IntervalTooLong { got: String, max: String },
+    #[error("priority {prio} is out of range for policy {policy}: use {min}..={max}")]
+    PriorityRange {
+        prio: i32,
+        policy: &'static str,
+        min: i32,
+        max: i32,
+    },
+    #[error("policy {policy} has no priority (use -p 0 or leave -p out), or choose --policy fifo")]
+    PriorityWithoutRt { policy: &'static str },
+    #[error(
+        "--priospread from priority {prio} with {threads} threads would go below 1: raise -p or use fewer threads"
+    )]
+    PriospreadUnderflow { prio: i32, threads: usize },
+    #[error(
+        "--timer itimer uses the one per-process ITIMER_REAL, so it measures one thread only: add -t 1, or use --timer posix for a timer per thread"
+    )]
+    ItimerThreads,
+    #[error(
+        "--timer itimer has microsecond resolution: use an interval that is a whole number of microseconds"
+    )]
+    ItimerResolution,
+    #[error(
+        "--window {got} must be at least {min} and at least the longest thread interval ({longest})"
+    )]
+    WindowTooShort {
+        got: String,
+        min: String,
+        longest: String,
+    },
+    #[error("--duration must be longer than 0")]
+    ZeroDuration,
+    #[error("--loops must be at least 1")]
+    ZeroLoops,
+    #[error(
+        "SCHED_DEADLINE threads cannot be pinned with -a: the kernel requires their affinity to span the whole root domain (use an exclusive cpuset instead)"
+    )]
+    DeadlinePinned,
+    #[error(
+        "SCHED_DEADLINE needs runtime <= deadline <= period (got runtime {runtime}, deadline {deadline}, period {period})"
+    )]
+    DeadlineParams {
+        runtime: String,
+        deadline: String,
+        period: String,
+    },
+    #[error("--break threshold must be greater than 0")]
+    ZeroBreak,
+}
+
+impl Plan {
+    /// Check `config` against the CPUs this process may use and lay out
+    /// the threads.
+    pub fn build(config: MeasureConfig, allowed_cpus: &[usize]) -> Result<Plan, PlanError> {
+        let mut allowed = allowed_cpus.to_vec();
+        allowed.sort_unstable();
+        allowed.dedup();
+        if allowed.is_empty() {
+            return Err(PlanError::NoCpus);
+        }
+        let allowed_text = format_cpu_list(&allowed);
+        for list in [&config.cpus, &config.main_affinity].into_iter().flatten() {
+            for &cpu in list {
+                if !allowed.contains(&cpu) {
+                    return Err(PlanError::CpuNotAllowed {
+                        cpu,
+                        allowed: allowed_text.clone(),
+                    });
+                }
+            }
+        }
+        if config.policy == Policy::Deadline && config.cpus.is_some() {
+            return Err(PlanError::DeadlinePinned);
+        }
+        let place: Vec<usize> = match &config.cpus {
+            Some(list) if !list.is_empty() => list.clone(),
+            _ => allowed.clone(),
+        };
+        let n = match config.threads {
+            Some(0) => return Err(PlanError::ZeroThreads),
+            Some(n) => n,
+            None => place.len(),
+        };
+        if config.timer == TimerMethod::Itimer {
+            if n != 1 {
+                return Err(PlanError::ItimerThreads);
+            }
+            if config.interval_ns % 1000 != 0 || config.distance_ns % 1000 != 0 {
+                return Err(PlanError::ItimerResolution);
+            }
+        }
+        if config.duration_ns == Some(0) {
+            return Err(PlanError::ZeroDuration);
+        }
+        if config.loops == Some(0) {
+            return Err(PlanError::ZeroLoops);
+        }
+        if config.break_ns == Some(0) {
+            return Err(PlanError::ZeroBreak);
+        }
+        let base_prio = match (config.policy.has_priority(), config.priority) {
+            (true, Some(p)) => p,
+            (true, None) => DEFAULT_PRIORITY,
+            (false, None) | (false, Some(0)) => 0,
+            (false, Some(_)) => {
+                return Err(PlanError::PriorityWithoutRt {
+                    policy: config.policy.name(),
+                });
+            }
+        };
+        if config.policy.has_priority() {
+            let (min, max) = (1, 99);
+            if !(min..=max).contains(&base_prio) {
+                return Err(PlanError::PriorityRange {
+                    prio: base_prio,
+                    policy: config.policy.name(),
+                    min,
+                    max,
+                });
+            }
+            if config.priospread && base_prio - (n as i32 - 1) < 1 {
+                return Err(PlanError::PriospreadUnderflow {
+                    prio: base_prio,
+                    threads: n,
+                });
+            }
+        }
+        let mut threads = Vec::with_capacity(n);
+        for i in 0..n {
+            let interval_ns = config
+                .interval_ns
+                .saturating_add(config.distance_ns.saturating_mul(i as u64));
+            if interval_ns < MIN_INTERVAL_NS {
+                return Err(PlanError::IntervalTooShort {
+                    got: fmt_duration(interval_ns),
+                    min: fmt_duration(MIN_INTERVAL_NS),
+                });
+            }
+            if interval_ns > MAX_INTERVAL_NS {
+                return Err(PlanError::IntervalTooLong {
+                    got: fmt_duration(interval_ns),
+                    max: fmt_duration(MAX_INTERVAL_NS),
+                });
+            }
+            let priority = if config.priospread && config.policy.has_priority() {
+                base_prio - i as i32
+            } else {
+                base_prio
+            };
+            let cpu = if config.policy == Policy::Deadline {
+                None
+            } else {
+                Some(place[i % place.len()])
+            };
+            threads.push(ThreadPlan {
+                index: i,
+                cpu,
+                priority,
+                interval_ns,
+            });
+        }
+        let longest = threads.iter().map(|t| t.interval_ns).max().unwrap_or(0);
+        if config.window_ns < MIN_WINDOW_NS || config.window_ns < longest {
+            return Err(PlanError::WindowTooShort {
+                got: fmt_duration(config.window_ns),
+                min: fmt_duration(MIN_WINDOW_NS),
+                longest: fmt_duration(longest),
+            });
+        }
+        let deadline = if config.policy == Policy::Deadline {
+            let period = config.dl_period_ns.unwrap_or(config.interval_ns);
+            let dl = config.dl_deadline_ns.unwrap_or(period);
+            let runtime = config
+                .dl_runtime_ns
+                .unwrap_or((period / 10).max(10_000).min(dl));
+            if !(runtime <= dl && dl <= period) || runtime < 1024 {
+                return Err(PlanError::DeadlineParams {
+                    runtime: fmt_duration(runtime),
+                    deadline: fmt_duration(dl),
+                    period: fmt_duration(period),
+                });
+            }
+            Some(DeadlineParams {
+                runtime_ns: runtime,
+                deadline_ns: dl,
+                period_ns: period,
+            })
+        } else {
+            None
+        };
+        Ok(Plan {
+            config,
+            threads,
+            deadline,
+            allowed_cpus: allowed,
+        })
+    }
+
+    /// Number of warm-up periods of a thread (its first deadlines, kept
+    /// apart from the result).
+    pub fn warmup_periods(&self, t: &ThreadPlan) -> u64 {
+        self.config.warmup_ns.div_ceil(t.interval_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> MeasureConfig {
+        MeasureConfig::default()
+    }
+
+    #[test]
+    fn default_is_one_fifo95_thread_per_allowed_cpu() {
+        let p = Plan::build(cfg(), &[0, 1, 3]).unwrap();
+        assert_eq!(p.threads.len(), 3);
+        assert_eq!(
+            p.threads.iter().map(|t| t.cpu).collect::<Vec<_>>(),
+            vec![Some(0), Some(1), Some(3)]
+        );
+        assert!(
+            p.threads
+                .iter()
+                .all(|t| t.priority == 95 && t.interval_ns == 1_000_000)
+        );
+    }
+
+    #[test]
+    fn affinity_threads_distance_and_priospread() {
+        let c = MeasureConfig {
+            cpus: Some(vec![1, 2]),
+            threads: Some(3),
+            distance_ns: 500_000,
+            priority: Some(80),
+            priospread: true,
+            ..cfg()
+        };
+        let p = Plan::build(c, &[0, 1, 2, 3]).unwrap();
+        assert_eq!(
+            p.threads.iter().map(|t| t.cpu).collect::<Vec<_>>(),
+            vec![Some(1), Some(2), Some(1)]
+        );
+        assert_eq!(
+            p.threads.iter().map(|t| t.priority).collect::<Vec<_>>(),
+            vec![80, 79, 78]
+        );
+        assert_eq!(
+            p.threads.iter().map(|t| t.interval_ns).collect::<Vec<_>>(),
+            vec![1_000_000, 1_500_000, 2_000_000]
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        let e = Plan::build(
+            MeasureConfig {
+                cpus: Some(vec![7]),
+                ..cfg()
+            },
+            &[0, 1],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "CPU 7 is not online or not allowed for this process; allowed CPUs: 0-1"
+        );
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    priority: Some(100),
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::PriorityRange { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    priority: Some(0),
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::PriorityRange { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    policy: Policy::Other,
+                    priority: Some(5),
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::PriorityWithoutRt { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    interval_ns: 0,
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::IntervalTooShort { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    interval_ns: 7_200_000_000_000,
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::IntervalTooLong { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    timer: TimerMethod::Itimer,
+                    ..cfg()
+                },
+                &[0, 1]
+            ),
+            Err(PlanError::ItimerThreads)
+        ));
+        assert!(
+            Plan::build(
+                MeasureConfig {
+                    timer: TimerMethod::Itimer,
+                    threads: Some(1),
+                    ..cfg()
+                },
+                &[0, 1]
+            )
+            .is_ok()
+        );
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    threads: Some(3),
+                    priority: Some(2),
+                    priospread: true,
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::PriospreadUnderflow { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    threads: Some(0),
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::ZeroThreads)
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    window_ns: 1_000_000,
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::WindowTooShort { .. })
+        ));
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    policy: Policy::Deadline,
+                    cpus: Some(vec![0]),
+                    ..cfg()
+                },
+                &[0]
+            ),
+            Err(PlanError::DeadlinePinned)
+        ));
+        assert!(matches!(Plan::build(cfg(), &[]), Err(PlanError::NoCpus)));
+    }
+
+    #[test]
+    fn deadline_defaults_and_other_priority() {
+        let p = Plan::build(
+            MeasureConfig {
+                policy: Policy::Deadline,
+                ..cfg()
+            },
+            &[0, 1],
+        )
+        .unwrap();
+        assert!(p.threads.iter().all(|t| t.cpu.is_none()));
+        let d = p.deadline.unwrap();
+        assert_eq!(
+            (d.runtime_ns, d.deadline_ns, d.period_ns),
+            (100_000, 1_000_000, 1_000_000)
+        );
+        let p = Plan::build(
+            MeasureConfig {
+                policy: Policy::Other,
+                ..cfg()
+            },
+            &[0],
+        )
+        .unwrap();
+        assert_eq!(p.threads[0].priority, 0);
+        let w = Plan::build(
+            MeasureConfig {
+                warmup_ns: 2_500_000,
+                ..cfg()
+            },
+            &[0],
+        )
+        .unwrap();
+        assert_eq!(w.warmup_periods(&w.threads[0]), 3);
+    }
+}

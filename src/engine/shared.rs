@@ -1,0 +1,314 @@
+//! Per-thread statistics that the measuring thread writes and any other
+//! thread may read at any time (live display, SIGUSR1, checkpoints).
+//!
+//! Single writer: every field is an atomic written with a plain relaxed
+//! store (no locked instruction, no lock, no allocation). Readers may see
+//! a sample half-published; after the writer has stopped, everything is
+//! exact.
+
+use crate::histogram::{AtomicHistogram, Histogram, LATENCY_SUB_BITS};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
+
+/// "No value yet" for min fields.
+const NONE: u64 = u64::MAX;
+
+/// Statistics of one measuring thread.
+#[repr(align(128))]
+pub struct SharedStats {
+    pub hist: AtomicHistogram,
+    samples: AtomicU64,
+    wakeups: AtomicU64,
+    missed: AtomicU64,
+    early: AtomicU64,
+    max_early: AtomicU64,
+    min: AtomicU64,
+    max: AtomicU64,
+    min_cycle: AtomicU64,
+    max_cycle: AtomicU64,
+    sum_lo: AtomicU64,
+    sum_hi: AtomicU64,
+    last: AtomicU64,
+    dropped_windows: AtomicU64,
+    warm_samples: AtomicU64,
+    warm_min: AtomicU64,
+    warm_max: AtomicU64,
+    warm_sum: AtomicU64,
+    pub tid: AtomicI32,
+    pub done: AtomicBool,
+}
+
+/// A consistent-enough copy of a thread's statistics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatsSnapshot {
+    pub hist: Histogram,
+    pub samples: u64,
+    pub wakeups: u64,
+    pub missed: u64,
+    pub early: u64,
+    pub max_early_ns: Option<u64>,
+    pub min_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub min_cycle: u64,
+    pub max_cycle: u64,
+    pub sum_ns: u128,
+    pub last_ns: Option<u64>,
+    pub dropped_windows: u64,
+    pub warm_samples: u64,
+    pub warm_min_ns: Option<u64>,
+    pub warm_max_ns: Option<u64>,
+    pub warm_sum_ns: u64,
+}
+
+/// The cheap part, for live display (no histogram copy).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveStats {
+    pub samples: u64,
+    pub wakeups: u64,
+    pub missed: u64,
+    pub min_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    pub avg_ns: Option<f64>,
+    pub max_ns: Option<u64>,
+}
+
+fn opt(v: u64) -> Option<u64> {
+    if v == NONE { None } else { Some(v) }
+}
+
+impl Default for SharedStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SharedStats {
+    pub fn new() -> SharedStats {
+        SharedStats {
+            hist: AtomicHistogram::new(LATENCY_SUB_BITS),
+            samples: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
+            missed: AtomicU64::new(0),
+            early: AtomicU64::new(0),
+            max_early: AtomicU64::new(NONE),
+            min: AtomicU64::new(NONE),
+            max: AtomicU64::new(NONE),
+            min_cycle: AtomicU64::new(0),
+            max_cycle: AtomicU64::new(0),
+            sum_lo: AtomicU64::new(0),
+            sum_hi: AtomicU64::new(0),
+            last: AtomicU64::new(NONE),
+            dropped_windows: AtomicU64::new(0),
+            warm_samples: AtomicU64::new(0),
+            warm_min: AtomicU64::new(NONE),
+            warm_max: AtomicU64::new(NONE),
+            warm_sum: AtomicU64::new(0),
+            tid: AtomicI32::new(0),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    pub fn prefault(&self) {
+        self.hist.prefault();
+    }
+
+    // ---- writer side (the measuring thread only) ----
+
+    /// One wake-up of a measured period: `lat_ns` late, with `extra`
+    /// later periods missed (recorded too when `correct` is set).
+    // HOT PATH
+    #[inline(always)]
+    pub fn record_wakeup(
+        &self,
+        lat_ns: u64,
+        extra: u64,
+        interval_ns: u64,
+        cycle: u64,
+        correct: bool,
+    ) {
+        self.hist.record_n(lat_ns, 1);
+        let mut n = 1u64;
+        let mut sum = lat_ns as u128;
+        let mut low = lat_ns;
+        let mut low_cycle = cycle;
+        if extra > 0 {
+            bump(&self.missed, extra);
+            if correct {
+                let first = lat_ns.saturating_sub(interval_ns);
+                self.hist.record_descending(first, interval_ns, extra);
+                n += extra;
+                // Sum of lat - j·interval for j = 1..=extra.
+                let e = extra as u128;
+                sum += e * lat_ns as u128 - (interval_ns as u128) * e * (e + 1) / 2;
+                low = lat_ns.saturating_sub(interval_ns.saturating_mul(extra));
+                low_cycle = cycle + extra;
+            }
+        }
+        bump(&self.samples, n);
+        bump(&self.wakeups, 1);
+        let cur_sum =
+            ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128;
+        let new_sum = cur_sum.wrapping_add(sum);
+        self.sum_lo.store(new_sum as u64, Relaxed);
+        self.sum_hi.store((new_sum >> 64) as u64, Relaxed);
+        let min = self.min.load(Relaxed);
+        if min == NONE || low < min {
+            self.min.store(low, Relaxed);
+            self.min_cycle.store(low_cycle, Relaxed);
+        }
+        let max = self.max.load(Relaxed);
+        if max == NONE || lat_ns > max {
+            self.max.store(lat_ns, Relaxed);
+            self.max_cycle.store(cycle, Relaxed);
+        }
+        self.last.store(lat_ns, Relaxed);
+    }
+
+    /// A wake-up before its deadline (not recorded in the histogram).
+    // HOT PATH
+    #[inline(always)]
+    pub fn record_early(&self, early_ns: u64) {
+        bump(&self.early, 1);
+        let m = self.max_early.load(Relaxed);
+        if m == NONE || early_ns > m {
+            self.max_early.store(early_ns, Relaxed);
+        }
+    }
+
+    /// A warm-up sample, kept apart.
+    // HOT PATH
+    #[inline(always)]
+    pub fn record_warmup(&self, lat_ns: u64) {
+        bump(&self.warm_samples, 1);
+        self.warm_sum
+            .store(self.warm_sum.load(Relaxed).saturating_add(lat_ns), Relaxed);
+        let m = self.warm_min.load(Relaxed);
+        if m == NONE || lat_ns < m {
+            self.warm_min.store(lat_ns, Relaxed);
+        }
+        let m = self.warm_max.load(Relaxed);
+        if m == NONE || lat_ns > m {
+            self.warm_max.store(lat_ns, Relaxed);
+        }
+    }
+
+    #[inline(always)]
+    pub fn record_dropped_window(&self) {
+        bump(&self.dropped_windows, 1);
+    }
+
+    // ---- reader side ----
+
+    pub fn live(&self) -> LiveStats {
+        let samples = self.samples.load(Relaxed);
+        let sum = ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128;
+        LiveStats {
+            samples,
+            wakeups: self.wakeups.load(Relaxed),
+            missed: self.missed.load(Relaxed),
+            min_ns: opt(self.min.load(Relaxed)),
+            last_ns: opt(self.last.load(Relaxed)),
+            avg_ns: if samples > 0 {
+                Some(sum as f64 / samples as f64)
+            } else {
+                None
+            },
+            max_ns: opt(self.max.load(Relaxed)),
+        }
+    }
+
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let hist = self.hist.snapshot();
+        // Counters are read after the histogram, so they are never behind it
+        // by more than the samples recorded meanwhile; a final snapshot after
+        // the thread stopped is exact.
+        let sum = ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128;
+        StatsSnapshot {
+            samples: hist.total(),
+            hist,
+            wakeups: self.wakeups.load(Relaxed),
+            missed: self.missed.load(Relaxed),
+            early: self.early.load(Relaxed),
+            max_early_ns: opt(self.max_early.load(Relaxed)),
+            min_ns: opt(self.min.load(Relaxed)),
+            max_ns: opt(self.max.load(Relaxed)),
+            min_cycle: self.min_cycle.load(Relaxed),
+            max_cycle: self.max_cycle.load(Relaxed),
+            sum_ns: sum,
+            last_ns: opt(self.last.load(Relaxed)),
+            dropped_windows: self.dropped_windows.load(Relaxed),
+            warm_samples: self.warm_samples.load(Relaxed),
+            warm_min_ns: opt(self.warm_min.load(Relaxed)),
+            warm_max_ns: opt(self.warm_max.load(Relaxed)),
+            warm_sum_ns: self.warm_sum.load(Relaxed),
+        }
+    }
+}
+
+#[inline(always)]
+fn bump(a: &AtomicU64, n: u64) {
+    a.store(a.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A synthetic timeline at 1 ms: on time, 0.3 ms late, then a 3.5 ms
+    /// stall (3 periods missed).
+    #[test]
+    fn missed_period_accounting_with_and_without_correction() {
+        for correct in [true, false] {
+            let s = SharedStats::new();
+            let i = 1_000_000;
+            s.record_wakeup(20_000, 0, i, 0, correct);
+            s.record_wakeup(300_000, 0, i, 1, correct);
+            s.record_wakeup(3_500_000, 3, i, 2, correct);
+            let snap = s.snapshot();
+            assert_eq!(snap.wakeups, 3);
+            assert_eq!(snap.missed, 3);
+            assert_eq!(snap.max_ns, Some(3_500_000));
+            assert_eq!(snap.max_cycle, 2);
+            if correct {
+                // The stall's periods: 3.5, 2.5, 1.5 and 0.5 ms late.
+                assert_eq!(snap.samples, 6);
+                assert_eq!(
+                    snap.sum_ns,
+                    20_000 + 300_000 + 3_500_000 + 2_500_000 + 1_500_000 + 500_000
+                );
+                assert_eq!(snap.hist.count_above(1_000_000), 3);
+                assert_eq!(snap.min_ns, Some(20_000));
+            } else {
+                assert_eq!(snap.samples, 3);
+                assert_eq!(snap.sum_ns, 3_820_000);
+                assert_eq!(snap.hist.count_above(1_000_000), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn correction_can_set_the_minimum() {
+        let s = SharedStats::new();
+        s.record_wakeup(2_000_100, 2, 1_000_000, 10, true);
+        let snap = s.snapshot();
+        assert_eq!(snap.min_ns, Some(100));
+        assert_eq!(snap.min_cycle, 12);
+        assert_eq!(snap.samples, 3);
+    }
+
+    #[test]
+    fn early_and_warmup_are_kept_apart() {
+        let s = SharedStats::new();
+        s.record_warmup(50_000);
+        s.record_warmup(10_000);
+        s.record_early(1_234);
+        s.record_early(99);
+        let snap = s.snapshot();
+        assert_eq!(snap.samples, 0);
+        assert_eq!(
+            (snap.warm_samples, snap.warm_min_ns, snap.warm_max_ns),
+            (2, Some(10_000), Some(50_000))
+        );
+        assert_eq!((snap.early, snap.max_early_ns), (2, Some(1_234)));
+        assert_eq!(s.live().avg_ns, None);
+    }
+}

@@ -1,0 +1,292 @@
+//! One measuring thread: set-up (signals, affinity, policy, prefaulting,
+//! timer), then the hot loop.
+//!
+//! The hot loop must never allocate, lock, log, or make a syscall other
+//! than its timer's wait: it reads the clock (vDSO), waits, and writes into
+//! memory prepared before the first period. A unit test proves the "no
+//! allocation" part with a counting allocator and an integration test
+//! proves the "one syscall" part with strace.
+
+use super::plan::{Policy, ThreadPlan, TimerMethod};
+use super::shared::SharedStats;
+use super::waiter::Waiter;
+use super::window::{WindowAcc, WindowStat};
+use crate::record::DeadlineParams;
+use crate::sys::clock::{self, Clock};
+use crate::sys::{mem, sched, signal};
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+
+/// Everything a measuring thread needs, prepared by the control thread.
+pub struct ThreadCtx {
+    pub plan: ThreadPlan,
+    pub policy: Policy,
+    pub deadline: Option<DeadlineParams>,
+    pub timer: TimerMethod,
+    pub clock: Clock,
+    pub shared: Arc<SharedStats>,
+    pub windows: rtrb::Producer<WindowStat>,
+    pub window_ns: u64,
+    pub warmup_periods: u64,
+    pub loops: Option<u64>,
+    pub correct: bool,
+    pub break_ns: Option<u64>,
+    pub tracemark: Option<Arc<TraceMark>>,
+}
+
+/// The start line shared by all threads and the control thread.
+pub struct Gate {
+    released: Mutex<bool>,
+    cv: Condvar,
+    /// First measured deadline, on the run's clock.
+    pub t0_ns: AtomicU64,
+    /// No deadline at or after this is waited for (u64::MAX: none).
+    pub end_ns: AtomicU64,
+    pub abort: AtomicBool,
+    pub stop: AtomicBool,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate {
+            released: Mutex::new(false),
+            cv: Condvar::new(),
+            t0_ns: AtomicU64::new(0),
+            end_ns: AtomicU64::new(u64::MAX),
+            abort: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// Let every thread go (after `t0_ns`, `end_ns` and `abort` are set).
+    pub fn release(&self) {
+        let mut r = self.released.lock().unwrap_or_else(|e| e.into_inner());
+        *r = true;
+        self.cv.notify_all();
+    }
+
+    /// Wait for `release` (set-up phase, not the hot path).
+    pub fn wait(&self) {
+        let mut r = self.released.lock().unwrap_or_else(|e| e.into_inner());
+        while !*r {
+            r = self.cv.wait(r).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The step of set-up that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetupStep {
+    Affinity,
+    Scheduler,
+    Timer,
+}
+
+pub enum SetupMsg {
+    Ready {
+        index: usize,
+        tid: i32,
+    },
+    Failed {
+        index: usize,
+        step: SetupStep,
+        error: io::Error,
+    },
+}
+
+/// How a thread's loop ended.
+#[derive(Debug)]
+pub enum LoopEnd {
+    Duration,
+    Loops,
+    Stopped,
+    Break {
+        latency_ns: u64,
+        cycle: u64,
+    },
+    Error(io::Error),
+    /// Set-up failed or the run was aborted before the start.
+    NotStarted,
+}
+
+/// Open trace files for `--tracemark`: the marker and the on/off switch.
+pub struct TraceMark {
+    pub marker: File,
+    pub tracing_on: File,
+}
+
+impl TraceMark {
+    fn hit(&self, thread: usize, latency_ns: u64) {
+        // Not the steady-state hot path: this runs once, when the break
+        // threshold is crossed and the run ends.
+        let mut buf = [0u8; 96];
+        let mut cur = io::Cursor::new(&mut buf[..]);
+        let _ = write!(
+            cur,
+            "rtscope: thread {thread} hit latency threshold ({latency_ns} ns)\n"
+        );
+        let n = cur.position() as usize;
+        let _ = (&self.marker).write_all(&buf[..n]);
+        let _ = (&self.tracing_on).write_all(b"0");
+    }
+}
+
+fn setup(ctx: &ThreadCtx) -> Result<Waiter, (SetupStep, io::Error)> {
+    // Control signals go to the control thread, never here.
+    let _ = signal::control_signals().block();
+    if let Some(cpu) = ctx.plan.cpu {
+        sched::set_affinity(0, &[cpu]).map_err(|e| (SetupStep::Affinity, e))?;
+    }
+    let sched_result = match ctx.policy {
+        Policy::Fifo => sched::set_scheduler_current(sched::KernelPolicy::Fifo, ctx.plan.priority),
+        Policy::Rr => sched::set_scheduler_current(sched::KernelPolicy::Rr, ctx.plan.priority),
+        Policy::Other => sched::set_scheduler_current(sched::KernelPolicy::Other, 0),
+        Policy::Batch => sched::set_scheduler_current(sched::KernelPolicy::Batch, 0),
+        Policy::Idle => sched::set_scheduler_current(sched::KernelPolicy::Idle, 0),
+        Policy::Deadline => {
+            let d = ctx.deadline.expect("deadline parameters are planned");
+            sched::set_deadline_current(d.runtime_ns, d.deadline_ns, d.period_ns)
+        }
+    };
+    sched_result.map_err(|e| (SetupStep::Scheduler, e))?;
+    mem::prefault_stack();
+    ctx.shared.prefault();
+    Waiter::new(ctx.timer, ctx.clock, sched::gettid()).map_err(|e| (SetupStep::Timer, e))
+}
+
+/// Body of a measuring thread. Reports readiness on `ready`, waits at the
+/// gate, measures, and returns how the loop ended.
+pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>) -> LoopEnd {
+    let index = ctx.plan.index;
+    let tid = sched::gettid();
+    ctx.shared.tid.store(tid, Relaxed);
+    let mut waiter = match setup(&ctx) {
+        Ok(w) => w,
+        Err((step, error)) => {
+            let _ = ready.send(SetupMsg::Failed { index, step, error });
+            gate.wait();
+            ctx.shared.done.store(true, SeqCst);
+            return LoopEnd::NotStarted;
+        }
+    };
+    let mut acc = WindowAcc::new();
+    let _ = ready.send(SetupMsg::Ready { index, tid });
+    drop(ready);
+    gate.wait();
+    if gate.abort.load(SeqCst) {
+        ctx.shared.done.store(true, SeqCst);
+        return LoopEnd::NotStarted;
+    }
+    let interval = ctx.plan.interval_ns;
+    let warm = ctx.warmup_periods;
+    let planned_t0 = gate.t0_ns.load(SeqCst);
+    let first = match waiter.start(planned_t0 - warm * interval, interval) {
+        Ok(f) => f,
+        Err(e) => {
+            ctx.shared.done.store(true, SeqCst);
+            return LoopEnd::Error(e);
+        }
+    };
+    // setitimer may shift this thread's grid by a fraction of a µs.
+    let t0 = first + warm * interval;
+    let end = gate.end_ns.load(SeqCst).saturating_add(t0 - planned_t0);
+    let end = measure_loop(&mut ctx, &mut waiter, &mut acc, &gate, first, t0, end);
+    waiter.stop();
+    if let Some(last) = acc.finish() {
+        if ctx.windows.push(last).is_err() {
+            ctx.shared.record_dropped_window();
+        }
+    }
+    ctx.shared.done.store(true, SeqCst);
+    end
+}
+
+/// The measuring loop proper.
+// HOT PATH: clock reads, the timer's wait, writes into prepared memory.
+#[inline(never)]
+fn measure_loop(
+    ctx: &mut ThreadCtx,
+    waiter: &mut Waiter,
+    acc: &mut WindowAcc,
+    gate: &Gate,
+    first: u64,
+    t0: u64,
+    end: u64,
+) -> LoopEnd {
+    #[cfg(test)]
+    let _hot = crate::sys::alloc_audit::HotGuard::enter();
+    let interval = ctx.plan.interval_ns;
+    let warm = ctx.warmup_periods;
+    let clock = ctx.clock;
+    let correct = ctx.correct;
+    let window_ns = ctx.window_ns;
+    let shared = &*ctx.shared;
+    let mut period: u64 = 0;
+    let mut deadline = first;
+    let mut wakeups: u64 = 0;
+    loop {
+        if gate.stop.load(Relaxed) {
+            return LoopEnd::Stopped;
+        }
+        if deadline >= end {
+            return LoopEnd::Duration;
+        }
+        if let Some(l) = ctx.loops {
+            if wakeups >= l {
+                return LoopEnd::Loops;
+            }
+        }
+        let expirations = match waiter.wait(deadline) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return LoopEnd::Error(e),
+        };
+        let now = clock::now_ns(clock);
+        if now < deadline {
+            shared.record_early(deadline - now);
+            continue;
+        }
+        let lat = now - deadline;
+        // Periods after this one whose deadline has also passed.
+        let extra = if expirations > 0 {
+            expirations - 1
+        } else {
+            lat / interval
+        };
+        if period < warm {
+            shared.record_warmup(lat);
+        } else {
+            let cycle = period - warm;
+            shared.record_wakeup(lat, extra, interval, cycle, correct);
+            if let Some(done) = acc.roll((now - t0) / window_ns) {
+                if ctx.windows.push(done).is_err() {
+                    shared.record_dropped_window();
+                }
+            }
+            acc.add(lat, extra, interval, correct);
+            wakeups += 1;
+            if let Some(limit) = ctx.break_ns {
+                if lat > limit {
+                    gate.stop.store(true, Relaxed);
+                    if let Some(t) = &ctx.tracemark {
+                        t.hit(ctx.plan.index, lat);
+                    }
+                    return LoopEnd::Break {
+                        latency_ns: lat,
+                        cycle,
+                    };
+                }
+            }
+        }
+        period += 1 + extra;
+        deadline += (1 + extra) * interval;
+    }
+}

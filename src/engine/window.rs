@@ -1,0 +1,288 @@
+//! Per-window statistics ("[t] Min Avg Max" lines of long runs).
+//!
+//! The measuring thread accumulates the current window in a
+//! [`WindowAcc`] (memory prepared in advance, bounded work) and hands each
+//! finished window to the collector through a real-time-safe queue. The
+//! collector keeps them in a [`SeriesBuilder`] whose size is bounded: when
+//! full, neighbouring windows are merged and the window doubles, so a day
+//! costs what an hour does.
+
+use crate::histogram::{Histogram, WINDOW_SUB_BITS};
+use crate::record::WindowSeries;
+
+/// One finished window of one thread, as sent through the queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowStat {
+    /// Window number since the start (base window size).
+    pub index: u64,
+    pub count: u64,
+    pub min_ns: u64,
+    pub avg_ns: u64,
+    pub max_ns: u64,
+    pub p99_ns: u64,
+    pub missed: u64,
+}
+
+/// The measuring thread's current window.
+pub struct WindowAcc {
+    hist: Histogram,
+    index: u64,
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+    missed: u64,
+}
+
+impl Default for WindowAcc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WindowAcc {
+    pub fn new() -> WindowAcc {
+        let mut hist = Histogram::new(WINDOW_SUB_BITS);
+        hist.prefault();
+        WindowAcc {
+            hist,
+            index: 0,
+            count: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            missed: 0,
+        }
+    }
+
+    /// If `index` is past the current window, finish the current one
+    /// (returned when it holds samples) and start `index`.
+    // HOT PATH
+    #[inline]
+    pub fn roll(&mut self, index: u64) -> Option<WindowStat> {
+        if index <= self.index {
+            return None;
+        }
+        let done = self.finish();
+        self.index = index;
+        done
+    }
+
+    /// Finish the current window: its statistics, then reset (bounded
+    /// work: only the buckets between its min and max are scanned).
+    // HOT PATH
+    #[inline]
+    pub fn finish(&mut self) -> Option<WindowStat> {
+        if self.count == 0 {
+            return None;
+        }
+        let p99 = self
+            .hist
+            .quantile_between(0.99, self.min, self.max)
+            .unwrap_or(self.max)
+            .clamp(self.min, self.max);
+        let stat = WindowStat {
+            index: self.index,
+            count: self.count,
+            min_ns: self.min,
+            avg_ns: (self.sum / self.count as u128) as u64,
+            max_ns: self.max,
+            p99_ns: p99,
+            missed: self.missed,
+        };
+        self.hist.clear_range(self.min, self.max);
+        self.count = 0;
+        self.min = u64::MAX;
+        self.max = 0;
+        self.sum = 0;
+        self.missed = 0;
+        Some(stat)
+    }
+
+    /// Add a wake-up `lat_ns` late with `extra` missed periods after it
+    /// (recorded too when `correct`).
+    // HOT PATH
+    #[inline]
+    pub fn add(&mut self, lat_ns: u64, extra: u64, interval_ns: u64, correct: bool) {
+        self.hist.record(lat_ns);
+        self.count += 1;
+        self.sum += lat_ns as u128;
+        self.max = self.max.max(lat_ns);
+        let mut low = lat_ns;
+        self.missed += extra;
+        if extra > 0 && correct {
+            self.hist
+                .record_descending(lat_ns.saturating_sub(interval_ns), interval_ns, extra);
+            self.count += extra;
+            let e = extra as u128;
+            self.sum += e * lat_ns as u128 - (interval_ns as u128) * e * (e + 1) / 2;
+            low = lat_ns.saturating_sub(interval_ns.saturating_mul(extra));
+        }
+        self.min = self.min.min(low);
+    }
+}
+
+/// The collector's bounded series for one thread.
+pub struct SeriesBuilder {
+    series: WindowSeries,
+    base_window_ns: u64,
+    shift: u32,
+    capacity: usize,
+}
+
+/// Points kept per thread before neighbours are merged.
+pub const SERIES_CAPACITY: usize = 8192;
+
+impl SeriesBuilder {
+    pub fn new(window_ns: u64, capacity: usize) -> SeriesBuilder {
+        let capacity = capacity.max(4) & !1;
+        let mut series = WindowSeries {
+            window_ns,
+            ..Default::default()
+        };
+        for col in [
+            &mut series.count,
+            &mut series.min_ns,
+            &mut series.avg_ns,
+            &mut series.max_ns,
+            &mut series.p99_ns,
+            &mut series.missed,
+        ] {
+            col.reserve_exact(capacity);
+        }
+        SeriesBuilder {
+            series,
+            base_window_ns: window_ns,
+            shift: 0,
+            capacity,
+        }
+    }
+
+    pub fn series(&self) -> &WindowSeries {
+        &self.series
+    }
+
+    pub fn base_window_ns(&self) -> u64 {
+        self.base_window_ns
+    }
+
+    pub fn push(&mut self, s: WindowStat) {
+        while (s.index >> self.shift) as usize >= self.capacity {
+            self.compact();
+        }
+        let p = (s.index >> self.shift) as usize;
+        while self.series.count.len() <= p {
+            self.push_empty();
+        }
+        let w = &mut self.series;
+        if s.count == 0 {
+            return;
+        }
+        let c = w.count[p];
+        if c == 0 {
+            w.count[p] = s.count;
+            w.min_ns[p] = s.min_ns;
+            w.avg_ns[p] = s.avg_ns;
+            w.max_ns[p] = s.max_ns;
+            w.p99_ns[p] = s.p99_ns;
+            w.missed[p] = s.missed;
+        } else {
+            let total = c + s.count;
+            w.avg_ns[p] = ((w.avg_ns[p] as u128 * c as u128 + s.avg_ns as u128 * s.count as u128)
+                / total as u128) as u64;
+            w.count[p] = total;
+            w.min_ns[p] = w.min_ns[p].min(s.min_ns);
+            w.max_ns[p] = w.max_ns[p].max(s.max_ns);
+            w.p99_ns[p] = w.p99_ns[p].max(s.p99_ns);
+            w.missed[p] += s.missed;
+            w.compacted = true;
+        }
+    }
+
+    fn push_empty(&mut self) {
+        let w = &mut self.series;
+        w.count.push(0);
+        w.min_ns.push(0);
+        w.avg_ns.push(0);
+        w.max_ns.push(0);
+        w.p99_ns.push(0);
+        w.missed.push(0);
+    }
+
+    /// Merge neighbouring points: half as many, twice as wide.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.series);
+        let mut b = SeriesBuilder::new(old.window_ns * 2, self.capacity);
+        b.series.compacted = true;
+        for i in 0..old.count.len() {
+            b.push(WindowStat {
+                index: (i / 2) as u64,
+                count: old.count[i],
+                min_ns: old.min_ns[i],
+                avg_ns: old.avg_ns[i],
+                max_ns: old.max_ns[i],
+                p99_ns: old.p99_ns[i],
+                missed: old.missed[i],
+            });
+        }
+        self.series = b.series;
+        self.shift += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_acc_rolls_and_resets() {
+        let mut w = WindowAcc::new();
+        assert!(w.roll(0).is_none());
+        for lat in [1000u64, 2000, 3000, 4000] {
+            w.add(lat, 0, 1_000_000, true);
+        }
+        w.add(3_500_000, 3, 1_000_000, true);
+        let s = w.roll(2).unwrap();
+        assert_eq!(s.index, 0);
+        assert_eq!(s.count, 8);
+        assert_eq!(s.min_ns, 1000);
+        assert_eq!(s.max_ns, 3_500_000);
+        assert_eq!(s.missed, 3);
+        assert_eq!(
+            s.avg_ns,
+            (10_000 + 3_500_000 + 2_500_000 + 1_500_000 + 500_000) / 8
+        );
+        // After a roll the accumulator is empty.
+        assert!(w.finish().is_none());
+        w.add(7, 0, 1_000_000, true);
+        assert_eq!(w.finish().unwrap().index, 2);
+    }
+
+    #[test]
+    fn series_fills_gaps_and_stays_bounded() {
+        let mut b = SeriesBuilder::new(1_000_000_000, 8);
+        let stat = |index, max| WindowStat {
+            index,
+            count: 10,
+            min_ns: 1,
+            avg_ns: 5,
+            max_ns: max,
+            p99_ns: max,
+            missed: 0,
+        };
+        b.push(stat(0, 100));
+        b.push(stat(3, 400));
+        assert_eq!(b.series().count, vec![10, 0, 0, 10]);
+        for i in 4..20 {
+            b.push(stat(i, 100 * (i + 1)));
+        }
+        let s = b.series();
+        assert!(s.len() <= 8, "{}", s.len());
+        assert_eq!(s.window_ns, 4_000_000_000);
+        assert!(s.compacted);
+        // Nothing is lost: counts add up and the maximum survives.
+        assert_eq!(s.count.iter().sum::<u64>(), 18 * 10);
+        assert_eq!(*s.max_ns.iter().max().unwrap(), 2000);
+        assert_eq!(s.max_ns[0], 400);
+    }
+}

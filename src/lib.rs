@@ -1,0 +1,23 @@
+//! rtscope: an oscilloscope for real-time Linux. Measures how late
+//! periodic real-time threads wake up, the way cyclictest does, and keeps
+//! every number honest: histograms that never overflow, missed periods
+//! counted and recorded, results written as the run goes.
+//!
+//! The library holds everything; `src/main.rs` only parses, dispatches
+//! and maps errors to exit codes. `unsafe` lives in `sys` alone.
+#![deny(unsafe_code)]
+
+pub mod cli;
+pub mod engine;
+pub mod histogram;
+pub mod output;
+pub mod record;
+pub mod report;
+pub mod sys;
+pub mod sysinfo;
+pub mod ui;
+pub mod units;
+
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: sys::alloc_audit::CountingAlloc = sys::alloc_audit::CountingAlloc;

@@ -1,0 +1,42 @@
+//! The `rtscope` binary: parse the command line, dispatch, map the result
+//! to an exit code (0 ok, 1 a latency limit was exceeded, 2 usage or
+//! system error). Nothing else lives here.
+#![forbid(unsafe_code)]
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match rtscope::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // One line: what is wrong and where to look.
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad usage")
+                .trim_start_matches("error: ");
+            eprintln!("rtscope: error: {first} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
+    match std::panic::catch_unwind(|| rtscope::cli::run(cli)) {
+        Ok(Ok(exit)) => ExitCode::from(exit.code()),
+        Ok(Err(e)) => {
+            eprintln!("rtscope: error: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(_) => {
+            eprintln!(
+                "rtscope: internal error (a bug): please report it with the command line used"
+            );
+            ExitCode::from(2)
+        }
+    }
+}

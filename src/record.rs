@@ -1,0 +1,799 @@
+//! The run record: the one data contract between measuring, the JSON
+//! file, the store and the reports. Versioned (`schema_version`), every
+//! time field names its unit (`_ns`), histograms are lossless.
+//!
+//! Readers must ignore fields they do not know (new optional fields do not
+//! bump the version); removing or changing the meaning of a field does.
+//! The JSON Schema is generated from these types (`rtscope schema`) and
+//! kept in `docs/run-record.schema.json`.
+
+use crate::histogram::{Histogram, LATENCY_SUB_BITS};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of this record's layout.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Constant tag at the top of every record.
+pub const SCHEMA_NAME: &str = "rtscope.run";
+
+/// The quantiles every summary reports.
+pub const QUANTILES: [(f64, &str); 5] = [
+    (0.5, "p50"),
+    (0.9, "p90"),
+    (0.99, "p99"),
+    (0.999, "p99.9"),
+    (0.9999, "p99.99"),
+];
+
+/// One measurement run, whether measured by rtscope or imported.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunRecord {
+    /// Always "rtscope.run".
+    pub schema: String,
+    /// Layout version; see [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Random identifier (32 hex digits), unique across machines.
+    pub run_uuid: String,
+    pub tool: ToolInfo,
+    pub status: RunStatus,
+    pub source: RunSource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// Wall-clock time of the first measured deadline (after warm-up).
+    pub started_at_unix_ns: u64,
+    /// Wall-clock time at which measuring stopped (`None` while running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at_unix_ns: Option<u64>,
+    /// Time covered by measured samples, from the first measured deadline
+    /// to the last wake-up.
+    pub duration_ns: u64,
+    pub end_reason: EndReason,
+    pub options: MeasureOptions,
+    pub threads: Vec<ThreadRecord>,
+    /// All threads together.
+    pub overall: LatencyStats,
+    pub limits: Limits,
+    pub fingerprint: Fingerprint,
+    /// Things the user should know about how this run went.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ToolInfo {
+    pub fn this() -> ToolInfo {
+        ToolInfo {
+            name: "rtscope".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Measuring now (a checkpoint).
+    Running,
+    /// Ended as planned, or stopped by the user (see `end_reason`).
+    Complete,
+    /// The process died before writing its end; holds the last checkpoint.
+    Interrupted,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunSource {
+    /// "measured" or "imported".
+    pub kind: String,
+    /// For imports: the format read (e.g. "cyclictest-histfile").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// For imports: the file read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Full command line of the producing program, when known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The requested duration elapsed.
+    Duration,
+    /// Every thread did its requested number of loops.
+    Loops,
+    /// SIGINT / SIGTERM / Ctrl-C.
+    Signal,
+    /// A latency above the break threshold (`-b`) stopped the run.
+    BreakThreshold,
+    /// A thread failed while measuring.
+    Error,
+    /// Still running (checkpoint) or unknown (imports).
+    Unknown,
+}
+
+/// What was asked for, in units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MeasureOptions {
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+    /// other, batch, idle, fifo, rr or deadline.
+    pub policy: String,
+    pub priority: i32,
+    pub priospread: bool,
+    /// abs, rel, nanosleep, itimer, posix or timerfd.
+    pub timer: String,
+    /// monotonic or realtime.
+    pub clock: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+    pub warmup_ns: u64,
+    pub window_ns: u64,
+    /// Missed periods recorded with the lateness they suffered.
+    pub omission_correction: bool,
+    pub mlockall: bool,
+    /// Value held on /dev/cpu_dma_latency, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma_latency_us: Option<i32>,
+    /// CPUs the measuring threads were placed on, in thread order.
+    pub cpus: Vec<Option<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_affinity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DeadlineParams {
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadRecord {
+    pub index: u32,
+    /// CPU the thread was pinned to (`None`: not pinned).
+    pub cpu: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<u32>,
+    pub policy: String,
+    pub priority: i32,
+    pub interval_ns: u64,
+    pub stats: LatencyStats,
+    /// Samples taken during warm-up, kept apart from `stats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupStats>,
+    pub histogram: HistogramRecord,
+    pub windows: WindowSeries,
+}
+
+/// Summary of a set of latency samples. Quantiles come from the histogram
+/// (within 0.1 %), `min_ns`, `max_ns` and `avg_ns` are exact.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyStats {
+    /// Samples in the histogram (one per period, including corrected
+    /// missed periods unless omission correction was off).
+    pub samples: u64,
+    /// Times the thread actually woke up.
+    pub wakeups: u64,
+    pub min_ns: Option<u64>,
+    pub avg_ns: Option<f64>,
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub p9999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// Periods whose deadline passed before the thread woke for an
+    /// earlier one.
+    pub missed_periods: u64,
+    /// Wake-ups before the deadline (not in the histogram).
+    pub early_wakeups: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_early_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_at: Option<SampleAt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_at: Option<SampleAt>,
+}
+
+/// Where in the run a sample was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SampleAt {
+    /// Period number (0 = first measured deadline).
+    pub cycle: u64,
+    /// Deadline of that period, from the start of the run.
+    pub offset_ns: u64,
+    /// Wall-clock time of that deadline.
+    pub unix_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WarmupStats {
+    pub samples: u64,
+    pub min_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub avg_ns: Option<f64>,
+}
+
+/// A lossless histogram: sparse log-linear buckets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HistogramRecord {
+    /// "log-linear": values below 2^(b+1) ns have their own bucket, each
+    /// power of two above is cut into 2^b buckets.
+    pub encoding: String,
+    pub sub_bucket_bits: u32,
+    /// Resolution of the source values (1 for rtscope; 1000 for
+    /// microsecond tools such as cyclictest).
+    pub resolution_ns: u64,
+    /// `[lower_ns, count]` of every non-empty bucket, ascending.
+    pub buckets: Vec<[u64; 2]>,
+}
+
+impl HistogramRecord {
+    pub fn from_histogram(h: &Histogram, resolution_ns: u64) -> HistogramRecord {
+        HistogramRecord {
+            encoding: "log-linear".into(),
+            sub_bucket_bits: h.sub_bits(),
+            resolution_ns,
+            buckets: h.iter_nonzero().map(|(l, c)| [l, c]).collect(),
+        }
+    }
+
+    pub fn to_histogram(&self) -> Result<Histogram, String> {
+        if self.encoding != "log-linear" {
+            return Err(format!("unknown histogram encoding '{}'", self.encoding));
+        }
+        let pairs: Vec<(u64, u64)> = self.buckets.iter().map(|b| (b[0], b[1])).collect();
+        Histogram::from_sparse(self.sub_bucket_bits, &pairs)
+    }
+
+    pub fn empty() -> HistogramRecord {
+        HistogramRecord::from_histogram(&Histogram::new(LATENCY_SUB_BITS), 1)
+    }
+}
+
+/// Per-window statistics, columnar: point `i` covers
+/// `[i·window_ns, (i+1)·window_ns)` from the start of the run. Empty
+/// windows have `count` 0. Long runs are compacted by merging neighbours
+/// (the window doubles), so the series stays bounded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WindowSeries {
+    pub window_ns: u64,
+    pub count: Vec<u64>,
+    pub min_ns: Vec<u64>,
+    pub avg_ns: Vec<u64>,
+    pub max_ns: Vec<u64>,
+    /// 99th percentile of the window (±1.6 %); after compaction, the
+    /// larger of the merged windows' values (an upper bound).
+    pub p99_ns: Vec<u64>,
+    pub missed: Vec<u64>,
+    /// True once windows have been merged (p99 is then an upper bound).
+    #[serde(default)]
+    pub compacted: bool,
+}
+
+impl WindowSeries {
+    pub fn len(&self) -> usize {
+        self.count.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count.is_empty()
+    }
+}
+
+/// Latency limits asked for and whether they were crossed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Limits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency_ns: Option<u64>,
+    /// Some thread's max exceeded `max_latency_ns`.
+    pub exceeded: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_event: Option<BreakEvent>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BreakEvent {
+    pub thread: u32,
+    pub latency_ns: u64,
+    pub at: SampleAt,
+}
+
+/// What the system was when the run was made. Two runs compare fairly
+/// only where these agree, except for what the user chose to vary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Fingerprint {
+    #[serde(default)]
+    pub hostname: String,
+    pub kernel_release: String,
+    pub kernel_version: String,
+    #[serde(default)]
+    pub machine: String,
+    /// none, voluntary, full, rt, lazy, or unknown.
+    pub preemption_model: String,
+    /// For PREEMPT_DYNAMIC kernels: the mode in force, when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_dynamic_mode: Option<String>,
+    /// How the preemption model was found (realtime file, uname, config).
+    #[serde(default)]
+    pub preemption_evidence: Vec<String>,
+    pub cpu_model: String,
+    pub cpus_online: u32,
+    pub cmdline: String,
+    /// Facts added by later fingerprint versions, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, String>,
+}
+
+impl Fingerprint {
+    /// Fields that describe how a fact was found rather than the system;
+    /// they never make two runs incomparable.
+    pub const NOT_COMPARED: &'static [&'static str] = &["preemption_evidence", "hostname"];
+
+    /// The fingerprint as flat `dotted.path = value` pairs, sorted.
+    pub fn flatten(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        flatten_into("", &v, &mut out);
+        out
+    }
+
+    /// The comparable part: every flattened field except [`Self::NOT_COMPARED`].
+    pub fn comparable(&self) -> BTreeMap<String, String> {
+        let mut f = self.flatten();
+        f.retain(|k, _| {
+            !Self::NOT_COMPARED
+                .iter()
+                .any(|n| k == n || k.starts_with(&format!("{n}.")))
+        });
+        f
+    }
+
+    /// A stable hash (FNV-1a 64, hex) of the comparable part: equal
+    /// hashes mean the systems agree on everything recorded.
+    pub fn comparable_hash(&self) -> String {
+        let mut h: u64 = 0xcbf29ce484222325;
+        for (k, v) in self.comparable() {
+            for b in k.bytes().chain([0u8]).chain(v.bytes()).chain([0xffu8]) {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x100000001b3);
+            }
+        }
+        format!("{h:016x}")
+    }
+
+    /// Comparable fields that differ: `(field, self's value, other's value)`
+    /// (a missing field shows as an empty value).
+    pub fn differences(&self, other: &Fingerprint) -> Vec<(String, String, String)> {
+        let a = self.comparable();
+        let b = other.comparable();
+        let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .filter_map(|k| {
+                let (x, y) = (
+                    a.get(k).cloned().unwrap_or_default(),
+                    b.get(k).cloned().unwrap_or_default(),
+                );
+                (x != y).then(|| (k.clone(), x, y))
+            })
+            .collect()
+    }
+}
+
+fn flatten_into(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    use serde_json::Value;
+    let key = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten_into(&key(k), v, out);
+            }
+        }
+        Value::Array(items) => {
+            let scalar = items.iter().all(|i| !i.is_object() && !i.is_array());
+            if scalar {
+                let parts: Vec<String> = items
+                    .iter()
+                    .map(|i| match i {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                out.insert(prefix.to_string(), parts.join(","));
+            } else {
+                for (i, item) in items.iter().enumerate() {
+                    flatten_into(&key(&i.to_string()), item, out);
+                }
+            }
+        }
+        Value::Null => {}
+        Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+impl LatencyStats {
+    /// Quantiles from `h`, clamped into the exact `[min, max]`.
+    pub fn fill_quantiles(&mut self, h: &Histogram) {
+        let clamp = |v: Option<u64>| match (v, self.min_ns, self.max_ns) {
+            (Some(v), Some(lo), Some(hi)) => Some(v.clamp(lo, hi)),
+            (v, _, _) => v,
+        };
+        self.p50_ns = clamp(h.quantile(0.5));
+        self.p90_ns = clamp(h.quantile(0.9));
+        self.p99_ns = clamp(h.quantile(0.99));
+        self.p999_ns = clamp(h.quantile(0.999));
+        self.p9999_ns = clamp(h.quantile(0.9999));
+    }
+
+    /// Value of a named metric (`min`, `avg`, `p50` … `p99.99`, `max`), ns.
+    pub fn metric_ns(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "min" => self.min_ns? as f64,
+            "avg" => self.avg_ns?,
+            "p50" => self.p50_ns? as f64,
+            "p90" => self.p90_ns? as f64,
+            "p99" => self.p99_ns? as f64,
+            "p99.9" | "p999" => self.p999_ns? as f64,
+            "p99.99" | "p9999" => self.p9999_ns? as f64,
+            "max" => self.max_ns? as f64,
+            _ => return None,
+        })
+    }
+
+    /// Combine per-thread stats (with their histograms) into one.
+    pub fn combine(parts: &[(&LatencyStats, &Histogram)]) -> (LatencyStats, Histogram) {
+        let mut h = Histogram::new(LATENCY_SUB_BITS);
+        let mut out = LatencyStats::default();
+        let mut weighted = 0.0f64;
+        for (s, hist) in parts {
+            h.merge(hist);
+            out.samples += s.samples;
+            out.wakeups += s.wakeups;
+            out.missed_periods += s.missed_periods;
+            out.early_wakeups += s.early_wakeups;
+            out.max_early_ns = out.max_early_ns.max(s.max_early_ns);
+            if let Some(avg) = s.avg_ns {
+                weighted += avg * s.samples as f64;
+            }
+            if let Some(m) = s.min_ns {
+                if out.min_ns.is_none_or(|o| m < o) {
+                    out.min_ns = Some(m);
+                    out.min_at = s.min_at;
+                }
+            }
+            if let Some(m) = s.max_ns {
+                if out.max_ns.is_none_or(|o| m > o) {
+                    out.max_ns = Some(m);
+                    out.max_at = s.max_at;
+                }
+            }
+        }
+        if out.samples > 0 {
+            out.avg_ns = Some(weighted / out.samples as f64);
+        }
+        out.fill_quantiles(&h);
+        (out, h)
+    }
+}
+
+impl RunRecord {
+    /// Merged histogram of all threads.
+    pub fn overall_histogram(&self) -> Result<Histogram, String> {
+        let mut h = Histogram::new(LATENCY_SUB_BITS);
+        for t in &self.threads {
+            h.merge(&t.histogram.to_histogram()?);
+        }
+        Ok(h)
+    }
+
+    /// Check the parts of a record a reader relies on.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.schema != SCHEMA_NAME {
+            return Err(format!(
+                "not an rtscope run record (schema '{}')",
+                self.schema
+            ));
+        }
+        if self.schema_version > SCHEMA_VERSION {
+            return Err(format!(
+                "run record schema version {} is newer than this rtscope understands ({}): upgrade rtscope",
+                self.schema_version, SCHEMA_VERSION
+            ));
+        }
+        for t in &self.threads {
+            let h = t
+                .histogram
+                .to_histogram()
+                .map_err(|e| format!("thread {}: {e}", t.index))?;
+            if h.total() != t.stats.samples {
+                return Err(format!(
+                    "thread {}: histogram holds {} samples but stats say {}",
+                    t.index,
+                    h.total(),
+                    t.stats.samples
+                ));
+            }
+            let w = &t.windows;
+            let n = w.count.len();
+            if [
+                w.min_ns.len(),
+                w.avg_ns.len(),
+                w.max_ns.len(),
+                w.p99_ns.len(),
+                w.missed.len(),
+            ]
+            .iter()
+            .any(|&l| l != n)
+            {
+                return Err(format!(
+                    "thread {}: window columns differ in length",
+                    t.index
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A fresh random run id: 32 hex digits from the kernel's random source.
+pub fn new_run_uuid() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .is_ok();
+    if !ok {
+        // Fall back on time and pid: unique enough on one machine.
+        let t = crate::sys::clock::unix_now_ns() as u128;
+        let v = t ^ ((std::process::id() as u128) << 64);
+        bytes = v.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A small, complete record built from raw latencies (one list per thread,
+/// 1 ms interval, max at cycle 42): for tests of readers and writers.
+#[doc(hidden)]
+pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
+    let mut trs = Vec::new();
+    let mut hists = Vec::new();
+    for (i, vals) in threads.iter().enumerate() {
+        let mut h = Histogram::latency();
+        for v in vals {
+            h.record(*v);
+        }
+        let at = |cycle: u64| SampleAt {
+            cycle,
+            offset_ns: cycle * 1_000_000,
+            unix_ns: 1_700_000_000_000_000_000 + cycle * 1_000_000,
+        };
+        let mut stats = LatencyStats {
+            samples: vals.len() as u64,
+            wakeups: vals.len() as u64,
+            min_ns: vals.iter().copied().min(),
+            max_ns: vals.iter().copied().max(),
+            avg_ns: (!vals.is_empty()).then(|| vals.iter().sum::<u64>() as f64 / vals.len() as f64),
+            min_at: (!vals.is_empty()).then(|| at(0)),
+            max_at: (!vals.is_empty()).then(|| at(42)),
+            ..Default::default()
+        };
+        stats.fill_quantiles(&h);
+        trs.push(ThreadRecord {
+            index: i as u32,
+            cpu: Some(i as u32),
+            tid: None,
+            policy: "fifo".into(),
+            priority: 95,
+            interval_ns: 1_000_000,
+            stats,
+            warmup: None,
+            histogram: HistogramRecord::from_histogram(&h, 1),
+            windows: WindowSeries {
+                window_ns: 1_000_000_000,
+                ..Default::default()
+            },
+        });
+        hists.push(h);
+    }
+    let parts: Vec<_> = trs
+        .iter()
+        .zip(hists.iter())
+        .map(|(t, h)| (&t.stats, h))
+        .collect();
+    let (overall, _) = LatencyStats::combine(&parts);
+    RunRecord {
+        schema: SCHEMA_NAME.into(),
+        schema_version: SCHEMA_VERSION,
+        run_uuid: "0123456789abcdef0123456789abcdef".into(),
+        tool: ToolInfo::this(),
+        status: RunStatus::Complete,
+        source: RunSource {
+            kind: "measured".into(),
+            format: None,
+            file: None,
+            command_line: vec![],
+        },
+        label: None,
+        tags: BTreeMap::new(),
+        started_at_unix_ns: 1_700_000_000_000_000_000,
+        ended_at_unix_ns: Some(1_700_000_060_000_000_000),
+        duration_ns: 60_000_000_000,
+        end_reason: EndReason::Duration,
+        options: MeasureOptions {
+            interval_ns: 1_000_000,
+            distance_ns: 0,
+            policy: "fifo".into(),
+            priority: 95,
+            priospread: false,
+            timer: "abs".into(),
+            clock: "monotonic".into(),
+            duration_ns: Some(60_000_000_000),
+            loops: None,
+            warmup_ns: 0,
+            window_ns: 1_000_000_000,
+            omission_correction: true,
+            mlockall: true,
+            dma_latency_us: Some(0),
+            cpus: (0..threads.len() as u32).map(Some).collect(),
+            main_affinity: None,
+            deadline: None,
+        },
+        threads: trs,
+        overall,
+        limits: Limits::default(),
+        fingerprint: Fingerprint {
+            hostname: "testhost".into(),
+            kernel_release: "6.1.0-test".into(),
+            kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
+            machine: "x86_64".into(),
+            preemption_model: "dynamic".into(),
+            cpu_model: "Test CPU".into(),
+            cpus_online: threads.len() as u32,
+            ..Default::default()
+        },
+        warnings: vec![],
+    }
+}
+
+/// The JSON Schema of [`RunRecord`], pretty-printed.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(RunRecord);
+    serde_json::to_string_pretty(&schema).expect("schema serializes") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combine_keeps_exact_extremes_and_weights_average() {
+        let mut h1 = Histogram::latency();
+        let mut h2 = Histogram::latency();
+        for v in [1000, 2000, 3000] {
+            h1.record(v);
+        }
+        h2.record(10_000);
+        let at = |c| {
+            Some(SampleAt {
+                cycle: c,
+                offset_ns: c,
+                unix_ns: c,
+            })
+        };
+        let s1 = LatencyStats {
+            samples: 3,
+            wakeups: 3,
+            min_ns: Some(1000),
+            max_ns: Some(3000),
+            avg_ns: Some(2000.0),
+            min_at: at(1),
+            max_at: at(2),
+            ..Default::default()
+        };
+        let s2 = LatencyStats {
+            samples: 1,
+            wakeups: 1,
+            min_ns: Some(10_000),
+            max_ns: Some(10_000),
+            avg_ns: Some(10_000.0),
+            missed_periods: 2,
+            min_at: at(7),
+            max_at: at(7),
+            ..Default::default()
+        };
+        let (all, h) = LatencyStats::combine(&[(&s1, &h1), (&s2, &h2)]);
+        assert_eq!(all.samples, 4);
+        assert_eq!(all.min_ns, Some(1000));
+        assert_eq!(all.max_ns, Some(10_000));
+        assert_eq!(all.max_at.unwrap().cycle, 7);
+        assert_eq!(all.avg_ns, Some(4000.0));
+        assert_eq!(all.missed_periods, 2);
+        assert_eq!(h.total(), 4);
+        // 2000 lies in the 2-ns bucket [2000, 2001]: its midpoint is reported.
+        assert_eq!(all.p50_ns, Some(2001));
+        assert_eq!(all.metric_ns("max"), Some(10_000.0));
+        assert_eq!(all.metric_ns("bogus"), None);
+    }
+
+    #[test]
+    fn histogram_record_round_trip() {
+        let mut h = Histogram::latency();
+        h.record_n(123_456, 7);
+        h.record(5);
+        let r = HistogramRecord::from_histogram(&h, 1);
+        assert_eq!(r.to_histogram().unwrap(), h);
+        let json = serde_json::to_string(&r).unwrap();
+        let back: HistogramRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn fingerprint_hash_and_differences() {
+        let a = synthetic(&[vec![1000]]).fingerprint;
+        let mut b = a.clone();
+        b.hostname = "other".into();
+        b.preemption_evidence = vec!["x".into()];
+        assert_eq!(
+            a.comparable_hash(),
+            b.comparable_hash(),
+            "evidence and hostname are not compared"
+        );
+        b.preemption_model = "rt".into();
+        b.extra.insert("governor".into(), "performance".into());
+        assert_ne!(a.comparable_hash(), b.comparable_hash());
+        let d = a.differences(&b);
+        assert_eq!(
+            d,
+            vec![
+                (
+                    "extra.governor".to_string(),
+                    "".to_string(),
+                    "performance".to_string()
+                ),
+                (
+                    "preemption_model".to_string(),
+                    "dynamic".to_string(),
+                    "rt".to_string()
+                ),
+            ]
+        );
+        assert_eq!(a.comparable_hash().len(), 16);
+    }
+
+    #[test]
+    fn uuids_are_distinct_hex() {
+        let a = new_run_uuid();
+        let b = new_run_uuid();
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,115 @@
+//! The end-of-run summary table: one row per thread and one for all
+//! threads, in microseconds with 0.1 µs precision.
+
+use crate::record::{LatencyStats, RunRecord};
+use crate::units::{fmt_duration, us1};
+use std::fmt::Write;
+
+const HEADER: [&str; 14] = [
+    "T", "CPU", "P", "I", "count", "min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max",
+    "missed",
+];
+
+fn cells(stats: &LatencyStats) -> Vec<String> {
+    let o = |v: Option<u64>| v.map(us1).unwrap_or_else(|| "-".into());
+    vec![
+        stats.samples.to_string(),
+        o(stats.min_ns),
+        stats
+            .avg_ns
+            .map(|a| format!("{:.1}", a / 1000.0))
+            .unwrap_or_else(|| "-".into()),
+        o(stats.p50_ns),
+        o(stats.p90_ns),
+        o(stats.p99_ns),
+        o(stats.p999_ns),
+        o(stats.p9999_ns),
+        o(stats.max_ns),
+        stats.missed_periods.to_string(),
+    ]
+}
+
+/// The summary table of `run` (latencies in µs).
+pub fn render(run: &RunRecord) -> String {
+    let mut rows: Vec<Vec<String>> = vec![HEADER.iter().map(|s| s.to_string()).collect()];
+    for t in &run.threads {
+        let mut r = vec![
+            t.index.to_string(),
+            t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            t.priority.to_string(),
+            fmt_duration(t.interval_ns),
+        ];
+        r.extend(cells(&t.stats));
+        rows.push(r);
+    }
+    if run.threads.len() > 1 {
+        let mut r = vec!["all".into(), "".into(), "".into(), "".into()];
+        r.extend(cells(&run.overall));
+        rows.push(r);
+    }
+    let widths: Vec<usize> = (0..HEADER.len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Latency in microseconds (us); count = periods recorded, missed = periods whose deadline passed before the wake-up"
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                if c == 0 {
+                    format!("{v:<w$}", w = widths[c])
+                } else {
+                    format!("{v:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        if i == 0 {
+            let _ = writeln!(
+                out,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
+            );
+        }
+    }
+    if let (Some(max), Some(at)) = (run.overall.max_ns, run.overall.max_at) {
+        let _ = writeln!(
+            out,
+            "max {}us at cycle {} ({} into the run)",
+            us1(max),
+            at.cycle,
+            fmt_duration(at.offset_ns)
+        );
+    }
+    if run.overall.early_wakeups > 0 {
+        let _ = writeln!(
+            out,
+            "early wake-ups: {} (up to {}us before the deadline; not in the histogram)",
+            run.overall.early_wakeups,
+            us1(run.overall.max_early_ns.unwrap_or(0))
+        );
+    }
+    if let Some(limit) = run.limits.max_latency_ns {
+        let verdict = if run.limits.exceeded {
+            "EXCEEDED"
+        } else {
+            "met"
+        };
+        let _ = writeln!(out, "max-latency limit {}us: {verdict}", us1(limit));
+    }
+    if let Some(b) = run.limits.break_event {
+        let _ = writeln!(
+            out,
+            "stopped: thread {} woke {}us late at cycle {}, above the break threshold {}us",
+            b.thread,
+            us1(b.latency_ns),
+            b.at.cycle,
+            us1(run.limits.break_ns.unwrap_or(0))
+        );
+    }
+    out
+}

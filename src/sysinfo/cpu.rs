@@ -1,0 +1,60 @@
+//! CPU facts: online and possible CPUs, the model name.
+
+use super::SysRoot;
+use crate::units::parse_cpu_list;
+
+/// CPUs the kernel has online (`/sys/devices/system/cpu/online`).
+pub fn online_cpus(root: &SysRoot) -> Option<Vec<usize>> {
+    root.read("/sys/devices/system/cpu/online")
+        .and_then(|s| parse_cpu_list(&s).ok())
+}
+
+/// CPU model name from `/proc/cpuinfo` ("model name", or "Hardware" /
+/// "Model" / "cpu model" on ARM and MIPS).
+pub fn model_name(root: &SysRoot) -> String {
+    let Some(info) = root.read("/proc/cpuinfo") else {
+        return "unknown".into();
+    };
+    for key in ["model name", "Model", "Hardware", "cpu model", "Processor"] {
+        for line in info.lines() {
+            if let Some((k, v)) = line.split_once(':') {
+                if k.trim() == key && !v.trim().is_empty() {
+                    return v.trim().to_string();
+                }
+            }
+        }
+    }
+    "unknown".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_model_and_online_from_fake_tree() {
+        let dir = tempdir();
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        std::fs::create_dir_all(dir.join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(
+            dir.join("proc/cpuinfo"),
+            "processor\t: 0\nBogoMIPS\t: 108\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
+        let root = SysRoot::at(&dir);
+        assert_eq!(model_name(&root), "Raspberry Pi 4 Model B Rev 1.4");
+        assert_eq!(online_cpus(&root), Some(vec![0, 1, 2, 3]));
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    fn tempdir() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "rtscope-cpu-{}-{}",
+            std::process::id(),
+            crate::record::new_run_uuid()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}

@@ -1,0 +1,315 @@
+//! Kernel facts: uname, the build configuration, and the preemption model
+//! (PREEMPT_RT and friends), found from every place that can tell.
+
+use super::SysRoot;
+use flate2::read::GzDecoder;
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// `uname` fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Uname {
+    pub nodename: String,
+    pub release: String,
+    pub version: String,
+    pub machine: String,
+}
+
+/// uname of the running kernel; in a fake tree, read from
+/// `proc/sys/kernel/{hostname,osrelease,version}` and `machine`.
+pub fn uname(root: &SysRoot) -> Uname {
+    if root.is_host() {
+        let u = rustix::system::uname();
+        let s = |c: &std::ffi::CStr| c.to_string_lossy().into_owned();
+        return Uname {
+            nodename: s(u.nodename()),
+            release: s(u.release()),
+            version: s(u.version()),
+            machine: s(u.machine()),
+        };
+    }
+    Uname {
+        nodename: root.read("/proc/sys/kernel/hostname").unwrap_or_default(),
+        release: root.read("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        version: root.read("/proc/sys/kernel/version").unwrap_or_default(),
+        machine: root.read("/machine").unwrap_or_default(),
+    }
+}
+
+/// The kernel build configuration, from `/proc/config.gz` or
+/// `/boot/config-RELEASE`. Keys keep their `CONFIG_` prefix; "is not set"
+/// lines are stored as "n".
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelConfig {
+    pub source: String,
+    pub values: BTreeMap<String, String>,
+}
+
+impl KernelConfig {
+    pub fn parse(text: &str, source: &str) -> KernelConfig {
+        let mut values = BTreeMap::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix("# ") {
+                if let Some(name) = rest.strip_suffix(" is not set") {
+                    values.insert(name.to_string(), "n".to_string());
+                }
+            } else if let Some((k, v)) = line.split_once('=') {
+                if k.starts_with("CONFIG_") {
+                    values.insert(k.to_string(), v.trim_matches('"').to_string());
+                }
+            }
+        }
+        KernelConfig {
+            source: source.to_string(),
+            values,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// True when `key` is built in (`y`) or a module (`m`).
+    pub fn enabled(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("y") | Some("m"))
+    }
+}
+
+/// Read the kernel configuration, if the system exposes it.
+pub fn config(root: &SysRoot, release: &str) -> Option<KernelConfig> {
+    if let Some(gz) = root.read_bytes("/proc/config.gz") {
+        let mut text = String::new();
+        if GzDecoder::new(&gz[..]).read_to_string(&mut text).is_ok() {
+            return Some(KernelConfig::parse(&text, "/proc/config.gz"));
+        }
+    }
+    let boot = format!("/boot/config-{release}");
+    root.read(&boot).map(|t| KernelConfig::parse(&t, &boot))
+}
+
+/// The preemption model and how it was found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Preemption {
+    /// none, voluntary, full, lazy, rt, dynamic (mode unknown), unknown.
+    pub model: String,
+    pub dynamic: bool,
+    /// For PREEMPT_DYNAMIC: the mode in force, when readable.
+    pub dynamic_mode: Option<String>,
+    pub evidence: Vec<String>,
+}
+
+impl Preemption {
+    pub fn is_rt(&self) -> bool {
+        self.model == "rt"
+    }
+}
+
+/// Find the preemption model from `/sys/kernel/realtime`, the uname
+/// version string (old "PREEMPT RT" and new "PREEMPT_RT" spellings,
+/// "PREEMPT_DYNAMIC", "PREEMPT"), the kernel config, and for dynamic
+/// kernels `/sys/kernel/debug/sched/preempt` or `preempt=` on the
+/// command line.
+pub fn preemption(
+    root: &SysRoot,
+    version: &str,
+    config: Option<&KernelConfig>,
+    cmdline: &str,
+) -> Preemption {
+    let mut p = Preemption {
+        model: "unknown".into(),
+        ..Default::default()
+    };
+    let mut rt = false;
+    if let Some(v) = root.read("/sys/kernel/realtime") {
+        if v == "1" {
+            rt = true;
+            p.evidence.push("/sys/kernel/realtime = 1".into());
+        }
+    }
+    let words: Vec<&str> = version.split_whitespace().collect();
+    let has = |w: &str| words.iter().any(|x| *x == w);
+    let old_rt = words.windows(2).any(|w| w[0] == "PREEMPT" && w[1] == "RT");
+    if has("PREEMPT_RT") || old_rt {
+        rt = true;
+        p.evidence.push(format!(
+            "uname -v says {}",
+            if old_rt { "PREEMPT RT" } else { "PREEMPT_RT" }
+        ));
+    }
+    let mut from_uname: Option<&str> = None;
+    if has("PREEMPT_DYNAMIC") {
+        p.dynamic = true;
+        p.evidence.push("uname -v says PREEMPT_DYNAMIC".into());
+    } else if has("PREEMPT_LAZY") {
+        from_uname = Some("lazy");
+        p.evidence.push("uname -v says PREEMPT_LAZY".into());
+    } else if has("PREEMPT") && !old_rt {
+        from_uname = Some("full");
+        p.evidence.push("uname -v says PREEMPT".into());
+    }
+    let mut from_config: Option<&str> = None;
+    if let Some(c) = config {
+        if c.get("CONFIG_PREEMPT_RT") == Some("y") {
+            rt = true;
+            p.evidence
+                .push(format!("CONFIG_PREEMPT_RT=y in {}", c.source));
+        }
+        if c.get("CONFIG_PREEMPT_DYNAMIC") == Some("y") {
+            p.dynamic = true;
+            p.evidence
+                .push(format!("CONFIG_PREEMPT_DYNAMIC=y in {}", c.source));
+        }
+        for (key, model) in [
+            ("CONFIG_PREEMPT_LAZY", "lazy"),
+            ("CONFIG_PREEMPT", "full"),
+            ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+            ("CONFIG_PREEMPT_NONE", "none"),
+        ] {
+            if c.get(key) == Some("y") && from_config.is_none() {
+                from_config = Some(model);
+                p.evidence.push(format!("{key}=y in {}", c.source));
+            }
+        }
+    }
+    if rt {
+        p.model = "rt".into();
+        return p;
+    }
+    if p.dynamic {
+        if let Some(s) = root.read("/sys/kernel/debug/sched/preempt") {
+            // e.g. "none voluntary (full) lazy": the current one is in parentheses.
+            if let Some(cur) = s.split_whitespace().find(|w| w.starts_with('(')) {
+                let mode = cur.trim_matches(|c| c == '(' || c == ')').to_string();
+                p.evidence
+                    .push(format!("/sys/kernel/debug/sched/preempt = {s}"));
+                p.dynamic_mode = Some(mode);
+            }
+        }
+        if p.dynamic_mode.is_none() {
+            if let Some(mode) = cmdline
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("preempt="))
+            {
+                p.evidence
+                    .push(format!("preempt={mode} on the kernel command line"));
+                p.dynamic_mode = Some(mode.to_string());
+            }
+        }
+        if p.dynamic_mode.is_none() {
+            // Without debugfs or preempt=, the boot default is the model
+            // the kernel was configured with.
+            if let Some(m) = from_config {
+                p.evidence
+                    .push(format!("no preempt= on the command line: boot default {m}"));
+                p.dynamic_mode = Some(m.to_string());
+            }
+        }
+        p.model = match &p.dynamic_mode {
+            Some(m) => m.clone(),
+            None => "dynamic".into(),
+        };
+        return p;
+    }
+    if let Some(m) = from_uname.or(from_config) {
+        p.model = m.into();
+    } else if !version.is_empty() {
+        // A version string without any PREEMPT word: no forced preemption.
+        p.model = "none".into();
+        p.evidence.push("uname -v names no PREEMPT option".into());
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake(files: &[(&str, &str)]) -> (SysRoot, std::path::PathBuf) {
+        let d =
+            std::env::temp_dir().join(format!("rtscope-kernel-{}", crate::record::new_run_uuid()));
+        for (path, text) in files {
+            let p = d.join(path.trim_start_matches('/'));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        std::fs::create_dir_all(&d).unwrap();
+        (SysRoot::at(&d), d)
+    }
+
+    #[test]
+    fn rt_from_every_source() {
+        let (root, d) = fake(&[("/sys/kernel/realtime", "1\n")]);
+        assert!(preemption(&root, "#1 SMP", None, "").is_rt());
+        std::fs::remove_dir_all(d).ok();
+        let (root, d) = fake(&[]);
+        assert!(preemption(&root, "#1 SMP PREEMPT_RT Thu Jan 1", None, "").is_rt());
+        assert!(preemption(&root, "#1 SMP PREEMPT RT Thu Jan 1", None, "").is_rt());
+        let cfg = KernelConfig::parse("CONFIG_PREEMPT_RT=y\n", "/boot/config-x");
+        let p = preemption(&root, "#1 SMP", Some(&cfg), "");
+        assert!(p.is_rt());
+        assert!(p.evidence.iter().any(|e| e.contains("CONFIG_PREEMPT_RT")));
+        std::fs::remove_dir_all(d).ok();
+    }
+
+    #[test]
+    fn dynamic_mode_from_debugfs_or_cmdline() {
+        let (root, d) = fake(&[("/sys/kernel/debug/sched/preempt", "none (voluntary) full\n")]);
+        let p = preemption(&root, "#1 SMP PREEMPT_DYNAMIC", None, "");
+        assert!(p.dynamic);
+        assert_eq!(p.model, "voluntary");
+        std::fs::remove_dir_all(d).ok();
+        let (root, d) = fake(&[]);
+        assert_eq!(
+            preemption(&root, "#1 SMP PREEMPT_DYNAMIC", None, "quiet preempt=full").model,
+            "full"
+        );
+        assert_eq!(
+            preemption(&root, "#1 SMP PREEMPT_DYNAMIC", None, "").model,
+            "dynamic"
+        );
+        assert_eq!(
+            preemption(&root, "#1 SMP PREEMPT Mon", None, "").model,
+            "full"
+        );
+        assert_eq!(preemption(&root, "#1 SMP Mon", None, "").model, "none");
+        let dyn_none =
+            KernelConfig::parse("CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_NONE=y\n", "c");
+        let p = preemption(&root, "#1 SMP PREEMPT_DYNAMIC", Some(&dyn_none), "");
+        assert_eq!((p.model.as_str(), p.dynamic), ("none", true));
+        assert_eq!(
+            preemption(
+                &root,
+                "#1 SMP PREEMPT_DYNAMIC",
+                Some(&dyn_none),
+                "preempt=full"
+            )
+            .model,
+            "full"
+        );
+        let cfg = KernelConfig::parse(
+            "# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_VOLUNTARY=y\n",
+            "c",
+        );
+        assert_eq!(cfg.get("CONFIG_PREEMPT"), Some("n"));
+        assert_eq!(preemption(&root, "", Some(&cfg), "").model, "voluntary");
+        std::fs::remove_dir_all(d).ok();
+    }
+
+    #[test]
+    fn config_from_proc_gz() {
+        use flate2::{Compression, write::GzEncoder};
+        use std::io::Write;
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(b"CONFIG_HZ=1000\nCONFIG_LOCALVERSION=\"-rt\"\n")
+            .unwrap();
+        let gz = enc.finish().unwrap();
+        let d = std::env::temp_dir().join(format!("rtscope-cfg-{}", crate::record::new_run_uuid()));
+        std::fs::create_dir_all(d.join("proc")).unwrap();
+        std::fs::write(d.join("proc/config.gz"), gz).unwrap();
+        let c = config(&SysRoot::at(&d), "x").unwrap();
+        assert_eq!(c.get("CONFIG_HZ"), Some("1000"));
+        assert_eq!(c.get("CONFIG_LOCALVERSION"), Some("-rt"));
+        std::fs::remove_dir_all(d).ok();
+    }
+}

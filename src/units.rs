@@ -1,0 +1,255 @@
+//! Parsing and printing of times and CPU lists, with explicit units.
+//!
+//! Durations of runs take a bare number as seconds (cyclictest's `-D`);
+//! intervals and latency thresholds take a bare number as microseconds
+//! (cyclictest's `-i`, `-b`). Every printed time carries its unit.
+
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ParseError {
+    #[error("'{0}' is not a duration: use a number with a unit, e.g. 250us, 2ms, 10s, 15m, 1h30m")]
+    Duration(String),
+    #[error("'{0}' is not a CPU list: use e.g. 0, 2-3 or 0,2,4-7")]
+    CpuList(String),
+}
+
+const NS: u64 = 1;
+const US: u64 = 1_000;
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+fn unit_ns(unit: &str) -> Option<u64> {
+    Some(match unit {
+        "ns" => NS,
+        "us" | "µs" | "usec" => US,
+        "ms" | "msec" => MS,
+        "s" | "sec" => S,
+        "m" | "min" => 60 * S,
+        "h" => 3600 * S,
+        "d" => 86_400 * S,
+        _ => return None,
+    })
+}
+
+/// Parse `"1h30m"`, `"250us"`, `"1.5ms"` or a bare number (in `bare_unit_ns`)
+/// into nanoseconds.
+pub fn parse_time_ns(text: &str, bare_unit_ns: u64) -> Result<u64, ParseError> {
+    let err = || ParseError::Duration(text.to_string());
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(err());
+    }
+    let mut total: u128 = 0;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(err());
+        }
+        let num: f64 = rest[..num_len].parse().map_err(|_| err())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = rest[..unit_len].trim();
+        rest = &rest[unit_len..];
+        let mult = if unit.is_empty() {
+            if !rest.is_empty() || total != 0 {
+                return Err(err());
+            }
+            bare_unit_ns
+        } else {
+            unit_ns(unit).ok_or_else(err)?
+        };
+        let v = num * mult as f64;
+        if !v.is_finite() || v > u64::MAX as f64 {
+            return Err(err());
+        }
+        total += v.round() as u128;
+    }
+    u64::try_from(total).map_err(|_| err())
+}
+
+/// A run duration: bare numbers are seconds (as cyclictest's `-D`).
+pub fn parse_duration_ns(text: &str) -> Result<u64, ParseError> {
+    parse_time_ns(text, S)
+}
+
+/// An interval or latency threshold: bare numbers are microseconds (as
+/// cyclictest's `-i` and `-b`).
+pub fn parse_micros_ns(text: &str) -> Result<u64, ParseError> {
+    parse_time_ns(text, US)
+}
+
+/// Parse a CPU list such as `0,2-3,8-15:2` (the kernel's cpulist format,
+/// with an optional stride) into sorted, de-duplicated CPU numbers.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, ParseError> {
+    let err = || ParseError::CpuList(text.to_string());
+    let mut cpus = Vec::new();
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(err());
+    }
+    for part in t.split(',') {
+        let part = part.trim();
+        let (range, stride) = match part.split_once(':') {
+            Some((r, s)) => (r, s.parse::<usize>().map_err(|_| err())?),
+            None => (part, 1),
+        };
+        if stride == 0 {
+            return Err(err());
+        }
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (
+                a.parse::<usize>().map_err(|_| err())?,
+                b.parse::<usize>().map_err(|_| err())?,
+            ),
+            None => {
+                let v = range.parse::<usize>().map_err(|_| err())?;
+                (v, v)
+            }
+        };
+        if lo > hi || hi > 65_535 {
+            return Err(err());
+        }
+        cpus.extend((lo..=hi).step_by(stride));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// A parsed CPU list, as a clap value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+impl std::str::FromStr for CpuList {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_cpu_list(s).map(CpuList)
+    }
+}
+
+/// Format CPUs as a compact kernel-style list (`0-3,6`).
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        out.push(if start == end {
+            format!("{start}")
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+/// Nanoseconds as microseconds with 0.1 µs precision, unit included
+/// (`"12.3us"`).
+pub fn fmt_us(ns: u64) -> String {
+    format!("{:.1}us", ns as f64 / 1000.0)
+}
+
+/// Nanoseconds as microseconds with 0.1 µs precision, number only.
+pub fn us1(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// A duration the way a person reads it: `"250us"`, `"2ms"`, `"1.5s"`,
+/// `"1h02m03s"`.
+pub fn fmt_duration(ns: u64) -> String {
+    if ns < US {
+        format!("{ns}ns")
+    } else if ns < MS {
+        trim_float(ns as f64 / US as f64, "us")
+    } else if ns < S {
+        trim_float(ns as f64 / MS as f64, "ms")
+    } else if ns < 60 * S {
+        trim_float(ns as f64 / S as f64, "s")
+    } else {
+        let secs = ns / S;
+        let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+        if h > 0 {
+            format!("{h}h{m:02}m{s:02}s")
+        } else {
+            format!("{m}m{s:02}s")
+        }
+    }
+}
+
+fn trim_float(v: f64, unit: &str) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_with_units_and_bare_seconds() {
+        assert_eq!(parse_duration_ns("10").unwrap(), 10 * S);
+        assert_eq!(parse_duration_ns("10m").unwrap(), 600 * S);
+        assert_eq!(parse_duration_ns("1h30m").unwrap(), 5400 * S);
+        assert_eq!(parse_duration_ns("2d").unwrap(), 172_800 * S);
+        assert_eq!(parse_duration_ns("1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_duration_ns("500ms").unwrap(), 500 * MS);
+        for bad in [
+            "",
+            "abc",
+            "10x",
+            "m",
+            "1h30",
+            "-5s",
+            "1e3",
+            "99999999999999999999d",
+        ] {
+            assert!(parse_duration_ns(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn intervals_default_to_microseconds() {
+        assert_eq!(parse_micros_ns("1000").unwrap(), MS);
+        assert_eq!(parse_micros_ns("250us").unwrap(), 250 * US);
+        assert_eq!(parse_micros_ns("250µs").unwrap(), 250 * US);
+        assert_eq!(parse_micros_ns("2ms").unwrap(), 2 * MS);
+        assert_eq!(parse_micros_ns("100ns").unwrap(), 100);
+        assert_eq!(parse_micros_ns("0").unwrap(), 0);
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpu_list("3,1-2,1").unwrap(), vec![1, 2, 3]);
+        assert_eq!(parse_cpu_list("0-7:2").unwrap(), vec![0, 2, 4, 6]);
+        for bad in ["", "a", "3-1", "1-", ",", "0-3:0", "99999"] {
+            assert!(parse_cpu_list(bad).is_err(), "{bad}");
+        }
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(format_cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn printing_carries_units() {
+        assert_eq!(fmt_us(12_345), "12.3us");
+        assert_eq!(us1(50), "0.1");
+        assert_eq!(fmt_duration(250_000), "250us");
+        assert_eq!(fmt_duration(1_500_000_000), "1.5s");
+        assert_eq!(fmt_duration(3723 * S), "1h02m03s");
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests: they run the real `rtscope` binary, as root, for a
+//! few seconds at a time, and assert facts (counts, ordering, formats,
+//! exit codes, restore), never timings. One test binary; one module per
+//! area.
+
+mod measure;
+mod util;

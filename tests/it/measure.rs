@@ -1,0 +1,710 @@
+//! `rtscope measure` run for real: counts, ordering, formats, signals,
+//! exit codes, every refusal, the ground truth of a known disturbance, and
+//! the hot path's syscalls.
+
+use crate::util::*;
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn wait_timeout(child: &mut Child, limit: Duration) -> std::process::Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("rtscope did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    child.stdout.take().map(|mut s| s.read_to_end(&mut out));
+    child.stderr.take().map(|mut s| s.read_to_end(&mut err));
+    std::process::Output {
+        status: child.wait().unwrap(),
+        stdout: out,
+        stderr: err,
+    }
+}
+
+fn run_measure(dir: &TempDir, args: &[&str]) -> std::process::Output {
+    let mut child = rtscope(dir.path())
+        .arg("measure")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_timeout(&mut child, Duration::from_secs(60))
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+#[test]
+fn a_short_run_counts_orders_and_validates() {
+    let _g = shared_system();
+    let dir = TempDir::new("basic");
+    let json = dir.join("run.json");
+    let hist = dir.join("run.hist");
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "2",
+            "-i",
+            "1ms",
+            "--json",
+            json.to_str().unwrap(),
+            "--histfile",
+            hist.to_str().unwrap(),
+            "-h",
+            "200",
+        ],
+    );
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    assert_eq!(r["schema"], "rtscope.run");
+    assert_eq!(r["end_reason"], "duration");
+    assert_eq!(r["status"], "complete");
+    let threads = r["threads"].as_array().unwrap();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(threads.len(), cpus, "one thread per allowed CPU");
+    for t in threads {
+        let s = &t["stats"];
+        let samples = u(&s["samples"]);
+        // 2 s at 1 ms: 2000 periods, every one recorded (loosely: start and
+        // end fall on period boundaries).
+        assert!((1990..=2010).contains(&samples), "samples {samples}");
+        assert!(u(&s["wakeups"]) + u(&s["missed_periods"]) >= samples);
+        let (min, p50, p99, max) = (
+            u(&s["min_ns"]),
+            u(&s["p50_ns"]),
+            u(&s["p99_ns"]),
+            u(&s["max_ns"]),
+        );
+        assert!(
+            min <= p50 && p50 <= p99 && p99 <= max,
+            "{min} {p50} {p99} {max}"
+        );
+        let hist_total: u64 = t["histogram"]["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| u(&b[1]))
+            .sum();
+        assert_eq!(hist_total, samples);
+        let windows: u64 = t["windows"]["count"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(u)
+            .sum();
+        assert_eq!(windows, samples, "window series covers every sample");
+        assert!(u(&s["max_at"]["cycle"]) < samples);
+    }
+    assert!(r["fingerprint"]["kernel_release"].as_str().unwrap().len() > 1);
+    assert_eq!(u(&r["options"]["interval_ns"]), 1_000_000);
+
+    // The record validates against the published schema.
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../docs/run-record.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+
+    // The histfile is cyclictest's format, and agrees with the record.
+    let text = std::fs::read_to_string(&hist).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "# Histogram");
+    let rows: Vec<&str> = lines
+        .iter()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .copied()
+        .collect();
+    assert_eq!(rows.len(), 200);
+    let mut per_thread = vec![0u64; cpus];
+    for (i, row) in rows.iter().enumerate() {
+        let cols: Vec<&str> = row.split(|c| c == ' ' || c == '\t').collect();
+        assert_eq!(cols[0], format!("{i:06}"));
+        for j in 0..cpus {
+            per_thread[j] += cols[1 + j].parse::<u64>().unwrap();
+        }
+    }
+    let total = lines.iter().find(|l| l.starts_with("# Total:")).unwrap();
+    let overflows = lines
+        .iter()
+        .find(|l| l.starts_with("# Histogram Overflows:"))
+        .unwrap();
+    let nums = |l: &str| {
+        l.split(':')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .map(|n| n.parse::<u64>().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(nums(total), per_thread);
+    for (j, t) in threads.iter().enumerate() {
+        assert_eq!(
+            nums(total)[j] + nums(overflows)[j],
+            u(&t["stats"]["samples"])
+        );
+    }
+    assert!(lines.iter().any(|l| l.starts_with("# Max Latencies:")));
+    assert!(lines.contains(&"# Histogram Overflow at cycle number:"));
+}
+
+#[test]
+fn published_schema_is_current() {
+    let dir = TempDir::new("schema");
+    let o = rtscope(dir.path()).arg("schema").output().unwrap();
+    assert_code(&o, 0);
+    assert_eq!(
+        stdout(&o),
+        include_str!("../../docs/run-record.schema.json"),
+        "docs/run-record.schema.json is stale: run `rtscope schema > docs/run-record.schema.json`"
+    );
+}
+
+#[test]
+fn cyclictest_flags_work() {
+    let _g = shared_system();
+    let dir = TempDir::new("compat");
+    let o = run_measure(
+        &dir,
+        &[
+            "-m",
+            "-p99",
+            "-t",
+            "-a",
+            "-i",
+            "1000",
+            "-q",
+            "-h",
+            "400",
+            "-D",
+            "1",
+            "-n",
+            "--policy",
+            "fifo",
+            "-d",
+            "0",
+            "--latency",
+            "0",
+        ],
+    );
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.starts_with("# Histogram\n000000 "), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .count(),
+        400
+    );
+    // The summary goes to stderr when the histogram takes stdout.
+    assert!(stderr(&o).contains("p99.99"));
+}
+
+#[test]
+fn loops_priospread_and_distance() {
+    let _g = shared_system();
+    let dir = TempDir::new("loops");
+    let json = dir.join("l.json");
+    let o = run_measure(
+        &dir,
+        &[
+            "-t",
+            "2",
+            "-a",
+            "0",
+            "-l",
+            "300",
+            "-i",
+            "500us",
+            "-d",
+            "250us",
+            "-p",
+            "80",
+            "--priospread",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    assert_eq!(r["end_reason"], "loops");
+    let t = r["threads"].as_array().unwrap();
+    assert_eq!(u(&t[0]["stats"]["wakeups"]), 300);
+    assert_eq!(u(&t[1]["stats"]["wakeups"]), 300);
+    assert_eq!(
+        (t[0]["priority"].as_i64(), t[1]["priority"].as_i64()),
+        (Some(80), Some(79))
+    );
+    assert_eq!(
+        (u(&t[0]["interval_ns"]), u(&t[1]["interval_ns"])),
+        (500_000, 750_000)
+    );
+    assert_eq!(
+        (t[0]["cpu"].as_u64(), t[1]["cpu"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
+
+#[test]
+fn max_latency_exceeded_exits_1_after_writing_everything() {
+    let _g = shared_system();
+    let dir = TempDir::new("limit");
+    let json = dir.join("l.json");
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "1",
+            "-q",
+            "--max-latency",
+            "1ns",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 1);
+    let r = read_json(&json);
+    assert_eq!(r["limits"]["exceeded"], true);
+    assert_eq!(u(&r["limits"]["max_latency_ns"]), 1);
+    assert!(stdout(&o).contains("EXCEEDED"));
+    // A generous limit is met: exit 0.
+    let o = run_measure(&dir, &["-D", "1", "-q", "--max-latency", "10s"]);
+    assert_code(&o, 0);
+}
+
+#[test]
+fn break_threshold_stops_the_run_with_exit_1() {
+    let _g = shared_system();
+    let dir = TempDir::new("break");
+    let json = dir.join("b.json");
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "30",
+            "-q",
+            "-b",
+            "1ns",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 1);
+    let r = read_json(&json);
+    assert_eq!(r["end_reason"], "break_threshold");
+    assert!(u(&r["limits"]["break_event"]["latency_ns"]) > 1);
+}
+
+#[test]
+fn sigint_and_sigterm_end_cleanly_with_results_written() {
+    let _g = shared_system();
+    for sig in ["-INT", "-TERM"] {
+        let dir = TempDir::new("sigint");
+        let json = dir.join("s.json");
+        let mut child = rtscope(dir.path())
+            .args(["measure", "-q", "--json", json.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        // SIGUSR1 prints the summary so far without stopping.
+        Command::new("kill")
+            .args(["-USR1", &child.id().to_string()])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        let o = wait_timeout(&mut child, Duration::from_secs(20));
+        assert_code(&o, 0);
+        assert!(
+            stderr(&o).contains("summary after"),
+            "SIGUSR1 summary missing: {}",
+            stderr(&o)
+        );
+        let r = read_json(&json);
+        assert_eq!(r["end_reason"], "signal");
+        assert!(u(&r["overall"]["samples"]) > 500);
+    }
+}
+
+#[test]
+fn long_interval_stops_promptly_on_sigint() {
+    let _g = shared_system();
+    let dir = TempDir::new("longint");
+    let mut child = rtscope(dir.path())
+        .args(["measure", "-q", "-i", "30s", "--window", "30s", "-t", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    // A thread asleep for 30 s is woken: the run ends well before that.
+    let o = wait_timeout(&mut child, Duration::from_secs(10));
+    assert_code(&o, 0);
+}
+
+#[test]
+fn omission_correction_can_be_turned_off() {
+    let _g = shared_system();
+    let dir = TempDir::new("omission");
+    let json = dir.join("o.json");
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "1",
+            "-q",
+            "--no-omission-correction",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    assert_eq!(r["options"]["omission_correction"], false);
+    for t in r["threads"].as_array().unwrap() {
+        assert_eq!(u(&t["stats"]["samples"]), u(&t["stats"]["wakeups"]));
+    }
+}
+
+#[test]
+fn warmup_is_kept_apart() {
+    let _g = shared_system();
+    let dir = TempDir::new("warmup");
+    let json = dir.join("w.json");
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "1",
+            "-t",
+            "1",
+            "-q",
+            "--warmup",
+            "500ms",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 0);
+    let t = &read_json(&json)["threads"][0];
+    assert!(
+        (495..=505).contains(&u(&t["warmup"]["samples"])),
+        "{}",
+        t["warmup"]
+    );
+    assert!((990..=1010).contains(&u(&t["stats"]["samples"])));
+}
+
+fn expect_refusal(args: &[&str], needle: &str) {
+    let dir = TempDir::new("bad");
+    let o = run_measure(&dir, args);
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains(needle),
+        "for {args:?} expected '{needle}' in:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "one-line message expected for {args:?}:\n{err}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    expect_refusal(&["-a", "999", "-D", "1"], "allowed CPUs: ");
+    expect_refusal(&["-a", "x", "-D", "1"], "not a CPU list");
+    expect_refusal(&["-p", "100", "-D", "1"], "priority 100 is out of range");
+    expect_refusal(&["-i", "0", "-D", "1"], "below the 10us minimum");
+    expect_refusal(&["-i", "5h", "-D", "1"], "above the 1h00m00s maximum");
+    expect_refusal(
+        &["--timer", "sundial", "-D", "1"],
+        "unknown timer 'sundial'",
+    );
+    expect_refusal(&["--policy", "fast", "-D", "1"], "unknown policy 'fast'");
+    expect_refusal(&["-D", "ten"], "not a duration");
+    expect_refusal(&["-D", "0"], "longer than 0");
+    expect_refusal(
+        &["--policy", "other", "-p", "5", "-D", "1"],
+        "has no priority",
+    );
+    expect_refusal(&["--timer", "itimer", "-D", "1"], "add -t 1");
+    expect_refusal(
+        &["-D", "1h", "--json", "/nonexistent-dir/x.json"],
+        "does not exist",
+    );
+    expect_refusal(&["-D", "1h", "--histfile", "/proc/version"], "not writable");
+    expect_refusal(&["-D", "1h", "--json", "/tmp"], "is a directory");
+    expect_refusal(&["-r", "-x", "-D", "1"], "conflicting timer options");
+}
+
+/// Run the binary as `nobody` with extra limits (setpriv, prlimit from
+/// util-linux).
+fn as_nobody(dir: &TempDir, limits: &[&str], args: &[&str]) -> std::process::Output {
+    let mut c = Command::new("prlimit");
+    c.args(limits)
+        .args([
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(bin())
+        .arg("measure")
+        .args(args)
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.join("data"));
+    c.output().unwrap()
+}
+
+#[test]
+fn privileges_are_checked_before_measuring() {
+    if !is_root() {
+        return;
+    }
+    let dir = TempDir::new("priv");
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let o = as_nobody(&dir, &["--rtprio=0"], &["-D", "1", "-q"]);
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("needs root or CAP_SYS_NICE") && err.contains("RLIMIT_RTPRIO is 0"),
+        "{err}"
+    );
+    // mlockall refused: a clear message naming the way out.
+    let o = as_nobody(
+        &dir,
+        &["--memlock=0"],
+        &["-D", "1", "-q", "--policy", "other"],
+    );
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("mlockall failed") && stderr(&o).contains("--no-mlock"),
+        "{}",
+        stderr(&o)
+    );
+    // Without real-time and locking, an unprivileged user can measure.
+    let o = as_nobody(
+        &dir,
+        &["--memlock=0"],
+        &[
+            "-D",
+            "1",
+            "-q",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--no-dma-latency",
+        ],
+    );
+    assert_code(&o, 0);
+}
+
+#[test]
+fn missing_cpu_dma_latency_warns_and_goes_on() {
+    let _g = shared_system();
+    let dir = TempDir::new("dma");
+    let o = rtscope(dir.path())
+        .args(["measure", "-D", "1", "-q", "-t", "1"])
+        .env("RTSCOPE_CPU_DMA_LATENCY", dir.join("no-such-device"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(
+        stderr(&o).contains("warning: could not hold"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A SCHED_FIFO thread at priority 90 on `cpu` that busies it for 20 ms
+/// every 100 ms, until `stop`.
+fn hog(
+    cpu: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        // SAFETY: plain libc calls on this thread with valid arguments.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                0
+            );
+            let p = libc::sched_param { sched_priority: 90 };
+            assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &p), 0);
+        }
+        let mut next = Instant::now();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let busy_until = Instant::now() + Duration::from_millis(20);
+            while Instant::now() < busy_until {
+                std::hint::spin_loop();
+            }
+            next += Duration::from_millis(100);
+            if let Some(d) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(d);
+            }
+        }
+    })
+}
+
+#[test]
+fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
+    if !is_root() {
+        return;
+    }
+    let _g = exclusive_system();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let h = hog(1, stop.clone());
+    let dir = TempDir::new("truth");
+    let mut failures = Vec::new();
+    for timer in ["abs", "rel", "nanosleep", "itimer", "posix", "timerfd"] {
+        let json = dir.join(&format!("{timer}.json"));
+        let o = run_measure(
+            &dir,
+            &[
+                "-a",
+                "1",
+                "-t",
+                "1",
+                "-p",
+                "50",
+                "-D",
+                "1500ms",
+                "-q",
+                "--timer",
+                timer,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        );
+        assert_code(&o, 0);
+        let r = read_json(&json);
+        let s = &r["threads"][0]["stats"];
+        let (max, missed) = (u(&s["max_ns"]), u(&s["missed_periods"]));
+        if max < 15_000_000 || missed == 0 {
+            failures.push(format!("{timer}: max {max} ns, missed {missed}"));
+        }
+        assert_eq!(r["options"]["timer"], timer);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    h.join().unwrap();
+    assert!(
+        failures.is_empty(),
+        "a 20 ms disturbance was not seen: {failures:?}"
+    );
+}
+
+/// Syscall names made by each thread, from `strace -f` output.
+fn syscalls_by_thread(trace: &str) -> std::collections::BTreeMap<u32, Vec<String>> {
+    let mut by: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
+    for line in trace.lines() {
+        let mut parts = line.splitn(2, ' ');
+        let (Some(pid), Some(rest)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let name = if let Some(r) = rest.strip_prefix("<... ") {
+            r.split_whitespace().next().unwrap_or("").to_string()
+        } else if rest.starts_with("---") || rest.starts_with("+++") {
+            continue;
+        } else {
+            rest.split('(').next().unwrap_or("").to_string()
+        };
+        if rest.starts_with("<... ") {
+            // The resumed half of a call already counted.
+            continue;
+        }
+        by.entry(pid).or_default().push(name);
+    }
+    by
+}
+
+#[test]
+fn hot_loop_makes_no_syscall_but_its_timer() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        panic!("strace is missing: `make test` installs it (scripts/install-deps.sh)");
+    }
+    let _g = shared_system();
+    let dir = TempDir::new("strace");
+    for (timer, hot) in [
+        ("abs", vec!["clock_nanosleep"]),
+        ("rel", vec!["clock_nanosleep"]),
+        ("nanosleep", vec!["nanosleep", "clock_nanosleep"]),
+        ("itimer", vec!["rt_sigtimedwait"]),
+        ("posix", vec!["rt_sigtimedwait"]),
+        ("timerfd", vec!["read"]),
+    ] {
+        let trace = dir.join(&format!("{timer}.trace"));
+        let o = Command::new("strace")
+            .args(["-f", "-qq", "-o", trace.to_str().unwrap()])
+            .arg(bin())
+            .args([
+                "measure", "-t", "1", "-a", "0", "-D", "1", "-q", "-i", "2ms", "--timer", timer,
+            ])
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let by = syscalls_by_thread(&text);
+        // The measuring thread is the one that set a real-time policy.
+        let (tid, calls) = by
+            .iter()
+            .find(|(_, c)| c.iter().any(|n| n == "sched_setscheduler"))
+            .unwrap_or_else(|| panic!("no measuring thread in the trace:\n{text}"));
+        let first = calls
+            .iter()
+            .position(|n| hot.contains(&n.as_str()))
+            .expect("no timer call");
+        let last = calls
+            .iter()
+            .rposition(|n| hot.contains(&n.as_str()))
+            .unwrap();
+        let inside: Vec<&String> = calls[first..=last]
+            .iter()
+            .filter(|n| !hot.contains(&n.as_str()))
+            .collect();
+        assert!(
+            inside.is_empty(),
+            "{timer}: thread {tid} made {inside:?} inside its loop"
+        );
+        assert!(
+            last - first > 300,
+            "{timer}: only {} timer calls",
+            last - first
+        );
+    }
+}

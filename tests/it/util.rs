@@ -1,0 +1,98 @@
+//! Test helpers: a command for the built binary, temporary directories,
+//! and the lock that keeps tests which change the system (isolation,
+//! loads) from running while others measure.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+static SYSTEM: RwLock<()> = RwLock::new(());
+
+/// Hold while measuring: many measuring tests may run together.
+pub fn shared_system() -> RwLockReadGuard<'static, ()> {
+    SYSTEM.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Hold while changing the system (cpusets, IRQs, loads, hogs): no other
+/// test runs meanwhile.
+pub fn exclusive_system() -> RwLockWriteGuard<'static, ()> {
+    SYSTEM.write().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rtscope"))
+}
+
+/// `rtscope` with an isolated environment (its own data directory).
+pub fn rtscope(dir: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.env("XDG_DATA_HOME", dir.join("data"))
+        .env("HOME", dir)
+        .env_remove("RTSCOPE_DB");
+    c
+}
+
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A fresh temporary directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let mut bytes = [0u8; 8];
+        let _ = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+        let tag: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let p = std::env::temp_dir().join(format!("rtscope-it-{name}-{tag}"));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Assert the exit code, showing the output when it differs.
+#[track_caller]
+pub fn assert_code(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "exit status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+}
+
+pub fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
