@@ -13,6 +13,7 @@ pub mod histogram;
 pub mod output;
 pub mod record;
 pub mod report;
+pub mod runref;
 pub mod sys;
 pub mod sysinfo;
 pub mod ui;

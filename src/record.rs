@@ -57,9 +57,49 @@ pub struct RunRecord {
     pub overall: LatencyStats,
     pub limits: Limits,
     pub fingerprint: Fingerprint,
+    /// The load the run was measured under, as run and as achieved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadRecord>,
     /// Things the user should know about how this run went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// A load run beside the measurement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoadRecord {
+    /// Profile name (e.g. "hell", "rt-interference").
+    pub profile: String,
+    /// Seed of the randomised burst schedule.
+    #[serde(default)]
+    pub seed: u64,
+    /// Every command line actually started.
+    #[serde(default)]
+    pub commands: Vec<LoadCommand>,
+    /// When each part was on, from the start of the run.
+    #[serde(default)]
+    pub phases: Vec<LoadPhase>,
+    /// What the load achieved, as sampled from /proc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved: Option<serde_json::Value>,
+    /// Parts that ended early or failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoadCommand {
+    pub part: String,
+    pub argv: Vec<String>,
+}
+
+/// One burst of one load part: `[start_offset_ns, end_offset_ns)` from
+/// the start of the run (offsets before 0 are clipped).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoadPhase {
+    pub part: String,
+    pub start_offset_ns: u64,
+    pub end_offset_ns: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -176,6 +216,16 @@ pub struct ThreadRecord {
     pub warmup: Option<WarmupStats>,
     pub histogram: HistogramRecord,
     pub windows: WindowSeries,
+    /// The largest wake-ups (up to 32), largest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outliers: Vec<Outlier>,
+}
+
+/// One of the largest wake-up latencies of a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Outlier {
+    pub latency_ns: u64,
+    pub at: SampleAt,
 }
 
 /// Summary of a set of latency samples. Quantiles come from the histogram
@@ -620,6 +670,17 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
                 window_ns: 1_000_000_000,
                 ..Default::default()
             },
+            outliers: vals
+                .iter()
+                .copied()
+                .max()
+                .map(|m| {
+                    vec![Outlier {
+                        latency_ns: m,
+                        at: at(42),
+                    }]
+                })
+                .unwrap_or_default(),
         });
         hists.push(h);
     }
@@ -669,6 +730,7 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
         threads: trs,
         overall,
         limits: Limits::default(),
+        load: None,
         fingerprint: Fingerprint {
             hostname: "testhost".into(),
             kernel_release: "6.1.0-test".into(),

@@ -5,8 +5,9 @@
 use super::plan::Plan;
 use super::run::{Snapshot, ThreadSnapshot};
 use crate::record::{
-    EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, RunRecord,
-    RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, WarmupStats,
+    EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, Outlier,
+    RunRecord, RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo,
+    WarmupStats,
 };
 use crate::units::format_cpu_list;
 use std::collections::BTreeMap;
@@ -112,6 +113,14 @@ pub fn record(
             },
             histogram: HistogramRecord::from_histogram(&s.hist, 1),
             windows: t.windows.clone(),
+            outliers: s
+                .outliers
+                .iter()
+                .map(|&(latency_ns, cycle)| Outlier {
+                    latency_ns,
+                    at: snap.sample_at(i, cycle),
+                })
+                .collect(),
         });
     }
     let parts: Vec<_> = threads
@@ -156,6 +165,7 @@ pub fn record(
             break_event: None,
         },
         fingerprint: ctx.fingerprint.clone(),
+        load: None,
         warnings: ctx.warnings.clone(),
     }
 }

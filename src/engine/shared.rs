@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
 /// "No value yet" for min fields.
 const NONE: u64 = u64::MAX;
 
+/// Largest wake-ups kept per thread, with their cycle.
+pub const OUTLIERS: usize = 32;
+
 /// Statistics of one measuring thread.
 #[repr(align(128))]
 pub struct SharedStats {
@@ -33,6 +36,11 @@ pub struct SharedStats {
     warm_min: AtomicU64,
     warm_max: AtomicU64,
     warm_sum: AtomicU64,
+    /// The largest wake-up latencies and their cycles (unordered; 0 = empty).
+    outlier_lat: [AtomicU64; OUTLIERS],
+    outlier_cycle: [AtomicU64; OUTLIERS],
+    /// Smallest latency in the table: only larger ones get in.
+    outlier_floor: AtomicU64,
     pub tid: AtomicI32,
     pub done: AtomicBool,
 }
@@ -57,6 +65,8 @@ pub struct StatsSnapshot {
     pub warm_min_ns: Option<u64>,
     pub warm_max_ns: Option<u64>,
     pub warm_sum_ns: u64,
+    /// `(latency_ns, cycle)` of the largest wake-ups, largest first.
+    pub outliers: Vec<(u64, u64)>,
 }
 
 /// The cheap part, for live display (no histogram copy).
@@ -102,6 +112,9 @@ impl SharedStats {
             warm_min: AtomicU64::new(NONE),
             warm_max: AtomicU64::new(NONE),
             warm_sum: AtomicU64::new(0),
+            outlier_lat: std::array::from_fn(|_| AtomicU64::new(0)),
+            outlier_cycle: std::array::from_fn(|_| AtomicU64::new(0)),
+            outlier_floor: AtomicU64::new(0),
             tid: AtomicI32::new(0),
             done: AtomicBool::new(false),
         }
@@ -161,6 +174,34 @@ impl SharedStats {
             self.max_cycle.store(cycle, Relaxed);
         }
         self.last.store(lat_ns, Relaxed);
+        if lat_ns > self.outlier_floor.load(Relaxed) {
+            self.keep_outlier(lat_ns, cycle);
+        }
+    }
+
+    /// Replace the smallest of the kept outliers (bounded: two scans of
+    /// a 32-entry table, only when a wake-up beats the smallest).
+    // HOT PATH
+    #[inline(never)]
+    fn keep_outlier(&self, lat_ns: u64, cycle: u64) {
+        let mut slot = 0;
+        let mut smallest = u64::MAX;
+        for (i, l) in self.outlier_lat.iter().enumerate() {
+            let v = l.load(Relaxed);
+            if v < smallest {
+                smallest = v;
+                slot = i;
+            }
+        }
+        self.outlier_lat[slot].store(lat_ns, Relaxed);
+        self.outlier_cycle[slot].store(cycle, Relaxed);
+        let floor = self
+            .outlier_lat
+            .iter()
+            .map(|l| l.load(Relaxed))
+            .min()
+            .unwrap_or(0);
+        self.outlier_floor.store(floor, Relaxed);
     }
 
     /// A wake-up before its deadline (not recorded in the histogram).
@@ -240,6 +281,17 @@ impl SharedStats {
             warm_min_ns: opt(self.warm_min.load(Relaxed)),
             warm_max_ns: opt(self.warm_max.load(Relaxed)),
             warm_sum_ns: self.warm_sum.load(Relaxed),
+            outliers: {
+                let mut o: Vec<(u64, u64)> = self
+                    .outlier_lat
+                    .iter()
+                    .zip(self.outlier_cycle.iter())
+                    .map(|(l, c)| (l.load(Relaxed), c.load(Relaxed)))
+                    .filter(|(l, _)| *l > 0)
+                    .collect();
+                o.sort_unstable_by(|a, b| b.cmp(a));
+                o
+            },
         }
     }
 }
@@ -283,6 +335,25 @@ mod tests {
                 assert_eq!(snap.hist.count_above(1_000_000), 1);
             }
         }
+    }
+
+    #[test]
+    fn keeps_the_largest_wakeups() {
+        let s = SharedStats::new();
+        for c in 0..1000u64 {
+            // A saw-tooth: every 100th wake-up is large.
+            let lat = if c % 100 == 7 {
+                1_000_000 + c
+            } else {
+                1_000 + c % 50
+            };
+            s.record_wakeup(lat, 0, 10_000_000, c, true);
+        }
+        let o = s.snapshot().outliers;
+        assert_eq!(o.len(), OUTLIERS);
+        assert_eq!(o[0], (1_000_907, 907));
+        assert_eq!(o.iter().filter(|(l, _)| *l > 1_000_000).count(), 10);
+        assert!(o.windows(2).all(|w| w[0].0 >= w[1].0));
     }
 
     #[test]

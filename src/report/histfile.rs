@@ -93,15 +93,20 @@ pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<Strin
     out.push_str("# Histogram Overflow at cycle number:\n");
     for (j, t) in run.threads.iter().enumerate() {
         let _ = write!(out, "# Thread {j}:");
-        // The cycle of the maximum is known exactly; other overflows are
-        // counted, as cyclictest does past its outlier buffer.
-        let mut listed = 0;
-        if overflows[j] > 0 {
-            if let Some(at) = t.stats.max_at {
-                let _ = write!(out, " {:05}", at.cycle);
-                listed = 1;
-            }
+        // The kept outliers above the last row, in cycle order; the rest
+        // are counted, as cyclictest does past its outlier buffer.
+        let limit_ns = buckets as u64 * 1000;
+        let mut cycles: Vec<u64> = t
+            .outliers
+            .iter()
+            .filter(|o| o.latency_ns >= limit_ns)
+            .map(|o| o.at.cycle)
+            .collect();
+        cycles.sort_unstable();
+        for c in &cycles {
+            let _ = write!(out, " {c:05}");
         }
+        let listed = cycles.len() as u64;
         if overflows[j] > listed {
             let _ = write!(out, " # {:05} others", overflows[j] - listed);
         }
