@@ -7,7 +7,7 @@ DURATION ?= 30s
 RESULTS  ?= results
 SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench man clean
 
 all: build
 
@@ -30,6 +30,10 @@ test: deps
 # Side-by-side comparison with cyclictest (minutes; not part of `make test`).
 bench: build
 	$(SUDO) python3 bench/vs-cyclictest.py
+
+# Man pages from the same definitions as --help, into target/man/.
+man: build
+	$(BIN) man target/man
 
 clean:
 	$(CARGO) clean

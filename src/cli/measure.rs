@@ -51,7 +51,8 @@ fn clock(s: &str) -> Result<Clock, String> {
     }
 }
 
-/// Measure how late periodic real-time threads wake up.
+/// Measure how late periodic real-time threads wake up (cyclictest's
+/// flags work).
 ///
 /// By default one SCHED_FIFO thread at priority 95 per allowed CPU, pinned,
 /// waking every 1 ms with clock_nanosleep(TIMER_ABSTIME), until Ctrl-C.
@@ -221,8 +222,8 @@ pub struct MeasureArgs {
     #[arg(long = "histfile", value_name = "FILE")]
     pub histfile: Option<PathBuf>,
 
-    /// Write the run record (JSON, schema: rtscope schema) here; - for
-    /// standard output.
+    /// Write the run record here; - for standard output. The layout is
+    /// rtscope's run record (`rtscope schema`), not cyclictest's.
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
 

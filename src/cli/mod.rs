@@ -2,6 +2,7 @@
 //! dispatch from a parsed command to the library. The library's core never
 //! sees a flag: each subcommand turns its flags into typed options.
 
+pub mod man;
 pub mod measure;
 pub mod schema;
 
@@ -18,11 +19,13 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Measure wake-up latency of periodic real-time threads
-    /// (cyclictest's flags work).
+    // The about and long help come from MeasureArgs' doc comment.
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
+    /// Write the man pages into a directory.
+    #[command(hide = true)]
+    Man(man::ManArgs),
 }
 
 /// How a successful command ends.
@@ -48,5 +51,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Man(args) => man::run(&args),
     }
 }
