@@ -7,7 +7,7 @@ DURATION ?= 30s
 RESULTS  ?= results
 SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps build run test bench man clean
+.PHONY: all deps build static run test bench man clean
 
 all: build
 
@@ -16,6 +16,11 @@ deps:
 
 build: deps
 	$(CARGO) build --release --locked
+
+# One statically linked binary to copy to the target board
+# (target/x86_64-unknown-linux-gnu/release/rtscope on x86_64).
+static: deps
+	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $$(rustc -vV | sed -n 's/^host: //p')
 
 # The main job on sensible defaults: one FIFO-95 thread per CPU at 1 ms
 # for $(DURATION), results kept in $(RESULTS)/.
