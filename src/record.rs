@@ -271,7 +271,11 @@ pub struct SampleAt {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WarmupStats {
+    /// Wake-ups during warm-up.
     pub samples: u64,
+    /// Warm-up periods whose deadline passed before the wake-up.
+    #[serde(default)]
+    pub missed_periods: u64,
     pub min_ns: Option<u64>,
     pub max_ns: Option<u64>,
     pub avg_ns: Option<f64>,

@@ -100,6 +100,7 @@ pub fn record(
             warmup: if plan.config.warmup_ns > 0 {
                 Some(WarmupStats {
                     samples: s.warm_samples,
+                    missed_periods: s.warm_missed,
                     min_ns: s.warm_min_ns,
                     max_ns: s.warm_max_ns,
                     avg_ns: if s.warm_samples > 0 {

@@ -36,6 +36,7 @@ pub struct SharedStats {
     warm_min: AtomicU64,
     warm_max: AtomicU64,
     warm_sum: AtomicU64,
+    warm_missed: AtomicU64,
     /// The largest wake-up latencies and their cycles (unordered; 0 = empty).
     outlier_lat: [AtomicU64; OUTLIERS],
     outlier_cycle: [AtomicU64; OUTLIERS],
@@ -65,6 +66,7 @@ pub struct StatsSnapshot {
     pub warm_min_ns: Option<u64>,
     pub warm_max_ns: Option<u64>,
     pub warm_sum_ns: u64,
+    pub warm_missed: u64,
     /// `(latency_ns, cycle)` of the largest wake-ups, largest first.
     pub outliers: Vec<(u64, u64)>,
 }
@@ -112,6 +114,7 @@ impl SharedStats {
             warm_min: AtomicU64::new(NONE),
             warm_max: AtomicU64::new(NONE),
             warm_sum: AtomicU64::new(0),
+            warm_missed: AtomicU64::new(0),
             outlier_lat: std::array::from_fn(|_| AtomicU64::new(0)),
             outlier_cycle: std::array::from_fn(|_| AtomicU64::new(0)),
             outlier_floor: AtomicU64::new(0),
@@ -215,11 +218,12 @@ impl SharedStats {
         }
     }
 
-    /// A warm-up sample, kept apart.
+    /// A warm-up wake-up, kept apart (with the periods it missed).
     // HOT PATH
     #[inline(always)]
-    pub fn record_warmup(&self, lat_ns: u64) {
+    pub fn record_warmup(&self, lat_ns: u64, extra: u64) {
         bump(&self.warm_samples, 1);
+        bump(&self.warm_missed, extra);
         self.warm_sum
             .store(self.warm_sum.load(Relaxed).saturating_add(lat_ns), Relaxed);
         let m = self.warm_min.load(Relaxed);
@@ -281,6 +285,7 @@ impl SharedStats {
             warm_min_ns: opt(self.warm_min.load(Relaxed)),
             warm_max_ns: opt(self.warm_max.load(Relaxed)),
             warm_sum_ns: self.warm_sum.load(Relaxed),
+            warm_missed: self.warm_missed.load(Relaxed),
             outliers: {
                 let mut o: Vec<(u64, u64)> = self
                     .outlier_lat
@@ -369,12 +374,13 @@ mod tests {
     #[test]
     fn early_and_warmup_are_kept_apart() {
         let s = SharedStats::new();
-        s.record_warmup(50_000);
-        s.record_warmup(10_000);
+        s.record_warmup(50_000, 2);
+        s.record_warmup(10_000, 0);
         s.record_early(1_234);
         s.record_early(99);
         let snap = s.snapshot();
         assert_eq!(snap.samples, 0);
+        assert_eq!(snap.warm_missed, 2);
         assert_eq!(
             (snap.warm_samples, snap.warm_min_ns, snap.warm_max_ns),
             (2, Some(10_000), Some(50_000))

@@ -262,7 +262,7 @@ fn measure_loop(
             lat / interval
         };
         if period < warm {
-            shared.record_warmup(lat);
+            shared.record_warmup(lat, extra);
         } else {
             let cycle = period - warm;
             shared.record_wakeup(lat, extra, interval, cycle, correct);
