@@ -16,6 +16,7 @@ pub mod report;
 pub mod runref;
 pub mod sys;
 pub mod sysinfo;
+pub mod tune;
 pub mod ui;
 pub mod units;
 
