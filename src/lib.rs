@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod doctor;
 pub mod engine;
 pub mod histogram;
 pub mod output;
