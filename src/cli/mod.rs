@@ -2,8 +2,19 @@
 //! dispatch from a parsed command to the library. The library's core never
 //! sees a flag: each subcommand turns its flags into typed options.
 
+/// `println!` that ignores a closed standard output (`rtscope doctor |
+/// head` must not panic).
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+pub mod doctor;
 pub mod measure;
 pub mod schema;
+pub mod tune;
 
 use clap::{Parser, Subcommand};
 
@@ -23,6 +34,10 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
+    /// Check what stands between this system and good real-time latency.
+    Doctor(doctor::DoctorArgs),
+    /// Isolate CPUs for real-time work, with a guaranteed revert.
+    Tune(tune::TuneArgs),
 }
 
 /// How a successful command ends.
@@ -45,8 +60,17 @@ impl Exit {
 
 /// Run a parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    // A tuning left behind by an rtscope that died is announced by every
+    // command (`tune` reports it itself).
+    if !matches!(cli.command, Command::Tune(_)) {
+        if let Some(w) = crate::tune::session::pending_warning() {
+            eprintln!("rtscope: {w}");
+        }
+    }
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Tune(args) => tune::run(&args),
     }
 }
