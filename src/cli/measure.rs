@@ -319,6 +319,10 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
+    if let Some(cpus) = &args.isolate {
+        // Bad options fail before the system is touched.
+        Plan::build(config.clone(), &cpus.0)?;
+    }
     // Reverted when dropped: at the end, on an error, or on a panic.
     let isolation = crate::tune::session::for_measure(
         args.isolate.as_ref().map(|c| c.0.as_slice()),

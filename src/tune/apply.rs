@@ -175,7 +175,7 @@ pub fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, TuneError> {
     let mut out = Vec::new();
     for s in SETTINGS {
         if req.skip.iter().any(|n| n == s.name) {
-            out.push(Planned::nothing(s.name, "skipped (--skip)"));
+            out.push(Planned::nothing(s.name, "left alone (--skip)"));
             continue;
         }
         let planned = (s.plan)(env, req).map_err(|error| TuneError::Plan {

@@ -254,7 +254,13 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
     let before = snapshot(&watch);
     assert_eq!(cpus_allowed(b.id()), "0-1");
 
-    let o = t.run(&["tune", "isolate", "1"]);
+    let o = t.run(&[
+        "tune",
+        "isolate",
+        "1",
+        "--no-rt-throttling",
+        "--hold-dma-latency",
+    ]);
     assert_code(&o, 0);
     let out = stdout(&o);
     assert!(
@@ -280,6 +286,14 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
     );
     assert_eq!(state_of(irqb.id()), 'T', "irqbalance is paused");
     assert_eq!(read("/proc/sys/kernel/timer_migration").trim(), "0");
+    assert_eq!(read("/proc/sys/kernel/sched_rt_runtime_us").trim(), "-1");
+    let holder: u32 = out
+        .split("held at 0 us by pid ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no cpu_dma_latency holder: {out}"));
+    assert!(read(&format!("/proc/{holder}/cmdline")).contains("hold-dma-latency"));
 
     let s = t.run(&["tune", "--status"]);
     assert_code(&s, 0);
@@ -325,6 +339,10 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
         "the pinned process keeps its own affinity"
     );
     assert_eq!(state_of(irqb.id()), 'S', "irqbalance resumed");
+    assert!(
+        !read(&format!("/proc/{holder}/cmdline")).contains("hold-dma-latency"),
+        "the cpu_dma_latency holder was ended"
+    );
     assert_same(&before, &after);
     // Revert is idempotent.
     let rv2 = t.run(&["tune", "--revert"]);
