@@ -113,10 +113,10 @@ fn print_text(ctx: &Ctx, source: &str, findings: &[Finding]) {
         if x.status >= Status::Warn {
             outln!("  {:<4}  {:<width$}  why: {}", "", "", x.why);
         }
-        if let Some(fix) = &x.fix {
-            if x.status >= Status::Info {
-                outln!("  {:<4}  {:<width$}  fix: {fix}", "", "");
-            }
+        if let Some(fix) = &x.fix
+            && x.status >= Status::Info
+        {
+            outln!("  {:<4}  {:<width$}  fix: {fix}", "", "");
         }
     }
     let s = doctor::summary(findings);

@@ -62,10 +62,10 @@ impl Exit {
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     // A tuning left behind by an rtscope that died is announced by every
     // command (`tune` reports it itself).
-    if !matches!(cli.command, Command::Tune(_)) {
-        if let Some(w) = crate::tune::session::pending_warning() {
-            eprintln!("rtscope: {w}");
-        }
+    if !matches!(cli.command, Command::Tune(_))
+        && let Some(w) = crate::tune::session::pending_warning()
+    {
+        eprintln!("rtscope: {w}");
     }
     match cli.command {
         Command::Measure(args) => measure::run(&args),

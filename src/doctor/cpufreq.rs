@@ -27,10 +27,10 @@ fn governor(ctx: &Ctx) -> Verdict {
         if g != "performance" {
             bad.push((c, g));
         }
-        if let (Some(max), Some(hw)) = (f.max_khz, f.hw_max_khz) {
-            if max < hw {
-                capped.push((c, format!("max {} MHz of {} MHz", max / 1000, hw / 1000)));
-            }
+        if let (Some(max), Some(hw)) = (f.max_khz, f.hw_max_khz)
+            && max < hw
+        {
+            capped.push((c, format!("max {} MHz of {} MHz", max / 1000, hw / 1000)));
         }
     }
     if seen == 0 {

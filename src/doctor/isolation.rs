@@ -30,17 +30,17 @@ fn isolation(ctx: &Ctx) -> Verdict {
         .fix("say which CPUs will run real-time work: rtscope doctor --cpus 1");
     }
     let covered = |set: &[usize]| ctx.rt_cpus.iter().all(|c| set.contains(c));
-    if let Some(t) = &f.tuning {
-        if matches!(t.state, TuningState::Applied | TuningState::InUse) && covered(&t.isolated_cpus)
-        {
-            return Verdict::new(
-                Status::Ok,
-                format!(
-                    "CPUs {} isolated by rtscope tune (cpusets)",
-                    format_cpu_list(&t.isolated_cpus)
-                ),
-            );
-        }
+    if let Some(t) = &f.tuning
+        && matches!(t.state, TuningState::Applied | TuningState::InUse)
+        && covered(&t.isolated_cpus)
+    {
+        return Verdict::new(
+            Status::Ok,
+            format!(
+                "CPUs {} isolated by rtscope tune (cpusets)",
+                format_cpu_list(&t.isolated_cpus)
+            ),
+        );
     }
     let kernel = f
         .kernel_isolated

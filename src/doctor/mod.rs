@@ -169,10 +169,10 @@ pub fn run(ctx: &Ctx) -> Vec<Finding> {
 /// came from: CPUs isolated by rtscope, else by isolcpus, else nohz_full,
 /// else every online CPU.
 pub fn default_rt_cpus(f: &Facts) -> (Vec<usize>, String) {
-    if let Some(t) = &f.tuning {
-        if matches!(t.state, TuningState::Applied | TuningState::InUse) {
-            return (t.isolated_cpus.clone(), "isolated by rtscope tune".into());
-        }
+    if let Some(t) = &f.tuning
+        && matches!(t.state, TuningState::Applied | TuningState::InUse)
+    {
+        return (t.isolated_cpus.clone(), "isolated by rtscope tune".into());
     }
     if let Some(iso) = f.kernel_isolated.clone().filter(|v| !v.is_empty()) {
         return (iso, "isolated by isolcpus".into());

@@ -31,9 +31,13 @@ pub fn affinity_path(irq: u32) -> String {
     format!("/proc/irq/{irq}/smp_affinity_list")
 }
 
+/// One numbered row of `/proc/interrupts`: IRQ, `(cpu, count)` pairs, and
+/// the rest of the line.
+pub type InterruptRow = (u32, Vec<(usize, u64)>, String);
+
 /// Parse `/proc/interrupts`: per numbered IRQ, its per-CPU counts and the
 /// rest of the line.
-pub fn parse_interrupts(text: &str) -> Vec<(u32, Vec<(usize, u64)>, String)> {
+pub fn parse_interrupts(text: &str) -> Vec<InterruptRow> {
     let mut lines = text.lines();
     let cpus: Vec<usize> = lines
         .next()

@@ -104,7 +104,7 @@ impl SysRoot {
                     .collect()
             })
             .unwrap_or_default();
-        names.sort_by(|a, b| natural(a).cmp(&natural(b)));
+        names.sort_by_key(|a| natural(a));
         names
     }
 }

@@ -6,10 +6,10 @@ use super::SysRoot;
 
 /// "none" on bare metal, else the hypervisor's name when known, or "vm".
 pub fn virtualization(root: &SysRoot) -> String {
-    if let Some(t) = root.read("/sys/hypervisor/type") {
-        if !t.is_empty() {
-            return t;
-        }
+    if let Some(t) = root.read("/sys/hypervisor/type")
+        && !t.is_empty()
+    {
+        return t;
     }
     let dmi = ["sys_vendor", "product_name", "bios_vendor"]
         .iter()

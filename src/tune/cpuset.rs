@@ -171,12 +171,13 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
             let parent_eff = env
                 .read(&fs.file("", "cpuset.cpus.effective"))
                 .and_then(|s| parse_cpu_list(&s).ok());
-            if let (Some(eff), Ok(iso)) = (parent_eff, parse_cpu_list(cpus)) {
-                if env.root.is_host() && eff.iter().any(|c| iso.contains(c)) {
-                    return Err(format!(
-                        "the root cgroup still has CPUs {cpus} after creating the partition"
-                    ));
-                }
+            if let (Some(eff), Ok(iso)) = (parent_eff, parse_cpu_list(cpus))
+                && env.root.is_host()
+                && eff.iter().any(|c| iso.contains(c))
+            {
+                return Err(format!(
+                    "the root cgroup still has CPUs {cpus} after creating the partition"
+                ));
             }
             Ok(Some(format!("partition type {kind}")))
         }

@@ -102,13 +102,13 @@ pub fn for_measure(
         },
         &online,
     )?;
-    if let Some(a) = affinity {
-        if let Some(c) = a.iter().find(|c| !req.isolated.contains(c)) {
-            anyhow::bail!(
-                "-a includes CPU {c}, which --isolate {} does not isolate: measure on the isolated CPUs (leave out -a)",
-                format_cpu_list(&req.isolated)
-            );
-        }
+    if let Some(a) = affinity
+        && let Some(c) = a.iter().find(|c| !req.isolated.contains(c))
+    {
+        anyhow::bail!(
+            "-a includes CPU {c}, which --isolate {} does not isolate: measure on the isolated CPUs (leave out -a)",
+            format_cpu_list(&req.isolated)
+        );
     }
     let env = Env::host();
     // Ctrl-C / SIGTERM while applying: roll back and stop.
