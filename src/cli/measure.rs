@@ -319,9 +319,9 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
-    if let Some(cpus) = &args.isolate {
+    if args.isolate.is_some() {
         // Bad options fail before the system is touched.
-        Plan::build(config.clone(), &cpus.0)?;
+        Plan::build(config.clone(), &allowed_cpus()?)?;
     }
     // Reverted when dropped: at the end, on an error, or on a panic.
     let isolation = crate::tune::session::for_measure(

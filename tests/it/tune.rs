@@ -173,27 +173,74 @@ fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, Strin
     assert!(common > 10, "too few tasks compared ({common})");
 }
 
+/// A child process, killed when dropped (also when an assertion fails,
+/// so that a paused or running rtscope never outlives its test).
+struct Kid(Option<Child>);
+
+impl Kid {
+    fn new(c: Child) -> Kid {
+        Kid(Some(c))
+    }
+
+    fn id(&self) -> u32 {
+        self.0.as_ref().unwrap().id()
+    }
+
+    /// SIGKILL and reap.
+    fn sigkill(&mut self) {
+        let c = self.0.as_mut().unwrap();
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+
+    /// SIGTERM, then wait for the output.
+    fn sigterm_and_wait(mut self) -> Output {
+        let c = self.0.take().unwrap();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        c.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// A process busy on whatever CPU it may use.
-fn busy() -> Child {
-    Command::new("sh")
-        .args(["-c", "while :; do :; done"])
-        .spawn()
-        .unwrap()
+fn busy() -> Kid {
+    Kid::new(
+        Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap(),
+    )
 }
 
 /// A process pinned to CPU 1 by its own affinity.
-fn pinned() -> Child {
-    Command::new("taskset")
-        .args(["-c", "1", "sleep", "300"])
-        .spawn()
-        .unwrap()
+fn pinned() -> Kid {
+    Kid::new(
+        Command::new("taskset")
+            .args(["-c", "1", "sleep", "300"])
+            .spawn()
+            .unwrap(),
+    )
 }
 
 /// A stand-in irqbalance (a copy of sleep named irqbalance).
-fn fake_irqbalance(dir: &TempDir) -> Child {
+fn fake_irqbalance(dir: &TempDir) -> Kid {
     let exe = dir.join("irqbalance");
     std::fs::copy("/bin/sleep", &exe).unwrap();
-    Command::new(exe).arg("300").spawn().unwrap()
+    Kid::new(Command::new(exe).arg("300").spawn().unwrap())
 }
 
 fn state_of(pid: u32) -> char {
@@ -208,11 +255,6 @@ fn last_cpu(pid: u32) -> u32 {
     rest[39 - 3].parse().unwrap()
 }
 
-fn kill(mut c: Child) {
-    let _ = c.kill();
-    let _ = c.wait();
-}
-
 fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
     while !f() {
@@ -222,21 +264,6 @@ fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn sigkill(c: &mut Child) {
-    c.kill().unwrap();
-    c.wait().unwrap();
-}
-
-fn sigterm(c: &Child) {
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &c.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
 }
 
 #[test]
@@ -352,9 +379,6 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
         "{}",
         stdout(&rv2)
     );
-    kill(b);
-    kill(p);
-    kill(irqb);
 }
 
 #[test]
@@ -447,14 +471,15 @@ fn sigkill_mid_apply_is_announced_and_reverted() {
     let b = busy();
     std::thread::sleep(Duration::from_millis(50));
     let before = snapshot(&[b.id()]);
-    let mut c = t
-        .cmd()
-        .args(["tune", "isolate", "1"])
-        .env("RTSCOPE_TUNE_TEST_PAUSE_AFTER", "4")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = Kid::new(
+        t.cmd()
+            .args(["tune", "isolate", "1"])
+            .env("RTSCOPE_TUNE_TEST_PAUSE_AFTER", "4")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let journal = t.journal();
     wait_for("4 journaled changes", 20, || {
         read(journal.to_str().unwrap())
@@ -467,7 +492,7 @@ fn sigkill_mid_apply_is_announced_and_reverted() {
         "0",
         "tasks were moved before the kill"
     );
-    sigkill(&mut c);
+    c.sigkill();
     // The next rtscope command, whatever it is, warns.
     let d = t.run(&["doctor", "--cpus", "1"]);
     assert_code(&d, 0);
@@ -485,7 +510,6 @@ fn sigkill_mid_apply_is_announced_and_reverted() {
     assert!(!t.journal().exists());
     assert_eq!(cpus_allowed(b.id()), "0-1");
     assert_same(&before, &snapshot(&[b.id()]));
-    kill(b);
 }
 
 #[test]
@@ -498,13 +522,14 @@ fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
     let b = busy();
     std::thread::sleep(Duration::from_millis(50));
     let before = snapshot(&[b.id()]);
-    let mut c = t
-        .cmd()
-        .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = Kid::new(
+        t.cmd()
+            .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let journal = t.journal();
     wait_for("the isolation to be applied", 20, || {
         read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
@@ -514,7 +539,7 @@ fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
     });
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(cpus_allowed(b.id()), "0");
-    sigkill(&mut c);
+    c.sigkill();
     let s = t.run(&["tune", "--status"]);
     assert!(stdout(&s).contains("ABANDONED"), "{}", stdout(&s));
     let e = stderr(&t.run(&["schema"]));
@@ -523,7 +548,6 @@ fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
     assert_code(&rv, 0);
     assert_eq!(cpus_allowed(b.id()), "0-1");
     assert_same(&before, &snapshot(&[b.id()]));
-    kill(b);
 }
 
 #[test]
@@ -535,29 +559,29 @@ fn sigterm_ends_an_isolated_run_cleanly_and_reverts() {
     let t = Tuner::new("tune-term");
     let before = snapshot(&[]);
     let json = t.dir.join("run.json");
-    let c = t
-        .cmd()
-        .args([
-            "measure",
-            "--isolate",
-            "1",
-            "-D",
-            "60s",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let c = Kid::new(
+        t.cmd()
+            .args([
+                "measure",
+                "--isolate",
+                "1",
+                "-D",
+                "60s",
+                "-q",
+                "--json",
+                json.to_str().unwrap(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let journal = t.journal();
     wait_for("the isolation to be applied", 20, || {
         read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
     });
     std::thread::sleep(Duration::from_millis(700));
-    sigterm(&c);
-    let o = c.wait_with_output().unwrap();
+    let o = c.sigterm_and_wait();
     assert_code(&o, 0);
     let e = stderr(&o);
     assert!(e.contains("isolated CPUs 1 for this run"), "{e}");
@@ -621,6 +645,31 @@ fn hog(
     })
 }
 
+/// The hog, stopped when dropped (also when an assertion fails).
+struct Hog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    fn start(cpu: usize) -> Hog {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        Hog {
+            handle: Some(hog(cpu, stop.clone())),
+            stop,
+        }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
 /// Samples of a run's only thread at or above `ns`, from its histogram.
 fn samples_above(r: &serde_json::Value, ns: u64) -> u64 {
     r["threads"][0]["histogram"]["buckets"]
@@ -642,8 +691,7 @@ fn isolation_frees_the_measured_cpu_from_a_realtime_hog() {
     }
     let _g = exclusive_system();
     let t = Tuner::new("tune-proof");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let h = hog(1, stop.clone());
+    let _hog = Hog::start(1);
     let plain = t.dir.join("plain.json");
     let isolated = t.dir.join("isolated.json");
     let measure = |place: [&str; 2], json: &Path| {
@@ -652,35 +700,43 @@ fn isolation_frees_the_measured_cpu_from_a_realtime_hog() {
         args.push(json.to_str().unwrap());
         t.run(&args)
     };
-    let o = measure(["-a", "1"], &plain);
-    assert_code(&o, 0);
-    let o2 = measure(["--isolate", "1"], &isolated);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    h.join().unwrap();
-    assert_code(&o2, 0);
-    let (a, b) = (read_json(&plain), read_json(&isolated));
-    assert_eq!(b["threads"][0]["cpu"], 1);
-    assert!(a["fingerprint"].get("tuning").is_none());
-    assert_eq!(b["fingerprint"]["tuning"]["mode"], "run");
-    // A 20 ms block shows as samples of 15 ms and more (the late wake-up
-    // and the periods it missed).
-    let blocked = samples_above(&a, 15_000_000);
-    let blocked_iso = samples_above(&b, 15_000_000);
-    let missed = a["threads"][0]["stats"]["missed_periods"].as_u64().unwrap();
-    assert!(
-        blocked >= 10 && missed >= 10,
-        "the hog was not seen without isolation: {blocked} samples >= 15 ms, {missed} missed"
-    );
+    // The VM itself stalls for a few ms at times (and other engineers'
+    // tests may disturb CPU 1 meanwhile): up to three tries.
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let o = measure(["-a", "1"], &plain);
+        assert_code(&o, 0);
+        let o2 = measure(["--isolate", "1"], &isolated);
+        assert_code(&o2, 0);
+        let (a, b) = (read_json(&plain), read_json(&isolated));
+        assert_eq!(b["threads"][0]["cpu"], 1);
+        assert!(a["fingerprint"].get("tuning").is_none());
+        assert_eq!(b["fingerprint"]["tuning"]["mode"], "run");
+        // A 20 ms block shows as samples of 15 ms and more (the late
+        // wake-up and the periods it missed).
+        let blocked = samples_above(&a, 15_000_000);
+        let blocked_iso = samples_above(&b, 15_000_000);
+        let missed = a["threads"][0]["stats"]["missed_periods"].as_u64().unwrap();
+        assert!(
+            blocked >= 10 && missed >= 10,
+            "the hog was not seen without isolation: {blocked} samples >= 15 ms, {missed} missed"
+        );
+        eprintln!(
+            "proof: max {} ns / {} samples >= 15 ms without isolation; max {} ns / {} isolated",
+            a["threads"][0]["stats"]["max_ns"],
+            blocked,
+            b["threads"][0]["stats"]["max_ns"],
+            blocked_iso
+        );
+        tries.push((blocked, blocked_iso));
+        if blocked_iso * 5 <= blocked {
+            break;
+        }
+    }
+    let (blocked, blocked_iso) = *tries.last().unwrap();
     assert!(
         blocked_iso * 5 <= blocked,
-        "isolation did not remove the hog: {blocked_iso} samples >= 15 ms isolated vs {blocked} not"
-    );
-    eprintln!(
-        "proof: max {} ns / {} samples >= 15 ms without isolation; max {} ns / {} isolated",
-        a["threads"][0]["stats"]["max_ns"],
-        blocked,
-        b["threads"][0]["stats"]["max_ns"],
-        blocked_iso
+        "isolation did not remove the hog (samples >= 15 ms, not isolated vs isolated): {tries:?}"
     );
 }
 
@@ -691,13 +747,14 @@ fn second_concurrent_tune_is_refused_while_a_run_holds_the_isolation() {
     }
     let _g = exclusive_system();
     let t = Tuner::new("tune-busy");
-    let c = t
-        .cmd()
-        .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let c = Kid::new(
+        t.cmd()
+            .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let journal = t.journal();
     wait_for("the isolation to be applied", 20, || {
         read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
@@ -727,8 +784,7 @@ fn second_concurrent_tune_is_refused_while_a_run_holds_the_isolation() {
         "no crash warning while the owner lives: {}",
         stderr(&s)
     );
-    sigterm(&c);
-    let o = c.wait_with_output().unwrap();
+    let o = c.sigterm_and_wait();
     assert_code(&o, 0);
     assert!(!t.journal().exists());
 }
