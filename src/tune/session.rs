@@ -275,6 +275,23 @@ impl Isolation {
     pub fn owned(&self) -> bool {
         self.owned
     }
+
+    /// Put process `pid` (e.g. a load this run starts) on the housekeeping
+    /// CPUs: children of a measuring process are otherwise born in
+    /// `rtscope-rt`, on the isolated CPUs.
+    pub fn place_on_housekeeping(&self, pid: u32) -> Result<(), String> {
+        let fs = self
+            .env
+            .cpuset
+            .as_ref()
+            .ok_or_else(super::cpuset::no_cpuset_message)?;
+        match fs.version {
+            CpusetVersion::V1 => move_to(&self.env, SYSTEM_NAME, "cgroup.procs", pid),
+            CpusetVersion::V2 => self
+                .env
+                .write(&fs.file("", "cgroup.procs"), &pid.to_string()),
+        }
+    }
 }
 
 impl Drop for Isolation {
@@ -312,5 +329,45 @@ impl Observer for IsolatedObserver<'_> {
 
     fn tick(&mut self, view: &RunView) -> Control {
         self.inner.tick(view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::FakeTree;
+
+    #[test]
+    fn loads_can_be_put_on_the_housekeeping_cpus() {
+        let t = FakeTree::new(&[
+            ("/proc/mounts", "cgroup /cg cgroup rw,cpuset 0 0\n"),
+            ("/cg/rtscope-system/cgroup.procs", ""),
+        ]);
+        let iso = Isolation {
+            env: Env::new(t.root()),
+            owned: false,
+            lock: None,
+            isolated: vec![1],
+            reverted: true,
+        };
+        iso.place_on_housekeeping(4242).unwrap();
+        assert_eq!(
+            iso.env.read("/cg/rtscope-system/cgroup.procs").as_deref(),
+            Some("4242")
+        );
+        let v2 = FakeTree::new(&[
+            ("/proc/mounts", "cgroup2 /cg cgroup2 rw 0 0\n"),
+            ("/cg/cgroup.controllers", "cpuset\n"),
+            ("/cg/cgroup.procs", ""),
+        ]);
+        let iso2 = Isolation {
+            env: Env::new(v2.root()),
+            owned: false,
+            lock: None,
+            isolated: vec![1],
+            reverted: true,
+        };
+        iso2.place_on_housekeeping(7).unwrap();
+        assert_eq!(iso2.env.read("/cg/cgroup.procs").as_deref(), Some("7"));
     }
 }
