@@ -534,8 +534,16 @@ fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
     wait_for("the isolation to be applied", 20, || {
         read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
     });
-    wait_for("measure to join rtscope-rt", 10, || {
-        cpuset_of(c.id()) == "/rtscope-rt"
+    // Its measuring thread runs in rtscope-rt (the control thread goes
+    // back to the housekeeping CPUs once the threads run).
+    wait_for("a measuring thread in rtscope-rt", 10, || {
+        std::fs::read_dir(format!("/proc/{}/task", c.id()))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()).any(|e| {
+                    read(&format!("{}/cpuset", e.path().display())).trim() == "/rtscope-rt"
+                })
+            })
+            .unwrap_or(false)
     });
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(cpus_allowed(b.id()), "0");
@@ -581,6 +589,19 @@ fn sigterm_ends_an_isolated_run_cleanly_and_reverts() {
         read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
     });
     std::thread::sleep(Duration::from_millis(700));
+    // The measuring thread runs in rtscope-rt, the control thread went
+    // back to the housekeeping CPUs.
+    let threads: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", c.id()))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            read(&format!("{}/cpuset", e.path().display()))
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(cpuset_of(c.id()), "/rtscope-system", "{threads:?}");
+    assert!(threads.iter().any(|t| t == "/rtscope-rt"), "{threads:?}");
     let o = c.sigterm_and_wait();
     assert_code(&o, 0);
     let e = stderr(&o);
