@@ -320,8 +320,14 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
     if args.isolate.is_some() {
-        // Bad options fail before the system is touched.
+        // Bad options and unwritable outputs fail before the system is
+        // touched.
         Plan::build(config.clone(), &allowed_cpus()?)?;
+        for (path, what) in [(&args.json, "--json"), (&args.histfile, "--histfile")] {
+            if let Some(p) = path {
+                output::check_writable(p, what)?;
+            }
+        }
     }
     // Reverted when dropped: at the end, on an error, or on a panic.
     let isolation = crate::tune::session::for_measure(
