@@ -440,6 +440,22 @@ fn refuses_what_would_hurt() {
             vec!["measure", "--isolate", "1", "-a", "0", "-D", "1s"],
             "does not isolate",
         ),
+        (
+            vec!["measure", "--isolate", "1", "-p", "200", "-D", "1s"],
+            "out of range",
+        ),
+        (
+            vec![
+                "measure",
+                "--isolate",
+                "1",
+                "-D",
+                "1s",
+                "--json",
+                "/nonexistent/r.json",
+            ],
+            "does not exist",
+        ),
     ] {
         let o = t.run(&args);
         assert_code(&o, 2);
