@@ -34,9 +34,8 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
-    /// Check what stands between this system and good real-time latency.
+    // Doctor and Tune take their help (short and long) from their Args.
     Doctor(doctor::DoctorArgs),
-    /// Isolate CPUs for real-time work, with a guaranteed revert.
     Tune(tune::TuneArgs),
 }
 

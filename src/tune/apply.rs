@@ -468,6 +468,87 @@ mod tests {
     }
 
     #[test]
+    fn revert_restores_in_reverse_and_a_journal_from_another_boot_is_only_discarded() {
+        let t = crate::sysinfo::FakeTree::new(&[
+            ("/proc/sys/kernel/timer_migration", "0\n"),
+            (
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+                "always madvise [never]\n",
+            ),
+        ]);
+        let env = Env::new(t.root());
+        let path = t.dir.join("state/tune.journal");
+        let header = |boot_id: &str| Header {
+            format: journal::FORMAT,
+            boot_id: boot_id.into(),
+            pid: 1,
+            pid_start_ticks: 1,
+            mode: Mode::Persistent,
+            command: vec![],
+            isolated_cpus: vec![1],
+            housekeeping_cpus: vec![0],
+            started_unix_ns: 0,
+        };
+        let write = |boot_id: &str| {
+            let mut w = Writer::create(&path, &header(boot_id)).unwrap();
+            for (setting, key, orig, target) in [
+                (
+                    "timer-migration",
+                    "/proc/sys/kernel/timer_migration",
+                    "1",
+                    "0",
+                ),
+                (
+                    "thp",
+                    "/sys/kernel/mm/transparent_hugepage/enabled",
+                    "madvise",
+                    "never",
+                ),
+            ] {
+                let c = w
+                    .change(Planned::new(setting, key, orig, target).change)
+                    .unwrap();
+                w.result(c.seq, true, None).unwrap();
+            }
+            w.applied().unwrap();
+            Journal::load(&path).unwrap().unwrap()
+        };
+        // Another boot: nothing is written back, the journal goes.
+        let old = write("another-boot");
+        assert!(old.from_earlier_boot());
+        let r = revert(&env, &old);
+        assert!(r.failed.is_empty());
+        assert!(r.restored.iter().all(|(_, x)| *x == Restored::Gone));
+        assert_eq!(
+            env.read("/proc/sys/kernel/timer_migration").as_deref(),
+            Some("0")
+        );
+        assert!(!path.exists());
+        // This boot: last change first, then the journal goes; twice is fine.
+        let now = write(&journal::current_boot_id().unwrap_or_default());
+        let r = revert(&env, &now);
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        assert_eq!(r.restored[0].0.setting, "thp", "reverse order");
+        assert_eq!(
+            env.read("/proc/sys/kernel/timer_migration").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            env.read("/sys/kernel/mm/transparent_hugepage/enabled")
+                .as_deref(),
+            Some("madvise")
+        );
+        assert!(!path.exists());
+        let again = revert(&env, &now);
+        assert!(
+            again
+                .restored
+                .iter()
+                .all(|(_, x)| *x == Restored::AlreadyOriginal)
+        );
+    }
+
+    #[test]
     fn plan_on_a_fake_tree_reads_originals_and_changes_nothing() {
         let t = crate::sysinfo::FakeTree::new(&[
             ("/proc/mounts", "cgroup /cg cgroup rw,cpuset 0 0\n"),
