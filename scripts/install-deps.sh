@@ -4,8 +4,9 @@
 set -eu
 
 # Debian packages: rt-tests (cyclictest, hackbench: the reference and a
-# load), stress-ng (loads), strace (the hot-path syscall test).
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace}"
+# load), stress-ng (loads), strace (the hot-path syscall test), util-linux
+# (taskset and setpriv: the tune tests).
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux}"
 
 missing=""
 for p in $PACKAGES; do

@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod doctor;
 pub mod engine;
 pub mod histogram;
 pub mod output;
@@ -16,6 +17,7 @@ pub mod report;
 pub mod runref;
 pub mod sys;
 pub mod sysinfo;
+pub mod tune;
 pub mod ui;
 pub mod units;
 

@@ -392,12 +392,152 @@ pub struct Fingerprint {
     /// Facts added by later fingerprint versions, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, String>,
+    /// Where the kernel configuration was read (/proc/config.gz or
+    /// /boot/config-RELEASE); not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_config_source: Option<String>,
+    /// CONFIG_HZ: scheduler ticks per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
+    /// High-resolution timers in force (CONFIG_HIGH_RES_TIMERS, and a
+    /// 1 ns CLOCK_MONOTONIC resolution when measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_res_timers: Option<bool>,
+    /// CONFIG_NO_HZ_FULL: tickless CPUs are possible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_hz_full: Option<bool>,
+    /// CPUs running without a periodic tick (kernel list, e.g. "2-3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nohz_full_cpus: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcu: Option<FingerprintRcu>,
+    /// Latency-related options of the kernel command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_options: Option<FingerprintBoot>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smt: Option<FingerprintSmt>,
+    /// Per online CPU: frequency governor and limits, idle states.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<FingerprintCpu>,
+    /// cpuidle driver in use (none when idle is left to the platform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle_driver: Option<String>,
+    /// Current clocksource (tsc, arch_sys_counter, hpet ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
+    /// Real-time throttling: runtime allowed per period, us (-1: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_rt_runtime_us: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_rt_period_us: Option<i64>,
+    /// "none" on bare metal, else the hypervisor (kvm, xen ...) or "vm".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtualization: Option<String>,
+    /// The rtscope tuning in force during the run (none: untuned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuning: Option<FingerprintTuning>,
+}
+
+/// RCU configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FingerprintRcu {
+    /// CONFIG_PREEMPT_RCU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_rcu: Option<bool>,
+    /// CONFIG_RCU_BOOST: priority boosting of preempted readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost: Option<bool>,
+    /// CONFIG_RCU_NOCB_CPU: callbacks can be offloaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nocb_cpu: Option<bool>,
+    /// CPUs whose callbacks are offloaded (kernel list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nocb_cpus: Option<String>,
+}
+
+/// Kernel command-line options that change latency, as given.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FingerprintBoot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolcpus: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nohz_full: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcu_nocbs: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqaffinity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intel_idle_max_cstate: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor_max_cstate: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle_off: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threadirqs: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nosmt: Option<String>,
+}
+
+/// Simultaneous multithreading.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FingerprintSmt {
+    /// on, off, forceoff, notsupported, notimplemented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<bool>,
+    pub threads_per_core: u32,
+}
+
+/// One online CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FingerprintCpu {
+    pub cpu: u32,
+    /// cpufreq governor (none without a cpufreq driver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_khz: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_khz: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle_states: Vec<FingerprintIdleState>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FingerprintIdleState {
+    pub name: String,
+    pub exit_latency_us: u64,
+    pub disabled: bool,
+}
+
+/// Tuning rtscope applied (`rtscope tune`, `measure --isolate`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FingerprintTuning {
+    /// "run" (measure --isolate) or "persistent" (rtscope tune isolate).
+    pub mode: String,
+    /// The command that applied it; not compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    pub isolated_cpus: String,
+    pub housekeeping_cpus: String,
+    /// Settings changed (cpuset, tasks, irq-affinity, governor ...).
+    pub settings: Vec<String>,
 }
 
 impl Fingerprint {
     /// Fields that describe how a fact was found rather than the system;
     /// they never make two runs incomparable.
-    pub const NOT_COMPARED: &'static [&'static str] = &["preemption_evidence", "hostname"];
+    pub const NOT_COMPARED: &'static [&'static str] = &[
+        "preemption_evidence",
+        "hostname",
+        "kernel_config_source",
+        "tuning.command",
+    ];
 
     /// The fingerprint as flat `dotted.path = value` pairs, sorted.
     pub fn flatten(&self) -> BTreeMap<String, String> {

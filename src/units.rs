@@ -157,6 +157,41 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
     out.join(",")
 }
 
+/// Parse a kernel CPU mask in hex (`3`, `ff,ffffffff`: 32-bit groups,
+/// most significant first) into CPU numbers.
+pub fn parse_cpu_mask(text: &str) -> Result<Vec<usize>, ParseError> {
+    let err = || ParseError::CpuList(text.to_string());
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(err());
+    }
+    let digits: String = t.chars().filter(|c| *c != ',').collect();
+    let mut cpus = Vec::new();
+    for (i, c) in digits.chars().rev().enumerate() {
+        let v = c.to_digit(16).ok_or_else(err)? as usize;
+        for bit in 0..4 {
+            if v & (1 << bit) != 0 {
+                cpus.push(i * 4 + bit);
+            }
+        }
+    }
+    Ok(cpus)
+}
+
+/// Format CPUs as a kernel hex mask in 32-bit groups (`3`, `1,00000000`).
+pub fn format_cpu_mask(cpus: &[usize]) -> String {
+    let top = cpus.iter().copied().max().unwrap_or(0);
+    let mut groups = vec![0u32; top / 32 + 1];
+    for &c in cpus {
+        groups[c / 32] |= 1 << (c % 32);
+    }
+    let mut out = format!("{:x}", groups[groups.len() - 1]);
+    for g in groups.iter().rev().skip(1) {
+        out.push_str(&format!(",{g:08x}"));
+    }
+    out
+}
+
 /// Nanoseconds as microseconds with 0.1 µs precision, unit included
 /// (`"12.3us"`).
 pub fn fmt_us(ns: u64) -> String {
@@ -242,6 +277,20 @@ mod tests {
         }
         assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
         assert_eq!(format_cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn cpu_masks() {
+        assert_eq!(parse_cpu_mask("3").unwrap(), vec![0, 1]);
+        assert_eq!(parse_cpu_mask("1,00000001").unwrap(), vec![0, 32]);
+        assert_eq!(parse_cpu_mask("0000000a\n").unwrap(), vec![1, 3]);
+        assert!(parse_cpu_mask("xyz").is_err());
+        assert_eq!(format_cpu_mask(&[0, 1]), "3");
+        assert_eq!(format_cpu_mask(&[0, 32]), "1,00000001");
+        assert_eq!(format_cpu_mask(&[]), "0");
+        for cpus in [vec![1], vec![0, 5, 31, 33, 64]] {
+            assert_eq!(parse_cpu_mask(&format_cpu_mask(&cpus)).unwrap(), cpus);
+        }
     }
 
     #[test]

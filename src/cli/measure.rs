@@ -227,6 +227,12 @@ pub struct MeasureArgs {
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Isolate these CPUs for this run only and measure on them (cpusets,
+    /// IRQs, governor ...: as `rtscope tune isolate`); everything is put
+    /// back at the end, on Ctrl-C, SIGTERM or an error. Needs root.
+    #[arg(long = "isolate", value_name = "CPULIST", value_parser = cpulist)]
+    pub isolate: Option<CpuList>,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -314,6 +320,22 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
+    if args.isolate.is_some() {
+        // Bad options and unwritable outputs fail before the system is
+        // touched.
+        Plan::build(config.clone(), &allowed_cpus()?)?;
+        for (path, what) in [(&args.json, "--json"), (&args.histfile, "--histfile")] {
+            if let Some(p) = path {
+                output::check_writable(p, what)?;
+            }
+        }
+    }
+    // Reverted when dropped: at the end, on an error, or on a panic.
+    let isolation = crate::tune::session::for_measure(
+        args.isolate.as_ref().map(|c| c.0.as_slice()),
+        config.cpus.as_deref(),
+        config.main_affinity.is_some(),
+    )?;
     let plan = Plan::build(config, &allowed_cpus()?)?;
     if let Some((rows, _)) = args.hist_rows() {
         if rows == 0 || rows > 10_000_000 {
@@ -337,7 +359,10 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let mode = LiveMode::choose(args.quiet, args.live);
     let mut observer = LiveObserver::new(mode, &plan, &ctx)?;
-    let outcome = engine::run(&plan, &mut observer)?;
+    let outcome = engine::run(
+        &plan,
+        &mut crate::tune::session::observe(isolation.as_ref(), &mut observer),
+    )?;
     observer.finish();
 
     let mut ctx = ctx;

@@ -2,9 +2,20 @@
 //! dispatch from a parsed command to the library. The library's core never
 //! sees a flag: each subcommand turns its flags into typed options.
 
+/// `println!` that ignores a closed standard output (`rtscope doctor |
+/// head` must not panic).
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+pub mod doctor;
 pub mod man;
 pub mod measure;
 pub mod schema;
+pub mod tune;
 
 use clap::{Parser, Subcommand};
 
@@ -23,6 +34,9 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
+    // Doctor and Tune take their help (short and long) from their Args.
+    Doctor(doctor::DoctorArgs),
+    Tune(tune::TuneArgs),
     /// Write the man pages into a directory.
     #[command(hide = true)]
     Man(man::ManArgs),
@@ -48,9 +62,18 @@ impl Exit {
 
 /// Run a parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    // A tuning left behind by an rtscope that died is announced by every
+    // command (`tune` reports it itself).
+    if !matches!(cli.command, Command::Tune(_))
+        && let Some(w) = crate::tune::session::pending_warning()
+    {
+        eprintln!("rtscope: {w}");
+    }
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Tune(args) => tune::run(&args),
         Command::Man(args) => man::run(&args),
     }
 }

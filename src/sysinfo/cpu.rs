@@ -1,4 +1,4 @@
-//! CPU facts: online and possible CPUs, the model name.
+//! CPU facts: online, possible and offline CPUs, the model name.
 
 use super::SysRoot;
 use crate::units::parse_cpu_list;
@@ -7,6 +7,17 @@ use crate::units::parse_cpu_list;
 pub fn online_cpus(root: &SysRoot) -> Option<Vec<usize>> {
     root.read("/sys/devices/system/cpu/online")
         .and_then(|s| parse_cpu_list(&s).ok())
+}
+
+/// CPUs that exist but are offline (`/sys/devices/system/cpu/offline`).
+pub fn offline_cpus(root: &SysRoot) -> Vec<usize> {
+    root.read_cpus("/sys/devices/system/cpu/offline")
+        .unwrap_or_default()
+}
+
+/// CPUs the kernel could ever bring online.
+pub fn possible_cpus(root: &SysRoot) -> Option<Vec<usize>> {
+    root.read_cpus("/sys/devices/system/cpu/possible")
 }
 
 /// CPU model name from `/proc/cpuinfo` ("model name", or "Hardware" /

@@ -1,11 +1,33 @@
-//! Read-only facts about the system: kernel, preemption model, CPUs,
-//! command line. Everything is read below a root directory (`/` on a real
-//! system, a fake tree in tests) so that configurations this machine does
-//! not have can be tested. Nothing here changes the system.
+//! Read-only facts about the system: kernel, preemption model, timers,
+//! RCU, command line, CPUs (frequency, idle states, SMT), IRQs, memory,
+//! limits, virtualization, watchdogs, scheduler knobs, cpusets and the
+//! tuning rtscope applied. Everything is read below a root directory (`/`
+//! on a real system, a fake tree in tests) so that configurations this
+//! machine does not have can be tested. Nothing here changes the system.
+//!
+//! One file per area; [`facts::Facts`] gathers them all once, and both
+//! `doctor` and the run fingerprint read that, so every fact is read one
+//! way only.
 
+pub mod cgroup;
+pub mod cmdline;
 pub mod cpu;
+pub mod cpufreq;
+pub mod cpuidle;
+pub mod facts;
 pub mod fingerprint;
+pub mod irq;
 pub mod kernel;
+pub mod limits;
+pub mod memory;
+pub mod process;
+pub mod rcu;
+pub mod sched;
+pub mod timers;
+pub mod topology;
+pub mod tuning;
+pub mod virt;
+pub mod watchdog;
 
 use std::path::{Path, PathBuf};
 
@@ -57,5 +79,82 @@ impl SysRoot {
     /// Raw bytes (for gzip files).
     pub fn read_bytes(&self, abs: &str) -> Option<Vec<u8>> {
         std::fs::read(self.path(abs)).ok()
+    }
+
+    /// A CPU list file (`0-3,6`); an empty file is an empty list.
+    pub fn read_cpus(&self, abs: &str) -> Option<Vec<usize>> {
+        let s = self.read(abs)?;
+        if s.is_empty() {
+            return Some(Vec::new());
+        }
+        crate::units::parse_cpu_list(&s).ok()
+    }
+
+    /// A file holding one integer.
+    pub fn read_i64(&self, abs: &str) -> Option<i64> {
+        self.read(abs)?.parse().ok()
+    }
+
+    /// Names in a directory, sorted; empty when missing.
+    pub fn list(&self, abs: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(abs))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort_by_key(|a| natural(a));
+        names
+    }
+}
+
+/// Sort key that puts `cpu2` before `cpu10` and `9` before `10`.
+fn natural(s: &str) -> (String, u64, String) {
+    let digits_at = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
+    let (head, rest) = s.split_at(digits_at);
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let n = rest[..end].parse().unwrap_or(0);
+    (head.to_string(), n, rest[end..].to_string())
+}
+
+/// A fake system tree for tests: files written below a fresh temporary
+/// directory, removed on drop.
+#[doc(hidden)]
+pub struct FakeTree {
+    pub dir: PathBuf,
+}
+
+impl FakeTree {
+    pub fn new(files: &[(&str, &str)]) -> FakeTree {
+        let dir = std::env::temp_dir().join(format!(
+            "rtscope-fake-{}-{}",
+            std::process::id(),
+            crate::record::new_run_uuid()
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let t = FakeTree { dir };
+        for (p, text) in files {
+            t.write(p, text);
+        }
+        t
+    }
+
+    pub fn write(&self, abs: &str, text: &str) {
+        let p = self.dir.join(abs.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    pub fn root(&self) -> SysRoot {
+        SysRoot::at(&self.dir)
+    }
+}
+
+impl Drop for FakeTree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -3,5 +3,7 @@
 //! exit codes, restore), never timings. One test binary; one module per
 //! area.
 
+mod doctor;
 mod measure;
+mod tune;
 mod util;

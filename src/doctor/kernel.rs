@@ -1,0 +1,96 @@
+//! Kernel checks: the preemption model (PREEMPT_RT found from every
+//! source), heavy debug options, and whether the configuration is readable.
+
+use super::{Check, Ctx, Status, Verdict};
+
+pub static PREEMPTION: Check = Check {
+    id: "preemption",
+    area: "kernel",
+    title: "preemption model",
+    why: "Only PREEMPT_RT makes nearly all kernel code preemptible (threaded interrupts, sleeping spinlocks); other models leave non-preemptible sections of hundreds of us to ms in the worst case.",
+    run: preemption,
+};
+
+const RT_FIX: &str = "install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64, or linux-image-rt-arm64; mainline 6.12+: CONFIG_PREEMPT_RT=y)";
+
+fn preemption(ctx: &Ctx) -> Verdict {
+    let p = &ctx.facts.preemption;
+    let mut found = match p.model.as_str() {
+        "rt" => "PREEMPT_RT".to_string(),
+        "full" => "PREEMPT (full)".to_string(),
+        "lazy" => "PREEMPT_LAZY".to_string(),
+        "voluntary" => "PREEMPT_VOLUNTARY".to_string(),
+        "none" => "PREEMPT_NONE (server)".to_string(),
+        "dynamic" => "PREEMPT_DYNAMIC, current mode not readable".to_string(),
+        other => other.to_string(),
+    };
+    if p.dynamic && p.model != "rt" {
+        found.push_str(" via PREEMPT_DYNAMIC");
+    }
+    // The decisive evidence: the first for PREEMPT_RT, else the last
+    // (for PREEMPT_DYNAMIC, where the mode in force was read).
+    let evidence = if p.is_rt() {
+        p.evidence.first()
+    } else {
+        p.evidence.last()
+    };
+    if let Some(e) = evidence {
+        found.push_str(&format!(" ({e})"));
+    }
+    match p.model.as_str() {
+        "rt" => Verdict::new(Status::Ok, found),
+        "full" | "lazy" => Verdict::new(Status::Warn, found).fix(RT_FIX),
+        "none" | "voluntary" | "dynamic" => {
+            let quick = if p.dynamic {
+                "boot with preempt=full for a first gain; for real time, "
+            } else {
+                ""
+            };
+            Verdict::new(Status::Fail, found).fix(format!("{quick}{RT_FIX}"))
+        }
+        _ => Verdict::unknown("no uname, /sys/kernel/realtime or kernel config says"),
+    }
+}
+
+pub static DEBUG_OPTIONS: Check = Check {
+    id: "debug-options",
+    area: "kernel",
+    title: "kernel debug options",
+    why: "Lock, memory and preemption debugging (LOCKDEP, KASAN, DEBUG_PREEMPT, latency tracers ...) add work to every lock, allocation and context switch; such a kernel measures its own debugging.",
+    run: debug_options,
+};
+
+fn debug_options(ctx: &Ctx) -> Verdict {
+    if ctx.facts.config.is_none() {
+        return Verdict::unknown("kernel config not readable");
+    }
+    let d = &ctx.facts.sched.debug_options;
+    if d.is_empty() {
+        Verdict::new(Status::Ok, "none of the heavy ones")
+    } else {
+        Verdict::new(Status::Warn, d.join(" "))
+            .fix("measure with a kernel built without them (a distribution's production kernel)")
+    }
+}
+
+pub static CONFIG: Check = Check {
+    id: "kernel-config",
+    area: "kernel",
+    title: "kernel configuration",
+    why: "Several checks (HZ, NO_HZ_FULL, RCU, debug options) read the kernel's build configuration.",
+    run: config,
+};
+
+fn config(ctx: &Ctx) -> Verdict {
+    match &ctx.facts.config {
+        Some(c) => Verdict::new(Status::Ok, format!("read from {}", c.source)),
+        None => Verdict::new(
+            Status::Info,
+            "not readable: checks that need it say unknown",
+        )
+        .fix(format!(
+            "modprobe configs (for /proc/config.gz), or install /boot/config-{}",
+            ctx.facts.uname.release
+        )),
+    }
+}

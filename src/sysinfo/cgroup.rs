@@ -1,0 +1,141 @@
+//! Cpusets: where the cpuset controller is mounted (cgroup v1, or v2 with
+//! `cpuset` among the root's controllers), and the top-level cpusets with
+//! their CPUs. Read-only; `tune` creates and removes cpusets.
+
+use super::SysRoot;
+
+/// Which cgroup version carries the cpuset controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpusetVersion {
+    V1,
+    V2,
+}
+
+/// The mounted cpuset hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpusetFs {
+    pub version: CpusetVersion,
+    /// Mount point, an absolute system path (e.g. `/sys/fs/cgroup/cpuset`).
+    pub mount: String,
+}
+
+impl CpusetFs {
+    /// The system path of a file of the root cpuset or of a child.
+    pub fn file(&self, cpuset: &str, name: &str) -> String {
+        if cpuset.is_empty() {
+            format!("{}/{name}", self.mount)
+        } else {
+            format!("{}/{cpuset}/{name}", self.mount)
+        }
+    }
+
+    pub fn dir(&self, cpuset: &str) -> String {
+        format!("{}/{cpuset}", self.mount)
+    }
+}
+
+/// Find the cpuset hierarchy from `/proc/mounts`: a v1 `cgroup` mount with
+/// the `cpuset` option is preferred; else a `cgroup2` mount whose root
+/// lists `cpuset` in `cgroup.controllers`.
+pub fn cpuset_fs(root: &SysRoot) -> Option<CpusetFs> {
+    let mounts = root.read("/proc/mounts")?;
+    let mut v2 = None;
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        let (mount, fstype, opts) = (f[1], f[2], f[3]);
+        if fstype == "cgroup" && opts.split(',').any(|o| o == "cpuset") {
+            return Some(CpusetFs {
+                version: CpusetVersion::V1,
+                mount: mount.to_string(),
+            });
+        }
+        if fstype == "cgroup2" && v2.is_none() {
+            let ctrls = root
+                .read(&format!("{mount}/cgroup.controllers"))
+                .unwrap_or_default();
+            if ctrls.split_whitespace().any(|c| c == "cpuset") {
+                v2 = Some(CpusetFs {
+                    version: CpusetVersion::V2,
+                    mount: mount.to_string(),
+                });
+            }
+        }
+    }
+    v2
+}
+
+/// A top-level cpuset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cpuset {
+    pub name: String,
+    pub cpus: Option<Vec<usize>>,
+    pub effective_cpus: Option<Vec<usize>>,
+    /// v2 only: `cpuset.cpus.partition` (member, root, isolated, ... invalid).
+    pub partition: Option<String>,
+}
+
+/// The cpusets directly below the root of the hierarchy.
+pub fn top_cpusets(root: &SysRoot, fs: &CpusetFs) -> Vec<Cpuset> {
+    root.list(&fs.mount)
+        .into_iter()
+        .filter(|n| root.path(&fs.dir(n)).is_dir())
+        .map(|name| Cpuset {
+            cpus: root.read_cpus(&fs.file(&name, "cpuset.cpus")),
+            effective_cpus: root
+                .read_cpus(&fs.file(&name, "cpuset.effective_cpus"))
+                .or_else(|| root.read_cpus(&fs.file(&name, "cpuset.cpus.effective"))),
+            partition: root.read(&fs.file(&name, "cpuset.cpus.partition")),
+            name,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::FakeTree;
+
+    #[test]
+    fn finds_v1_before_v2() {
+        let t = FakeTree::new(&[
+            (
+                "/proc/mounts",
+                "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n\
+                 cgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0\n",
+            ),
+            ("/sys/fs/cgroup/unified/cgroup.controllers", ""),
+            ("/sys/fs/cgroup/cpuset/cpuset.cpus", "0-3\n"),
+            ("/sys/fs/cgroup/cpuset/rtscope-rt/cpuset.cpus", "3\n"),
+            (
+                "/sys/fs/cgroup/cpuset/rtscope-rt/cpuset.effective_cpus",
+                "3\n",
+            ),
+        ]);
+        let fs = cpuset_fs(&t.root()).unwrap();
+        assert_eq!(fs.version, CpusetVersion::V1);
+        assert_eq!(fs.mount, "/sys/fs/cgroup/cpuset");
+        let sets = top_cpusets(&t.root(), &fs);
+        assert_eq!(sets.len(), 1);
+        assert_eq!(sets[0].name, "rtscope-rt");
+        assert_eq!(sets[0].effective_cpus, Some(vec![3]));
+    }
+
+    #[test]
+    fn v2_only_with_the_cpuset_controller() {
+        let t = FakeTree::new(&[
+            ("/proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+            ("/sys/fs/cgroup/cgroup.controllers", "cpu io memory pids\n"),
+        ]);
+        assert_eq!(cpuset_fs(&t.root()), None);
+        t.write(
+            "/sys/fs/cgroup/cgroup.controllers",
+            "cpuset cpu io memory pids\n",
+        );
+        let fs = cpuset_fs(&t.root()).unwrap();
+        assert_eq!(fs.version, CpusetVersion::V2);
+        assert_eq!(fs.file("", "cgroup.procs"), "/sys/fs/cgroup/cgroup.procs");
+    }
+}

@@ -1,0 +1,172 @@
+//! Processes and threads as `/proc` shows them: name, start time (to tell
+//! a live task from a recycled id), kernel-thread flag, allowed CPUs,
+//! state and cgroup. Read-only.
+
+use super::SysRoot;
+use crate::units::parse_cpu_list;
+
+/// `PF_KTHREAD` in the `flags` field of `/proc/PID/stat`.
+const PF_KTHREAD: u64 = 0x0020_0000;
+/// `PF_NO_SETAFFINITY`: the task may not change CPUs (per-CPU kthreads).
+const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
+
+/// One task (a thread, or a process's main thread).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    pub tid: u32,
+    pub comm: String,
+    /// One-letter state (R, S, D, T, Z ...).
+    pub state: char,
+    /// Start time after boot, in clock ticks: with the id, it names one
+    /// task even after the id is reused.
+    pub start_ticks: u64,
+    pub flags: u64,
+    /// `Cpus_allowed_list` from `/proc/PID/status`.
+    pub cpus_allowed: Option<Vec<usize>>,
+}
+
+impl Task {
+    pub fn is_kthread(&self) -> bool {
+        self.flags & PF_KTHREAD != 0
+    }
+
+    /// Bound to its CPUs by the kernel (per-CPU kernel threads).
+    pub fn is_pinned_by_kernel(&self) -> bool {
+        self.flags & PF_NO_SETAFFINITY != 0
+    }
+}
+
+/// Parse `/proc/PID/stat`: the name is in parentheses and may hold
+/// spaces or parentheses itself, so fields are counted after the last ')'.
+pub fn parse_stat(text: &str) -> Option<(String, char, u64, u64)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3 (state); field N is rest[N - 3].
+    let state = rest.first()?.chars().next()?;
+    let flags = rest.get(9 - 3)?.parse().ok()?;
+    let start = rest.get(22 - 3)?.parse().ok()?;
+    Some((comm, state, flags, start))
+}
+
+/// The task `tid`, or `None` when it is gone.
+pub fn task(root: &SysRoot, tid: u32) -> Option<Task> {
+    let stat = root.read(&format!("/proc/{tid}/stat"))?;
+    let (comm, state, flags, start_ticks) = parse_stat(&stat)?;
+    let cpus_allowed = root.read(&format!("/proc/{tid}/status")).and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .and_then(|v| parse_cpu_list(v.trim()).ok())
+    });
+    Some(Task {
+        tid,
+        comm,
+        state,
+        start_ticks,
+        flags,
+        cpus_allowed,
+    })
+}
+
+/// Ids of every process (numeric entries of `/proc`).
+pub fn pids(root: &SysRoot) -> Vec<u32> {
+    root.list("/proc")
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// Thread ids of process `pid`.
+pub fn threads(root: &SysRoot, pid: u32) -> Vec<u32> {
+    root.list(&format!("/proc/{pid}/task"))
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// Processes whose name (`comm`) is exactly `name`.
+pub fn by_name(root: &SysRoot, name: &str) -> Vec<Task> {
+    pids(root)
+        .into_iter()
+        .filter_map(|p| task(root, p))
+        .filter(|t| t.comm == name)
+        .collect()
+}
+
+/// Is `tid` still the task that started at `start_ticks`?
+pub fn same_task(root: &SysRoot, tid: u32, start_ticks: u64) -> bool {
+    task(root, tid).is_some_and(|t| t.start_ticks == start_ticks && t.state != 'Z')
+}
+
+/// Path of `tid`'s cgroup in the hierarchy that has `controller`
+/// (v1), or in the unified hierarchy (`controller` = "").
+pub fn cgroup_of(root: &SysRoot, tid: u32, controller: &str) -> Option<String> {
+    let text = root.read(&format!("/proc/{tid}/cgroup"))?;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_id, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let hit = if controller.is_empty() {
+            ctrls.is_empty()
+        } else {
+            ctrls.split(',').any(|c| c == controller)
+        };
+        if hit {
+            return Some(path.to_string());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::FakeTree;
+
+    #[test]
+    fn stat_with_odd_names() {
+        let line = "42 (a (b) c) S 1 42 42 0 -1 2097216 0 0 0 0 5 6 0 0 20 0 1 0 1234 0 0";
+        let (comm, state, flags, start) = parse_stat(line).unwrap();
+        assert_eq!(comm, "a (b) c");
+        assert_eq!(state, 'S');
+        assert_eq!(flags, 2097216);
+        assert_eq!(start, 1234);
+        assert!(parse_stat("garbage").is_none());
+    }
+
+    #[test]
+    fn tasks_from_a_fake_proc() {
+        let t = FakeTree::new(&[
+            (
+                "/proc/7/stat",
+                "7 (irqbalance) S 1 7 7 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
+            ),
+            (
+                "/proc/7/status",
+                "Name:\tirqbalance\nCpus_allowed_list:\t0-3\n",
+            ),
+            (
+                "/proc/7/cgroup",
+                "3:cpuset:/rtscope-system\n0::/user.slice\n",
+            ),
+            (
+                "/proc/2/stat",
+                "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 2 0 0",
+            ),
+        ]);
+        let root = t.root();
+        assert_eq!(pids(&root), vec![2, 7]);
+        let found = by_name(&root, "irqbalance");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].cpus_allowed, Some(vec![0, 1, 2, 3]));
+        assert!(!found[0].is_kthread());
+        assert!(task(&root, 2).unwrap().is_kthread());
+        assert!(same_task(&root, 7, 99));
+        assert!(!same_task(&root, 7, 100));
+        assert_eq!(
+            cgroup_of(&root, 7, "cpuset").as_deref(),
+            Some("/rtscope-system")
+        );
+        assert_eq!(cgroup_of(&root, 7, "").as_deref(), Some("/user.slice"));
+    }
+}

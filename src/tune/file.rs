@@ -1,0 +1,64 @@
+//! The common case of a setting: one system file holding one value
+//! (sysctl, sysfs). Write, read back and compare; restore only when the
+//! value differs from the original. `norm` turns what the file shows into
+//! what was written (e.g. `always [madvise] never` → `madvise`).
+
+use super::{Env, Restored};
+
+pub type Norm = fn(&str) -> String;
+
+pub fn plain(s: &str) -> String {
+    s.trim().to_string()
+}
+
+pub fn read(env: &Env, path: &str, norm: Norm) -> Option<String> {
+    env.read(path).map(|v| norm(&v))
+}
+
+/// Write `value` to `path` and check it reads back as `value`.
+pub fn set(env: &Env, path: &str, value: &str, norm: Norm) -> Result<(), String> {
+    env.write(path, value)?;
+    match read(env, path, norm) {
+        Some(v) if v == norm(value) => Ok(()),
+        Some(v) => Err(format!(
+            "{path} reads '{v}' after writing '{value}': the kernel did not take it"
+        )),
+        None => Err(format!(
+            "{path} cannot be read back after writing '{value}'"
+        )),
+    }
+}
+
+/// Put `original` back into `path` unless it is already there.
+pub fn restore(env: &Env, path: &str, original: &str, norm: Norm) -> Result<Restored, String> {
+    match read(env, path, norm) {
+        None if !env.root.path(path).exists() => Ok(Restored::Gone),
+        Some(v) if v == norm(original) => Ok(Restored::AlreadyOriginal),
+        _ => set(env, path, original, norm).map(|_| Restored::Done(None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::FakeTree;
+
+    #[test]
+    fn set_verify_restore() {
+        let t = FakeTree::new(&[("/proc/sys/kernel/timer_migration", "1\n")]);
+        let env = Env::new(t.root());
+        let p = "/proc/sys/kernel/timer_migration";
+        set(&env, p, "0", plain).unwrap();
+        assert_eq!(read(&env, p, plain).as_deref(), Some("0"));
+        assert_eq!(restore(&env, p, "1", plain), Ok(Restored::Done(None)));
+        assert_eq!(restore(&env, p, "1", plain), Ok(Restored::AlreadyOriginal));
+        assert_eq!(
+            restore(&env, "/proc/irq/99/smp_affinity_list", "0", plain),
+            Ok(Restored::Gone)
+        );
+        assert!(
+            env.write("/proc/nonexistent", "1").is_err(),
+            "never creates files"
+        );
+    }
+}

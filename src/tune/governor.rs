@@ -1,0 +1,59 @@
+//! The `performance` cpufreq governor on the isolated CPUs: the clock does
+//! not ramp up after each wake-up. CPUs that share a frequency policy
+//! change together.
+
+use super::file::{self, plain};
+use super::journal::Change;
+use super::{Env, Planned, Request, Restored, Setting};
+use crate::sysinfo::cpufreq;
+
+pub static SETTING: Setting = Setting {
+    name: "governor",
+    about: "cpufreq governor 'performance' on the isolated CPUs",
+    opt_in: None,
+    plan,
+    apply,
+    restore,
+    current,
+};
+
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+    let mut out = Vec::new();
+    for &cpu in &req.isolated {
+        let path = cpufreq::path(cpu, "scaling_governor");
+        let Some(f) = cpufreq::cpufreq(&env.root, cpu) else {
+            out.push(Planned::nothing(
+                SETTING.name,
+                format!("CPU {cpu} has no cpufreq driver (frequency not under Linux's control)"),
+            ));
+            continue;
+        };
+        let Some(gov) = f.governor else { continue };
+        let p = Planned::new(SETTING.name, &path, &gov, "performance");
+        out.push(if gov == "performance" {
+            p.skipped("already performance")
+        } else if !f.available_governors.is_empty()
+            && !f.available_governors.iter().any(|g| g == "performance")
+        {
+            p.skipped(format!(
+                "no performance governor on CPU {cpu} (available: {})",
+                f.available_governors.join(" ")
+            ))
+        } else {
+            p
+        });
+    }
+    Ok(out)
+}
+
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+    file::set(env, &c.key, &c.target, plain).map(|_| None)
+}
+
+fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+    file::restore(env, &c.key, &c.original, plain)
+}
+
+fn current(env: &Env, c: &Change) -> Option<String> {
+    file::read(env, &c.key, plain)
+}

@@ -1,0 +1,201 @@
+//! Tuning the system for real-time work, always reversibly. Every setting
+//! lives in its own file with the same four functions (the rtla model):
+//! `plan` reads the original value and says what it would become, `apply`
+//! sets it and reads it back, `restore` puts the original back
+//! (idempotent: nothing is written when it is already there), `current`
+//! reads it for `--status`. [`SETTINGS`] is the one list, in apply order;
+//! restore runs in reverse.
+//!
+//! The discipline around them (journal on disk before touching anything,
+//! verify, roll back on a required failure, revert from the journal after
+//! a crash) is in `apply`; `session` ties it to `measure --isolate` and
+//! warns every rtscope command about a journal left behind. Settings never
+//! write outside the paths they plan, never touch cgroups named
+//! `rtscope-load-*` (loads own those), and never panic on a system value.
+
+pub mod apply;
+pub mod cpuset;
+pub mod dma_latency;
+pub mod file;
+pub mod governor;
+pub mod irq;
+pub mod irqbalance;
+pub mod journal;
+pub mod rt_throttling;
+pub mod session;
+pub mod tasks;
+pub mod thp;
+pub mod timer_migration;
+pub mod workqueue;
+
+use crate::sysinfo::SysRoot;
+use crate::sysinfo::cgroup::{self, CpusetFs};
+use journal::Change;
+
+/// Where settings are read and written (the real `/`, or a fake tree in
+/// unit tests).
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub root: SysRoot,
+    pub cpuset: Option<CpusetFs>,
+}
+
+impl Env {
+    pub fn new(root: SysRoot) -> Env {
+        let cpuset = cgroup::cpuset_fs(&root);
+        Env { root, cpuset }
+    }
+
+    pub fn host() -> Env {
+        Env::new(SysRoot::host())
+    }
+
+    pub fn read(&self, abs: &str) -> Option<String> {
+        self.root.read(abs)
+    }
+
+    /// Write `value` to an existing system file (never creates one), the
+    /// way a shell's `echo value > file` does.
+    pub fn write(&self, abs: &str, value: &str) -> Result<(), String> {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(self.root.path(abs))
+            .and_then(|mut f| f.write_all(value.as_bytes()))
+            .map_err(|e| format!("writing '{value}' to {abs} failed: {e}"))
+    }
+}
+
+/// What the user asked `tune` for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// CPUs reserved for real-time work.
+    pub isolated: Vec<usize>,
+    /// CPUs everything else runs on.
+    pub housekeeping: Vec<usize>,
+    /// `--no-rt-throttling`.
+    pub no_rt_throttling: bool,
+    /// `--hold-dma-latency [US]`.
+    pub hold_dma_latency_us: Option<i32>,
+    /// Settings not to touch (`--skip`).
+    pub skip: Vec<String>,
+}
+
+/// A change `plan` proposes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    pub change: Change,
+    /// A failure aborts the whole tuning (and rolls it back).
+    pub required: bool,
+    /// Not done, and why (already at target, not available ...).
+    pub skip: Option<String>,
+}
+
+impl Planned {
+    pub fn new(setting: &str, key: &str, original: &str, target: &str) -> Planned {
+        Planned {
+            change: Change {
+                seq: 0,
+                setting: setting.into(),
+                key: key.into(),
+                original: original.into(),
+                target: target.into(),
+                extra: serde_json::Value::Null,
+            },
+            required: false,
+            skip: None,
+        }
+    }
+
+    pub fn required(mut self) -> Planned {
+        self.required = true;
+        self
+    }
+
+    pub fn skipped(mut self, why: impl Into<String>) -> Planned {
+        self.skip = Some(why.into());
+        self
+    }
+
+    pub fn with_extra(mut self, extra: serde_json::Value) -> Planned {
+        self.change.extra = extra;
+        self
+    }
+
+    /// A line that says nothing will be changed here, and why.
+    pub fn nothing(setting: &str, why: impl Into<String>) -> Planned {
+        Planned::new(setting, "-", "", "").skipped(why)
+    }
+}
+
+/// How a restore went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Restored {
+    /// The original value was written back and read back.
+    Done(Option<String>),
+    /// The original value was already there; nothing written.
+    AlreadyOriginal,
+    /// What was changed no longer exists (an IRQ, a process).
+    Gone,
+}
+
+/// One tunable, described by itself.
+pub struct Setting {
+    /// Name used in the journal, `--skip` and reports.
+    pub name: &'static str,
+    /// What it changes and why (one line).
+    pub about: &'static str,
+    /// `None`: part of `tune isolate`; `Some(flag)`: only with that flag.
+    pub opt_in: Option<&'static str>,
+    pub plan: fn(&Env, &Request) -> Result<Vec<Planned>, String>,
+    /// Set the target value, then read it back; `Ok(note)`.
+    pub apply: fn(&Env, &Change) -> Result<Option<String>, String>,
+    pub restore: fn(&Env, &Change) -> Result<Restored, String>,
+    /// The value now, for `--status`.
+    pub current: fn(&Env, &Change) -> Option<String>,
+}
+
+/// Every setting, in the order they are applied (reverted in reverse).
+/// irqbalance is paused before IRQs are moved, or it would move them back.
+pub static SETTINGS: &[&Setting] = &[
+    &cpuset::SETTING,
+    &tasks::SETTING,
+    &irqbalance::SETTING,
+    &irq::SETTING,
+    &workqueue::SETTING,
+    &timer_migration::SETTING,
+    &governor::SETTING,
+    &thp::SETTING,
+    &rt_throttling::SETTING,
+    &dma_latency::SETTING,
+];
+
+pub fn setting(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().copied().find(|s| s.name == name)
+}
+
+/// Is this cpuset one of rtscope's isolation cpusets (and not a load's)?
+pub fn is_isolation_cpuset(name: &str) -> bool {
+    name == cpuset::RT_NAME || name == cpuset::SYSTEM_NAME
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_and_described() {
+        let mut names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        for s in SETTINGS {
+            assert!(!s.about.is_empty(), "{}", s.name);
+            assert!(setting(s.name).is_some());
+        }
+        assert!(!is_isolation_cpuset("rtscope-load-123"));
+        assert!(is_isolation_cpuset("rtscope-rt"));
+    }
+}

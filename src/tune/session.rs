@@ -1,0 +1,373 @@
+//! Tuning seen from other commands: the warning every rtscope command
+//! prints when a crashed rtscope left changes behind, and the isolation
+//! that `measure --isolate` holds for one run (applied before the threads
+//! start, the measuring process placed in `rtscope-rt`, its control
+//! thread moved back to the housekeeping CPUs once the threads run, and
+//! everything reverted when the run ends, on Ctrl-C/SIGTERM, on an error,
+//! or on a panic). A SIGKILL leaves the journal; the next command warns.
+
+use super::apply::{self, Outcome, TuneError};
+use super::cpuset::{RT_NAME, SYSTEM_NAME};
+use super::journal::{self, Journal, Lock, Mode};
+use super::{Env, Request, Restored};
+use crate::engine::{Control, Observer, RunView};
+use crate::sysinfo::cgroup::CpusetVersion;
+use crate::sysinfo::tuning::{self, TuningState};
+use crate::sysinfo::{SysRoot, cpu};
+use crate::units::format_cpu_list;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// A one-line warning when a tuning journal was left by an rtscope that
+/// did not finish (crash, SIGKILL) or by an earlier boot; `None` when
+/// there is nothing to say. Cheap: one stat when there is no journal.
+pub fn pending_warning() -> Option<String> {
+    let path = journal::journal_path();
+    if !path.exists() {
+        return None;
+    }
+    let t = tuning::tuning(&SysRoot::host());
+    let Some(t) = t else {
+        return Some(format!(
+            "warning: the tuning journal {} cannot be read: check it, then run `sudo rtscope tune --revert`",
+            path.display()
+        ));
+    };
+    match t.state {
+        TuningState::Applied | TuningState::InUse => None,
+        TuningState::Stale => Some(format!(
+            "note: the tuning journal {} is from before the last reboot (its changes are gone); `sudo rtscope tune --revert` discards it",
+            path.display()
+        )),
+        TuningState::Abandoned => Some(format!(
+            "warning: rtscope (pid {}, `{}`) ended without undoing its tuning of CPUs {}: {} changes are still applied; undo them with `sudo rtscope tune --revert`",
+            t.pid,
+            t.command.join(" "),
+            format_cpu_list(&t.isolated_cpus),
+            t.changes
+        )),
+    }
+}
+
+/// Isolation held by a measuring process.
+pub struct Isolation {
+    env: Env,
+    /// Applied by this process (reverted on drop) rather than joined.
+    owned: bool,
+    lock: Option<Lock>,
+    pub isolated: Vec<usize>,
+    reverted: bool,
+}
+
+fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), String> {
+    let fs = env
+        .cpuset
+        .as_ref()
+        .ok_or_else(super::cpuset::no_cpuset_message)?;
+    env.write(&fs.file(cpuset, file), &id.to_string())
+}
+
+/// Set up isolation for a `measure` run.
+///
+/// With `isolate`: apply `tune isolate` for this run (refused when a
+/// tuning is already in force) and place this process on the isolated
+/// CPUs. Without it, when `rtscope tune isolate` is in force and the run
+/// targets the isolated CPUs (no `-a`, or `-a` within them), join it:
+/// place this process in `rtscope-rt` so its threads may use them.
+pub fn for_measure(
+    isolate: Option<&[usize]>,
+    affinity: Option<&[usize]>,
+    main_affinity_given: bool,
+) -> anyhow::Result<Option<Isolation>> {
+    let host = SysRoot::host();
+    let Some(cpus) = isolate else {
+        return join(affinity);
+    };
+    if main_affinity_given {
+        anyhow::bail!(
+            "--main-affinity cannot be combined with --isolate: the main thread runs on the housekeeping CPUs"
+        );
+    }
+    if crate::sys::sched::euid() != 0 {
+        return Err(TuneError::NotRoot {
+            what: "measure --isolate".into(),
+        }
+        .into());
+    }
+    let online = cpu::online_cpus(&host).unwrap_or_default();
+    let req = apply::validate(
+        Request {
+            isolated: cpus.to_vec(),
+            ..Default::default()
+        },
+        &online,
+    )?;
+    if let Some(a) = affinity
+        && let Some(c) = a.iter().find(|c| !req.isolated.contains(c))
+    {
+        anyhow::bail!(
+            "-a includes CPU {c}, which --isolate {} does not isolate: measure on the isolated CPUs (leave out -a)",
+            format_cpu_list(&req.isolated)
+        );
+    }
+    let env = Env::host();
+    // Ctrl-C / SIGTERM while applying: roll back and stop.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    let mut notes = Vec::new();
+    let applied = apply::apply(&env, &req, Mode::Run, Some(&stop), &mut notes)?;
+    for n in notes {
+        eprintln!("rtscope: {n}");
+    }
+    let iso = Isolation {
+        env,
+        owned: true,
+        lock: applied.lock,
+        isolated: req.isolated.clone(),
+        reverted: false,
+    };
+    let done = applied
+        .items
+        .iter()
+        .filter(|i| matches!(i.outcome, Outcome::Done(_)))
+        .count();
+    let refused: Vec<&apply::Item> = applied
+        .items
+        .iter()
+        .filter(|i| matches!(i.outcome, Outcome::Refused(_)))
+        .collect();
+    eprintln!(
+        "rtscope: isolated CPUs {} for this run (housekeeping {}): {done} changes, journal {}",
+        format_cpu_list(&req.isolated),
+        format_cpu_list(&req.housekeeping),
+        applied.journal.display()
+    );
+    if !refused.is_empty() {
+        let irqs: Vec<String> = refused
+            .iter()
+            .filter(|i| i.setting == "irq-affinity")
+            .map(|i| {
+                i.key
+                    .trim_start_matches("/proc/irq/")
+                    .trim_end_matches("/smp_affinity_list")
+                    .to_string()
+            })
+            .collect();
+        if !irqs.is_empty() {
+            eprintln!(
+                "rtscope: IRQs that refused to leave CPUs {}: {}",
+                format_cpu_list(&req.isolated),
+                irqs.join(" ")
+            );
+        }
+        for i in refused.iter().filter(|i| i.setting != "irq-affinity") {
+            if let Outcome::Refused(e) = &i.outcome {
+                eprintln!("rtscope: warning: {} not applied: {e}", i.setting);
+            }
+        }
+    }
+    iso.enter()?;
+    Ok(Some(iso))
+}
+
+fn join(affinity: Option<&[usize]>) -> anyhow::Result<Option<Isolation>> {
+    let host = SysRoot::host();
+    let Some(t) = tuning::tuning(&host) else {
+        return Ok(None);
+    };
+    if t.state != TuningState::Applied || crate::sys::sched::euid() != 0 {
+        return Ok(None);
+    }
+    if affinity.is_some_and(|a| a.iter().any(|c| !t.isolated_cpus.contains(c))) {
+        return Ok(None);
+    }
+    let env = Env::host();
+    if !env
+        .cpuset
+        .as_ref()
+        .is_some_and(|fs| host.path(&fs.dir(RT_NAME)).exists())
+    {
+        return Ok(None);
+    }
+    let iso = Isolation {
+        env,
+        owned: false,
+        lock: None,
+        isolated: t.isolated_cpus.clone(),
+        reverted: true,
+    };
+    iso.enter()?;
+    eprintln!(
+        "rtscope: `rtscope tune isolate` is in force: measuring on the isolated CPUs {}",
+        format_cpu_list(&t.isolated_cpus)
+    );
+    Ok(Some(iso))
+}
+
+impl Isolation {
+    /// Place this whole process in `rtscope-rt` (threads created later
+    /// inherit it).
+    fn enter(&self) -> anyhow::Result<()> {
+        move_to(&self.env, RT_NAME, "cgroup.procs", std::process::id())
+            .map_err(|e| anyhow::anyhow!("placing rtscope on the isolated CPUs failed: {e}"))
+    }
+
+    /// Move the calling thread (the control thread, once the measuring
+    /// threads run) to the housekeeping CPUs. cgroup v2 keeps a process's
+    /// threads together, so there it stays.
+    fn leave_control_thread(&self) {
+        let Some(fs) = self.env.cpuset.as_ref() else {
+            return;
+        };
+        if fs.version == CpusetVersion::V1 {
+            let tid = crate::sys::sched::gettid() as u32;
+            let _ = move_to(&self.env, SYSTEM_NAME, "tasks", tid);
+        }
+    }
+
+    /// Undo the tuning now (also done on drop); prints one line, or loud
+    /// warnings for what could not be restored.
+    pub fn revert(&mut self) {
+        if self.reverted {
+            return;
+        }
+        self.reverted = true;
+        let path = journal::journal_path();
+        let j = match Journal::load(&path) {
+            Ok(Some(j)) => j,
+            Ok(None) => return,
+            Err(e) => {
+                eprintln!(
+                    "rtscope: WARNING: could not read back the tuning journal: {e}; run `sudo rtscope tune --revert`"
+                );
+                return;
+            }
+        };
+        let r = apply::revert(&self.env, &j);
+        drop(self.lock.take());
+        let restored = r
+            .restored
+            .iter()
+            .filter(|(_, x)| matches!(x, Restored::Done(_)))
+            .count();
+        if r.failed.is_empty() {
+            eprintln!(
+                "rtscope: isolation of CPUs {} undone ({restored} values restored)",
+                format_cpu_list(&self.isolated)
+            );
+        } else {
+            for (c, e) in &r.failed {
+                eprintln!(
+                    "rtscope: WARNING: could not restore {} {} to '{}': {e}",
+                    c.setting, c.key, c.original
+                );
+            }
+            eprintln!(
+                "rtscope: WARNING: {} values are not restored; the journal {} keeps them: retry with `sudo rtscope tune --revert`",
+                r.failed.len(),
+                path.display()
+            );
+        }
+    }
+
+    pub fn owned(&self) -> bool {
+        self.owned
+    }
+
+    /// Put process `pid` (e.g. a load this run starts) on the housekeeping
+    /// CPUs: children of a measuring process are otherwise born in
+    /// `rtscope-rt`, on the isolated CPUs.
+    pub fn place_on_housekeeping(&self, pid: u32) -> Result<(), String> {
+        let fs = self
+            .env
+            .cpuset
+            .as_ref()
+            .ok_or_else(super::cpuset::no_cpuset_message)?;
+        match fs.version {
+            CpusetVersion::V1 => move_to(&self.env, SYSTEM_NAME, "cgroup.procs", pid),
+            CpusetVersion::V2 => self
+                .env
+                .write(&fs.file("", "cgroup.procs"), &pid.to_string()),
+        }
+    }
+}
+
+impl Drop for Isolation {
+    fn drop(&mut self) {
+        self.revert();
+    }
+}
+
+/// An observer that moves the control thread off the isolated CPUs once
+/// the measuring threads have started, and otherwise passes everything
+/// to `inner`.
+pub struct IsolatedObserver<'a> {
+    inner: &'a mut dyn Observer,
+    iso: Option<&'a Isolation>,
+}
+
+pub fn observe<'a>(
+    iso: Option<&'a Isolation>,
+    inner: &'a mut dyn Observer,
+) -> IsolatedObserver<'a> {
+    IsolatedObserver { inner, iso }
+}
+
+impl Observer for IsolatedObserver<'_> {
+    fn warning(&mut self, message: &str) {
+        self.inner.warning(message)
+    }
+
+    fn started(&mut self, view: &RunView) {
+        if let Some(i) = self.iso {
+            i.leave_control_thread();
+        }
+        self.inner.started(view)
+    }
+
+    fn tick(&mut self, view: &RunView) -> Control {
+        self.inner.tick(view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::FakeTree;
+
+    #[test]
+    fn loads_can_be_put_on_the_housekeeping_cpus() {
+        let t = FakeTree::new(&[
+            ("/proc/mounts", "cgroup /cg cgroup rw,cpuset 0 0\n"),
+            ("/cg/rtscope-system/cgroup.procs", ""),
+        ]);
+        let iso = Isolation {
+            env: Env::new(t.root()),
+            owned: false,
+            lock: None,
+            isolated: vec![1],
+            reverted: true,
+        };
+        iso.place_on_housekeeping(4242).unwrap();
+        assert_eq!(
+            iso.env.read("/cg/rtscope-system/cgroup.procs").as_deref(),
+            Some("4242")
+        );
+        let v2 = FakeTree::new(&[
+            ("/proc/mounts", "cgroup2 /cg cgroup2 rw 0 0\n"),
+            ("/cg/cgroup.controllers", "cpuset\n"),
+            ("/cg/cgroup.procs", ""),
+        ]);
+        let iso2 = Isolation {
+            env: Env::new(v2.root()),
+            owned: false,
+            lock: None,
+            isolated: vec![1],
+            reverted: true,
+        };
+        iso2.place_on_housekeeping(7).unwrap();
+        assert_eq!(iso2.env.read("/cg/cgroup.procs").as_deref(), Some("7"));
+    }
+}

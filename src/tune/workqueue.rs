@@ -1,0 +1,62 @@
+//! The unbound workqueue CPU mask: kernel work items not bound to a CPU
+//! run on housekeeping CPUs only (`/sys/devices/virtual/workqueue/cpumask`).
+
+use super::file;
+use super::journal::Change;
+use super::{Env, Planned, Request, Restored, Setting};
+use crate::units::{format_cpu_list, format_cpu_mask, parse_cpu_mask};
+
+pub const CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+
+pub static SETTING: Setting = Setting {
+    name: "workqueue",
+    about: "unbound workqueues run on the housekeeping CPUs only",
+    opt_in: None,
+    plan,
+    apply,
+    restore,
+    current,
+};
+
+/// Compare masks by their CPUs, not their spelling (`3` = `00000003`).
+fn norm(s: &str) -> String {
+    parse_cpu_mask(s)
+        .map(|c| format_cpu_list(&c))
+        .unwrap_or_else(|_| s.trim().to_string())
+}
+
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+    let Some(raw) = env.read(CPUMASK) else {
+        return Ok(vec![Planned::nothing(
+            SETTING.name,
+            "no workqueue cpumask in this kernel",
+        )]);
+    };
+    let cpus = parse_cpu_mask(&raw).map_err(|e| format!("{CPUMASK}: {e}"))?;
+    let mut target: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .filter(|c| !req.isolated.contains(c))
+        .collect();
+    if target.is_empty() {
+        target = req.housekeeping.clone();
+    }
+    let p = Planned::new(SETTING.name, CPUMASK, raw.trim(), &format_cpu_mask(&target));
+    Ok(vec![if target == cpus {
+        p.skipped("already off the isolated CPUs")
+    } else {
+        p
+    }])
+}
+
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+    file::set(env, &c.key, &c.target, norm).map(|_| None)
+}
+
+fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+    file::restore(env, &c.key, &c.original, norm)
+}
+
+fn current(env: &Env, c: &Change) -> Option<String> {
+    env.read(&c.key)
+}
