@@ -3,10 +3,13 @@
 //! HTML report with its verdict, and the comparison of two runs. Reads
 //! records only; never measures, never touches the system.
 
+pub mod compare;
+pub mod fairness;
 pub mod fmt;
 pub mod histfile;
 pub mod plot;
 pub mod summary;
+pub mod verdict;
 
 use crate::record::RunRecord;
 
