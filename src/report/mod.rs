@@ -7,6 +7,7 @@ pub mod compare;
 pub mod fairness;
 pub mod fmt;
 pub mod histfile;
+pub mod html;
 pub mod plot;
 pub mod summary;
 pub mod verdict;
