@@ -2,7 +2,10 @@
 //! dispatch from a parsed command to the library. The library's core never
 //! sees a flag: each subcommand turns its flags into typed options.
 
+pub mod compare;
 pub mod measure;
+pub mod plot;
+pub mod report;
 pub mod schema;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +26,12 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
+    /// Write a self-contained HTML report of one or more runs.
+    Report(report::ReportArgs),
+    /// Draw one figure (hist, exceedance, timeline) as SVG or PNG.
+    Plot(plot::PlotArgs),
+    /// Compare two runs per CPU on one metric; a regression gate for CI.
+    Compare(compare::CompareArgs),
 }
 
 /// How a successful command ends.
@@ -32,13 +41,15 @@ pub enum Exit {
     Ok,
     /// Exit status 1: a latency limit was exceeded.
     LimitExceeded,
+    /// Exit status 1: a regression gate (`compare --fail-if-worse`) failed.
+    RegressionGateFailed,
 }
 
 impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,
-            Exit::LimitExceeded => 1,
+            Exit::LimitExceeded | Exit::RegressionGateFailed => 1,
         }
     }
 }
@@ -48,5 +59,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Plot(args) => plot::run(&args),
+        Command::Compare(args) => compare::run(&args),
     }
 }
