@@ -4,4 +4,5 @@
 //! area.
 
 mod measure;
+mod report;
 mod util;
