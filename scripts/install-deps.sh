@@ -4,8 +4,9 @@
 set -eu
 
 # Debian packages: rt-tests (cyclictest, hackbench: the reference and a
-# load), stress-ng (loads), strace (the hot-path syscall test).
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace}"
+# load), stress-ng (loads), strace (the hot-path syscall test), chromium
+# (the report test renders and prints the HTML report headless).
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace chromium}"
 
 missing=""
 for p in $PACKAGES; do
