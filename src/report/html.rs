@@ -454,13 +454,23 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
     let mut figures = Vec::new();
     let has_hist = rec.threads.iter().any(|t| !t.histogram.buckets.is_empty());
     if has_hist {
+        let many = if rec.threads.len() > data::MAX_THREAD_CURVES {
+            " With this many CPUs, all of them together and the CPUs with the highest and \
+             lowest maximum are drawn; the table above has every CPU."
+        } else {
+            ""
+        };
         let h = data::hist_run(rec, &format!("{}: latency histogram", r.name))?;
-        figures.push(figure(&h, &format!("{anchor}-hist"), HIST_CAPTION.into())?);
+        figures.push(figure(
+            &h,
+            &format!("{anchor}-hist"),
+            format!("{HIST_CAPTION}{many}"),
+        )?);
         let e = data::exceedance_run(rec, &format!("{}: exceedance", r.name))?;
         figures.push(figure(
             &e,
             &format!("{anchor}-exceedance"),
-            EXCEEDANCE_CAPTION.into(),
+            format!("{EXCEEDANCE_CAPTION}{many}"),
         )?);
     }
     if let Some(t) = data::timeline_run(rec, &format!("{}: latency over time", r.name)) {
@@ -479,8 +489,8 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
                 caption.push_str(" (merged as the run grew; p99 is then an upper bound)");
             }
         }
-        if rec.threads.len() > 8 {
-            caption.push_str("; with more than 8 CPUs, the extremes over all CPUs are shown");
+        if rec.threads.len() > data::MAX_THREAD_CURVES {
+            caption.push_str("; with this many CPUs, the extremes over all CPUs are shown");
         }
         if !t.bands.is_empty() {
             caption.push_str("; shaded: when each part of the load was on");

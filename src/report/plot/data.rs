@@ -18,8 +18,11 @@ const MAX_CLASSES: usize = 6000;
 const STEPS_PER_DECADE: f64 = 200.0;
 /// Points per timeline series, at most (windows are merged).
 const MAX_WINDOWS: usize = 1200;
-/// Above this many threads, timelines show the extremes over all CPUs.
-const MAX_TIMELINE_THREADS: usize = 8;
+/// Above this many threads, figures of one run stop drawing a curve per
+/// thread (unreadable, and heavy): histograms and exceedance show all
+/// threads together with the threads of the highest and lowest maximum,
+/// timelines the extremes over all CPUs.
+pub const MAX_THREAD_CURVES: usize = 8;
 
 /// How a thread is named in legends: `CPU 3`, or `thread 2` when not
 /// pinned, or `CPU 1 #4` when several threads share a CPU.
@@ -75,13 +78,30 @@ fn latency_axis(lo_us: f64, hi_us: f64) -> Axis {
 
 // ---------------------------------------------------------------- histogram
 
+/// One non-empty class: its count and the span of the histogram buckets
+/// that fell in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Class {
+    count: u64,
+    lo_ns: u64,
+    hi_ns: u64,
+}
+
 /// Counts per class of `width_ns`: class k holds the bucket midpoints in
-/// `[k·w, (k+1)·w)` (cyclictest truncates to whole µs the same way).
-fn classes(h: &Histogram, width_ns: u64) -> BTreeMap<u64, u64> {
-    let mut out = BTreeMap::new();
+/// `[k·w, (k+1)·w)` (cyclictest truncates to whole µs the same way; above
+/// 512 µs a histogram bucket is wider than 1 µs and its count goes to the
+/// class of its midpoint, within 0.1 %).
+fn classes(h: &Histogram, width_ns: u64) -> BTreeMap<u64, Class> {
+    let mut out: BTreeMap<u64, Class> = BTreeMap::new();
     for (lo, hi, c) in h.iter_buckets() {
         let mid = lo + (hi - lo) / 2;
-        *out.entry(mid / width_ns).or_insert(0) += c;
+        let e = out.entry(mid / width_ns).or_insert(Class {
+            count: 0,
+            lo_ns: lo,
+            hi_ns: hi,
+        });
+        e.count += c;
+        e.hi_ns = hi;
     }
     out
 }
@@ -99,17 +119,21 @@ fn class_width_ns(hists: &[&Histogram]) -> u64 {
     }
 }
 
+/// The classes as a curve: two classes are joined when nothing lies
+/// between them, i.e. they are neighbours, or no histogram bucket between
+/// them is empty (above 512 µs buckets are wider than a class). A class
+/// with nothing on either side is an isolated dot.
 fn class_series(name: String, color: usize, stroke: Stroke, h: &Histogram, w: u64) -> Series {
     let mut segments: Vec<Vec<(f64, f64)>> = Vec::new();
-    let mut prev: Option<u64> = None;
+    let mut prev: Option<(u64, Class)> = None;
     let w_us = w as f64 / 1e3;
     for (k, c) in classes(h, w) {
-        let p = ((k as f64 + 0.5) * w_us, c as f64);
+        let p = ((k as f64 + 0.5) * w_us, c.count as f64);
         match (prev, segments.last_mut()) {
-            (Some(pk), Some(seg)) if pk + 1 == k => seg.push(p),
+            (Some((pk, pc)), Some(seg)) if pk + 1 == k || pc.hi_ns + 1 == c.lo_ns => seg.push(p),
             _ => segments.push(vec![p]),
         }
-        prev = Some(k);
+        prev = Some((k, c));
     }
     Series {
         name,
@@ -161,12 +185,53 @@ fn min_max(it: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
         })
 }
 
-/// Latency histogram of one run, one curve per thread.
+/// The threads a figure of one run draws, with their legend names: all of
+/// them up to [`MAX_THREAD_CURVES`], else the one with the highest and
+/// the one with the lowest maximum.
+fn drawn_threads(run: &RunRecord) -> Vec<(usize, String)> {
+    if run.threads.len() <= MAX_THREAD_CURVES {
+        return run
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i, thread_name(run, t)))
+            .collect();
+    }
+    let key = |i: &usize| {
+        let s = &run.threads[*i].stats;
+        (
+            s.max_ns.unwrap_or(0),
+            s.p9999_ns.unwrap_or(0),
+            std::cmp::Reverse(*i),
+        )
+    };
+    let idx: Vec<usize> = (0..run.threads.len()).collect();
+    let worst = *idx.iter().max_by_key(|i| key(i)).expect("threads");
+    let best = *idx.iter().min_by_key(|i| key(i)).expect("threads");
+    let name = |i: usize| thread_name(run, &run.threads[i]);
+    vec![
+        (worst, format!("{} (highest max)", name(worst))),
+        (best, format!("{} (lowest max)", name(best))),
+    ]
+}
+
+/// Latency histogram of one run, one curve per thread (beyond
+/// [`MAX_THREAD_CURVES`]: all threads together, and the threads with the
+/// highest and the lowest maximum).
 pub fn hist_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
     let mut curves = Vec::new();
-    for (i, t) in run.threads.iter().enumerate() {
-        let h = t.histogram.to_histogram()?;
-        curves.push((thread_name(run, t), i, Stroke::Solid, h));
+    let drawn = drawn_threads(run);
+    if drawn.len() < run.threads.len() {
+        curves.push((
+            format!("all {} CPUs", run.threads.len()),
+            SUMMARY_COLOR,
+            Stroke::Bold,
+            run.overall_histogram()?,
+        ));
+    }
+    for (k, (i, name)) in drawn.into_iter().enumerate() {
+        let h = run.threads[i].histogram.to_histogram()?;
+        curves.push((name, k, Stroke::Solid, h));
     }
     Ok(hist_figure(title.into(), curves))
 }
@@ -284,14 +349,16 @@ fn exceedance_figure(title: String, curves: Vec<ExceedanceCurve>) -> Figure {
     }
 }
 
-/// Exceedance per thread of one run, with all threads together in bold
-/// when there are several.
+/// Exceedance per thread of one run (beyond [`MAX_THREAD_CURVES`], the
+/// threads with the highest and lowest maximum), with all threads
+/// together in bold when there are several.
 pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
     let mut curves = Vec::new();
-    for (i, t) in run.threads.iter().enumerate() {
+    for (k, (i, name)) in drawn_threads(run).into_iter().enumerate() {
+        let t = &run.threads[i];
         curves.push(ExceedanceCurve {
-            name: thread_name(run, t),
-            color: i,
+            name,
+            color: k,
             stroke: Stroke::Solid,
             hist: t.histogram.to_histogram()?,
             min_ns: t.stats.min_ns,
@@ -513,7 +580,7 @@ pub fn timeline_run(run: &RunRecord, title: &str) -> Option<Figure> {
         .map(|t| merged_windows(&t.windows, group))
         .collect();
     let mut series = Vec::new();
-    if with_windows.len() <= MAX_TIMELINE_THREADS {
+    if with_windows.len() <= MAX_THREAD_CURVES {
         for (i, (t, pts)) in with_windows.iter().zip(&per_thread).enumerate() {
             let name = thread_name(run, t);
             series.push(series_of(
@@ -641,6 +708,12 @@ mod tests {
         );
         let total: f64 = s.points().map(|p| p.1).sum();
         assert_eq!(total, 6.0, "every sample is in a class");
+        // Above 512 µs buckets are wider than 1 µs: classes 2 or 4 µs apart
+        // whose buckets touch are one curve, not dots.
+        let wide = synthetic(&[vec![2_000_000, 2_001_000, 2_003_000, 2_100_000]]);
+        let g = hist_run(&wide, "t").unwrap();
+        let lens: Vec<usize> = g.series[0].segments.iter().map(|s| s.len()).collect();
+        assert_eq!(lens, [3, 1], "{:?}", g.series[0].segments);
         assert_eq!((f.x.min, f.x.max), (1.0, 10_000.0));
         assert_eq!(f.x.scale, Scale::Log);
         assert!(f.y.title.contains("1 µs"));
@@ -763,11 +836,23 @@ mod tests {
 
     #[test]
     fn many_threads_are_summarised_and_runs_overlay() {
-        let vals: Vec<Vec<u64>> = (0..12).map(|i| vec![1000 + i]).collect();
+        let vals: Vec<Vec<u64>> = (0..12).map(|i| vec![1000 + i, 50_000 - i]).collect();
         let run = with_windows(synthetic(&vals), &[1000, 2000]);
         let f = timeline_run(&run, "t").unwrap();
         assert_eq!(f.series.len(), 2);
         assert_eq!(f.series[0].name, "max of all CPUs");
+        let names = |f: &Figure| f.series.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let h = hist_run(&run, "t").unwrap();
+        assert_eq!(
+            names(&h),
+            ["all 12 CPUs", "CPU 0 (highest max)", "CPU 11 (lowest max)"]
+        );
+        assert!(h.y.title.contains("1 µs"), "classes stay fine");
+        let e = exceedance_run(&run, "t").unwrap();
+        assert_eq!(
+            names(&e),
+            ["CPU 0 (highest max)", "CPU 11 (lowest max)", "all CPUs"]
+        );
         let a = synthetic(&[vec![1000, 2000]]);
         let b = with_windows(synthetic(&[vec![5000]]), &[5000]);
         let runs = [("a", &a), ("b", &b)];

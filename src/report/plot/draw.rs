@@ -377,7 +377,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
                 0 => {}
                 1 => {
                     chart
-                        .draw_series(std::iter::once(Circle::new(pts[0], 2, color.filled())))
+                        .draw_series(std::iter::once(Circle::new(pts[0], 2, style.filled())))
                         .map_err(err)?;
                 }
                 _ => match s.stroke {
