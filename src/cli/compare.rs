@@ -25,10 +25,11 @@ fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Compare run B with run A (the baseline) on one latency metric: a table
-/// per CPU and overall with the ratio B/A, and warnings when the two runs
-/// differ in what no label or tag names (kernel, command line, set-up,
-/// load...).
+/// Compare two runs per CPU on one metric; a regression gate for CI.
+///
+/// B is compared with A (the baseline): a table per CPU and overall with
+/// the ratio B/A, and warnings when the two runs differ in what no label
+/// or tag names (kernel, command line, set-up, load...).
 ///
 /// Latencies in microseconds (us). With --fail-if-worse, exit 1 when B's
 /// overall metric is more than PCT percent above A's: a regression gate

@@ -26,11 +26,10 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
-    /// Write a self-contained HTML report of one or more runs.
+    // report, plot, compare: their help (short and long) comes from the
+    // doc comment of their Args struct.
     Report(report::ReportArgs),
-    /// Draw one figure (hist, exceedance, timeline) as SVG or PNG.
     Plot(plot::PlotArgs),
-    /// Compare two runs per CPU on one metric; a regression gate for CI.
     Compare(compare::CompareArgs),
 }
 

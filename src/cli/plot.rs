@@ -19,7 +19,7 @@ fn size(s: &str) -> Result<Size, String> {
     })
 }
 
-/// Draw one figure of one or more runs to an SVG or PNG file.
+/// Draw one figure (hist, exceedance, timeline) as SVG or PNG.
 ///
 /// Kinds: hist, the latency histogram on log scales in 1 us classes (the
 /// seeds' and OSADL's plot); exceedance, the share of periods later than

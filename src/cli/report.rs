@@ -7,11 +7,15 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
-/// Write an HTML report of one or more runs: verdict, summary table per
-/// CPU, latency histogram (log-log), exceedance curve, max and p99 over
-/// time with load phases shaded, fingerprint; with several runs, a
-/// comparison first (side by side table, overlaid curves, a warning for
-/// every pair that differs in what no label or tag names).
+/// Write a self-contained HTML report of one or more runs.
+///
+/// Per run: the verdict (which class of real time the worst case
+/// supports, with its evidence and limits), a summary table per CPU, the
+/// latency histogram (log-log), the exceedance curve, max and p99 over
+/// time with load phases shaded, the largest wake-ups, set-up and system
+/// fingerprint. With several runs, a comparison first: a side by side
+/// table, overlaid curves, and a warning for every pair that differs in
+/// what no label or tag names.
 ///
 /// The file is self-contained (inline CSS and SVG, no script, no network):
 /// it opens from a USB stick and prints on A4. Latencies are in
