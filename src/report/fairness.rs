@@ -40,8 +40,16 @@ impl Difference {
                 v.to_string()
             }
         };
+        const MAX_WORDS: usize = 8;
         if self.detail.is_empty() {
             format!("{}: {} vs {}", self.field, show(&self.a), show(&self.b))
+        } else if self.detail.len() > MAX_WORDS {
+            format!(
+                "{}: differs in {} and {} more",
+                self.field,
+                self.detail[..MAX_WORDS].join(", "),
+                self.detail.len() - MAX_WORDS
+            )
         } else {
             format!("{}: differs in {}", self.field, self.detail.join(", "))
         }
@@ -109,6 +117,7 @@ const ALIASES: &[(&str, &[&str])] = &[
     ),
     ("load.profile", &["load", "stress"]),
     ("source.format", &["source", "import", "imported", "tool"]),
+    ("fingerprint", &["fingerprint", "import", "imported"]),
 ];
 
 /// Words of a text: lower case, split on anything not a letter or digit.
@@ -287,8 +296,27 @@ fn setup_fields(r: &RunRecord) -> Vec<(String, String)> {
 
 /// Every difference between `a` and `b` that bears on comparing them,
 /// each marked named or not.
+/// A run whose source recorded nothing of the system (imports, mostly).
+fn no_fingerprint(r: &RunRecord) -> bool {
+    let f = &r.fingerprint;
+    f.kernel_release.is_empty() && f.kernel_version.is_empty() && f.cpu_model.is_empty()
+}
+
 pub fn differences(a: &RunRecord, b: &RunRecord) -> Vec<Difference> {
-    let fp = a.fingerprint.differences(&b.fingerprint);
+    // Against a run without a fingerprint, every field differs: say it
+    // once.
+    let fp = match (no_fingerprint(a), no_fingerprint(b)) {
+        (false, false) => a.fingerprint.differences(&b.fingerprint),
+        (true, true) => vec![],
+        (na, _) => {
+            let (x, y) = if na {
+                ("absent", "recorded")
+            } else {
+                ("recorded", "absent")
+            };
+            vec![("fingerprint".to_string(), x.to_string(), y.to_string())]
+        }
+    };
     let (sa, sb) = (setup_fields(a), setup_fields(b));
     let setup: Vec<(String, String, String)> = sa
         .into_iter()
@@ -445,6 +473,23 @@ mod tests {
         assert!(!d[0].describe().contains("isolcpus"));
         b.tags.insert("nohz_full".into(), "1".into());
         assert!(unnamed(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn a_missing_fingerprint_is_one_difference() {
+        let (a, mut b) = pair();
+        b.fingerprint = Default::default();
+        let d = unnamed(&a, &b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].describe(), "fingerprint: recorded vs absent");
+        b.label = Some("imported from cyclictest".into());
+        assert!(unnamed(&a, &b).is_empty());
+        // Long command-line differences are cut.
+        let (mut a, mut b) = pair();
+        a.fingerprint.cmdline = "quiet".into();
+        b.fingerprint.cmdline = (0..20).map(|i| format!("opt{i}=1 ")).collect();
+        let text = unnamed(&a, &b)[0].describe();
+        assert!(text.ends_with("and 13 more"), "{text}");
     }
 
     #[test]

@@ -442,7 +442,7 @@ fn missing(rec: &RunRecord) -> Vec<String> {
     {
         out.push(format!(
             "Latencies were recorded at {} resolution by the source.",
-            fmt::latency(t.histogram.resolution_ns)
+            fmt::period(t.histogram.resolution_ns)
         ));
     }
     out

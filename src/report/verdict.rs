@@ -271,7 +271,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             "Imported from {}: latencies at {} resolution; what the source did not record is \
              missing.",
             run.source.format.as_deref().unwrap_or("another tool"),
-            fmt::latency(res)
+            fmt::period(res)
         ));
     }
     if !run.options.omission_correction {

@@ -366,7 +366,7 @@ fn report_of_several_runs_compares_them_fairly() {
         "{warnings}"
     );
     assert!(html.contains("No per-window series"));
-    assert!(html.contains("Latencies were recorded at 1.0 µs resolution"));
+    assert!(html.contains("Latencies were recorded at 1 µs resolution"));
 }
 
 /// Run `cmd`, killing it after `limit`.
