@@ -428,6 +428,9 @@ fn has_color(px: &[[u8; 3]], rgb: [u8; 3], min: usize) -> bool {
 
 #[test]
 fn the_report_renders_and_prints_in_a_headless_browser() {
+    // Chromium keeps both CPUs busy for seconds: a load, like a hog, so
+    // no measuring test runs meanwhile.
+    let _g = exclusive_system();
     let dir = TempDir::new("report-browser");
     let a = write_run(
         &dir,
