@@ -23,7 +23,7 @@ build: deps
 run: build
 	@mkdir -p $(RESULTS)
 	$(SUDO) $(BIN) measure -D $(DURATION) --json $(RESULTS)/latest.json --histfile $(RESULTS)/latest.hist
-	$(BIN) report $(RESULTS)/latest.json -o $(RESULTS)/latest.html
+	$(BIN) report $(RESULTS)/latest.json -o $(RESULTS)/latest.html >/dev/null
 	@echo "run record: $(RESULTS)/latest.json  cyclictest histogram: $(RESULTS)/latest.hist"
 	@echo "report: $(abspath $(RESULTS)/latest.html)"
 
