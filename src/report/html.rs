@@ -740,9 +740,10 @@ mod tests {
         let runs = name_runs(vec![("a.json".into(), r)]);
         let html = render(&runs, None).unwrap();
         assert!(!html.contains("<b>evil"));
+        // In the headings, the page and the figures' titles.
+        assert!(html.contains("<h2>&lt;b&gt;evil&lt;&#x2f;b&gt; &amp; co</h2>"));
         assert!(
-            html.contains("&lt;b&gt;evil&lt;&#x2f;b&gt; &amp; co")
-                || html.contains("&lt;b&gt;evil")
+            html.contains("<title>&lt;b&gt;evil&lt;/b&gt; &amp; co: latency histogram</title>")
         );
     }
 }
