@@ -23,11 +23,14 @@ static: deps
 	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $$(rustc -vV | sed -n 's/^host: //p')
 
 # The main job on sensible defaults: one FIFO-95 thread per CPU at 1 ms
-# for $(DURATION), results kept in $(RESULTS)/.
+# for $(DURATION), results kept in $(RESULTS)/, ending with an HTML report
+# of the run.
 run: build
 	@mkdir -p $(RESULTS)
 	$(SUDO) $(BIN) measure -D $(DURATION) --json $(RESULTS)/latest.json --histfile $(RESULTS)/latest.hist
+	$(BIN) report $(RESULTS)/latest.json -o $(RESULTS)/latest.html >/dev/null
 	@echo "run record: $(RESULTS)/latest.json  cyclictest histogram: $(RESULTS)/latest.hist"
+	@echo "report: $(abspath $(RESULTS)/latest.html)"
 
 test: deps
 	$(CARGO) test --release --locked

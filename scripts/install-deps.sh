@@ -5,8 +5,9 @@ set -eu
 
 # Debian packages: rt-tests (cyclictest, hackbench: the reference and a
 # load), stress-ng (loads), strace (the hot-path syscall test), util-linux
-# (taskset and setpriv: the tune tests).
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux}"
+# (taskset and setpriv: the tune tests), chromium (the report test renders
+# and prints the HTML report headless).
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux chromium}"
 
 missing=""
 for p in $PACKAGES; do

@@ -11,9 +11,12 @@ macro_rules! outln {
     }};
 }
 
+pub mod compare;
 pub mod doctor;
 pub mod man;
 pub mod measure;
+pub mod plot;
+pub mod report;
 pub mod schema;
 pub mod tune;
 
@@ -40,6 +43,11 @@ pub enum Command {
     /// Write the man pages into a directory.
     #[command(hide = true)]
     Man(man::ManArgs),
+    // report, plot, compare: their help (short and long) comes from the
+    // doc comment of their Args struct.
+    Report(report::ReportArgs),
+    Plot(plot::PlotArgs),
+    Compare(compare::CompareArgs),
 }
 
 /// How a successful command ends.
@@ -49,13 +57,15 @@ pub enum Exit {
     Ok,
     /// Exit status 1: a latency limit was exceeded.
     LimitExceeded,
+    /// Exit status 1: a regression gate (`compare --fail-if-worse`) failed.
+    RegressionGateFailed,
 }
 
 impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,
-            Exit::LimitExceeded => 1,
+            Exit::LimitExceeded | Exit::RegressionGateFailed => 1,
         }
     }
 }
@@ -75,5 +85,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Doctor(args) => doctor::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Man(args) => man::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Plot(args) => plot::run(&args),
+        Command::Compare(args) => compare::run(&args),
     }
 }

@@ -5,5 +5,6 @@
 
 mod doctor;
 mod measure;
+mod report;
 mod tune;
 mod util;

@@ -1,0 +1,74 @@
+//! `rtscope compare`: two runs side by side on one metric, with the
+//! regression gate for CI pipelines.
+
+use super::Exit;
+use crate::report::{self, compare};
+use crate::runref;
+use anyhow::{Result, anyhow};
+use clap::Args;
+
+fn metric(s: &str) -> Result<String, String> {
+    if compare::METRICS.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(compare::CompareError::Metric(s.into()).to_string())
+    }
+}
+
+fn percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a percentage: use a number >= 0, e.g. 10 or 10%"
+        )),
+    }
+}
+
+/// Compare two runs per CPU on one metric; a regression gate for CI.
+///
+/// B is compared with A (the baseline): a table per CPU and overall with
+/// the ratio B/A, and warnings when the two runs differ in what no label
+/// or tag names (kernel, command line, set-up, load...).
+///
+/// Latencies in microseconds (us). With --fail-if-worse, exit 1 when B's
+/// overall metric is more than PCT percent above A's: a regression gate
+/// for CI pipelines.
+///
+/// Exit status: 0 done (gate passed), 1 the gate failed, 2 bad options or
+/// a run that cannot be loaded.
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The baseline run: a run record file (.json) or a stored run's id.
+    #[arg(value_name = "A")]
+    pub a: String,
+
+    /// The run compared with it.
+    #[arg(value_name = "B")]
+    pub b: String,
+
+    /// Metric: min, avg, p50, p90, p99, p99.9, p99.99 or max.
+    #[arg(long = "metric", value_name = "NAME", default_value = "p99.99", value_parser = metric)]
+    pub metric: String,
+
+    /// Exit 1 if B's overall metric is more than PCT percent above A's
+    /// (0: any increase fails).
+    #[arg(long = "fail-if-worse", value_name = "PCT", value_parser = percent)]
+    pub fail_if_worse: Option<f64>,
+}
+
+pub fn run(args: &CompareArgs) -> Result<Exit> {
+    let a = runref::load(&args.a)?;
+    let b = runref::load(&args.b)?;
+    let runs = report::name_runs(vec![(args.a.clone(), a), (args.b.clone(), b)]);
+    let c = compare::compare(&runs[0], &runs[1], &args.metric).map_err(|e| anyhow!(e))?;
+    print!("{}", c.render(&runs[0], &runs[1]));
+    if let Some(pct) = args.fail_if_worse {
+        let gate = c.gate(pct);
+        println!("{}", gate.message);
+        if !gate.passed {
+            return Ok(Exit::RegressionGateFailed);
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,224 @@
+//! How reports print numbers and dates for people: latencies with an
+//! adapted unit (`438 µs`, `3.43 ms`), table cells in µs, counts with
+//! thousands separators, UTC dates. Pure functions; no clock is read here
+//! (a report depends only on its runs, so it can be reproduced).
+
+/// A latency with the unit that suits it: `850 ns`, `12.3 µs`, `438 µs`,
+/// `3.43 ms`, `1.20 s`.
+pub fn latency(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 100_000 {
+        format!("{:.1} µs", v / 1e3)
+    } else if ns < 1_000_000 {
+        format!("{:.0} µs", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.2} s", v / 1e9)
+    }
+}
+
+/// A period or other set-up time, trimmed: `1 ms`, `500 µs`, `1.5 ms`,
+/// `250 ns`, `0 s`.
+pub fn period(ns: u64) -> String {
+    let v = ns as f64;
+    if ns == 0 {
+        "0 s".into()
+    } else if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{} µs", trim(v / 1e3))
+    } else if ns < 1_000_000_000 {
+        format!("{} ms", trim(v / 1e6))
+    } else {
+        format!("{} s", trim(v / 1e9))
+    }
+}
+
+/// A table cell in microseconds with 0.1 µs precision (no unit: the
+/// column header carries it); `-` when absent.
+pub fn us_cell(ns: Option<u64>) -> String {
+    ns.map(|v| format!("{:.1}", v as f64 / 1e3))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// Like [`us_cell`] for a fractional value (averages).
+pub fn us_cell_f(ns: Option<f64>) -> String {
+    ns.map(|v| format!("{:.1}", v / 1e3))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// An integer with thin thousands separators: `1 234 567`.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push('\u{202f}');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A count in short form for axis ticks: `1`, `10`, `1k`, `10k`, `1M`.
+pub fn short_count(v: f64) -> String {
+    let units = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    for (scale, suffix) in units {
+        if v >= scale {
+            return format!("{}{suffix}", trim(v / scale));
+        }
+    }
+    trim(v)
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A duration for prose: `20 s`, `15 min`, `2.5 h`, `3.1 days`.
+pub fn duration(ns: u64) -> String {
+    let s = ns as f64 / 1e9;
+    if s < 120.0 {
+        format!("{} s", trim(s))
+    } else if s < 2.0 * 3600.0 {
+        format!("{} min", trim(s / 60.0))
+    } else if s < 2.0 * 86_400.0 {
+        format!("{} h", trim(s / 3600.0))
+    } else {
+        format!("{} days", trim(s / 86_400.0))
+    }
+}
+
+/// Hours, for "rests on N hours": two significant decimals.
+pub fn hours(ns: u64) -> String {
+    let h = ns as f64 / 3.6e12;
+    if h >= 10.0 {
+        format!("{h:.0}")
+    } else if h >= 0.1 {
+        format!("{h:.1}")
+    } else {
+        format!("{h:.3}")
+    }
+}
+
+/// `10⁻³`-style power of ten (for probability ticks).
+pub fn power_of_ten(exp: i32) -> String {
+    if exp == 0 {
+        return "1".into();
+    }
+    let sup = |c: char| match c {
+        '-' => '⁻',
+        '0' => '⁰',
+        '1' => '¹',
+        '2' => '²',
+        '3' => '³',
+        '4' => '⁴',
+        '5' => '⁵',
+        '6' => '⁶',
+        '7' => '⁷',
+        '8' => '⁸',
+        _ => '⁹',
+    };
+    format!("10{}", exp.to_string().chars().map(sup).collect::<String>())
+}
+
+/// A probability for prose: `0.25`, `0.001`, `7.5·10⁻⁵`.
+pub fn probability(p: f64) -> String {
+    if p >= 0.001 {
+        return trim(p.min(1.0));
+    }
+    let e = p.log10().floor() as i32;
+    let m = p / 10f64.powi(e);
+    let m = format!("{m:.1}");
+    let m = m.trim_end_matches(".0");
+    if m == "1" {
+        power_of_ten(e)
+    } else {
+        format!("{m}·{}", power_of_ten(e))
+    }
+}
+
+/// Wall-clock nanoseconds since the epoch as `2026-11-20 23:37:33 UTC`.
+pub fn utc(unix_ns: u64) -> String {
+    let secs = unix_ns / 1_000_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
+/// (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_pick_a_readable_unit() {
+        assert_eq!(latency(850), "850 ns");
+        assert_eq!(latency(12_345), "12.3 µs");
+        assert_eq!(latency(438_016), "438 µs");
+        assert_eq!(latency(3_432_529), "3.43 ms");
+        assert_eq!(latency(1_200_000_000), "1.20 s");
+        assert_eq!(us_cell(Some(17_511)), "17.5");
+        assert_eq!(period(1_000_000), "1 ms");
+        assert_eq!(period(500_000), "500 µs");
+        assert_eq!(period(1_500_000), "1.5 ms");
+        assert_eq!(period(0), "0 s");
+        assert_eq!(us_cell(None), "-");
+        assert_eq!(us_cell_f(Some(17_511.4)), "17.5");
+    }
+
+    #[test]
+    fn counts_and_durations() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_234_567), "1\u{202f}234\u{202f}567");
+        assert_eq!(short_count(1.0), "1");
+        assert_eq!(short_count(10_000.0), "10k");
+        assert_eq!(short_count(2_500_000.0), "2.5M");
+        assert_eq!(duration(20_000_000_000), "20 s");
+        assert_eq!(duration(900_000_000_000), "15 min");
+        assert_eq!(duration(9_000_000_000_000), "2.5 h");
+        assert_eq!(duration(3 * 86_400_000_000_000), "3 days");
+        assert_eq!(hours(36_000_000_000_000), "10");
+        assert_eq!(hours(20_000_000_000), "0.006");
+        assert_eq!(power_of_ten(-3), "10⁻³");
+        assert_eq!(probability(0.25), "0.25");
+        assert_eq!(probability(3.0 / 40_000.0), "7.5·10⁻⁵");
+        assert_eq!(probability(1e-6), "10⁻⁶");
+        assert_eq!(probability(3.0), "1");
+        assert_eq!(power_of_ten(0), "1");
+        assert_eq!(power_of_ten(12), "10¹²");
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_700_000_000_000_000_000), "2023-11-14 22:13:20 UTC");
+        // A leap day.
+        assert_eq!(utc(951_782_400_000_000_000), "2000-02-29 00:00:00 UTC");
+    }
+}

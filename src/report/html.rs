@@ -1,0 +1,749 @@
+//! The HTML report: one self-contained file (CSS and SVG inline, no
+//! script, no network) that reads on a laptop screen and prints on A4.
+//! Per run: verdict, summary table per CPU, histogram, exceedance and
+//! timeline, largest wake-ups, set-up, load, fingerprint. With several
+//! runs, first a comparison: fairness warnings for every pair, a side by
+//! side table and overlaid curves.
+//!
+//! This file turns runs into a view (plain strings and tables) and hands
+//! it to the minijinja template in assets/templates; the template only
+//! lays it out. Nothing here reads the clock or the system: the same runs
+//! give the same report.
+
+use super::plot::{self, Figure, Size, data};
+use super::verdict::{self, Verdict};
+use super::{NamedRun, fairness, fmt};
+use crate::record::{RunRecord, ThreadRecord};
+use serde::Serialize;
+
+const TEMPLATE: &str = include_str!("../../assets/templates/report.html");
+const STYLE: &str = include_str!("../../assets/templates/report.css");
+
+#[derive(Serialize, Debug)]
+struct Table {
+    caption: String,
+    head: Vec<String>,
+    rows: Vec<TableRow>,
+    /// Columns holding numbers (right-aligned).
+    numeric_from: usize,
+}
+
+#[derive(Serialize, Debug)]
+struct TableRow {
+    cells: Vec<Cell>,
+    class: String,
+}
+
+#[derive(Serialize, Debug)]
+struct Cell {
+    text: String,
+    best: bool,
+}
+
+impl TableRow {
+    fn plain(cells: Vec<String>) -> TableRow {
+        TableRow {
+            cells: cells
+                .into_iter()
+                .map(|text| Cell { text, best: false })
+                .collect(),
+            class: String::new(),
+        }
+    }
+}
+
+#[derive(Serialize, Debug)]
+struct FigureView {
+    id: String,
+    svg: String,
+    caption: String,
+}
+
+#[derive(Serialize, Debug)]
+struct VerdictView {
+    class: String,
+    tolerance: String,
+    headline: String,
+    evidence: Vec<String>,
+    limits: Vec<String>,
+    advice: Vec<String>,
+}
+
+impl From<Verdict> for VerdictView {
+    fn from(v: Verdict) -> Self {
+        VerdictView {
+            class: v.class.key().into(),
+            tolerance: v.class.tolerance().into(),
+            headline: v.headline,
+            evidence: v.evidence,
+            limits: v.limits,
+            advice: v.advice,
+        }
+    }
+}
+
+#[derive(Serialize, Debug)]
+struct Pair {
+    key: String,
+    value: String,
+}
+
+fn pair(key: &str, value: impl Into<String>) -> Pair {
+    Pair {
+        key: key.into(),
+        value: value.into(),
+    }
+}
+
+#[derive(Serialize, Debug)]
+struct RunView {
+    anchor: String,
+    name: String,
+    facts: Vec<Pair>,
+    verdict: VerdictView,
+    summary: Table,
+    figures: Vec<FigureView>,
+    missing: Vec<String>,
+    warnings: Vec<String>,
+    outliers: Option<Table>,
+    setup: Vec<Pair>,
+    load: Vec<Pair>,
+    fingerprint: Vec<Pair>,
+}
+
+#[derive(Serialize, Debug)]
+struct ComparisonView {
+    warnings: Vec<String>,
+    table: Table,
+    figures: Vec<FigureView>,
+    missing: Vec<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct ReportView {
+    title: String,
+    subtitle: String,
+    tool: String,
+    runs: Vec<RunView>,
+    comparison: Option<ComparisonView>,
+    style: String,
+}
+
+fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, String> {
+    Ok(FigureView {
+        id: id.into(),
+        svg: plot::svg::render_inline(fig, Size::REPORT, id)?,
+        caption,
+    })
+}
+
+const HIST_CAPTION: &str = "Latency histogram on log scales, as cyclictest's 1 µs classes \
+    (the seeds' and OSADL's plot): the body of the distribution on the left, every rare late \
+    wake-up on the right; a dot is a class not adjacent to another.";
+const EXCEEDANCE_CAPTION: &str = "Exceedance: the share of periods later than x. It shows the \
+    tail honestly, down to one sample in N (the lowest step); the dot marks the maximum.";
+
+fn summary_table(run: &RunRecord) -> Table {
+    let head: Vec<String> = [
+        "thread", "CPU", "policy", "interval", "count", "min", "avg", "p50", "p90", "p99", "p99.9",
+        "p99.99", "max", "missed",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cells = |s: &crate::record::LatencyStats| {
+        vec![
+            fmt::count(s.samples),
+            fmt::us_cell(s.min_ns),
+            fmt::us_cell_f(s.avg_ns),
+            fmt::us_cell(s.p50_ns),
+            fmt::us_cell(s.p90_ns),
+            fmt::us_cell(s.p99_ns),
+            fmt::us_cell(s.p999_ns),
+            fmt::us_cell(s.p9999_ns),
+            fmt::us_cell(s.max_ns),
+            fmt::count(s.missed_periods),
+        ]
+    };
+    let mut rows = Vec::new();
+    for t in &run.threads {
+        let mut r = vec![
+            t.index.to_string(),
+            t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            format!("{} {}", t.policy, t.priority),
+            fmt::period(t.interval_ns),
+        ];
+        r.extend(cells(&t.stats));
+        rows.push(TableRow::plain(r));
+    }
+    if run.threads.len() > 1 {
+        let mut r = vec!["all".into(), String::new(), String::new(), String::new()];
+        r.extend(cells(&run.overall));
+        let mut row = TableRow::plain(r);
+        row.class = "total".into();
+        rows.push(row);
+    }
+    Table {
+        caption: "Wake-up latency per thread, in microseconds (µs). count: periods recorded; \
+                  missed: periods whose deadline passed while the thread was late for an \
+                  earlier one."
+            .into(),
+        head,
+        rows,
+        numeric_from: 4,
+    }
+}
+
+fn outlier_table(run: &RunRecord) -> Option<Table> {
+    let mut all: Vec<(&ThreadRecord, &crate::record::Outlier)> = run
+        .threads
+        .iter()
+        .flat_map(|t| t.outliers.iter().map(move |o| (t, o)))
+        .collect();
+    if all.is_empty() {
+        return None;
+    }
+    all.sort_by(|x, y| {
+        y.1.latency_ns
+            .cmp(&x.1.latency_ns)
+            .then(x.1.at.cycle.cmp(&y.1.at.cycle))
+    });
+    let rows = all
+        .iter()
+        .take(10)
+        .map(|(t, o)| {
+            TableRow::plain(vec![
+                data::thread_name(run, t),
+                fmt::us_cell(Some(o.latency_ns)),
+                o.at.cycle.to_string(),
+                crate::units::fmt_duration(o.at.offset_ns),
+                fmt::utc(o.at.unix_ns),
+            ])
+        })
+        .collect();
+    Some(Table {
+        caption: "The largest wake-up latencies (up to 10), in microseconds (µs), with when \
+                  they happened: look for them in the timeline, or in a kernel trace taken at \
+                  that time."
+            .into(),
+        head: [
+            "where",
+            "latency (µs)",
+            "cycle",
+            "into the run",
+            "wall clock",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows,
+        numeric_from: 1,
+    })
+}
+
+fn facts(r: &NamedRun) -> Vec<Pair> {
+    let rec = &r.record;
+    let mut out = vec![
+        pair("reference", r.reference.clone()),
+        pair("run id", rec.run_uuid.clone()),
+        pair("started", fmt::utc(rec.started_at_unix_ns)),
+        pair(
+            "duration",
+            format!(
+                "{} ({} hours)",
+                fmt::duration(rec.duration_ns),
+                fmt::hours(rec.duration_ns)
+            ),
+        ),
+        pair(
+            "status",
+            format!(
+                "{} (ended by: {})",
+                serde_plain(&rec.status),
+                serde_plain(&rec.end_reason)
+            ),
+        ),
+    ];
+    let mut source = rec.source.kind.clone();
+    if let Some(f) = &rec.source.format {
+        source.push_str(&format!(", format {f}"));
+    }
+    if let Some(f) = &rec.source.file {
+        source.push_str(&format!(", file {f}"));
+    }
+    out.push(pair("source", source));
+    out.push(pair(
+        "tool",
+        format!("{} {}", rec.tool.name, rec.tool.version),
+    ));
+    if !rec.source.command_line.is_empty() {
+        out.push(pair("command", rec.source.command_line.join(" ")));
+    }
+    if !rec.tags.is_empty() {
+        let tags: Vec<String> = rec.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push(pair("tags", tags.join(", ")));
+    }
+    out
+}
+
+/// An enum's serde name (`complete`, `break_threshold`).
+fn serde_plain<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn setup(rec: &RunRecord) -> Vec<Pair> {
+    let o = &rec.options;
+    let mut out = vec![
+        pair(
+            "interval",
+            format!(
+                "{}{}",
+                fmt::period(o.interval_ns),
+                if o.distance_ns > 0 {
+                    format!(" (+{} per thread)", fmt::period(o.distance_ns))
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+        pair("policy, priority", format!("{} {}", o.policy, o.priority)),
+        pair("timer", format!("{} on the {} clock", o.timer, o.clock)),
+        pair(
+            "CPUs",
+            o.cpus
+                .iter()
+                .map(|c| c.map(|c| c.to_string()).unwrap_or_else(|| "any".into()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        pair("warm-up", fmt::duration(o.warmup_ns)),
+        pair("window", fmt::duration(o.window_ns)),
+        pair(
+            "omission correction",
+            if o.omission_correction { "on" } else { "off" },
+        ),
+        pair("memory locked", if o.mlockall { "yes" } else { "no" }),
+        pair(
+            "/dev/cpu_dma_latency",
+            o.dma_latency_us
+                .map(|v| format!("{v} µs"))
+                .unwrap_or_else(|| "not held".into()),
+        ),
+    ];
+    if let Some(l) = rec.limits.max_latency_ns {
+        out.push(pair(
+            "latency limit",
+            format!(
+                "{} ({})",
+                fmt::latency(l),
+                if rec.limits.exceeded {
+                    "exceeded"
+                } else {
+                    "met"
+                }
+            ),
+        ));
+    }
+    out
+}
+
+fn load(rec: &RunRecord) -> Vec<Pair> {
+    let Some(l) = &rec.load else {
+        return vec![];
+    };
+    let mut out = vec![
+        pair("profile", l.profile.clone()),
+        pair("seed", l.seed.to_string()),
+    ];
+    for c in &l.commands {
+        out.push(pair(&format!("command ({})", c.part), c.argv.join(" ")));
+    }
+    let on_ns: u64 = l
+        .phases
+        .iter()
+        .map(|p| p.end_offset_ns.saturating_sub(p.start_offset_ns))
+        .sum();
+    out.push(pair(
+        "phases",
+        format!(
+            "{} (load parts on for {} in total; shaded in the timeline)",
+            l.phases.len(),
+            fmt::duration(on_ns)
+        ),
+    ));
+    if let Some(a) = &l.achieved {
+        out.push(pair("achieved", a.to_string()));
+    }
+    for f in &l.failures {
+        out.push(pair("failure", f.clone()));
+    }
+    out
+}
+
+fn fingerprint(rec: &RunRecord) -> Vec<Pair> {
+    let fp = &rec.fingerprint;
+    let mut out: Vec<Pair> = fp
+        .flatten()
+        .into_iter()
+        .map(|(k, v)| match k.as_str() {
+            _ if v.is_empty() => pair(&k, "-"),
+            // A list of sentences: semicolons read better than commas.
+            "preemption_evidence" => pair(&k, fp.preemption_evidence.join("; ")),
+            _ => pair(&k, v),
+        })
+        .collect();
+    out.push(pair("comparable hash", fp.comparable_hash()));
+    out
+}
+
+/// What the run lacks, said plainly (imported runs, mostly).
+fn missing(rec: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    let hist_samples: u64 = rec
+        .threads
+        .iter()
+        .filter_map(|t| t.histogram.to_histogram().ok())
+        .map(|h| h.total())
+        .sum();
+    if rec.threads.is_empty() {
+        out.push("This run has no threads: there is nothing to show.".into());
+    } else if hist_samples == 0 {
+        out.push(
+            "No latency histogram: the histogram and the exceedance curve cannot be drawn.".into(),
+        );
+    }
+    if !rec.threads.is_empty() && rec.threads.iter().all(|t| t.windows.is_empty()) {
+        out.push(
+            "No per-window series: the timeline of max and p99 cannot be drawn (the source \
+             did not record latency over time)."
+                .into(),
+        );
+    }
+    if rec.overall.samples > 0 && rec.overall.p99_ns.is_none() {
+        out.push("No quantiles (p50 … p99.99): the source gave only min, avg and max.".into());
+    }
+    if rec.overall.samples > 0 && rec.overall.avg_ns.is_none() {
+        out.push("No average: the source did not give one.".into());
+    }
+    if rec.fingerprint.kernel_release.is_empty() {
+        out.push(
+            "No system fingerprint: what the system was is unknown, so comparisons with this \
+             run cannot be checked for fairness."
+                .into(),
+        );
+    }
+    if let Some(t) = rec
+        .threads
+        .first()
+        .filter(|t| t.histogram.resolution_ns >= 1000)
+    {
+        out.push(format!(
+            "Latencies were recorded at {} resolution by the source.",
+            fmt::period(t.histogram.resolution_ns)
+        ));
+    }
+    out
+}
+
+fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
+    let rec = &r.record;
+    let anchor = format!("run-{}", i + 1);
+    let mut figures = Vec::new();
+    let has_hist = rec.threads.iter().any(|t| !t.histogram.buckets.is_empty());
+    if has_hist {
+        let many = if rec.threads.len() > data::MAX_THREAD_CURVES {
+            " With this many CPUs, all of them together and the CPUs with the highest and \
+             lowest maximum are drawn; the table above has every CPU."
+        } else {
+            ""
+        };
+        let h = data::hist_run(rec, &format!("{}: latency histogram", r.name))?;
+        figures.push(figure(
+            &h,
+            &format!("{anchor}-hist"),
+            format!("{HIST_CAPTION}{many}"),
+        )?);
+        let e = data::exceedance_run(rec, &format!("{}: exceedance", r.name))?;
+        figures.push(figure(
+            &e,
+            &format!("{anchor}-exceedance"),
+            format!("{EXCEEDANCE_CAPTION}{many}"),
+        )?);
+    }
+    if let Some(t) = data::timeline_run(rec, &format!("{}: latency over time", r.name)) {
+        let w = rec
+            .threads
+            .iter()
+            .find(|t| !t.windows.is_empty())
+            .map(|t| (t.windows.window_ns, t.windows.compacted));
+        let mut caption = String::from(
+            "Maximum (solid) and 99th percentile (dashed) wake-up latency per window over the \
+             run (the seeds' multi-day plot)",
+        );
+        if let Some((w, compacted)) = w {
+            caption.push_str(&format!(", windows of {}", fmt::duration(w)));
+            if compacted {
+                caption.push_str(" (merged as the run grew; p99 is then an upper bound)");
+            }
+        }
+        if rec.threads.len() > data::MAX_THREAD_CURVES {
+            caption.push_str("; with this many CPUs, the extremes over all CPUs are shown");
+        }
+        if !t.bands.is_empty() {
+            caption.push_str("; shaded: when each part of the load was on");
+        }
+        caption.push('.');
+        figures.push(figure(&t, &format!("{anchor}-timeline"), caption)?);
+    }
+    Ok(RunView {
+        anchor,
+        name: r.name.clone(),
+        facts: facts(r),
+        verdict: verdict::verdict(rec).into(),
+        summary: summary_table(rec),
+        figures,
+        missing: missing(rec),
+        warnings: rec.warnings.clone(),
+        outliers: outlier_table(rec),
+        setup: setup(rec),
+        load: load(rec),
+        fingerprint: fingerprint(rec),
+    })
+}
+
+/// The side by side table: one column per run, the seeds' way.
+fn side_by_side(runs: &[NamedRun]) -> Table {
+    let mut head = vec![String::new()];
+    head.extend(runs.iter().map(|r| r.name.clone()));
+    let text_row = |name: &str, f: &dyn Fn(&RunRecord) -> String| {
+        let mut cells = vec![name.to_string()];
+        cells.extend(runs.iter().map(|r| f(&r.record)));
+        TableRow::plain(cells)
+    };
+    let latency_row = |name: &str, f: &dyn Fn(&RunRecord) -> Option<f64>| {
+        let vals: Vec<Option<f64>> = runs.iter().map(|r| f(&r.record)).collect();
+        let best = vals.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+        let present = vals.iter().flatten().count();
+        let mut cells = vec![Cell {
+            text: name.to_string(),
+            best: false,
+        }];
+        cells.extend(vals.iter().map(|v| {
+            Cell {
+                text: v
+                    .map(|v| format!("{:.1}", v / 1e3))
+                    .unwrap_or_else(|| "-".into()),
+                best: present > 1 && *v == Some(best),
+            }
+        }));
+        TableRow {
+            cells,
+            class: String::new(),
+        }
+    };
+    let mut rows = vec![
+        text_row("kernel", &|r| {
+            if r.fingerprint.kernel_release.is_empty() {
+                "-".into()
+            } else {
+                r.fingerprint.kernel_release.clone()
+            }
+        }),
+        text_row("preemption", &|r| r.fingerprint.preemption_model.clone()),
+        text_row("load", &|r| {
+            r.load
+                .as_ref()
+                .map(|l| l.profile.clone())
+                .unwrap_or_else(|| "none".into())
+        }),
+        text_row("CPUs measured", &|r| r.threads.len().to_string()),
+        text_row("interval", &|r| fmt::period(r.options.interval_ns)),
+        text_row("duration", &|r| fmt::duration(r.duration_ns)),
+        text_row("samples", &|r| fmt::count(r.overall.samples)),
+    ];
+    for m in super::compare::METRICS {
+        let label = format!("{m} (µs)");
+        rows.push(latency_row(&label, &|r: &RunRecord| {
+            (r.overall.samples > 0)
+                .then(|| r.overall.metric_ns(m))
+                .flatten()
+        }));
+    }
+    rows.push(text_row("missed periods", &|r| {
+        fmt::count(r.overall.missed_periods)
+    }));
+    rows.push(text_row("verdict", &|r| {
+        verdict::Class::of_max_ns(r.overall.max_ns)
+            .tolerance()
+            .to_string()
+    }));
+    Table {
+        caption: "The runs side by side (all threads of each). Latencies in microseconds (µs); \
+                  the lowest of each row is in bold."
+            .into(),
+        head,
+        rows,
+        numeric_from: 1,
+    }
+}
+
+fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
+    let mut warnings = Vec::new();
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            let (a, b) = (&runs[i], &runs[j]);
+            if let Some(w) = fairness::warning(&a.name, &a.record, &b.name, &b.record) {
+                warnings.push(w);
+            }
+        }
+    }
+    let pairs: Vec<(&str, &RunRecord)> =
+        runs.iter().map(|r| (r.name.as_str(), &r.record)).collect();
+    let mut figures = Vec::new();
+    let mut missing = Vec::new();
+    let with_hist: Vec<(&str, &RunRecord)> = pairs
+        .iter()
+        .copied()
+        .filter(|(_, r)| r.threads.iter().any(|t| !t.histogram.buckets.is_empty()))
+        .collect();
+    if with_hist.len() < pairs.len() {
+        missing.push(
+            "Runs without a histogram are left out of the overlaid histogram and exceedance."
+                .to_string(),
+        );
+    }
+    if !with_hist.is_empty() {
+        let h = data::hist_runs(&with_hist, "Latency histograms compared")?;
+        figures.push(figure(
+            &h,
+            "compare-hist",
+            "Latency histograms of the runs (all threads of each) overlaid, log scales, 1 µs \
+             classes (the seeds' compare-results plot)."
+                .into(),
+        )?);
+        let e = data::exceedance_runs(&with_hist, "Exceedance compared")?;
+        figures.push(figure(
+            &e,
+            "compare-exceedance",
+            "Share of periods later than x, per run. A curve lower and further left is better; \
+             where curves cross, the better run depends on the tolerance."
+                .into(),
+        )?);
+    }
+    match data::timeline_runs(&pairs, "Maximum latency over time compared") {
+        Some(t) => figures.push(figure(
+            &t,
+            "compare-timeline",
+            "Maximum wake-up latency per window over all threads of each run, from each run's \
+             start (load phases are shaded in each run's own section)."
+                .into(),
+        )?),
+        None => missing.push("No run has a per-window series: no timeline to compare.".into()),
+    }
+    Ok(ComparisonView {
+        warnings,
+        table: side_by_side(runs),
+        figures,
+        missing,
+    })
+}
+
+/// The report of `runs` as one HTML page.
+pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> {
+    if runs.is_empty() {
+        return Err("no runs to report on".into());
+    }
+    let views = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| run_view(i, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let comparison = if runs.len() > 1 {
+        Some(comparison(runs)?)
+    } else {
+        None
+    };
+    let title = title.map(str::to_string).unwrap_or_else(|| {
+        if runs.len() == 1 {
+            format!("rtscope report: {}", runs[0].name)
+        } else {
+            format!("rtscope report: {} runs compared", runs.len())
+        }
+    });
+    let subtitle = runs
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({}, {})",
+                r.name,
+                fmt::utc(r.record.started_at_unix_ns),
+                fmt::duration(r.record.duration_ns)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let view = ReportView {
+        title,
+        subtitle,
+        tool: format!("rtscope {}", env!("CARGO_PKG_VERSION")),
+        runs: views,
+        comparison,
+        style: STYLE.into(),
+    };
+    let mut env = minijinja::Environment::new();
+    env.add_template("report.html", TEMPLATE)
+        .map_err(|e| format!("report template: {e:#}"))?;
+    let tmpl = env
+        .get_template("report.html")
+        .map_err(|e| format!("report template: {e:#}"))?;
+    tmpl.render(minijinja::value::Serde(&view))
+        .map_err(|e| format!("report template: {e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+    use crate::report::name_runs;
+
+    #[test]
+    fn one_run_report_is_self_contained() {
+        let runs = name_runs(vec![(
+            "a.json".into(),
+            synthetic(&[vec![5_000, 6_000, 7_000, 900_000], vec![4_000, 8_000]]),
+        )]);
+        let html = render(&runs, None).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        for forbidden in ["<script", "http://", "https://", "<link", "@import", "url("] {
+            let ok =
+                !html.contains(forbidden) || (forbidden == "http://" && only_svg_namespace(&html));
+            assert!(ok, "the report must not contain {forbidden}");
+        }
+        assert_eq!(html.matches("<svg").count(), 2, "hist and exceedance");
+        assert!(html.contains("No per-window series"));
+        assert!(html.contains("hundreds of µs"));
+        assert!(html.contains("not a bound guaranteed"));
+        assert!(!html.contains("Comparison"));
+    }
+
+    fn only_svg_namespace(html: &str) -> bool {
+        html.matches("http://").count() == html.matches("http://www.w3.org/2000/svg").count()
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        let mut r = synthetic(&[vec![5_000]]);
+        r.label = Some("<b>evil</b> & co".into());
+        let runs = name_runs(vec![("a.json".into(), r)]);
+        let html = render(&runs, None).unwrap();
+        assert!(!html.contains("<b>evil"));
+        // In the headings, the page and the figures' titles.
+        assert!(html.contains("<h2>&lt;b&gt;evil&lt;&#x2f;b&gt; &amp; co</h2>"));
+        assert!(
+            html.contains("<title>&lt;b&gt;evil&lt;/b&gt; &amp; co: latency histogram</title>")
+        );
+    }
+}

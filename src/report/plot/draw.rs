@@ -1,0 +1,512 @@
+//! Drawing a [`Figure`] with plotters, on any backend (SVG text or an RGB
+//! bitmap): axes with units on every tick, decades on log axes, load
+//! phases shaded under the curves, isolated observations as dots, and a
+//! legend below the chart so it never hides data.
+//!
+//! Log axes are drawn on log10 of the values with a linear coordinate, so
+//! both scales share one chart type and tick labels say what they mean.
+
+use super::{Axis, Figure, Scale, Stroke, TimeUnit, Unit, font, rgb};
+use crate::report::fmt;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::prelude::*;
+use std::ops::Range;
+
+const BAND_COLORS: [(u8, u8, u8); 4] = [
+    (0x88, 0x88, 0x88),
+    (0xd4, 0xa0, 0x17),
+    (0x6a, 0x3d, 0x9a),
+    (0x1b, 0x9e, 0x77),
+];
+
+fn band_rgb(i: usize) -> RGBColor {
+    let (r, g, b) = BAND_COLORS[i % BAND_COLORS.len()];
+    RGBColor(r, g, b)
+}
+
+fn series_rgb(i: usize) -> RGBColor {
+    let (r, g, b) = rgb(i);
+    RGBColor(r, g, b)
+}
+
+/// Position of `v` on the drawn axis (log10 for log axes).
+fn to_axis(axis: &Axis, v: f64) -> Option<f64> {
+    match axis.scale {
+        Scale::Linear => v.is_finite().then_some(v),
+        Scale::Log => (v > 0.0 && v.is_finite()).then(|| v.log10()),
+    }
+}
+
+/// Round to 3 significant digits (undo log10 round-off).
+fn sig3(v: f64) -> f64 {
+    if v == 0.0 {
+        return 0.0;
+    }
+    let mag = 10f64.powf(v.abs().log10().floor() - 2.0);
+    (v / mag).round() * mag
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{:.3}", v);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The label of a tick at value `v` (in the axis' unit), unit included.
+pub fn tick_label(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::LatencyUs => {
+            let v = sig3(v);
+            if v < 1.0 {
+                format!("{} ns", trim(v * 1e3))
+            } else if v < 1e3 {
+                format!("{} µs", trim(v))
+            } else if v < 1e6 {
+                format!("{} ms", trim(v / 1e3))
+            } else {
+                format!("{} s", trim(v / 1e6))
+            }
+        }
+        Unit::Count => fmt::short_count(sig3(v)),
+        Unit::Probability => {
+            let v = sig3(v);
+            if v >= 0.001 {
+                trim(v)
+            } else {
+                let e = v.log10().floor() as i32;
+                let m = (v / 10f64.powi(e)).round();
+                if m <= 1.0 {
+                    fmt::power_of_ten(e)
+                } else {
+                    format!("{m}·{}", fmt::power_of_ten(e))
+                }
+            }
+        }
+        Unit::Time(u) => format!("{} {}", trim(sig3(v)), u.symbol()),
+    }
+}
+
+/// Key points of an axis on the drawn scale: (labelled, grid only).
+fn key_points(axis: &Axis) -> (Vec<f64>, Vec<f64>) {
+    match axis.scale {
+        Scale::Log => {
+            let lo = axis.min.log10();
+            let hi = axis.max.log10();
+            let few_decades = hi - lo <= 2.01;
+            let mut bold = Vec::new();
+            let mut light = Vec::new();
+            let mut k = lo.floor() as i32;
+            while (k as f64) <= hi + 1e-9 {
+                for m in 1..10 {
+                    let p = (m as f64).log10() + k as f64;
+                    if p < lo - 1e-9 || p > hi + 1e-9 {
+                        continue;
+                    }
+                    if m == 1 || (few_decades && (m == 2 || m == 5)) {
+                        bold.push(p);
+                    }
+                    light.push(p);
+                }
+                k += 1;
+            }
+            (bold, light)
+        }
+        Scale::Linear => {
+            let span = axis.max - axis.min;
+            let step = nice_step(axis.unit, span);
+            let mut bold = Vec::new();
+            let mut light = Vec::new();
+            let mut i = (axis.min / step).ceil() as i64;
+            while (i as f64) * step <= axis.max + step * 1e-9 {
+                bold.push(i as f64 * step);
+                i += 1;
+            }
+            let half = step / 2.0;
+            let mut j = (axis.min / half).ceil() as i64;
+            while (j as f64) * half <= axis.max + half * 1e-9 {
+                light.push(j as f64 * half);
+                j += 1;
+            }
+            (bold, light)
+        }
+    }
+}
+
+/// A step giving 4–10 ticks over `span`; time axes prefer 15/30 minutes,
+/// 6/12 hours.
+fn nice_step(unit: Unit, span: f64) -> f64 {
+    let span = if span > 0.0 { span } else { 1.0 };
+    let candidates: &[f64] = match unit {
+        Unit::Time(TimeUnit::Minutes) => &[1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0],
+        Unit::Time(TimeUnit::Hours) => &[1.0, 2.0, 3.0, 6.0, 12.0, 24.0],
+        _ => &[],
+    };
+    for c in candidates {
+        if span / c <= 10.0 {
+            return *c;
+        }
+    }
+    let raw = span / 8.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if raw <= m * mag {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+fn axis_range(axis: &Axis) -> (f64, f64) {
+    match axis.scale {
+        Scale::Linear => (axis.min, axis.max),
+        Scale::Log => (axis.min.log10(), axis.max.log10()),
+    }
+}
+
+/// A linear coordinate on the drawn scale whose ticks are exactly the
+/// key points chosen here (decades on log axes, nice steps on linear).
+struct Keyed {
+    lo: f64,
+    hi: f64,
+    bold: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl Ranged for Keyed {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let span = self.hi - self.lo;
+        let pixels = (limit.1 - limit.0) as f64;
+        if span <= 0.0 || pixels == 0.0 {
+            return limit.1;
+        }
+        limit.0 + (pixels * (v - self.lo) / span + 1e-3).floor() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+fn keyed(axis: &Axis) -> Keyed {
+    let (lo, hi) = axis_range(axis);
+    let (bold, light) = key_points(axis);
+    Keyed {
+        lo,
+        hi,
+        bold,
+        light,
+    }
+}
+
+/// Label of a drawn-scale position.
+fn label_at(axis: &Axis, p: f64) -> String {
+    let v = match axis.scale {
+        Scale::Linear => p,
+        Scale::Log => 10f64.powf(p),
+    };
+    tick_label(axis.unit, v)
+}
+
+struct LegendEntry {
+    text: String,
+    color: RGBColor,
+    kind: LegendKind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum LegendKind {
+    Line(Stroke),
+    Band,
+}
+
+fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
+    let mut out: Vec<LegendEntry> = Vec::new();
+    for s in &fig.series {
+        out.push(LegendEntry {
+            text: s.name.clone(),
+            color: series_rgb(s.color),
+            kind: LegendKind::Line(s.stroke),
+        });
+    }
+    for b in &fig.bands {
+        if !out
+            .iter()
+            .any(|e| e.kind == LegendKind::Band && e.text == b.name)
+        {
+            out.push(LegendEntry {
+                text: b.name.clone(),
+                color: band_rgb(b.color),
+                kind: LegendKind::Band,
+            });
+        }
+    }
+    out
+}
+
+const LEGEND_ROW: i32 = 20;
+const SWATCH: i32 = 26;
+
+/// Lay the legend out in rows; returns (x, y) of each entry and height.
+fn legend_layout<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+    style: &TextStyle,
+) -> (Vec<(i32, i32)>, i32) {
+    let width = area.dim_in_pixel().0 as i32;
+    let left = 70;
+    let mut x = left;
+    let mut y = 6;
+    let mut pos = Vec::new();
+    for e in entries {
+        let w = area
+            .estimate_text_size(&e.text, style)
+            .map(|(w, _)| w as i32)
+            .unwrap_or(8 * e.text.len() as i32);
+        let need = SWATCH + 6 + w + 22;
+        if x > left && x + need > width - 10 {
+            x = left;
+            y += LEGEND_ROW;
+        }
+        pos.push((x, y));
+        x += need;
+    }
+    let height = if entries.is_empty() {
+        0
+    } else {
+        y + LEGEND_ROW + 4
+    };
+    (pos, height)
+}
+
+type DrawResult = Result<(), String>;
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("drawing failed: {e:?}")
+}
+
+/// Draw `fig` filling `root`.
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> DrawResult {
+    font::ensure()?;
+    root.fill(&WHITE).map_err(err)?;
+    let legend_style = TextStyle::from((font::FAMILY, 13).into_font()).color(&BLACK);
+    let entries = legend_entries(fig);
+    let (positions, legend_h) = legend_layout(root, &entries, &legend_style);
+    let height = root.dim_in_pixel().1 as i32;
+    let (chart_area, legend_area) = root.split_vertically(height - legend_h);
+
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(&fig.title, (font::FAMILY, 17).into_font())
+        .margin_top(6)
+        .margin_left(8)
+        .margin_right(24)
+        .margin_bottom(4)
+        .x_label_area_size(46)
+        .y_label_area_size(78)
+        .build_cartesian_2d(keyed(&fig.x), keyed(&fig.y))
+        .map_err(err)?;
+
+    let x_fmt = |p: &f64| label_at(&fig.x, *p);
+    let y_fmt = |p: &f64| label_at(&fig.y, *p);
+    chart
+        .configure_mesh()
+        .x_desc(&fig.x.title)
+        .y_desc(&fig.y.title)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style((font::FAMILY, 13))
+        .axis_desc_style((font::FAMILY, 14))
+        .bold_line_style(RGBColor(205, 205, 205))
+        .light_line_style(RGBColor(238, 238, 238))
+        .axis_style(RGBColor(90, 90, 90))
+        .draw()
+        .map_err(err)?;
+
+    let (ylo, yhi) = axis_range(&fig.y);
+    let (xlo, xhi) = axis_range(&fig.x);
+    for b in &fig.bands {
+        let (Some(x0), Some(x1)) = (to_axis(&fig.x, b.x0), to_axis(&fig.x, b.x1)) else {
+            continue;
+        };
+        let (x0, x1) = (x0.clamp(xlo, xhi), x1.clamp(xlo, xhi));
+        if x1 <= x0 {
+            continue;
+        }
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, ylo), (x1, yhi)],
+                band_rgb(b.color).mix(0.16).filled(),
+            )))
+            .map_err(err)?;
+    }
+
+    let many = fig.series.len() > 4;
+    // Summaries first and wide, so the curves they summarise stay
+    // visible on top of them.
+    let mut order: Vec<&super::Series> = fig.series.iter().collect();
+    order.sort_by_key(|s| s.stroke != Stroke::Bold);
+    for s in order {
+        let color = series_rgb(s.color);
+        let width = match s.stroke {
+            Stroke::Bold => 5,
+            Stroke::Dashed => 1,
+            Stroke::Solid if many => 1,
+            Stroke::Solid => 2,
+        };
+        let style = if s.stroke == Stroke::Bold {
+            color.mix(0.45).stroke_width(width)
+        } else {
+            color.stroke_width(width)
+        };
+        for seg in &s.segments {
+            let pts: Vec<(f64, f64)> = seg
+                .iter()
+                .filter_map(|(x, y)| Some((to_axis(&fig.x, *x)?, to_axis(&fig.y, *y)?)))
+                .collect();
+            match pts.len() {
+                0 => {}
+                1 => {
+                    chart
+                        .draw_series(std::iter::once(Circle::new(pts[0], 2, style.filled())))
+                        .map_err(err)?;
+                }
+                _ => match s.stroke {
+                    Stroke::Dashed => {
+                        chart
+                            .draw_series(DashedLineSeries::new(pts, 5, 4, style))
+                            .map_err(err)?;
+                    }
+                    _ => {
+                        chart
+                            .draw_series(LineSeries::new(pts, style))
+                            .map_err(err)?;
+                    }
+                },
+            }
+        }
+        let markers: Vec<(f64, f64)> = s
+            .markers
+            .iter()
+            .filter_map(|(x, y)| Some((to_axis(&fig.x, *x)?, to_axis(&fig.y, *y)?)))
+            .collect();
+        chart
+            .draw_series(
+                markers
+                    .into_iter()
+                    .map(|p| Circle::new(p, 4, color.filled())),
+            )
+            .map_err(err)?;
+    }
+
+    for (e, (x, y)) in entries.iter().zip(positions) {
+        let mid = y + LEGEND_ROW / 2 - 2;
+        match e.kind {
+            LegendKind::Band => {
+                legend_area
+                    .draw(&Rectangle::new(
+                        [(x, mid - 6), (x + SWATCH, mid + 6)],
+                        e.color.mix(0.3).filled(),
+                    ))
+                    .map_err(err)?;
+            }
+            LegendKind::Line(stroke) => {
+                let (w, alpha) = match stroke {
+                    Stroke::Bold => (5, 0.45),
+                    _ => (2, 1.0),
+                };
+                if stroke == Stroke::Dashed {
+                    for k in 0..3 {
+                        let x0 = x + k * 10;
+                        legend_area
+                            .draw(&PathElement::new(
+                                vec![(x0, mid), (x0 + 6, mid)],
+                                e.color.stroke_width(w),
+                            ))
+                            .map_err(err)?;
+                    }
+                } else {
+                    legend_area
+                        .draw(&PathElement::new(
+                            vec![(x, mid), (x + SWATCH, mid)],
+                            e.color.mix(alpha).stroke_width(w),
+                        ))
+                        .map_err(err)?;
+                }
+            }
+        }
+        legend_area
+            .draw(&Text::new(
+                e.text.clone(),
+                (x + SWATCH + 6, mid),
+                legend_style.pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+            ))
+            .map_err(err)?;
+    }
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_carry_units() {
+        assert_eq!(tick_label(Unit::LatencyUs, 0.1), "100 ns");
+        assert_eq!(tick_label(Unit::LatencyUs, 10.0), "10 µs");
+        assert_eq!(tick_label(Unit::LatencyUs, 10f64.powf(3.0)), "1 ms");
+        assert_eq!(tick_label(Unit::LatencyUs, 2e6), "2 s");
+        assert_eq!(tick_label(Unit::Count, 10f64.powf(4.0)), "10k");
+        assert_eq!(tick_label(Unit::Probability, 10f64.powf(-6.0)), "10⁻⁶");
+        assert_eq!(tick_label(Unit::Probability, 0.5), "0.5");
+        assert_eq!(tick_label(Unit::Probability, 5e-5), "5·10⁻⁵");
+        assert_eq!(tick_label(Unit::Time(TimeUnit::Minutes), 15.0), "15 min");
+    }
+
+    #[test]
+    fn key_points_on_log_and_linear_axes() {
+        let log = Axis {
+            title: String::new(),
+            scale: Scale::Log,
+            unit: Unit::LatencyUs,
+            min: 1.0,
+            max: 1e4,
+        };
+        let (bold, light) = key_points(&log);
+        assert_eq!(bold, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(light.len(), 4 * 9 + 1);
+        let narrow = Axis {
+            min: 1.0,
+            max: 100.0,
+            ..log.clone()
+        };
+        assert_eq!(key_points(&narrow).0.len(), 7, "1 2 5 10 20 50 100");
+        let lin = Axis {
+            title: String::new(),
+            scale: Scale::Linear,
+            unit: Unit::Time(TimeUnit::Seconds),
+            min: 0.0,
+            max: 20.0,
+        };
+        assert_eq!(key_points(&lin).0, vec![0.0, 5.0, 10.0, 15.0, 20.0]);
+        let hours = Axis {
+            unit: Unit::Time(TimeUnit::Hours),
+            max: 48.0,
+            ..lin
+        };
+        assert_eq!(nice_step(hours.unit, 48.0), 6.0);
+    }
+}

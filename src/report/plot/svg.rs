@@ -1,0 +1,36 @@
+//! A figure as SVG text: standalone (`rtscope plot -o x.svg`) or inline
+//! in the HTML report, where it scales to the page width. Same figure,
+//! same bytes.
+
+use super::{Figure, Size, draw};
+use plotters::prelude::*;
+
+/// The figure as a standalone SVG document.
+pub fn render(fig: &Figure, size: Size) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (size.width, size.height)).into_drawing_area();
+        draw::draw(&root, fig)?;
+    }
+    Ok(out)
+}
+
+/// The figure as an `<svg>` element for an HTML page: scales with its
+/// container (viewBox kept), described for screen readers.
+pub fn render_inline(fig: &Figure, size: Size, id: &str) -> Result<String, String> {
+    let text = render(fig, size)?;
+    let head = format!("<svg width=\"{}\" height=\"{}\" ", size.width, size.height);
+    let body = text
+        .strip_prefix(&head)
+        .ok_or_else(|| "unexpected SVG header from plotters (a bug)".to_string())?;
+    let title = fig
+        .title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let body = body.replacen('>', &format!("><title>{title}</title>"), 1);
+    Ok(format!(
+        "<svg id=\"{id}\" class=\"plot\" role=\"img\" aria-label=\"{}\" preserveAspectRatio=\"xMidYMid meet\" {body}",
+        title.replace('"', "&quot;")
+    ))
+}

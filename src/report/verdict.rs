@@ -1,0 +1,386 @@
+//! The verdict of a run: which class of real time its observed worst case
+//! supports, stated with the evidence it rests on and the limits of that
+//! evidence. The classes follow the rule of thumb of the seed articles
+//! (C. Blaess, 2014): tolerances of milliseconds, a vanilla kernel
+//! suffices; hundreds of µs, PREEMPT_RT; tens of µs, a co-kernel such as
+//! Xenomai; under 10 µs, not Linux.
+//!
+//! A verdict never claims a bound: a maximum observed is a fact about one
+//! run, not a guarantee about the system. Pure function of the record.
+
+use super::fmt;
+use crate::record::{EndReason, RunRecord, RunStatus};
+
+/// The class of real time a worst case supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// No samples: nothing to judge.
+    NoData,
+    /// Worst case ≥ 1 ms.
+    Milliseconds,
+    /// 100 µs ≤ worst case < 1 ms.
+    HundredsOfMicros,
+    /// 10 µs ≤ worst case < 100 µs.
+    TensOfMicros,
+    /// Worst case < 10 µs.
+    UnderTenMicros,
+}
+
+impl Class {
+    pub fn of_max_ns(max_ns: Option<u64>) -> Class {
+        match max_ns {
+            None => Class::NoData,
+            Some(m) if m >= 1_000_000 => Class::Milliseconds,
+            Some(m) if m >= 100_000 => Class::HundredsOfMicros,
+            Some(m) if m >= 10_000 => Class::TensOfMicros,
+            Some(_) => Class::UnderTenMicros,
+        }
+    }
+
+    /// Short name, also the CSS class of the verdict box.
+    pub fn key(self) -> &'static str {
+        match self {
+            Class::NoData => "no-data",
+            Class::Milliseconds => "milliseconds",
+            Class::HundredsOfMicros => "hundreds-us",
+            Class::TensOfMicros => "tens-us",
+            Class::UnderTenMicros => "under-10us",
+        }
+    }
+
+    /// The tolerance class in words, for tables.
+    pub fn tolerance(self) -> &'static str {
+        match self {
+            Class::NoData => "no data",
+            Class::Milliseconds => "milliseconds (vanilla kernel)",
+            Class::HundredsOfMicros => "hundreds of µs (PREEMPT_RT)",
+            Class::TensOfMicros => "tens of µs (co-kernel, e.g. Xenomai)",
+            Class::UnderTenMicros => "under 10 µs (not Linux)",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub class: Class,
+    /// The verdict in one or two sentences.
+    pub headline: String,
+    /// What it rests on.
+    pub evidence: Vec<String>,
+    /// Why it may not hold.
+    pub limits: Vec<String>,
+    /// What to try next, when something is worth trying.
+    pub advice: Vec<String>,
+}
+
+fn is_rt_kernel(run: &RunRecord) -> bool {
+    run.fingerprint.preemption_model == "rt"
+}
+
+fn headline(class: Class, max: &str) -> String {
+    match class {
+        Class::NoData => "No verdict: this run holds no latency samples.".into(),
+        Class::Milliseconds => format!(
+            "Worst case {max}: as measured, this system is fit for tolerances of milliseconds, \
+             the class for which a vanilla kernel suffices. It does not support tolerances of \
+             hundreds of microseconds or less."
+        ),
+        Class::HundredsOfMicros => format!(
+            "Worst case {max}: as measured, this system is fit for tolerances of hundreds of \
+             microseconds, the class PREEMPT_RT is meant for. It does not support tolerances of \
+             tens of microseconds."
+        ),
+        Class::TensOfMicros => format!(
+            "Worst case {max}: as measured, this system is fit for tolerances of tens of \
+             microseconds, the class for which the rule of thumb turns to a co-kernel such as \
+             Xenomai."
+        ),
+        Class::UnderTenMicros => format!(
+            "Worst case {max}: under 10 µs. The rule of thumb does not trust Linux with \
+             tolerances under 10 µs: read this as the best this run saw, not as a property \
+             of the system."
+        ),
+    }
+}
+
+/// Where a sample was taken, for prose: `CPU 1, 8.77 s into the run
+/// (cycle 8766, 2026-11-20 23:37:41 UTC)`.
+fn where_max(run: &RunRecord) -> Option<String> {
+    let max = run.overall.max_ns?;
+    let at = run.overall.max_at?;
+    let thread = run
+        .threads
+        .iter()
+        .find(|t| t.stats.max_ns == Some(max))
+        .map(|t| super::plot::data::thread_name(run, t));
+    Some(format!(
+        "{}{} into the run (cycle {}, {})",
+        thread.map(|t| format!("{t}, ")).unwrap_or_default(),
+        crate::units::fmt_duration(at.offset_ns),
+        at.cycle,
+        fmt::utc(at.unix_ns)
+    ))
+}
+
+fn virtualization(run: &RunRecord) -> Option<String> {
+    run.fingerprint
+        .extra
+        .iter()
+        .find(|(k, _)| k.contains("virt") || k.contains("hypervisor"))
+        .map(|(_, v)| v.clone())
+        .filter(|v| !v.is_empty() && v != "none" && v != "bare-metal" && v != "false")
+}
+
+/// The verdict on `run`.
+pub fn verdict(run: &RunRecord) -> Verdict {
+    let s = &run.overall;
+    let class = Class::of_max_ns(s.max_ns);
+    let max = s.max_ns.map(fmt::latency).unwrap_or_else(|| "-".into());
+    let mut evidence = Vec::new();
+    let mut limits = Vec::new();
+    let mut advice = Vec::new();
+    let cpus: Vec<String> = run
+        .threads
+        .iter()
+        .filter_map(|t| t.cpu.map(|c| c.to_string()))
+        .collect();
+    evidence.push(format!(
+        "{} periods measured over {} ({} hours) by {} thread{}{}, every {}, policy {} priority {}.",
+        fmt::count(s.samples),
+        fmt::duration(run.duration_ns),
+        fmt::hours(run.duration_ns),
+        run.threads.len(),
+        if run.threads.len() == 1 { "" } else { "s" },
+        if cpus.is_empty() {
+            String::new()
+        } else {
+            format!(" on CPU {}", cpus.join(", "))
+        },
+        fmt::period(run.options.interval_ns),
+        run.options.policy,
+        run.options.priority,
+    ));
+    if let Some(w) = where_max(run) {
+        evidence.push(format!("The worst case, {max}, happened on {w}."));
+    }
+    if let (Some(p4), Some(p3)) = (s.p9999_ns, s.p999_ns) {
+        evidence.push(format!(
+            "99.99 % of periods woke within {}, 99.9 % within {}.",
+            fmt::latency(p4),
+            fmt::latency(p3)
+        ));
+    }
+    evidence.push(format!(
+        "Missed periods: {} (deadlines that passed while the thread was still late for an \
+         earlier one).",
+        fmt::count(s.missed_periods)
+    ));
+    let kernel = &run.fingerprint;
+    if !kernel.kernel_release.is_empty() {
+        evidence.push(format!(
+            "Kernel {}, preemption model {}{}.",
+            kernel.kernel_release,
+            kernel.preemption_model,
+            kernel
+                .preempt_dynamic_mode
+                .as_ref()
+                .map(|m| format!(" (PREEMPT_DYNAMIC mode {m})"))
+                .unwrap_or_default()
+        ));
+    }
+    match &run.load {
+        Some(l) => evidence.push(format!(
+            "Measured under the load '{}' ({} phase{}).",
+            l.profile,
+            l.phases.len(),
+            if l.phases.len() == 1 { "" } else { "s" }
+        )),
+        None => limits.push(
+            "No load was recorded with this run. Worst cases show under load (CPU, memory, \
+             I/O, interrupts): an idle system looks better than it will be in use."
+                .into(),
+        ),
+    }
+    if let Some(limit) = run.limits.max_latency_ns {
+        evidence.push(format!(
+            "The limit asked for, {}, was {}.",
+            fmt::latency(limit),
+            if run.limits.exceeded {
+                "exceeded"
+            } else {
+                "met"
+            }
+        ));
+    }
+
+    if class != Class::NoData {
+        limits.insert(
+            0,
+            "A maximum observed is not a bound guaranteed: a longer run, another load or a \
+             rare event (firmware, SMI, thermal throttling, a driver) can exceed it."
+                .into(),
+        );
+    }
+    if s.samples > 0 {
+        limits.push(format!(
+            "With {} periods and none above {max}, the chance that one period exceeds it is \
+             below 3/N = {} (one period in {}) at 95 % confidence, and only if periods were \
+             independent, which latency spikes are not (they come in bursts).",
+            fmt::count(s.samples),
+            fmt::probability(3.0 / s.samples as f64),
+            fmt::count(s.samples.div_ceil(3)),
+        ));
+    }
+    if run.duration_ns < 3_600_000_000_000 && s.samples > 0 {
+        limits.push(format!(
+            "The run lasted {}. Rare spikes take hours to show: the seed articles let such \
+             tests run 12 hours or more, under heavy load.",
+            fmt::duration(run.duration_ns)
+        ));
+    }
+    if matches!(run.options.policy.as_str(), "other" | "batch" | "idle") {
+        limits.push(format!(
+            "The threads ran under the time-sharing policy '{}': this measures an ordinary \
+             task, not a real-time one.",
+            run.options.policy
+        ));
+    }
+    if run.status == RunStatus::Interrupted {
+        limits.push(
+            "The run was interrupted: it holds what was recorded up to its last checkpoint.".into(),
+        );
+    }
+    match run.end_reason {
+        EndReason::BreakThreshold => limits.push(
+            "The run stopped at its break threshold: its maximum is the event that stopped it, \
+             and the time after it was not measured."
+                .into(),
+        ),
+        EndReason::Error => {
+            limits.push("The run stopped on an error: the time after it was not measured.".into())
+        }
+        _ => {}
+    }
+    if run.source.kind == "imported" {
+        let res = run
+            .threads
+            .first()
+            .map(|t| t.histogram.resolution_ns)
+            .unwrap_or(1);
+        limits.push(format!(
+            "Imported from {}: latencies at {} resolution; what the source did not record is \
+             missing.",
+            run.source.format.as_deref().unwrap_or("another tool"),
+            fmt::period(res)
+        ));
+    }
+    if !run.options.omission_correction {
+        limits.push(
+            "Missed periods were counted but not recorded with their lateness \
+             (--no-omission-correction): quantiles understate long stalls."
+                .into(),
+        );
+    }
+    if let Some(v) = virtualization(run) {
+        limits.push(format!(
+            "Measured in a virtual machine ({v}): the host's scheduling adds latencies a bare \
+             machine would not have, and can hide others."
+        ));
+    }
+
+    match class {
+        Class::Milliseconds if !is_rt_kernel(run) => advice.push(
+            "For tolerances of hundreds of µs, the usual next steps are a PREEMPT_RT kernel, \
+             real-time threads on isolated CPUs, then a new measurement under load."
+                .into(),
+        ),
+        Class::Milliseconds => advice.push(
+            "A PREEMPT_RT kernel with millisecond spikes points at something outside the \
+             scheduler: CPUs not isolated, interrupts on the measuring CPUs, deep idle states, \
+             frequency changes, or firmware. Trace the worst case."
+                .into(),
+        ),
+        Class::HundredsOfMicros if is_rt_kernel(run) => advice.push(
+            "For tens of µs: isolate the measuring CPUs (isolcpus, nohz_full, rcu_nocbs, \
+             interrupt affinity), fix the CPU frequency, or consider a co-kernel."
+                .into(),
+        ),
+        _ => {}
+    }
+
+    Verdict {
+        class,
+        headline: headline(class, &max),
+        evidence,
+        limits,
+        advice,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+
+    #[test]
+    fn classes_follow_the_rule_of_thumb() {
+        assert_eq!(Class::of_max_ns(None), Class::NoData);
+        assert_eq!(Class::of_max_ns(Some(9_999)), Class::UnderTenMicros);
+        assert_eq!(Class::of_max_ns(Some(10_000)), Class::TensOfMicros);
+        assert_eq!(Class::of_max_ns(Some(99_999)), Class::TensOfMicros);
+        assert_eq!(Class::of_max_ns(Some(100_000)), Class::HundredsOfMicros);
+        assert_eq!(Class::of_max_ns(Some(1_000_000)), Class::Milliseconds);
+    }
+
+    #[test]
+    fn a_short_idle_vanilla_run_says_so() {
+        let run = synthetic(&[vec![5_000, 7_000, 3_432_529]]);
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::Milliseconds);
+        assert!(v.headline.contains("3.43 ms"), "{}", v.headline);
+        assert!(v.headline.contains("vanilla kernel suffices"));
+        let limits = v.limits.join("\n");
+        assert!(limits.contains("not a bound guaranteed"));
+        assert!(limits.contains("3/N = 1 (one period in 1)"), "{limits}");
+        assert!(limits.contains("No load was recorded"));
+        assert!(limits.contains("lasted 60 s"));
+        let evidence = v.evidence.join("\n");
+        assert!(
+            evidence.contains("3 periods measured over 60 s"),
+            "{evidence}"
+        );
+        assert!(
+            evidence.contains("CPU 0, 42ms into the run (cycle 42"),
+            "{evidence}"
+        );
+        assert!(v.advice[0].contains("PREEMPT_RT"));
+    }
+
+    #[test]
+    fn an_rt_run_under_load_with_tens_of_microseconds() {
+        let mut run = synthetic(&[vec![5_000; 1000], vec![42_000]]);
+        run.fingerprint.preemption_model = "rt".into();
+        run.duration_ns = 12 * 3_600_000_000_000;
+        run.load = Some(crate::record::LoadRecord {
+            profile: "hell".into(),
+            ..Default::default()
+        });
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::TensOfMicros);
+        assert!(v.headline.contains("Xenomai"));
+        let limits = v.limits.join("\n");
+        assert!(!limits.contains("No load"));
+        assert!(!limits.contains("lasted"));
+        assert!(v.evidence.join(" ").contains("load 'hell'"));
+        assert!(v.evidence.join(" ").contains("12 hours"));
+    }
+
+    #[test]
+    fn no_samples_no_verdict() {
+        let run = synthetic(&[vec![]]);
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::NoData);
+        assert!(v.headline.starts_with("No verdict"));
+        assert!(!v.limits.join(" ").contains("3/N"));
+    }
+}

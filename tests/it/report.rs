@@ -1,0 +1,824 @@
+//! `rtscope report`, `plot` and `compare` run for real on run records:
+//! the report's structure against snapshots, the report rendered and
+//! printed by headless Chromium the way a person would see it, figures
+//! in both formats, compare's table and exit codes, and every refusal of
+//! bad input (one line, exit 2).
+//!
+//! Snapshots live in tests/it/snapshots; after an intended change, run
+//! with RTSCOPE_UPDATE_SNAPSHOTS=1 and review the diff. Set
+//! RTSCOPE_KEEP_SCREENSHOTS=DIR to keep the browser's screenshots.
+
+use crate::util::*;
+use rtscope::record::{LoadCommand, LoadPhase, LoadRecord, RunRecord, WindowSeries, synthetic};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+// ------------------------------------------------------------- fixtures
+
+/// Deterministic latencies: a body of 4–30 µs, a tail reaching `spike_ns`
+/// now and then, worse while the load is on (seconds 10–25 and 40–55).
+fn latencies(seed: u64, n: usize, spike_ns: u64) -> Vec<u64> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    (0..n)
+        .map(|i| {
+            let second = i / 1000;
+            let loaded = (10..25).contains(&second) || (40..55).contains(&second);
+            let r = next();
+            let body = 4_000 + (r % 1000) * (r % 26) + (next() % 900);
+            let tail = if loaded { 97 } else { 499 };
+            if r % tail == 0 {
+                body + next() % (spike_ns / if loaded { 1 } else { 8 })
+            } else {
+                body
+            }
+        })
+        .collect()
+}
+
+/// Per-window statistics of 1 s (1000 samples at 1 kHz).
+fn windows_of(vals: &[u64]) -> WindowSeries {
+    let mut w = WindowSeries {
+        window_ns: 1_000_000_000,
+        ..Default::default()
+    };
+    for chunk in vals.chunks(1000) {
+        let mut s = chunk.to_vec();
+        s.sort_unstable();
+        w.count.push(s.len() as u64);
+        w.min_ns.push(s[0]);
+        w.avg_ns.push(s.iter().sum::<u64>() / s.len() as u64);
+        w.max_ns.push(s[s.len() - 1]);
+        w.p99_ns.push(s[(s.len() * 99).div_ceil(100) - 1]);
+        w.missed.push(0);
+    }
+    w
+}
+
+/// A complete two-CPU run of 60 s at 1 kHz under a two-part load.
+fn rich_run(seed: u64, label: &str, preemption: &str, spike_ns: u64) -> RunRecord {
+    let vals: Vec<Vec<u64>> = (0..2)
+        .map(|t| latencies(seed * 10 + t, 60_000, spike_ns))
+        .collect();
+    let mut r = synthetic(&vals);
+    for (t, v) in r.threads.iter_mut().zip(&vals) {
+        t.windows = windows_of(v);
+    }
+    r.run_uuid = format!("{seed:032x}");
+    r.label = Some(label.into());
+    r.tags.insert("kernel".into(), preemption.into());
+    r.fingerprint.preemption_model = preemption.into();
+    r.fingerprint.kernel_release = format!("6.1.0-{preemption}");
+    r.load = Some(LoadRecord {
+        profile: "hell".into(),
+        seed: 7,
+        commands: vec![
+            LoadCommand {
+                part: "cpu".into(),
+                argv: vec!["stress-ng".into(), "--cpu".into(), "2".into()],
+            },
+            LoadCommand {
+                part: "io".into(),
+                argv: vec!["stress-ng".into(), "--hdd".into(), "1".into()],
+            },
+        ],
+        phases: vec![
+            phase("cpu", 10, 25),
+            phase("io", 18, 30),
+            phase("cpu", 40, 55),
+        ],
+        ..Default::default()
+    });
+    r.validate().unwrap();
+    r
+}
+
+fn phase(part: &str, from_s: u64, to_s: u64) -> LoadPhase {
+    LoadPhase {
+        part: part.into(),
+        start_offset_ns: from_s * 1_000_000_000,
+        end_offset_ns: to_s * 1_000_000_000,
+    }
+}
+
+/// What an import of a cyclictest histogram gives: 1 µs resolution, no
+/// windows, no average, no fingerprint.
+fn imported_run() -> RunRecord {
+    let vals: Vec<u64> = latencies(99, 20_000, 300_000)
+        .into_iter()
+        .map(|v| v / 1000 * 1000)
+        .collect();
+    let mut r = synthetic(&[vals]);
+    r.run_uuid = "f".repeat(32);
+    r.source.kind = "imported".into();
+    r.source.format = Some("cyclictest-histfile".into());
+    r.source.file = Some("old-results.txt".into());
+    r.threads[0].histogram.resolution_ns = 1000;
+    r.threads[0].outliers.clear();
+    r.threads[0].stats.avg_ns = None;
+    r.overall.avg_ns = None;
+    r.fingerprint = Default::default();
+    r.validate().unwrap();
+    r
+}
+
+fn write_run(dir: &TempDir, name: &str, r: &RunRecord) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(r).unwrap()).unwrap();
+    p
+}
+
+fn run_ok(dir: &TempDir, args: &[&str]) -> Output {
+    let o = rtscope(dir.path()).args(args).output().unwrap();
+    assert_code(&o, 0);
+    o
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+// ------------------------------------------------------------ snapshots
+
+/// The text between `from` and the next `to`, tags stripped, whitespace
+/// collapsed.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every element `<tag …>…</tag>` of `html`, as (attributes, inner html).
+fn elements<'a>(html: &'a str, tag: &str) -> Vec<(&'a str, &'a str)> {
+    let open = format!("<{tag}");
+    let close = format!("</{tag}>");
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(&open) {
+        let after = &rest[i + open.len()..];
+        if !after.starts_with([' ', '>']) {
+            rest = after;
+            continue;
+        }
+        let gt = after.find('>').unwrap();
+        let attrs = &after[..gt];
+        let body = &after[gt + 1..];
+        let end = body.find(&close).unwrap_or(0);
+        out.push((attrs, &body[..end]));
+        rest = &body[end..];
+    }
+    out
+}
+
+/// The structure of a report, one line per landmark: headings, tables
+/// (caption start, columns, row count), figures (id, curves, dots),
+/// warnings and notes. Numbers inside texts stay out where they would
+/// make the snapshot fragile (table cells are not listed).
+fn skeleton(html: &str) -> String {
+    let mut lines = Vec::new();
+    let main = html.split("<main>").nth(1).unwrap_or(html);
+    let head = html.split("<main>").next().unwrap();
+    for (_, body) in elements(head, "h1") {
+        lines.push(format!("h1 {}", strip_tags(body)));
+    }
+    lines.push(format!("toc entries: {}", elements(head, "li").len()));
+    // Walk the main part in document order.
+    let marks = [
+        "<h2",
+        "<h3",
+        "<h4",
+        "<table",
+        "<figure",
+        "<p class=\"missing\"",
+        "<div class=\"warnings\"",
+        "<div class=\"verdict",
+    ];
+    let mut pos = 0;
+    loop {
+        let next = marks
+            .iter()
+            .filter_map(|m| main[pos..].find(m).map(|i| (i + pos, *m)))
+            .min();
+        let Some((at, mark)) = next else { break };
+        let chunk = &main[at..];
+        match mark {
+            "<h2" | "<h3" | "<h4" => {
+                let tag = &mark[1..];
+                let (_, body) = elements(chunk, tag)[0];
+                lines.push(format!("{tag} {}", strip_tags(body)));
+            }
+            "<table" => {
+                let (_, body) = elements(chunk, "table")[0];
+                let caption = strip_tags(elements(body, "caption")[0].1);
+                let cols: Vec<String> = elements(body, "th")
+                    .iter()
+                    .map(|(_, b)| strip_tags(b))
+                    .collect();
+                let rows = elements(body, "tr").len() - 1;
+                let words: Vec<&str> = caption.split(' ').take(6).collect();
+                lines.push(format!(
+                    "  table \"{}…\" [{}] {rows} rows",
+                    words.join(" "),
+                    cols.join("|")
+                ));
+            }
+            "<figure" => {
+                let (attrs, body) = elements(chunk, "figure")[0];
+                let id = attrs
+                    .trim()
+                    .trim_start_matches("id=\"")
+                    .trim_end_matches('"');
+                let svg = elements(body, "svg");
+                assert_eq!(svg.len(), 1, "one svg per figure");
+                let (svg_attrs, svg_body) = svg[0];
+                assert!(svg_attrs.contains("viewBox=\"0 0 960 430\""), "{svg_attrs}");
+                lines.push(format!(
+                    "  figure {id}: {} lines, {} dots, {} texts",
+                    svg_body.matches("<polyline").count(),
+                    svg_body.matches("<circle").count(),
+                    svg_body.matches("<text").count(),
+                ));
+            }
+            "<p class=\"missing\"" => {
+                let (_, body) = elements(chunk, "p")[0];
+                lines.push(format!("  missing: {}", strip_tags(body)));
+            }
+            "<div class=\"warnings\"" => {
+                let body = &chunk[..chunk.find("</div>").unwrap()];
+                lines.push(format!("  warnings: {}", elements(body, "li").len()));
+            }
+            _ => {
+                let attrs = &chunk[..chunk.find('>').unwrap()];
+                lines.push(format!("  {}", attrs.trim_start_matches('<')));
+            }
+        }
+        pos = at + 1;
+    }
+    lines.join("\n") + "\n"
+}
+
+fn check_snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/snapshots")
+        .join(name);
+    if std::env::var_os("RTSCOPE_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot {}: run with RTSCOPE_UPDATE_SNAPSHOTS=1 to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        panic!(
+            "report structure changed ({}); if intended, rerun with RTSCOPE_UPDATE_SNAPSHOTS=1\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        );
+    }
+}
+
+// ---------------------------------------------------------------- tests
+
+#[test]
+fn report_of_one_run_has_the_expected_structure() {
+    let dir = TempDir::new("report-one");
+    let run = write_run(
+        &dir,
+        "vanilla.json",
+        &rich_run(1, "vanilla", "none", 3_000_000),
+    );
+    let out = dir.join("report.html");
+    let o = run_ok(&dir, &["report", s(&run), "-o", s(&out)]);
+    assert_eq!(stdout(&o).trim(), format!("report: {}", out.display()));
+    let html = std::fs::read_to_string(&out).unwrap();
+    check_snapshot("report-one-run.txt", &skeleton(&html));
+    // Self-contained: nothing to fetch, nothing to run.
+    for bad in [
+        "<script", "<link", "<img", "<iframe", "url(", "@import", "https://",
+    ] {
+        assert!(!html.contains(bad), "the report contains {bad}");
+    }
+    // The verdict with its evidence and limits.
+    assert!(html.contains("class=\"verdict milliseconds\""));
+    assert!(html.contains("not a bound guaranteed"));
+    assert!(html.contains("120\u{202f}000 periods measured over 60 s"));
+    // The same run gives the same bytes.
+    let again = dir.join("again.html");
+    run_ok(&dir, &["report", s(&run), "-o", s(&again)]);
+    assert_eq!(std::fs::read(&again).unwrap(), html.into_bytes());
+}
+
+#[test]
+fn report_of_several_runs_compares_them_fairly() {
+    let dir = TempDir::new("report-many");
+    let vanilla = rich_run(1, "vanilla", "none", 3_000_000);
+    let rt = rich_run(2, "PREEMPT_RT", "rt", 150_000);
+    // Same system as `vanilla`, but the timer differs and nothing says so.
+    let mut other_timer = rich_run(3, "vanilla again", "none", 3_000_000);
+    other_timer.options.timer = "nanosleep".into();
+    let runs = [
+        write_run(&dir, "vanilla.json", &vanilla),
+        write_run(&dir, "rt.json", &rt),
+        write_run(&dir, "again.json", &other_timer),
+        write_run(&dir, "imported.json", &imported_run()),
+    ];
+    let out = dir.join("report.html");
+    let mut args = vec!["report"];
+    args.extend(runs.iter().map(|p| s(p)));
+    args.extend(["-o", s(&out), "--title", "Vanilla & RT"]);
+    run_ok(&dir, &args);
+    let html = std::fs::read_to_string(&out).unwrap();
+    check_snapshot("report-many-runs.txt", &skeleton(&html));
+    assert!(html.contains("<h1>Vanilla &amp; RT</h1>"));
+    let warnings = &html[html.find("Is the comparison fair?").unwrap()..];
+    let warnings = &warnings[..warnings.find("</ul>").unwrap()];
+    // vanilla vs PREEMPT_RT: the kernel differs, and the tags say so.
+    assert!(
+        !warnings.contains("vanilla and PREEMPT_RT differ"),
+        "{warnings}"
+    );
+    // vanilla vs vanilla again: the timer differs and nothing names it.
+    assert!(
+        warnings.contains("vanilla and vanilla again differ in what no label or tag names: options.timer: abs vs nanosleep"),
+        "{warnings}"
+    );
+    // The import lacks a fingerprint: every pair with it is warned.
+    assert_eq!(
+        warnings.matches("and imported differ").count(),
+        3,
+        "{warnings}"
+    );
+    assert!(html.contains("No per-window series"));
+    assert!(html.contains("Latencies were recorded at 1 µs resolution"));
+}
+
+/// Run `cmd`, killing it after `limit`.
+fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium is installed (scripts/install-deps.sh installs it)");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("chromium did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn chromium(profile: &Path) -> Command {
+    let mut c = Command::new("chromium");
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// RGB pixels of a PNG file.
+fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = dec.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = info.color_type.samples();
+    let px = buf[..info.buffer_size()]
+        .chunks(step)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    (info.width, info.height, px)
+}
+
+fn has_color(px: &[[u8; 3]], rgb: [u8; 3], min: usize) -> bool {
+    px.iter()
+        .filter(|p| p.iter().zip(rgb).all(|(a, b)| a.abs_diff(b) <= 6))
+        .count()
+        >= min
+}
+
+#[test]
+fn the_report_renders_and_prints_in_a_headless_browser() {
+    // Chromium keeps both CPUs busy for seconds: a load, like a hog, so
+    // no measuring test runs meanwhile.
+    let _g = exclusive_system();
+    let dir = TempDir::new("report-browser");
+    let a = write_run(
+        &dir,
+        "vanilla.json",
+        &rich_run(1, "vanilla", "none", 3_000_000),
+    );
+    let b = write_run(&dir, "rt.json", &rich_run(2, "PREEMPT_RT", "rt", 150_000));
+    let out = dir.join("report.html");
+    run_ok(&dir, &["report", s(&a), s(&b), "-o", s(&out)]);
+    let url = format!("file://{}", out.display());
+
+    // A laptop screen, the top of the page: title, comparison, figures.
+    let shot = dir.join("laptop.png");
+    let mut c = chromium(&dir.join("profile-1"));
+    c.arg("--window-size=1366,2600")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url);
+    let o = output_within(c, Duration::from_secs(90));
+    assert!(shot.exists(), "no screenshot: {}", stderr(&o));
+    let (w, h, px) = decode_png(&shot);
+    assert_eq!((w, h), (1366, 2600));
+    // The page background and the white panels: the stylesheet applied.
+    assert!(
+        has_color(&px, [0xf3, 0xf4, 0xf6], 50_000),
+        "page background missing"
+    );
+    // The figures were drawn: the first two series colours are there.
+    assert!(
+        has_color(&px, [0x4e, 0x79, 0xa7], 500),
+        "no blue curve visible"
+    );
+    assert!(
+        has_color(&px, [0xf2, 0x8e, 0x2b], 500),
+        "no orange curve visible"
+    );
+    // The fairness box is amber only when there is something to warn
+    // about; these two runs are named by their tags.
+    assert!(
+        !has_color(&px, [0xff, 0xf8, 0xe5], 2_000),
+        "unexpected warning box"
+    );
+
+    // A phone-width window: the page must not need sideways scrolling
+    // beyond its tables (the verdict columns fold).
+    let narrow = dir.join("narrow.png");
+    let mut c = chromium(&dir.join("profile-2"));
+    c.arg("--window-size=420,1400")
+        .arg(format!("--screenshot={}", narrow.display()))
+        .arg(&url);
+    output_within(c, Duration::from_secs(90));
+    let (w, _, _) = decode_png(&narrow);
+    assert_eq!(w, 420);
+
+    // Printing: A4 pages, each run on its own page after the comparison.
+    let pdf = dir.join("report.pdf");
+    let mut c = chromium(&dir.join("profile-3"));
+    c.arg("--no-pdf-header-footer")
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(&url);
+    let o = output_within(c, Duration::from_secs(90));
+    let bytes = std::fs::read(&pdf).unwrap_or_else(|_| panic!("no PDF: {}", stderr(&o)));
+    assert!(bytes.starts_with(b"%PDF"));
+    let text = String::from_utf8_lossy(&bytes);
+    let pages = text.matches("/Type /Page\n").count()
+        + text.matches("/Type /Page ").count()
+        + text.matches("/Type /Page>").count()
+        + text.matches("/Type /Page/").count();
+    assert!(
+        pages >= 3,
+        "{pages} pages: the comparison and each run start a page"
+    );
+
+    if let Some(keep) = std::env::var_os("RTSCOPE_KEEP_SCREENSHOTS") {
+        let keep = PathBuf::from(keep);
+        std::fs::create_dir_all(&keep).unwrap();
+        for f in ["laptop.png", "narrow.png", "report.pdf", "report.html"] {
+            std::fs::copy(dir.join(f), keep.join(f)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn plot_writes_svg_and_png_the_same_every_time() {
+    let dir = TempDir::new("plot");
+    let run = write_run(
+        &dir,
+        "vanilla.json",
+        &rich_run(1, "vanilla", "none", 3_000_000),
+    );
+    let rt = write_run(&dir, "rt.json", &rich_run(2, "PREEMPT_RT", "rt", 150_000));
+    for kind in ["hist", "exceedance", "timeline"] {
+        let svg = dir.join(&format!("{kind}.svg"));
+        let o = run_ok(&dir, &["plot", s(&run), "--kind", kind, "-o", s(&svg)]);
+        assert_eq!(stdout(&o).trim(), format!("figure: {}", svg.display()));
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            text.starts_with("<svg width=\"1000\" height=\"500\""),
+            "{kind}"
+        );
+        // Units on the axes and the curves named.
+        assert!(text.contains("µs"), "{kind}: no µs");
+        assert!(
+            text.contains("CPU 0") && text.contains("CPU 1"),
+            "{kind}: legend"
+        );
+        if kind == "timeline" {
+            assert!(text.contains("load: cpu") && text.contains("load: io"));
+            assert!(text.contains("time since the start of the run"));
+            assert!(text.matches("<rect").count() >= 3, "load phases shaded");
+        }
+        if kind == "exceedance" {
+            assert!(text.contains("P(latency &gt; x)"));
+        }
+        // Deterministic: a second drawing is identical.
+        let again = dir.join(&format!("{kind}-again.svg"));
+        run_ok(&dir, &["plot", s(&run), "--kind", kind, "-o", s(&again)]);
+        assert_eq!(std::fs::read(&again).unwrap(), text.into_bytes(), "{kind}");
+    }
+    let png_path = dir.join("both.png");
+    run_ok(
+        &dir,
+        &[
+            "plot",
+            s(&run),
+            s(&rt),
+            "--kind",
+            "exceedance",
+            "--size",
+            "800x400",
+            "-o",
+            s(&png_path),
+        ],
+    );
+    let (w, h, px) = decode_png(&png_path);
+    assert_eq!((w, h), (800, 400));
+    assert!(has_color(&px, [0x4e, 0x79, 0xa7], 200), "first run's curve");
+    assert!(
+        has_color(&px, [0xf2, 0x8e, 0x2b], 200),
+        "second run's curve"
+    );
+    let again = dir.join("both-again.png");
+    run_ok(
+        &dir,
+        &[
+            "plot",
+            s(&run),
+            s(&rt),
+            "--kind",
+            "exceedance",
+            "--size",
+            "800x400",
+            "-o",
+            s(&again),
+        ],
+    );
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&png_path).unwrap()
+    );
+}
+
+#[test]
+fn compare_prints_ratios_and_gates_regressions() {
+    let dir = TempDir::new("compare");
+    let base = rich_run(1, "baseline", "none", 3_000_000);
+    let mut worse = base.clone();
+    worse.label = Some("candidate".into());
+    // Every latency 30 % higher: same system, same set-up.
+    for t in &mut worse.threads {
+        let h = t.histogram.to_histogram().unwrap();
+        let mut scaled = rtscope::histogram::Histogram::latency();
+        for (lo, hi, c) in h.iter_buckets() {
+            scaled.record_n((lo + (hi - lo) / 2) * 13 / 10, c);
+        }
+        t.histogram = rtscope::record::HistogramRecord::from_histogram(&scaled, 1);
+        t.stats.min_ns = t.stats.min_ns.map(|v| v * 13 / 10);
+        t.stats.max_ns = t.stats.max_ns.map(|v| v * 13 / 10);
+        t.stats.fill_quantiles(&scaled);
+    }
+    let parts: Vec<_> = worse
+        .threads
+        .iter()
+        .map(|t| (t.stats.clone(), t.histogram.to_histogram().unwrap()))
+        .collect();
+    let refs: Vec<_> = parts.iter().map(|(s, h)| (s, h)).collect();
+    worse.overall = rtscope::record::LatencyStats::combine(&refs).0;
+    worse.validate().unwrap();
+    let a = write_run(&dir, "a.json", &base);
+    let b = write_run(&dir, "b.json", &worse);
+
+    let o = run_ok(&dir, &["compare", s(&a), s(&b)]);
+    let out = stdout(&o);
+    assert!(out.contains("p99.99 latency in microseconds (us)"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("CPU ") || l.starts_with("all "))
+        .collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    for r in &rows {
+        let change: f64 = r
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .trim_end_matches('%')
+            .parse()
+            .unwrap();
+        assert!((29.5..=30.5).contains(&change), "{r}");
+    }
+    assert!(!out.contains("warning:"), "a fair pair: {out}");
+
+    // The gate: 30 % worse fails a 10 % allowance (exit 1), passes 35 %.
+    let o = rtscope(dir.path())
+        .args([
+            "compare",
+            s(&a),
+            s(&b),
+            "--metric",
+            "max",
+            "--fail-if-worse",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    assert!(stdout(&o).contains("regression gate") && stdout(&o).contains("FAILED"));
+    let o = run_ok(
+        &dir,
+        &[
+            "compare",
+            s(&a),
+            s(&b),
+            "--metric",
+            "max",
+            "--fail-if-worse",
+            "35%",
+        ],
+    );
+    assert!(stdout(&o).contains("passed"));
+    // B better than A never fails.
+    run_ok(&dir, &["compare", s(&b), s(&a), "--fail-if-worse", "0"]);
+
+    // An unfair pair is warned about.
+    let mut rt = base.clone();
+    rt.fingerprint.preemption_model = "rt".into();
+    rt.tags.clear();
+    rt.label = None;
+    let c = write_run(&dir, "c.json", &rt);
+    let o = run_ok(&dir, &["compare", s(&a), s(&c)]);
+    assert!(
+        stdout(&o).contains(
+            "warning: A and B differ in what no label or tag names: preemption_model: none vs rt"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[track_caller]
+fn refused(dir: &TempDir, args: &[&str], expect: &str) {
+    let o = rtscope(dir.path()).args(args).output().unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("rtscope: error: "), "{err}");
+    assert!(err.contains(expect), "expected '{expect}' in: {err}");
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line_with_exit_2() {
+    let dir = TempDir::new("report-bad");
+    let run = write_run(&dir, "run.json", &rich_run(1, "vanilla", "none", 3_000_000));
+    let r = s(&run);
+    let html = dir.join("r.html");
+    let h = s(&html);
+    let missing = s(&dir.join("missing.json")).to_string();
+    let corrupt = dir.join("corrupt.json");
+    std::fs::write(&corrupt, "{\"schema\": \"rtscope.run\", ").unwrap();
+    let no_windows = write_run(&dir, "imported.json", &imported_run());
+
+    refused(&dir, &["report", &missing, "-o", h], "no run");
+    refused(
+        &dir,
+        &["report", s(&corrupt), "-o", h],
+        "is not an rtscope run record",
+    );
+    refused(
+        &dir,
+        &["report", r, "-o", "/nonexistent-dir/r.html"],
+        "does not exist",
+    );
+    refused(&dir, &["report", r, "-o", s(dir.path())], "is a directory");
+    refused(
+        &dir,
+        &["report", r, "-o", "/proc/rtscope-report.html"],
+        "not writable",
+    );
+    assert!(!html.exists(), "nothing written on refusal");
+    refused(&dir, &["report", "-o", h], "required");
+
+    let x_svg = dir.join("x.svg");
+    refused(
+        &dir,
+        &["plot", r, "--kind", "pie", "-o", s(&x_svg)],
+        "unknown kind 'pie'",
+    );
+    refused(
+        &dir,
+        &["plot", r, "--kind", "hist", "-o", s(&dir.join("x.jpg"))],
+        "name the file .svg or .png",
+    );
+    refused(
+        &dir,
+        &[
+            "plot",
+            r,
+            "--kind",
+            "hist",
+            "--size",
+            "5x5",
+            "-o",
+            s(&x_svg),
+        ],
+        "is not a size",
+    );
+    refused(
+        &dir,
+        &[
+            "plot",
+            &missing,
+            "--kind",
+            "hist",
+            "-o",
+            s(&dir.join("x.svg")),
+        ],
+        "no run",
+    );
+    refused(
+        &dir,
+        &[
+            "plot",
+            s(&no_windows),
+            "--kind",
+            "timeline",
+            "-o",
+            s(&dir.join("x.svg")),
+        ],
+        "has no per-window series",
+    );
+
+    refused(&dir, &["compare", r, &missing], "no run");
+    refused(
+        &dir,
+        &["compare", r, r, "--metric", "p42"],
+        "unknown metric 'p42'",
+    );
+    refused(
+        &dir,
+        &["compare", r, r, "--fail-if-worse=-3"],
+        "is not a percentage",
+    );
+    refused(
+        &dir,
+        &["compare", r, r, "--fail-if-worse", "lots"],
+        "is not a percentage",
+    );
+    refused(&dir, &["compare", r], "required");
+}
+
+#[test]
+fn a_real_measurement_gets_a_report() {
+    let _g = shared_system();
+    let dir = TempDir::new("report-real");
+    let json = dir.join("run.json");
+    let o = rtscope(dir.path())
+        .args(["measure", "-D", "2", "-q", "--json", s(&json)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let out = dir.join("report.html");
+    run_ok(&dir, &["report", s(&json), "-o", s(&out)]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    let rec: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // One summary row per thread, plus "all" when there are several.
+    let table = &html[html.find("<h3>Latency per CPU</h3>").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let rows = table.matches("<tr").count() - 1;
+    let threads = rec.threads.len();
+    assert_eq!(rows, threads + usize::from(threads > 1));
+    assert!(html.contains("id=\"fig-run-1-timeline\""));
+    assert!(html.contains(&rec.run_uuid));
+}
