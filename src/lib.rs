@@ -10,10 +10,12 @@
 pub mod cli;
 pub mod engine;
 pub mod histogram;
+pub mod import;
 pub mod output;
 pub mod record;
 pub mod report;
 pub mod runref;
+pub mod store;
 pub mod sys;
 pub mod sysinfo;
 pub mod ui;

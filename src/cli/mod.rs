@@ -2,16 +2,25 @@
 //! dispatch from a parsed command to the library. The library's core never
 //! sees a flag: each subcommand turns its flags into typed options.
 
+pub mod import;
 pub mod measure;
+pub mod runs;
 pub mod schema;
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
 /// An oscilloscope for real-time Linux: how late can a periodic real-time
 /// thread wake up on this system?
 #[derive(Parser, Debug)]
 #[command(name = "rtscope", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
+    /// Run store (SQLite file) to use. Default:
+    /// $XDG_DATA_HOME/rtscope/rtscope.db, else
+    /// ~/.local/share/rtscope/rtscope.db (under sudo: root's home).
+    #[arg(long = "db", value_name = "PATH", env = "RTSCOPE_DB", global = true)]
+    pub db: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -23,6 +32,11 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
+    /// List, show, remove and export stored runs.
+    Runs(runs::RunsArgs),
+    /// Read other tools' results (cyclictest, Xenomai latency) into the
+    /// store.
+    Import(import::ImportArgs),
 }
 
 /// How a successful command ends.
@@ -45,8 +59,11 @@ impl Exit {
 
 /// Run a parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    crate::store::choose(cli.db.clone());
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Runs(args) => runs::run(&args),
+        Command::Import(args) => import::run(&args),
     }
 }

@@ -2,5 +2,6 @@
 //! terminal summary, cyclictest's histogram file, and (one file per
 //! format) the exporters. Reads records only; never measures.
 
+pub mod csv;
 pub mod histfile;
 pub mod summary;
