@@ -4,9 +4,12 @@
 
 use super::Exit;
 use crate::engine::build::{self, RecordContext};
+use crate::engine::fanout::Fanout;
 use crate::engine::{self, MeasureConfig, Plan, Policy, TimerMethod};
 use crate::record::{RunRecord, RunStatus};
 use crate::report::{histfile, summary};
+use crate::store::Store;
+use crate::store::checkpoint::RunSaver;
 use crate::sys::clock::Clock;
 use crate::sys::sched;
 use crate::sysinfo::{SysRoot, cpu, fingerprint};
@@ -226,6 +229,23 @@ pub struct MeasureArgs {
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Do not save the run in the run store (by default every run is
+    /// saved, as it goes: see --checkpoint and --db).
+    #[arg(long = "no-save")]
+    pub no_save: bool,
+    /// What is being tried, shown by `rtscope runs` and in reports (e.g.
+    /// "PREEMPT_RT, CPU 1 isolated").
+    #[arg(long = "label", value_name = "TEXT")]
+    pub label: Option<String>,
+    /// KEY=VALUE fact about the run (repeatable), e.g. --tag load=hackbench.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
+    pub tags: Vec<(String, String)>,
+    /// Save the state of the run in the store every DUR while it runs
+    /// (bare number: seconds; at least 1s): a killed run or a power cut
+    /// loses at most this much.
+    #[arg(long = "checkpoint", value_name = "DUR", default_value = "10s", value_parser = duration, conflicts_with = "no_save")]
+    pub checkpoint_ns: u64,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -319,6 +339,12 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
             bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
         }
     }
+    if !args.no_save && args.checkpoint_ns < crate::store::checkpoint::MIN_INTERVAL_NS {
+        bail!(
+            "--checkpoint {} is below the 1s minimum",
+            crate::units::fmt_duration(args.checkpoint_ns)
+        );
+    }
     if let Some(p) = &args.json {
         output::check_writable(p, "--json")?;
     }
@@ -328,16 +354,48 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let ctx = RecordContext {
         run_uuid: record::new_run_uuid(),
         command_line: std::env::args().collect(),
+        label: args.label.clone(),
+        tags: super::import::tag_map(&args.tags)?,
         max_latency_ns: args.max_latency_ns,
         fingerprint: fingerprint::take(&SysRoot::host()),
         ..Default::default()
     };
+    // The run is recorded in the store before measuring: a store that
+    // cannot be written is found now, not at the end of a long run.
+    let mut saver = if args.no_save {
+        None
+    } else {
+        let store = Store::open_default()
+            .context("the run store cannot be used (--no-save measures without it)")?;
+        Some(RunSaver::begin(store, &plan, &ctx, args.checkpoint_ns)?)
+    };
     let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
     let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let mode = LiveMode::choose(args.quiet, args.live);
-    let mut observer = LiveObserver::new(mode, &plan, &ctx)?;
-    let outcome = engine::run(&plan, &mut observer)?;
+    let mut observer = match LiveObserver::new(mode, &plan, &ctx) {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(s) = saver {
+                s.abandon();
+            }
+            return Err(e);
+        }
+    };
+    let outcome = match saver.as_mut() {
+        Some(s) => engine::run(&plan, &mut Fanout::new(vec![&mut observer, s])),
+        None => engine::run(&plan, &mut observer),
+    };
     observer.finish();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            // Nothing was measured: the run leaves no trace in the store.
+            if let Some(s) = saver {
+                s.abandon();
+            }
+            return Err(e.into());
+        }
+    };
 
     let mut ctx = ctx;
     ctx.warnings = outcome.warnings.clone();
@@ -368,7 +426,23 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
             failures.push(format!("{e:#}"));
         }
     }
-    let table = summary::render(&rec);
+    let mut saved = None;
+    if let Some(s) = saver {
+        let path = s.store_path().to_path_buf();
+        match s.finish(&rec) {
+            Ok(id) => saved = Some((id, path)),
+            Err(e) => failures.push(format!(
+                "the run could not be saved in the store: {e} (its last checkpoint is there, marked interrupted)"
+            )),
+        }
+    }
+    let mut table = summary::render(&rec);
+    if let Some((id, path)) = saved {
+        table.push_str(&format!(
+            "saved as run {id} in {} (rtscope runs show {id})\n",
+            path.display()
+        ));
+    }
     if hist_on_stdout || json_on_stdout {
         eprint!("{table}");
     } else {

@@ -11,7 +11,9 @@
 //! saves a run while it is measured). Never measures; never runs on a
 //! measuring thread.
 
+pub mod checkpoint;
 pub mod codec;
+pub mod owner;
 pub mod runs;
 pub mod schema;
 
@@ -298,7 +300,10 @@ impl Store {
                 ),
             });
         }
-        schema::migrate(self, version)
+        schema::migrate(self, version)?;
+        // Best effort: the state is worked out again on every read anyway.
+        let _ = runs::mark_interrupted(self);
+        Ok(())
     }
 }
 

@@ -4,6 +4,7 @@
 //! stored as it was at a checkpoint, or not changed at all.
 
 use super::codec::{self, WindowPoint};
+use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::record::{RunRecord, RunStatus};
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
@@ -77,14 +78,45 @@ pub struct RunRow {
 
 const ROW_COLUMNS: &str = "id, uuid, status, source_kind, source_format, label, started_at_unix_ns, \
      duration_ns, kernel_release, preemption_model, threads, samples, p9999_ns, max_ns, \
-     fingerprint_hash, saved_at_unix_ns";
+     fingerprint_hash, saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks";
+
+/// The owner recorded in columns 16-19 of a row, if any.
+fn read_owner(r: &rusqlite::Row) -> rusqlite::Result<Option<Owner>> {
+    let host: Option<String> = r.get(16)?;
+    let boot_id: Option<String> = r.get(17)?;
+    let pid: Option<u32> = r.get(18)?;
+    let start_ticks: Option<u64> = r.get(19)?;
+    Ok(match (host, boot_id, pid, start_ticks) {
+        (Some(host), Some(boot_id), Some(pid), Some(start_ticks)) => Some(Owner {
+            host,
+            boot_id,
+            pid,
+            start_ticks,
+        }),
+        _ => None,
+    })
+}
+
+/// The state of a run stored as `status`: a running run whose writer is
+/// gone (or unknown: written before owners were recorded) is interrupted.
+fn state_of(status: &str, owner: Option<&Owner>) -> RunState {
+    match RunState::parse(status) {
+        Some(RunState::Running) => match owner.map(Owner::liveness) {
+            Some(Liveness::Alive) | Some(Liveness::Unknown) => RunState::Running,
+            Some(Liveness::Gone) | None => RunState::Interrupted,
+        },
+        Some(s) => s,
+        None => RunState::Interrupted,
+    }
+}
 
 fn read_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
     let status: String = r.get(2)?;
+    let owner = read_owner(r)?;
     Ok(RunRow {
         id: r.get(0)?,
         uuid: r.get(1)?,
-        state: RunState::parse(&status).unwrap_or(RunState::Interrupted),
+        state: state_of(&status, owner.as_ref()),
         source_kind: r.get(3)?,
         source_format: r.get(4)?,
         label: r.get(5)?,
@@ -288,7 +320,7 @@ impl Store {
             .map_err(|e| err("starting to save runs", e))?;
         let mut ids = Vec::with_capacity(recs.len());
         for rec in recs {
-            let id = insert_row(&tx, rec).map_err(|e| err("saving a run", e))?;
+            let id = insert_row(&tx, rec, None).map_err(|e| err("saving a run", e))?;
             let mut cursor = WindowCursor::default();
             write_parts(&tx, id, rec, &mut cursor).map_err(|e| e.into_store(&path))?;
             ids.push(id);
@@ -322,15 +354,58 @@ fn status_name(s: RunStatus) -> &'static str {
     RunState::of_status(s).name()
 }
 
-/// Insert the row of a new run (its listed facts and head).
-pub(crate) fn insert_row(tx: &Transaction, rec: &RunRecord) -> rusqlite::Result<i64> {
+/// Insert the row of a new run (its listed facts and head are written by
+/// [`write_parts`]); `owner` is the process that will write its
+/// checkpoints.
+pub(crate) fn insert_row(
+    tx: &Transaction,
+    rec: &RunRecord,
+    owner: Option<&Owner>,
+) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (uuid, status, source_kind, started_at_unix_ns, duration_ns, \
          kernel_release, preemption_model, threads, samples, fingerprint_hash, record_json, \
-         saved_at_unix_ns) VALUES (?1, ?2, '', 0, 0, '', '', 0, 0, '', '{}', 0)",
-        params![rec.run_uuid, status_name(rec.status)],
+         saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks) \
+         VALUES (?1, ?2, '', 0, 0, '', '', 0, 0, '', '{}', 0, ?3, ?4, ?5, ?6)",
+        params![
+            rec.run_uuid,
+            status_name(rec.status),
+            owner.map(|o| o.host.clone()),
+            owner.map(|o| o.boot_id.clone()),
+            owner.map(|o| o.pid),
+            owner.map(|o| o.start_ticks),
+        ],
     )?;
     Ok(tx.last_insert_rowid())
+}
+
+/// Mark running runs whose writer is gone as interrupted (they keep all
+/// they had at their last checkpoint). Returns how many were marked.
+pub(crate) fn mark_interrupted(store: &Store) -> Result<usize> {
+    let gone: Vec<i64> = {
+        let mut st = store
+            .conn()
+            .prepare(&format!(
+                "SELECT {ROW_COLUMNS} FROM runs WHERE status = 'running'"
+            ))
+            .map_err(|e| store.err("finding running runs", e))?;
+        st.query_map([], read_row)
+            .map_err(|e| store.err("finding running runs", e))?
+            .filter_map(|r| r.ok())
+            .filter(|r| r.state == RunState::Interrupted)
+            .map(|r| r.id)
+            .collect()
+    };
+    for id in &gone {
+        store
+            .conn()
+            .execute(
+                "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
+                [id],
+            )
+            .map_err(|e| store.err("marking an interrupted run", e))?;
+    }
+    Ok(gone.len())
 }
 
 /// A failure while writing parts of a run.
@@ -540,7 +615,7 @@ mod tests {
         rec.status = RunStatus::Running;
         let path = s.path().to_path_buf();
         let tx = Transaction::new(s.conn_mut(), TransactionBehavior::Immediate).unwrap();
-        let id = insert_row(&tx, &rec).unwrap();
+        let id = insert_row(&tx, &rec, Some(&Owner::this_process())).unwrap();
         tx.commit().unwrap();
         let mut cursor = WindowCursor::default();
         let step = |s: &mut Store, rec: &RunRecord, cursor: &mut WindowCursor| {

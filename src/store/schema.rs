@@ -18,11 +18,18 @@ pub struct Migration {
 }
 
 /// Every schema version, oldest first.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    summary: "runs, tags, per-thread histograms and outliers, window series",
-    sql: include_str!("sql/v1.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        summary: "runs, tags, per-thread histograms and outliers, window series",
+        sql: include_str!("sql/v1.sql"),
+    },
+    Migration {
+        version: 2,
+        summary: "the writer of a running run, to tell interrupted runs",
+        sql: include_str!("sql/v2.sql"),
+    },
+];
 
 /// The schema version this rtscope writes.
 pub const CURRENT_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
