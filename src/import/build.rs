@@ -225,6 +225,15 @@ pub fn finish(src: &Source, run: RunIn) -> RunRecord {
     }
 }
 
+/// Where a histogram sample of bucket `v` (in `unit` ns) is recorded:
+/// tools that truncate to µs put a latency of 12.0–12.999 µs in bucket
+/// 12, so its middle (12 500 ns) stands for it (and the bucket maps back
+/// to row 12 when written as a cyclictest histogram again). Values of ns
+/// tools are recorded as they are.
+pub fn bucket_ns(v: u64, unit: u64) -> u64 {
+    v.saturating_mul(unit).saturating_add(unit / 2)
+}
+
 /// A `us`-resolution value (`12` µs, or `3.507` µs from Xenomai) in ns.
 pub fn us_to_ns(us: f64) -> u64 {
     if us <= 0.0 {

@@ -299,7 +299,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             buckets.sort_unstable();
             let mut h = Histogram::latency();
             for (b, c) in &buckets {
-                h.record_n(b * unit, *c);
+                h.record_n(build::bucket_ns(*b, unit), *c);
             }
             let in_rows = h.total();
             if in_rows > cycles {
@@ -314,8 +314,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                     .map(|r| r.max(0) as u64)
                     .unwrap_or_else(|| buckets.last().map(|(b, _)| b + 1).unwrap_or(0));
                 let max = th.max_ns.unwrap_or(0) / unit;
-                h.record(max.max(limit) * unit);
-                h.record_n(limit * unit, over - 1);
+                h.record(build::bucket_ns(max.max(limit), unit));
+                h.record_n(build::bucket_ns(limit, unit), over - 1);
                 if over > 1 {
                     overflow_note = Some(limit);
                 }

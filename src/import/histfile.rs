@@ -288,7 +288,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     for j in 0..n {
         let mut h = Histogram::latency();
         for (b, c) in &per_thread[j] {
-            h.record_n(b * 1000, *c);
+            h.record_n(build::bucket_ns(*b, 1000), *c);
         }
         let in_rows = h.total();
         let o = overflows[j];
@@ -329,8 +329,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                         ),
                     ));
                 }
-                h.record(maxs[j] * 1000);
-                h.record_n(limit_us * 1000, o - 1);
+                h.record(build::bucket_ns(maxs[j], 1000));
+                h.record_n(build::bucket_ns(limit_us, 1000), o - 1);
                 overflow_note |= o > 1;
             }
             t.min_ns = Some(mins[j] * 1000);

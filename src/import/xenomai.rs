@@ -186,7 +186,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             let from = f[1].split('-').next().map(str::trim).unwrap_or("");
             let bucket = int(no, l, from, "a histogram bucket")?;
             let count = int(no, l, f[2], "a histogram count")?;
-            hist.record_n(bucket * 1000, count);
+            hist.record_n(build::bucket_ns(bucket, 1000), count);
             hist_lines += 1;
         }
     }

@@ -38,12 +38,9 @@ pub enum StoreError {
     )]
     NoLocation,
     #[error(
-        "cannot create the run store directory {dir}: {source}; choose another file with --db PATH"
+        "cannot create the directory of the run store {path}: {err}; choose another file with --db PATH"
     )]
-    CreateDir {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    CreateDir { path: PathBuf, err: std::io::Error },
     #[error(
         "cannot open the run store {path}: {detail}; check the path and its permissions, or choose another file with --db PATH"
     )]
@@ -120,6 +117,10 @@ impl StoreError {
                 what: what.to_string(),
             },
             Some(C::CannotOpen) => StoreError::Open { path, detail },
+            Some(C::SystemIoFailure) if disk_nearly_full(&path) => StoreError::Full {
+                path,
+                what: what.to_string(),
+            },
             _ => StoreError::Sql {
                 path,
                 what: what.to_string(),
@@ -135,6 +136,18 @@ impl StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// True when the file system of `path` has (almost) no space left: SQLite
+/// reports some writes that fail for lack of space as plain I/O errors.
+fn disk_nearly_full(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    rustix::fs::statvfs(dir)
+        .map(|s| s.f_bavail.saturating_mul(s.f_frsize) < 256 * 1024)
+        .unwrap_or(false)
+}
 
 static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
 
@@ -193,9 +206,9 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.is_dir() {
-                std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-                    dir: dir.to_path_buf(),
-                    source,
+                std::fs::create_dir_all(dir).map_err(|err| StoreError::CreateDir {
+                    path: path.to_path_buf(),
+                    err,
                 })?;
             }
         }
@@ -263,7 +276,7 @@ impl Store {
         // The first read: fails on a file that is not a database.
         let app: i64 = c
             .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| self.err("reading the header", e))?;
+            .map_err(|e| self.err("opening it", e))?;
         let version: i64 = c
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| self.err("reading the schema version", e))?;

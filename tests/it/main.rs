@@ -3,5 +3,7 @@
 //! exit codes, restore), never timings. One test binary; one module per
 //! area.
 
+mod import;
 mod measure;
+mod store;
 mod util;
