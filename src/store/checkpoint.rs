@@ -77,7 +77,7 @@ impl RunSaver {
     /// Record the run as running in `store` (one transaction), owned by
     /// this process; checkpoints every `interval_ns`.
     pub fn begin(
-        mut store: Store,
+        store: Store,
         plan: &Plan,
         ctx: &RecordContext,
         interval_ns: u64,
@@ -96,14 +96,26 @@ impl RunSaver {
             None,
             ctx,
         );
+        RunSaver::begin_with(store, &rec, ctx, interval_ns)
+    }
+
+    /// Record `rec` (a run's state before measuring) as running in
+    /// `store`, owned by this process.
+    pub fn begin_with(
+        mut store: Store,
+        rec: &RunRecord,
+        ctx: &RecordContext,
+        interval_ns: u64,
+    ) -> Result<RunSaver> {
         let owner = Owner::this_process();
         let path = store.path().to_path_buf();
         let mut cursor = WindowCursor::default();
         let tx = Transaction::new(store.conn_mut(), TransactionBehavior::Immediate)
             .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
-        let id = runs::insert_row(&tx, &rec, Some(&owner))
+        let id = runs::insert_row(&tx, rec, Some(&owner))
             .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
-        runs::write_parts(&tx, id, &rec, &mut cursor).map_err(|e| e.into_store(&path))?;
+        runs::write_parts(&tx, id, &mut rec.clone(), &mut cursor)
+            .map_err(|e| e.into_store(&path))?;
         tx.commit()
             .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
         store.set_busy_timeout(CHECKPOINT_BUSY)?;
@@ -133,9 +145,10 @@ impl RunSaver {
         self.stats
     }
 
-    /// Write `rec` over the run's last state, in one transaction. The
-    /// cursor advances only when the transaction commits.
-    fn write(&mut self, rec: &RunRecord) -> Result<()> {
+    /// Write `rec` over the run's last state, in one transaction (what a
+    /// checkpoint does after taking the record); `rec` is the same on
+    /// return. The cursor advances only when the transaction commits.
+    pub fn write(&mut self, rec: &mut RunRecord) -> Result<()> {
         let path = self.store.path().to_path_buf();
         let mut cursor = self.cursor.clone();
         let id = self.id;
@@ -152,7 +165,7 @@ impl RunSaver {
     pub fn checkpoint(&mut self, view: &RunView) -> Result<Duration> {
         let t = Instant::now();
         let snap = view.snapshot();
-        let rec = build::record(
+        let mut rec = build::record(
             view.plan,
             &snap,
             RunStatus::Running,
@@ -160,7 +173,8 @@ impl RunSaver {
             None,
             &self.ctx,
         );
-        self.write(&rec)?;
+        drop(snap);
+        self.write(&mut rec)?;
         Ok(t.elapsed())
     }
 
@@ -169,7 +183,7 @@ impl RunSaver {
     pub fn finish(mut self, rec: &RunRecord) -> Result<i64> {
         rec.validate().map_err(StoreError::Invalid)?;
         self.store.set_busy_timeout(FINAL_BUSY)?;
-        self.write(rec)?;
+        self.write(&mut rec.clone())?;
         Ok(self.id)
     }
 

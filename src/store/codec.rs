@@ -12,19 +12,55 @@ use crate::record::{HistogramRecord, Outlier, RunRecord, WindowSeries};
 
 const BLOB_VERSION: u8 = 1;
 
-/// The record with every thread's histogram buckets, window columns and
-/// outliers taken out (they are stored apart).
+/// The per-thread bulk of a record: histogram buckets, outliers, window
+/// series (stored apart from the head).
+pub struct Bulk(Vec<(Vec<[u64; 2]>, Vec<Outlier>, WindowSeries)>);
+
+/// Take the bulk out of `rec`, leaving its head (window series keep their
+/// window length and compaction flag). Moves, never copies: a checkpoint
+/// of 64 day-long threads does not copy their 30 MB.
+pub fn take_bulk(rec: &mut RunRecord) -> Bulk {
+    Bulk(
+        rec.threads
+            .iter_mut()
+            .map(|t| {
+                let w = WindowSeries {
+                    window_ns: t.windows.window_ns,
+                    compacted: t.windows.compacted,
+                    ..Default::default()
+                };
+                (
+                    std::mem::take(&mut t.histogram.buckets),
+                    std::mem::take(&mut t.outliers),
+                    std::mem::replace(&mut t.windows, w),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Put back what [`take_bulk`] took.
+pub fn put_bulk(rec: &mut RunRecord, bulk: Bulk) {
+    for (t, (buckets, outliers, windows)) in rec.threads.iter_mut().zip(bulk.0) {
+        t.histogram.buckets = buckets;
+        t.outliers = outliers;
+        t.windows = windows;
+    }
+}
+
+/// The head of `rec` as JSON (the record without its bulk); `rec` is the
+/// same on return.
+pub fn head_json(rec: &mut RunRecord) -> Result<String, String> {
+    let bulk = take_bulk(rec);
+    let json = serde_json::to_string(&*rec);
+    put_bulk(rec, bulk);
+    json.map_err(|e| format!("serializing the run record: {e}"))
+}
+
+/// A copy of the head of `rec`.
 pub fn head(rec: &RunRecord) -> RunRecord {
     let mut h = rec.clone();
-    for t in &mut h.threads {
-        t.histogram.buckets = Vec::new();
-        t.outliers = Vec::new();
-        t.windows = WindowSeries {
-            window_ns: t.windows.window_ns,
-            compacted: t.windows.compacted,
-            ..Default::default()
-        };
-    }
+    take_bulk(&mut h);
     h
 }
 
@@ -232,6 +268,16 @@ mod tests {
             buckets: vec![[1025, 1]],
         };
         assert!(encode_histogram(&bad).is_err());
+    }
+
+    #[test]
+    fn bulk_goes_out_and_back() {
+        let rec = crate::record::synthetic(&[vec![1000, 2000, 30_000], vec![5]]);
+        let mut r = rec.clone();
+        let json = head_json(&mut r).unwrap();
+        assert_eq!(r, rec);
+        let back: RunRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, head(&rec));
     }
 
     #[test]

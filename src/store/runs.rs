@@ -322,7 +322,7 @@ impl Store {
         for rec in recs {
             let id = insert_row(&tx, rec, None).map_err(|e| err("saving a run", e))?;
             let mut cursor = WindowCursor::default();
-            write_parts(&tx, id, rec, &mut cursor).map_err(|e| e.into_store(&path))?;
+            write_parts(&tx, id, &mut rec.clone(), &mut cursor).map_err(|e| e.into_store(&path))?;
             ids.push(id);
         }
         tx.commit().map_err(|e| err("saving runs", e))?;
@@ -436,11 +436,11 @@ impl WriteError {
 pub(crate) fn write_parts(
     tx: &Transaction,
     id: i64,
-    rec: &RunRecord,
+    rec: &mut RunRecord,
     cursor: &mut WindowCursor,
 ) -> Result<(), WriteError> {
-    let head = serde_json::to_string(&codec::head(rec))
-        .map_err(|e| WriteError::Invalid(format!("serializing the run record: {e}")))?;
+    let head = codec::head_json(rec).map_err(WriteError::Invalid)?;
+    let rec = &*rec;
     tx.execute(
         "UPDATE runs SET status = ?2, source_kind = ?3, source_format = ?4, label = ?5, \
          started_at_unix_ns = ?6, duration_ns = ?7, kernel_release = ?8, preemption_model = ?9, \
@@ -620,7 +620,7 @@ mod tests {
         let mut cursor = WindowCursor::default();
         let step = |s: &mut Store, rec: &RunRecord, cursor: &mut WindowCursor| {
             let tx = Transaction::new(s.conn_mut(), TransactionBehavior::Immediate).unwrap();
-            write_parts(&tx, id, rec, cursor)
+            write_parts(&tx, id, &mut rec.clone(), cursor)
                 .map_err(|e| e.into_store(&path))
                 .unwrap();
             tx.commit().unwrap();
