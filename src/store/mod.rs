@@ -237,7 +237,55 @@ impl Store {
         if !path.exists() {
             return Ok(None);
         }
-        Store::open(path).map(Some)
+        match Store::open(path) {
+            // Someone else's store (e.g. root's, under sudo): read it
+            // without writing anything.
+            Err(StoreError::ReadOnly { .. }) => Store::open_read_only(path).map(Some),
+            other => other.map(Some),
+        }
+    }
+
+    /// Open an existing store that this process may not write: read-only,
+    /// and immutable when no writer is active (no `-wal` file), since the
+    /// WAL index cannot be created then. No migration, no marking.
+    fn open_read_only(path: &Path) -> Result<Store> {
+        let mut wal = path.as_os_str().to_os_string();
+        wal.push("-wal");
+        let mut uri = String::from("file:");
+        for c in path.to_string_lossy().chars() {
+            match c {
+                '?' | '#' | '%' => uri.push_str(&format!("%{:02X}", c as u32)),
+                c => uri.push(c),
+            }
+        }
+        if !Path::new(&wal).exists() {
+            uri.push_str("?immutable=1");
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags)
+            .map_err(|e| StoreError::from_sql(path, "opening it read-only", e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let (app, version, _) = store.identify()?;
+        if app != schema::APPLICATION_ID {
+            return Err(StoreError::NotOurs {
+                path: store.path.clone(),
+            });
+        }
+        if version != schema::CURRENT_VERSION {
+            return Err(StoreError::ReadOnly {
+                path: store.path.clone(),
+                what: format!(
+                    "its schema version {version} needs upgrading to {}: open it once as a user who may write it",
+                    schema::CURRENT_VERSION
+                ),
+            });
+        }
+        Ok(store)
     }
 
     /// The store this process uses ([`db_path`]), created if missing.
@@ -270,10 +318,10 @@ impl Store {
 
     /// Check what the file is before changing anything, then set the
     /// connection up and migrate.
-    fn prepare(&self) -> Result<()> {
-        self.set_busy_timeout(BUSY_TIMEOUT)?;
+    /// `(application_id, user_version, number of schema objects)`: the
+    /// first reads, which fail on a file that is not a database.
+    fn identify(&self) -> Result<(i64, i64, i64)> {
         let c = &self.conn;
-        // The first read: fails on a file that is not a database.
         let app: i64 = c
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .map_err(|e| self.err("opening it", e))?;
@@ -283,6 +331,13 @@ impl Store {
         let tables: i64 = c
             .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
             .map_err(|e| self.err("reading the schema", e))?;
+        Ok((app, version, tables))
+    }
+
+    fn prepare(&self) -> Result<()> {
+        self.set_busy_timeout(BUSY_TIMEOUT)?;
+        let c = &self.conn;
+        let (app, version, tables) = self.identify()?;
         let fresh = app == 0 && version == 0 && tables == 0;
         if !fresh && app != schema::APPLICATION_ID {
             return Err(StoreError::NotOurs {

@@ -528,3 +528,52 @@ fn measure_refuses_an_unusable_store_before_measuring() {
     refused(&o, "/proc/rtscope-test/env.db");
     assert!(t.elapsed() < Duration::from_secs(30), "it measured");
 }
+
+#[test]
+fn another_users_store_is_read_but_not_written() {
+    if !is_root() {
+        eprintln!("skipped: needs root to act as another user");
+        return;
+    }
+    let dir = TempDir::new("store-ro");
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let db = dir.join("root.db");
+    assert_code(
+        &rt(
+            &dir,
+            &db,
+            &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+        ),
+        0,
+    );
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(bin())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let o = as_nobody(&["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("imported"), "{}", stdout(&o));
+    let o = as_nobody(&["runs", "export", "1", "--csv"]);
+    assert_code(&o, 0);
+    refused(&as_nobody(&["runs", "rm", "1"]), "is read-only");
+    refused(
+        &as_nobody(&[
+            "import",
+            fixture("import/xenomai-latency.txt").to_str().unwrap(),
+        ]),
+        "is read-only",
+    );
+    let o = rt(&dir, &db, &["runs"]);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+}
