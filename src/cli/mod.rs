@@ -32,10 +32,9 @@ pub enum Command {
     Measure(measure::MeasureArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
-    /// List, show, remove and export stored runs.
+    // No doc comment: the one of the Args struct (short line, then the
+    // long help) is used.
     Runs(runs::RunsArgs),
-    /// Read other tools' results (cyclictest, Xenomai latency) into the
-    /// store.
     Import(import::ImportArgs),
 }
 
