@@ -222,20 +222,20 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                 .into(),
         );
     }
-    if let Some(rc) = field(&v, "return_code").and_then(Value::as_i64) {
-        if rc != 0 {
-            run.warnings
-                .push(format!("cyclictest exited with code {rc}"));
-        }
+    if let Some(rc) = field(&v, "return_code").and_then(Value::as_i64)
+        && rc != 0
+    {
+        run.warnings
+            .push(format!("cyclictest exited with code {rc}"));
     }
     let n = threads.len();
-    if let Some(declared) = field(&v, "num_threads").and_then(Value::as_u64) {
-        if declared as usize != n {
-            return Err(missing(
-                "num_threads",
-                &format!("num_threads ({declared}) to match the entries of \"thread\" ({n})"),
-            ));
-        }
+    if let Some(declared) = field(&v, "num_threads").and_then(Value::as_u64)
+        && declared as usize != n
+    {
+        return Err(missing(
+            "num_threads",
+            &format!("num_threads ({declared}) to match the entries of \"thread\" ({n})"),
+        ));
     }
     let mut overflow_note = None;
     for i in 0..n {

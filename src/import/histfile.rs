@@ -123,15 +123,13 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                     format!("expected counts after bucket {bucket}, found none"),
                 ));
             }
-            if let Some((_, prev, _)) = rows.last() {
-                if bucket <= *prev {
-                    return Err(ImportError::at(
-                        no,
-                        format!(
-                            "expected buckets in increasing order, found {bucket} after {prev}"
-                        ),
-                    ));
-                }
+            if let Some((_, prev, _)) = rows.last()
+                && bucket <= *prev
+            {
+                return Err(ImportError::at(
+                    no,
+                    format!("expected buckets in increasing order, found {bucket} after {prev}"),
+                ));
             }
             rows.push((no, bucket, counts));
             continue;
@@ -297,27 +295,27 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         if samples > 0 {
             let lowest = per_thread[j].first().map(|(b, _)| *b);
             let highest = per_thread[j].last().map(|(b, _)| *b);
-            if let Some(lo) = lowest {
-                if mins[j] > lo {
-                    return Err(ImportError::at(
-                        min_line,
-                        format!(
-                            "expected thread {j}'s minimum to be at most {lo} us (its lowest row), found {}",
-                            mins[j]
-                        ),
-                    ));
-                }
+            if let Some(lo) = lowest
+                && mins[j] > lo
+            {
+                return Err(ImportError::at(
+                    min_line,
+                    format!(
+                        "expected thread {j}'s minimum to be at most {lo} us (its lowest row), found {}",
+                        mins[j]
+                    ),
+                ));
             }
-            if let Some(hi) = highest {
-                if maxs[j] < hi {
-                    return Err(ImportError::at(
-                        max_line,
-                        format!(
-                            "expected thread {j}'s maximum to be at least {hi} us (its highest row), found {}",
-                            maxs[j]
-                        ),
-                    ));
-                }
+            if let Some(hi) = highest
+                && maxs[j] < hi
+            {
+                return Err(ImportError::at(
+                    max_line,
+                    format!(
+                        "expected thread {j}'s maximum to be at least {hi} us (its highest row), found {}",
+                        maxs[j]
+                    ),
+                ));
             }
             if o > 0 {
                 if maxs[j] < limit_us {
@@ -354,11 +352,11 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             if full_layout { "" } else { " (or more)" }
         ));
     }
-    if let Some(first) = run.threads.first() {
-        if first.interval_ns > 0 {
-            run.options.interval_ns = first.interval_ns;
-            run.options.priority = first.priority;
-        }
+    if let Some(first) = run.threads.first()
+        && first.interval_ns > 0
+    {
+        run.options.interval_ns = first.interval_ns;
+        run.options.priority = first.priority;
     }
     Ok(build::finish(src, run))
 }

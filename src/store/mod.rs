@@ -204,13 +204,13 @@ impl Store {
     /// anything, a file that is not an rtscope store, is damaged, or has a
     /// newer schema.
     pub fn open(path: &Path) -> Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                std::fs::create_dir_all(dir).map_err(|err| StoreError::CreateDir {
-                    path: path.to_path_buf(),
-                    err,
-                })?;
-            }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            std::fs::create_dir_all(dir).map_err(|err| StoreError::CreateDir {
+                path: path.to_path_buf(),
+                err,
+            })?;
         }
         if path.is_dir() {
             return Err(StoreError::Open {

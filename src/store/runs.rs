@@ -562,7 +562,7 @@ mod tests {
         let mut rec = with_windows(synthetic(&[vec![1000, 2000, 3_000_000], vec![12_345, 999]]));
         rec.label = Some("vanilla, idle".into());
         rec.tags.insert("load".into(), "none".into());
-        rec.overall.avg_ns = Some(1234.567_890_123);
+        rec.overall.avg_ns = Some(1_234.567_890_123);
         let id = s.insert(&rec).unwrap();
         assert_eq!(s.load(id).unwrap(), rec);
         let rows = s.list().unwrap();

@@ -68,8 +68,7 @@ fn footer(text: &str, name: &str) -> Vec<u64> {
 /// C: of the last status line of thread `t` in cyclictest's output.
 fn last_count(out: &str, t: usize) -> u64 {
     out.lines()
-        .filter(|l| l.trim_start().starts_with(&format!("T:{t:2} ")))
-        .last()
+        .rfind(|l| l.trim_start().starts_with(&format!("T:{t:2} ")))
         .and_then(|l| l.split("C:").nth(1))
         .and_then(|r| r.split_whitespace().next())
         .and_then(|c| c.parse().ok())
