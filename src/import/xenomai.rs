@@ -201,7 +201,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         ));
     }
     let per_second = 1_000_000 / period_us;
-    let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1);
+    let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1000);
     let user_mode = mode.as_deref().is_none_or(|m| m.contains("user"));
     run.options.interval_ns = period_us * 1000;
     run.options.policy = if user_mode {
@@ -320,7 +320,7 @@ mod tests {
         assert_eq!(t.windows.missed, vec![0, 2]);
         assert_eq!(r.duration_ns, 2_000_000_000);
         assert!(r.warnings.iter().any(|w| w.contains("below 0")));
-        assert_eq!(r.threads[0].histogram.resolution_ns, 1);
+        assert_eq!(r.threads[0].histogram.resolution_ns, 1000);
     }
 
     #[test]
