@@ -1,18 +1,58 @@
-//! Finding runs by reference: a run record file (`*.json`) today; ids in
-//! the store once it exists. Every command that takes `RUN…` resolves it
-//! here.
+//! Finding runs by reference: a run in the store (its id as `rtscope runs`
+//! lists it, `last` / `latest`, or the start of its uuid) or a run record
+//! file (`*.json`). Every command that takes `RUN…` resolves it here; the
+//! store is the one `--db` / `RTSCOPE_DB` chose.
 
 use crate::record::RunRecord;
+use crate::store::{self, Store, StoreError};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
+
+/// True when `reference` can only mean a stored run (a number, `last`).
+fn is_store_only(reference: &str) -> bool {
+    reference == "last"
+        || reference == "latest"
+        || (!reference.is_empty() && reference.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// True when `reference` may be the start of a run's uuid.
+fn may_be_uuid(reference: &str) -> bool {
+    (6..=32).contains(&reference.len()) && reference.bytes().all(|b| b.is_ascii_hexdigit())
+}
 
 /// Load the run that `reference` names.
 pub fn load(reference: &str) -> Result<RunRecord> {
     let path = Path::new(reference);
-    if path.is_file() {
+    let stored = is_store_only(reference) || may_be_uuid(reference);
+    if path.is_file() && !is_store_only(reference) {
         return load_file(path);
     }
-    bail!("no run '{reference}': give the path of a run record (.json)")
+    if !stored {
+        bail!(
+            "no run '{reference}': give a stored run's id (see rtscope runs), last, or the path of a run record (.json)"
+        );
+    }
+    match load_stored(reference) {
+        Ok(rec) => Ok(rec),
+        // A file called "3" loses to run 3, but is still found when there
+        // is no run 3.
+        Err(e) if path.is_file() => load_file(path).map_err(|_| e),
+        Err(e) => Err(e),
+    }
+}
+
+/// Load a run from the store this process uses.
+pub fn load_stored(reference: &str) -> Result<RunRecord> {
+    let db = store::db_path()?;
+    let Some(s) = Store::open_existing(&db)? else {
+        return Err(StoreError::NoStore {
+            reference: reference.to_string(),
+            path: db,
+        }
+        .into());
+    };
+    let id = s.resolve(reference)?;
+    Ok(s.load(id)?)
 }
 
 /// Read and check a run record file.
@@ -25,4 +65,20 @@ pub fn load_file(path: &Path) -> Result<RunRecord> {
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("{}", path.display()))?;
     Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_kinds() {
+        assert!(is_store_only("12"));
+        assert!(is_store_only("last"));
+        assert!(!is_store_only("run.json"));
+        assert!(may_be_uuid("0123abcd"));
+        assert!(!may_be_uuid("abc"));
+        let e = load("no/such/file.json").unwrap_err();
+        assert!(e.to_string().contains("rtscope runs"), "{e}");
+    }
 }

@@ -225,6 +225,43 @@ pub fn fmt_duration(ns: u64) -> String {
     }
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01: `(year, month, day)`.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// A wall-clock time in UTC, to the second: `"2026-11-20 23:37:09 UTC"`.
+pub fn fmt_unix_utc(unix_ns: u64) -> String {
+    let secs = (unix_ns / S) as i64;
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let t = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        t / 3600,
+        (t / 60) % 60,
+        t % 60
+    )
+}
+
 fn trim_float(v: f64, unit: &str) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -300,5 +337,16 @@ mod tests {
         assert_eq!(fmt_duration(250_000), "250us");
         assert_eq!(fmt_duration(1_500_000_000), "1.5s");
         assert_eq!(fmt_duration(3723 * S), "1h02m03s");
+    }
+
+    #[test]
+    fn calendar_round_trip() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        for z in [-1000i64, 0, 59, 60, 11_016, 20_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+        }
+        assert_eq!(fmt_unix_utc(1_700_000_000 * S), "2023-11-14 22:13:20 UTC");
     }
 }

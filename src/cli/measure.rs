@@ -4,9 +4,12 @@
 
 use super::Exit;
 use crate::engine::build::{self, RecordContext};
+use crate::engine::fanout::Fanout;
 use crate::engine::{self, MeasureConfig, Plan, Policy, TimerMethod};
 use crate::record::{RunRecord, RunStatus};
 use crate::report::{histfile, summary};
+use crate::store::Store;
+use crate::store::checkpoint::RunSaver;
 use crate::sys::clock::Clock;
 use crate::sys::sched;
 use crate::sysinfo::{SysRoot, cpu, fingerprint};
@@ -233,6 +236,23 @@ pub struct MeasureArgs {
     #[arg(long = "isolate", value_name = "CPULIST", value_parser = cpulist)]
     pub isolate: Option<CpuList>,
 
+    /// Do not save the run in the run store (by default every run is
+    /// saved, as it goes: see --checkpoint and --db).
+    #[arg(long = "no-save")]
+    pub no_save: bool,
+    /// What is being tried, shown by `rtscope runs` and in reports (e.g.
+    /// "PREEMPT_RT, CPU 1 isolated").
+    #[arg(long = "label", value_name = "TEXT")]
+    pub label: Option<String>,
+    /// KEY=VALUE fact about the run (repeatable), e.g. --tag load=hackbench.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
+    pub tags: Vec<(String, String)>,
+    /// Save the state of the run in the store every DUR while it runs
+    /// (bare number: seconds; at least 1s): a killed run or a power cut
+    /// loses at most this much.
+    #[arg(long = "checkpoint", value_name = "DUR", default_value = "10s", value_parser = duration, conflicts_with = "no_save")]
+    pub checkpoint_ns: u64,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -320,16 +340,34 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
-    if args.isolate.is_some() {
-        // Bad options and unwritable outputs fail before the system is
-        // touched.
-        Plan::build(config.clone(), &allowed_cpus()?)?;
-        for (path, what) in [(&args.json, "--json"), (&args.histfile, "--histfile")] {
-            if let Some(p) = path {
-                output::check_writable(p, what)?;
-            }
+    // Everything that can be refused is checked before the system is
+    // touched (isolation) and before anything is measured.
+    Plan::build(config.clone(), &allowed_cpus()?)?;
+    if let Some((rows, _)) = args.hist_rows() {
+        if rows == 0 || rows > 10_000_000 {
+            bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
         }
     }
+    if !args.no_save && args.checkpoint_ns < crate::store::checkpoint::MIN_INTERVAL_NS {
+        bail!(
+            "--checkpoint {} is below the 1s minimum",
+            crate::units::fmt_duration(args.checkpoint_ns)
+        );
+    }
+    for (path, what) in [(&args.json, "--json"), (&args.histfile, "--histfile")] {
+        if let Some(p) = path {
+            output::check_writable(p, what)?;
+        }
+    }
+    let tags = super::import::tag_map(&args.tags)?;
+    let store = if args.no_save {
+        None
+    } else {
+        Some(
+            Store::open_default()
+                .context("the run store cannot be used (--no-save measures without it)")?,
+        )
+    };
     // Reverted when dropped: at the end, on an error, or on a panic.
     let isolation = crate::tune::session::for_measure(
         args.isolate.as_ref().map(|c| c.0.as_slice()),
@@ -337,33 +375,52 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         config.main_affinity.is_some(),
     )?;
     let plan = Plan::build(config, &allowed_cpus()?)?;
-    if let Some((rows, _)) = args.hist_rows() {
-        if rows == 0 || rows > 10_000_000 {
-            bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
-        }
-    }
-    if let Some(p) = &args.json {
-        output::check_writable(p, "--json")?;
-    }
-    if let Some(p) = &args.histfile {
-        output::check_writable(p, "--histfile")?;
-    }
     let ctx = RecordContext {
         run_uuid: record::new_run_uuid(),
         command_line: std::env::args().collect(),
+        label: args.label.clone(),
+        tags,
         max_latency_ns: args.max_latency_ns,
+        // Taken after isolation, so it records the tuning in force.
         fingerprint: fingerprint::take(&SysRoot::host()),
         ..Default::default()
+    };
+    // The run is recorded in the store before measuring: a store that
+    // cannot be written is found now, not at the end of a long run.
+    let mut saver = match store {
+        Some(store) => Some(RunSaver::begin(store, &plan, &ctx, args.checkpoint_ns)?),
+        None => None,
     };
     let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
     let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let mode = LiveMode::choose(args.quiet, args.live);
-    let mut observer = LiveObserver::new(mode, &plan, &ctx)?;
-    let outcome = engine::run(
-        &plan,
-        &mut crate::tune::session::observe(isolation.as_ref(), &mut observer),
-    )?;
+    let mut observer = match LiveObserver::new(mode, &plan, &ctx) {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(s) = saver {
+                s.abandon();
+            }
+            return Err(e);
+        }
+    };
+    let outcome = {
+        let mut live = crate::tune::session::observe(isolation.as_ref(), &mut observer);
+        match saver.as_mut() {
+            Some(s) => engine::run(&plan, &mut Fanout::new(vec![&mut live, s])),
+            None => engine::run(&plan, &mut live),
+        }
+    };
     observer.finish();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            // Nothing was measured: the run leaves no trace in the store.
+            if let Some(s) = saver {
+                s.abandon();
+            }
+            return Err(e.into());
+        }
+    };
 
     let mut ctx = ctx;
     ctx.warnings = outcome.warnings.clone();
@@ -394,7 +451,23 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
             failures.push(format!("{e:#}"));
         }
     }
-    let table = summary::render(&rec);
+    let mut saved = None;
+    if let Some(s) = saver {
+        let path = s.store_path().to_path_buf();
+        match s.finish(&rec) {
+            Ok(id) => saved = Some((id, path)),
+            Err(e) => failures.push(format!(
+                "the run could not be saved in the store: {e} (its last checkpoint is there, marked interrupted)"
+            )),
+        }
+    }
+    let mut table = summary::render(&rec);
+    if let Some((id, path)) = saved {
+        table.push_str(&format!(
+            "saved as run {id} in {} (rtscope runs show {id})\n",
+            path.display()
+        ));
+    }
     if hist_on_stdout || json_on_stdout {
         eprint!("{table}");
     } else {

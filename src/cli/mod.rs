@@ -13,20 +13,29 @@ macro_rules! outln {
 
 pub mod compare;
 pub mod doctor;
+pub mod import;
 pub mod man;
 pub mod measure;
 pub mod plot;
 pub mod report;
+pub mod runs;
 pub mod schema;
 pub mod tune;
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
 /// An oscilloscope for real-time Linux: how late can a periodic real-time
 /// thread wake up on this system?
 #[derive(Parser, Debug)]
 #[command(name = "rtscope", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
+    /// Run store (SQLite file) to use. Default:
+    /// $XDG_DATA_HOME/rtscope/rtscope.db, else
+    /// ~/.local/share/rtscope/rtscope.db (under sudo: root's home).
+    #[arg(long = "db", value_name = "PATH", env = "RTSCOPE_DB", global = true)]
+    pub db: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -48,6 +57,10 @@ pub enum Command {
     Report(report::ReportArgs),
     Plot(plot::PlotArgs),
     Compare(compare::CompareArgs),
+    // No doc comment: the one of the Args struct (short line, then the
+    // long help) is used.
+    Runs(runs::RunsArgs),
+    Import(import::ImportArgs),
 }
 
 /// How a successful command ends.
@@ -79,6 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     {
         eprintln!("rtscope: {w}");
     }
+    crate::store::choose(cli.db.clone());
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
@@ -88,5 +102,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Report(args) => report::run(&args),
         Command::Plot(args) => plot::run(&args),
         Command::Compare(args) => compare::run(&args),
+        Command::Runs(args) => runs::run(&args),
+        Command::Import(args) => import::run(&args),
     }
 }

@@ -10,6 +10,7 @@
 //! stopping), `build` (turning results into a run record).
 
 pub mod build;
+pub mod fanout;
 pub mod plan;
 pub mod preflight;
 pub mod run;

@@ -66,6 +66,11 @@ pub trait Observer {
     fn tick(&mut self, _view: &RunView) -> Control {
         Control::Continue
     }
+    /// Warnings the observer raised itself (e.g. a checkpoint that
+    /// failed); after each tick they are shown and kept in the record.
+    fn notices(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A do-nothing observer.
@@ -378,6 +383,9 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
         if !gate.stop.load(SeqCst) && observer.tick(&view) == Control::Stop {
             stopped_by_observer = true;
             gate.stop.store(true, SeqCst);
+        }
+        for n in observer.notices() {
+            warn(observer, n);
         }
         if gate.stop.load(SeqCst) {
             for h in &handles {

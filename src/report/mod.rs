@@ -4,6 +4,7 @@
 //! records only; never measures, never touches the system.
 
 pub mod compare;
+pub mod csv;
 pub mod fairness;
 pub mod fmt;
 pub mod histfile;

@@ -4,7 +4,9 @@
 //! area.
 
 mod doctor;
+mod import;
 mod measure;
 mod report;
+mod store;
 mod tune;
 mod util;

@@ -1,0 +1,313 @@
+//! Turning what a reader found into a run record: statistics from the
+//! histogram when there is one (from the source's own numbers when not),
+//! times from the source or the file, a uuid derived from the content (so
+//! importing a file twice is noticed), and the warnings that say what had
+//! to be assumed. Pure: no files, no system.
+
+use super::Source;
+use crate::histogram::Histogram;
+use crate::record::{
+    EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, RunRecord,
+    RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, WindowSeries,
+};
+use std::collections::BTreeMap;
+
+/// One measuring thread as a source describes it.
+#[derive(Clone, Debug)]
+pub struct ThreadIn {
+    pub cpu: Option<u32>,
+    pub tid: Option<u32>,
+    pub priority: i32,
+    pub interval_ns: u64,
+    /// Every sample, when the source has a histogram.
+    pub hist: Option<Histogram>,
+    /// Samples (periods) measured; with a histogram, its total.
+    pub samples: u64,
+    pub min_ns: Option<u64>,
+    pub avg_ns: Option<f64>,
+    pub max_ns: Option<u64>,
+    pub missed: u64,
+    pub windows: WindowSeries,
+}
+
+impl ThreadIn {
+    pub fn new(interval_ns: u64) -> ThreadIn {
+        ThreadIn {
+            cpu: None,
+            tid: None,
+            priority: 0,
+            interval_ns,
+            hist: None,
+            samples: 0,
+            min_ns: None,
+            avg_ns: None,
+            max_ns: None,
+            missed: 0,
+            windows: WindowSeries::default(),
+        }
+    }
+}
+
+/// A whole run as a source describes it.
+#[derive(Clone, Debug)]
+pub struct RunIn {
+    pub format: &'static str,
+    pub tool: ToolInfo,
+    /// Resolution of the source's values (1000 for microsecond tools).
+    pub resolution_ns: u64,
+    pub threads: Vec<ThreadIn>,
+    pub started_at_unix_ns: Option<u64>,
+    pub ended_at_unix_ns: Option<u64>,
+    pub duration_ns: Option<u64>,
+    pub options: MeasureOptions,
+    pub fingerprint: Fingerprint,
+    pub command_line: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl RunIn {
+    pub fn new(format: &'static str, tool: &str, resolution_ns: u64) -> RunIn {
+        RunIn {
+            format,
+            tool: ToolInfo {
+                name: tool.into(),
+                version: "unknown".into(),
+            },
+            resolution_ns,
+            threads: Vec::new(),
+            started_at_unix_ns: None,
+            ended_at_unix_ns: None,
+            duration_ns: None,
+            options: unknown_options(),
+            fingerprint: Fingerprint {
+                preemption_model: "unknown".into(),
+                ..Default::default()
+            },
+            command_line: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Options of a run whose source does not say them.
+pub fn unknown_options() -> MeasureOptions {
+    MeasureOptions {
+        interval_ns: 0,
+        distance_ns: 0,
+        policy: "unknown".into(),
+        priority: 0,
+        priospread: false,
+        timer: "unknown".into(),
+        clock: "unknown".into(),
+        duration_ns: None,
+        loops: None,
+        warmup_ns: 0,
+        window_ns: 0,
+        omission_correction: false,
+        mlockall: false,
+        dma_latency_us: None,
+        cpus: Vec::new(),
+        main_affinity: None,
+        deadline: None,
+    }
+}
+
+/// A 32-hex-digit id from the content (FNV-1a, 128 bits): the same file
+/// read by the same reader always gets the same id.
+pub fn content_uuid(format: &str, text: &str) -> String {
+    let mut h: u128 = 0x6c62272e07bb014262b821756295c58d;
+    for b in format.bytes().chain([0u8]).chain(text.bytes()) {
+        h ^= b as u128;
+        h = h.wrapping_mul(0x0000000001000000000000000000013B);
+    }
+    format!("{h:032x}")
+}
+
+/// Build the record.
+pub fn finish(src: &Source, run: RunIn) -> RunRecord {
+    let mut warnings = run.warnings;
+    let mut threads = Vec::with_capacity(run.threads.len());
+    let mut hists = Vec::with_capacity(run.threads.len());
+    let mut any_without_hist = false;
+    for (i, t) in run.threads.into_iter().enumerate() {
+        let hist = match t.hist {
+            Some(h) => h,
+            None => {
+                any_without_hist = true;
+                Histogram::latency()
+            }
+        };
+        let samples = if hist.is_empty() {
+            t.samples
+        } else {
+            hist.total()
+        };
+        let mut stats = LatencyStats {
+            samples,
+            wakeups: samples,
+            min_ns: t.min_ns,
+            avg_ns: t.avg_ns,
+            max_ns: t.max_ns,
+            missed_periods: t.missed,
+            ..Default::default()
+        };
+        stats.fill_quantiles(&hist);
+        threads.push(ThreadRecord {
+            index: i as u32,
+            cpu: t.cpu,
+            tid: t.tid,
+            policy: run.options.policy.clone(),
+            priority: t.priority,
+            interval_ns: t.interval_ns,
+            stats,
+            warmup: None,
+            histogram: HistogramRecord::from_histogram(&hist, run.resolution_ns),
+            windows: t.windows,
+            outliers: Vec::new(),
+        });
+        hists.push(hist);
+    }
+    if any_without_hist {
+        warnings.push(
+            "the source has no histogram: count, min, avg and max are its own; quantiles are unknown"
+                .into(),
+        );
+    }
+    let parts: Vec<_> = threads
+        .iter()
+        .zip(hists.iter())
+        .map(|(t, h)| (&t.stats, h))
+        .collect();
+    let (overall, _) = LatencyStats::combine(&parts);
+    let duration_ns = run.duration_ns.unwrap_or(0);
+    let (started, ended) = match (run.started_at_unix_ns, run.ended_at_unix_ns) {
+        (Some(s), e) => (s, e.or(Some(s.saturating_add(duration_ns)))),
+        (None, Some(e)) => (e.saturating_sub(duration_ns), Some(e)),
+        (None, None) => match src.modified_unix_ns {
+            Some(m) => {
+                warnings.push(
+                    "the source does not say when it ran: the file's modification time is taken as its end"
+                        .into(),
+                );
+                (m.saturating_sub(duration_ns), Some(m))
+            }
+            None => (0, None),
+        },
+    };
+    if run.duration_ns.is_none() {
+        warnings.push("the source does not say how long it ran".into());
+    }
+    RunRecord {
+        schema: SCHEMA_NAME.into(),
+        schema_version: SCHEMA_VERSION,
+        run_uuid: content_uuid(run.format, src.text),
+        tool: run.tool,
+        status: RunStatus::Complete,
+        source: RunSource {
+            kind: "imported".into(),
+            format: Some(run.format.into()),
+            file: Some(src.path.display().to_string()),
+            command_line: run.command_line,
+        },
+        label: None,
+        tags: BTreeMap::new(),
+        started_at_unix_ns: started,
+        ended_at_unix_ns: ended,
+        duration_ns,
+        end_reason: EndReason::Unknown,
+        options: run.options,
+        threads,
+        overall,
+        limits: Limits::default(),
+        fingerprint: run.fingerprint,
+        load: None,
+        warnings,
+    }
+}
+
+/// Where a histogram sample of bucket `v` (in `unit` ns) is recorded:
+/// tools that truncate to µs put a latency of 12.0–12.999 µs in bucket
+/// 12, so its middle (12 500 ns) stands for it (and the bucket maps back
+/// to row 12 when written as a cyclictest histogram again). Values of ns
+/// tools are recorded as they are.
+pub fn bucket_ns(v: u64, unit: u64) -> u64 {
+    v.saturating_mul(unit).saturating_add(unit / 2)
+}
+
+/// A `us`-resolution value (`12` µs, or `3.507` µs from Xenomai) in ns.
+pub fn us_to_ns(us: f64) -> u64 {
+    if us <= 0.0 {
+        0
+    } else {
+        (us * 1000.0).round() as u64
+    }
+}
+
+/// The preemption model a uname version string tells (`PREEMPT_RT`,
+/// `PREEMPT RT`, `PREEMPT_DYNAMIC`, `PREEMPT`), without looking at this
+/// machine: the file may come from another one.
+pub fn preemption_from_version(version: &str, realtime: bool) -> (String, Vec<String>) {
+    let nowhere = crate::sysinfo::SysRoot::at("/nonexistent/rtscope-import");
+    let p = crate::sysinfo::kernel::preemption(&nowhere, version, None, "");
+    let mut model = p.model;
+    let mut evidence = p.evidence;
+    if realtime && model != "rt" {
+        model = "rt".into();
+        evidence.push("the source says realtime = 1 (/sys/kernel/realtime)".into());
+    }
+    (model, evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::ImportOptions;
+    use std::path::Path;
+
+    #[test]
+    fn a_run_without_histogram_keeps_its_numbers_and_says_so() {
+        let o = ImportOptions::default();
+        let src = Source {
+            path: Path::new("out.txt"),
+            text: "x",
+            modified_unix_ns: Some(2_000_000_000_000),
+            options: &o,
+        };
+        let mut run = RunIn::new("test", "cyclictest", 1000);
+        let mut t = ThreadIn::new(1_000_000);
+        t.samples = 500;
+        t.min_ns = Some(3000);
+        t.avg_ns = Some(7000.0);
+        t.max_ns = Some(40_000);
+        run.threads.push(t);
+        run.duration_ns = Some(1_000_000_000);
+        let rec = finish(&src, run);
+        rec.validate().unwrap();
+        assert_eq!(rec.overall.samples, 500);
+        assert_eq!(rec.overall.max_ns, Some(40_000));
+        assert_eq!(rec.overall.p99_ns, None);
+        assert_eq!(rec.ended_at_unix_ns, Some(2_000_000_000_000));
+        assert_eq!(rec.started_at_unix_ns, 1_999_000_000_000);
+        assert_eq!(rec.source.kind, "imported");
+        assert!(rec.warnings.iter().any(|w| w.contains("no histogram")));
+        assert_eq!(rec.run_uuid, content_uuid("test", "x"));
+        assert_ne!(rec.run_uuid, content_uuid("test", "y"));
+    }
+
+    #[test]
+    fn preemption_from_both_spellings() {
+        assert_eq!(
+            preemption_from_version("#1 SMP PREEMPT_RT Fri", false).0,
+            "rt"
+        );
+        assert_eq!(
+            preemption_from_version("#1 SMP PREEMPT RT Fri", false).0,
+            "rt"
+        );
+        assert_eq!(preemption_from_version("#1 SMP", true).0, "rt");
+        assert_ne!(
+            preemption_from_version("#1 SMP PREEMPT_DYNAMIC", false).0,
+            "rt"
+        );
+    }
+}

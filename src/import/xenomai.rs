@@ -1,0 +1,361 @@
+//! Xenomai's (and EVL's) `latency` output: `== Sampling period: 100 us`,
+//! then one `RTD|` line per second (min, avg, max of that second in µs
+//! with ns decimals, overruns and mode switches so far, best and worst so
+//! far), and at the end `RTS|` (min, avg, max, overruns, mode switches,
+//! duration `HH:MM:SS/HH:MM:SS`). With `-h`, `HSD|` lines hold histograms
+//! in 1 µs buckets (the tool's default `-B 1000`); the `avg` one counts
+//! every sample and becomes the record's histogram.
+//!
+//! Every `RTD|` line becomes one point of a 1 s window series (count =
+//! samples per second, p99 unknown: the window's max stands in for it).
+//! Latencies below 0 (the timer fired early: Xenomai's "gravity"
+//! anticipates it) are recorded as 0, with a warning.
+
+use super::build::{self, RunIn, ThreadIn};
+use super::{ImportError, Importer, Source, excerpt, numbered_lines};
+use crate::histogram::Histogram;
+use crate::record::{RunRecord, WindowSeries};
+
+pub static IMPORTER: Importer = Importer {
+    name: "xenomai-latency",
+    description: "Xenomai/EVL `latency` output (RTD/RTS lines, HSD histograms with -h)",
+    detect,
+    parse,
+};
+
+fn detect(text: &str) -> u8 {
+    for l in text.lines().take(100_000) {
+        let l = l.trim_start();
+        if l.starts_with("RTD|") || l.starts_with("RTS|") {
+            return 95;
+        }
+    }
+    0
+}
+
+/// The `|`-separated fields after a 3-letter tag, trimmed.
+fn fields(l: &str) -> Vec<&str> {
+    l.split('|').skip(1).map(str::trim).collect()
+}
+
+fn float(no: usize, l: &str, s: &str, what: &str) -> Result<f64, ImportError> {
+    s.parse::<f64>().map_err(|_| {
+        ImportError::at(
+            no,
+            format!(
+                "expected {what} (a number of us), found '{s}' in '{}'",
+                excerpt(l)
+            ),
+        )
+    })
+}
+
+fn int(no: usize, l: &str, s: &str, what: &str) -> Result<u64, ImportError> {
+    s.parse::<u64>().map_err(|_| {
+        ImportError::at(
+            no,
+            format!("expected {what} (a count), found '{s}' in '{}'", excerpt(l)),
+        )
+    })
+}
+
+/// `HH:MM:SS` in seconds.
+fn hms(s: &str) -> Option<u64> {
+    let p: Vec<u64> = s
+        .split(':')
+        .map(|x| x.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    (p.len() == 3).then(|| p[0] * 3600 + p[1] * 60 + p[2])
+}
+
+struct Rtd {
+    min: f64,
+    avg: f64,
+    max: f64,
+    overruns: u64,
+}
+
+fn parse(src: &Source) -> Result<RunRecord, ImportError> {
+    let mut period_us: Option<u64> = None;
+    let mut mode: Option<String> = None;
+    let mut priority: Option<i32> = None;
+    let mut cpu: Option<u32> = None;
+    let mut rtd: Vec<Rtd> = Vec::new();
+    let mut rts: Option<(f64, f64, f64, u64, u64, Option<u64>)> = None;
+    let mut hist = Histogram::latency();
+    let mut hist_lines = 0usize;
+    let mut switches = 0u64;
+    let mut lowest = 0f64;
+    for (no, line) in numbered_lines(src.text) {
+        let l = line.trim();
+        if let Some(v) = l.strip_prefix("== Sampling period:") {
+            let v = v.trim().trim_end_matches("us").trim();
+            period_us = Some(int(no, l, v, "the sampling period")?);
+        } else if let Some(v) = l.strip_prefix("== Test mode:") {
+            mode = Some(v.trim().to_string());
+        } else if let Some(rest) = l.strip_prefix("RTT|") {
+            // RTT|  00:00:01  (periodic user-mode task, 100 us period, priority 99[, CPU1])
+            if let Some(inner) = rest
+                .split_once('(')
+                .and_then(|(_, r)| r.split_once(')'))
+                .map(|(i, _)| i)
+            {
+                for part in inner.split(',').map(str::trim) {
+                    if let Some(p) = part.strip_prefix("priority ") {
+                        priority = p.trim().parse().ok();
+                    } else if let Some(c) = part.strip_prefix("CPU") {
+                        cpu = c.trim_end_matches("-noisol").parse().ok();
+                    } else if let Some(p) = part.strip_suffix(" us period") {
+                        period_us = period_us.or_else(|| p.trim().parse().ok());
+                    } else if mode.is_none() {
+                        mode = Some(part.to_string());
+                    }
+                }
+            }
+        } else if l.starts_with("RTD|") {
+            let f = fields(l);
+            if f.len() != 7 {
+                return Err(ImportError::at(
+                    no,
+                    format!(
+                        "expected 7 fields after RTD| (lat min, avg, max, overruns, mode switches, best, worst), found {}",
+                        f.len()
+                    ),
+                ));
+            }
+            let d = Rtd {
+                min: float(no, l, f[0], "lat min")?,
+                avg: float(no, l, f[1], "lat avg")?,
+                max: float(no, l, f[2], "lat max")?,
+                overruns: int(no, l, f[3], "the overrun count")?,
+            };
+            switches = int(no, l, f[4], "the mode-switch count")?;
+            float(no, l, f[5], "lat best")?;
+            float(no, l, f[6], "lat worst")?;
+            if d.min > d.max || d.avg > d.max || d.min > d.avg {
+                return Err(ImportError::at(
+                    no,
+                    format!("expected min <= avg <= max, found '{}'", excerpt(l)),
+                ));
+            }
+            lowest = lowest.min(d.min);
+            rtd.push(d);
+        } else if l.starts_with("RTS|") {
+            let f = fields(l);
+            if f.len() != 6 {
+                return Err(ImportError::at(
+                    no,
+                    format!(
+                        "expected 6 fields after RTS| (lat min, avg, max, overruns, mode switches, duration), found {}",
+                        f.len()
+                    ),
+                ));
+            }
+            let duration = f[5].split('/').next().and_then(hms);
+            if duration.is_none() {
+                return Err(ImportError::at(
+                    no,
+                    format!("expected a duration HH:MM:SS/HH:MM:SS, found '{}'", f[5]),
+                ));
+            }
+            let min = float(no, l, f[0], "lat min")?;
+            lowest = lowest.min(min);
+            rts = Some((
+                min,
+                float(no, l, f[1], "lat avg")?,
+                float(no, l, f[2], "lat max")?,
+                int(no, l, f[3], "the overrun count")?,
+                int(no, l, f[4], "the mode-switch count")?,
+                duration,
+            ));
+        } else if l.starts_with("HSD|") {
+            // HSD|    avg|   3 -  4 |     1234
+            let f = fields(l);
+            if f.len() != 3 {
+                return Err(ImportError::at(
+                    no,
+                    format!(
+                        "expected 'HSD| kind| from - to | count', found '{}'",
+                        excerpt(l)
+                    ),
+                ));
+            }
+            if f[0] != "avg" {
+                continue; // per-second min and max histograms: not samples.
+            }
+            let from = f[1].split('-').next().map(str::trim).unwrap_or("");
+            let bucket = int(no, l, from, "a histogram bucket")?;
+            let count = int(no, l, f[2], "a histogram count")?;
+            hist.record_n(build::bucket_ns(bucket, 1000), count);
+            hist_lines += 1;
+        }
+    }
+    let period_us = period_us.filter(|&p| p > 0).ok_or_else(|| {
+        ImportError::whole(
+            "expected '== Sampling period: N us' (the start of latency's output), found none",
+        )
+    })?;
+    if rtd.is_empty() && rts.is_none() {
+        return Err(ImportError::whole(
+            "expected RTD| or RTS| result lines, found none",
+        ));
+    }
+    let per_second = 1_000_000 / period_us;
+    let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1000);
+    let user_mode = mode.as_deref().is_none_or(|m| m.contains("user"));
+    run.options.interval_ns = period_us * 1000;
+    run.options.policy = if user_mode {
+        "fifo".into()
+    } else {
+        "unknown".into()
+    };
+    run.options.priority = priority.unwrap_or(0);
+    run.options.timer = format!(
+        "xenomai: {}",
+        mode.as_deref().unwrap_or("unknown test mode")
+    );
+    run.options.window_ns = 1_000_000_000;
+    run.options.cpus = vec![cpu];
+    let mut w = WindowSeries {
+        window_ns: 1_000_000_000,
+        ..Default::default()
+    };
+    let mut prev_overruns = 0u64;
+    for d in &rtd {
+        w.count.push(per_second);
+        w.min_ns.push(build::us_to_ns(d.min));
+        w.avg_ns.push(build::us_to_ns(d.avg));
+        w.max_ns.push(build::us_to_ns(d.max));
+        w.p99_ns.push(build::us_to_ns(d.max));
+        w.missed.push(d.overruns.saturating_sub(prev_overruns));
+        prev_overruns = d.overruns;
+    }
+    let mut t = ThreadIn::new(period_us * 1000);
+    t.cpu = cpu;
+    t.priority = run.options.priority;
+    let (min, avg, max, overruns, duration_s) = match rts {
+        Some((min, avg, max, ov, sw, dur)) => {
+            switches = sw;
+            (min, avg, max, ov, dur.unwrap_or(rtd.len() as u64))
+        }
+        None => {
+            run.warnings.push("no RTS| summary (the output was cut short): the result is taken from the RTD| lines".into());
+            let min = rtd.iter().map(|d| d.min).fold(f64::INFINITY, f64::min);
+            let max = rtd.iter().map(|d| d.max).fold(f64::NEG_INFINITY, f64::max);
+            let avg = rtd.iter().map(|d| d.avg).sum::<f64>() / rtd.len() as f64;
+            (min, avg, max, prev_overruns, rtd.len() as u64)
+        }
+    };
+    t.min_ns = Some(build::us_to_ns(min));
+    t.avg_ns = Some(build::us_to_ns(avg) as f64);
+    t.max_ns = Some(build::us_to_ns(max));
+    t.missed = overruns;
+    if hist_lines > 0 {
+        t.samples = hist.total();
+        t.hist = Some(hist);
+        run.warnings.push(
+            "the histogram is read in 1 us buckets (latency's default -B 1000); its last bucket also holds everything beyond it"
+                .into(),
+        );
+    } else {
+        t.samples = if rtd.is_empty() {
+            duration_s * per_second
+        } else {
+            rtd.len() as u64 * per_second
+        };
+    }
+    t.windows = w;
+    run.threads.push(t);
+    run.duration_ns = Some(duration_s * 1_000_000_000);
+    if !rtd.is_empty() {
+        run.warnings
+            .push("per-second p99 is not in the source: each second's max stands in for it".into());
+    }
+    if lowest < 0.0 {
+        run.warnings.push(format!(
+            "latencies below 0 (down to {lowest:.3} us: the timer fired early, Xenomai's gravity over-anticipated it) are recorded as 0"
+        ));
+    }
+    if switches > 0 {
+        run.warnings.push(format!(
+            "{switches} involuntary mode switches: some peaks may come from leaving the real-time domain"
+        ));
+    }
+    run.fingerprint.preemption_evidence =
+        vec!["measured with Xenomai latency (a co-kernel)".into()];
+    Ok(build::finish(src, run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::ImportOptions;
+    use std::path::Path;
+
+    const OUT: &str = "== Sampling period: 100 us\n== Test mode: periodic user-mode task\n== All results in microseconds\nwarming up...\nRTT|  00:00:01  (periodic user-mode task, 100 us period, priority 99)\nRTH|----lat min|----lat avg|----lat max|-overrun|---msw|---lat best|--lat worst\nRTD|      3.507|      7.674|     27.321|       0|     0|      2.908|     51.579\nRTD|     -0.517|      7.724|     30.472|       2|     0|     -0.517|     51.579\n---|-----------|-----------|-----------|--------|------|-------------------------\nRTS|     -0.517|      7.797|     51.579|       2|     0|    00:00:02/00:00:02\n";
+
+    fn read(text: &str) -> Result<RunRecord, ImportError> {
+        let o = ImportOptions::default();
+        parse(&Source {
+            path: Path::new("x.txt"),
+            text,
+            modified_unix_ns: Some(1_700_000_000_000_000_000),
+            options: &o,
+        })
+    }
+
+    #[test]
+    fn rtd_lines_become_windows_and_rts_the_result() {
+        assert_eq!(detect(OUT), 95);
+        let r = read(OUT).unwrap();
+        let t = &r.threads[0];
+        assert_eq!(t.interval_ns, 100_000);
+        assert_eq!(t.priority, 99);
+        assert_eq!(t.stats.max_ns, Some(51_579));
+        assert_eq!(t.stats.min_ns, Some(0));
+        assert_eq!(t.stats.samples, 20_000);
+        assert_eq!(t.stats.missed_periods, 2);
+        assert_eq!(t.windows.count, vec![10_000, 10_000]);
+        assert_eq!(t.windows.max_ns, vec![27_321, 30_472]);
+        assert_eq!(t.windows.missed, vec![0, 2]);
+        assert_eq!(r.duration_ns, 2_000_000_000);
+        assert!(r.warnings.iter().any(|w| w.contains("below 0")));
+        assert_eq!(r.threads[0].histogram.resolution_ns, 1000);
+    }
+
+    #[test]
+    fn histogram_lines_give_the_samples() {
+        let text = format!(
+            "{OUT}---|--param|----range-|--samples\nHSD|    min|   2 -  3 |        2\nHSD|    avg|   7 -  8 |    19990\nHSD|    avg|  51 - 52 |       10\nHSH|--param|--samples-|--average--|---stddev--\nHSS|    avg|     20000|      7.000|      0.100\n"
+        );
+        let r = read(&text).unwrap();
+        assert_eq!(r.threads[0].stats.samples, 20_000);
+        assert_eq!(
+            r.threads[0]
+                .histogram
+                .to_histogram()
+                .unwrap()
+                .count_above(50_000),
+            10
+        );
+        assert!(r.threads[0].stats.p99_ns.is_some());
+    }
+
+    #[test]
+    fn malformed_lines_are_named() {
+        let e = read(&OUT.replace("|      7.724|", "|      7.7x4|")).unwrap_err();
+        assert_eq!(e.line, Some(8));
+        assert!(e.message.contains("lat avg"), "{e}");
+        let e = read(&OUT.replace("00:00:02/00:00:02", "soon")).unwrap_err();
+        assert_eq!(e.line, Some(10));
+        let e = read(
+            &OUT.replace("== Sampling period: 100 us\n", "")
+                .replace(", 100 us period", ""),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("Sampling period"), "{e}");
+        let e =
+            read(&OUT.replace("|       2|     0|     -0.517|", "|       2|     0|")).unwrap_err();
+        assert!(e.message.contains("7 fields"), "{e}");
+    }
+}

@@ -1,0 +1,132 @@
+//! CSV exports of a run record for spreadsheets and scripts: the summary
+//! (one row per thread and one for all), the histogram (one row per
+//! non-empty bucket), or the window series (one row per window). Every
+//! column names its unit; empty cells mean "unknown". Reads records only.
+
+use crate::record::{LatencyStats, RunRecord};
+use std::fmt::Write;
+
+/// Which table to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    Summary,
+    Histogram,
+    Windows,
+}
+
+impl Table {
+    pub fn parse(s: &str) -> Option<Table> {
+        Some(match s {
+            "summary" => Table::Summary,
+            "histogram" => Table::Histogram,
+            "windows" => Table::Windows,
+            _ => return None,
+        })
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn stats_cells(s: &LatencyStats) -> String {
+    format!(
+        "{},{},{},{},{},{},{},{},{},{}",
+        s.samples,
+        opt(s.min_ns),
+        s.avg_ns.map(|a| format!("{a:.1}")).unwrap_or_default(),
+        opt(s.p50_ns),
+        opt(s.p90_ns),
+        opt(s.p99_ns),
+        opt(s.p999_ns),
+        opt(s.p9999_ns),
+        opt(s.max_ns),
+        s.missed_periods
+    )
+}
+
+/// Render `table` of `run`.
+pub fn render(run: &RunRecord, table: Table) -> Result<String, String> {
+    let mut out = String::new();
+    match table {
+        Table::Summary => {
+            out.push_str("thread,cpu,priority,interval_ns,samples,min_ns,avg_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,p99.99_ns,max_ns,missed_periods\n");
+            for t in &run.threads {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{}",
+                    t.index,
+                    opt(t.cpu),
+                    t.priority,
+                    t.interval_ns,
+                    stats_cells(&t.stats)
+                );
+            }
+            let _ = writeln!(out, "all,,,,{}", stats_cells(&run.overall));
+        }
+        Table::Histogram => {
+            out.push_str("thread,cpu,lower_ns,upper_ns,count\n");
+            for t in &run.threads {
+                let h = t.histogram.to_histogram()?;
+                for (lo, hi, c) in h.iter_buckets() {
+                    let _ = writeln!(out, "{},{},{lo},{hi},{c}", t.index, opt(t.cpu));
+                }
+            }
+        }
+        Table::Windows => {
+            out.push_str(
+                "thread,cpu,start_offset_ns,window_ns,count,min_ns,avg_ns,max_ns,p99_ns,missed\n",
+            );
+            for t in &run.threads {
+                let w = &t.windows;
+                for i in 0..w.len() {
+                    let _ = writeln!(
+                        out,
+                        "{},{},{},{},{},{},{},{},{},{}",
+                        t.index,
+                        opt(t.cpu),
+                        i as u64 * w.window_ns,
+                        w.window_ns,
+                        w.count[i],
+                        w.min_ns[i],
+                        w.avg_ns[i],
+                        w.max_ns[i],
+                        w.p99_ns[i],
+                        w.missed[i]
+                    );
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+
+    #[test]
+    fn tables_have_units_and_one_row_per_item() {
+        let mut run = synthetic(&[vec![1000, 2000, 2000], vec![5000]]);
+        run.threads[0].windows.count = vec![3, 0];
+        run.threads[0].windows.min_ns = vec![1000, 0];
+        run.threads[0].windows.avg_ns = vec![1666, 0];
+        run.threads[0].windows.max_ns = vec![2000, 0];
+        run.threads[0].windows.p99_ns = vec![2000, 0];
+        run.threads[0].windows.missed = vec![0, 0];
+        let s = render(&run, Table::Summary).unwrap();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[0].contains("max_ns"));
+        assert!(lines[3].starts_with("all,,,,4,1000,"));
+        let h = render(&run, Table::Histogram).unwrap();
+        assert_eq!(h.lines().count(), 1 + 3);
+        assert!(h.contains("\n0,0,2000,2001,2\n"), "{h}");
+        let w = render(&run, Table::Windows).unwrap();
+        assert_eq!(
+            w.lines().nth(2).unwrap(),
+            "0,0,1000000000,1000000000,0,0,0,0,0,0"
+        );
+    }
+}

@@ -1,0 +1,311 @@
+//! Saving a run while it is measured. [`RunSaver::begin`] records the run
+//! as `running` before the threads start (so a store that cannot be
+//! written is found before any measuring); as an [`Observer`] it then
+//! writes a checkpoint (histograms, window series, outliers, statistics)
+//! every interval, each in one transaction; [`RunSaver::finish`] replaces
+//! the last checkpoint with the final record in one transaction.
+//!
+//! Runs on the control thread only, never on a measuring one: a checkpoint
+//! copies the shared statistics (the measuring threads are not disturbed)
+//! and writes only the window points that are new. A checkpoint that
+//! fails (disk full, store locked) is reported once and retried at the
+//! next interval; measuring goes on.
+
+use super::owner::Owner;
+use super::runs::{self, WindowCursor};
+use super::{Result, Store, StoreError};
+use crate::engine::build::{self, RecordContext};
+use crate::engine::shared::SharedStats;
+use crate::engine::{Control, Observer, Plan, RunView, Snapshot, ThreadSnapshot};
+use crate::record::{EndReason, RunRecord, RunStatus, WindowSeries};
+use rusqlite::{Transaction, TransactionBehavior};
+use std::time::{Duration, Instant};
+
+/// Shortest allowed interval between checkpoints.
+pub const MIN_INTERVAL_NS: u64 = 1_000_000_000;
+/// How long a checkpoint waits for another writer before skipping.
+const CHECKPOINT_BUSY: Duration = Duration::from_secs(1);
+/// How long the final write waits for another writer.
+const FINAL_BUSY: Duration = Duration::from_secs(30);
+
+/// Cost of the checkpoints written so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CheckpointStats {
+    pub written: u64,
+    pub failed: u64,
+    pub total: Duration,
+    pub longest: Duration,
+}
+
+/// A run being saved in the store.
+pub struct RunSaver {
+    store: Store,
+    id: i64,
+    ctx: RecordContext,
+    cursor: WindowCursor,
+    interval: Duration,
+    last: Instant,
+    failing: bool,
+    notices: Vec<String>,
+    stats: CheckpointStats,
+}
+
+/// The state of a run before its first period: empty statistics.
+fn empty_snapshot(plan: &Plan) -> Snapshot {
+    let now = crate::sys::clock::unix_now_ns();
+    Snapshot {
+        threads: plan
+            .threads
+            .iter()
+            .map(|p| ThreadSnapshot {
+                plan: p.clone(),
+                tid: 0,
+                stats: SharedStats::new().snapshot(),
+                windows: WindowSeries {
+                    window_ns: plan.config.window_ns,
+                    ..Default::default()
+                },
+            })
+            .collect(),
+        t0_unix_ns: now,
+        elapsed_ns: 0,
+        taken_unix_ns: now,
+    }
+}
+
+impl RunSaver {
+    /// Record the run as running in `store` (one transaction), owned by
+    /// this process; checkpoints every `interval_ns`.
+    pub fn begin(
+        store: Store,
+        plan: &Plan,
+        ctx: &RecordContext,
+        interval_ns: u64,
+    ) -> Result<RunSaver> {
+        if interval_ns < MIN_INTERVAL_NS {
+            return Err(StoreError::Invalid(format!(
+                "--checkpoint {} is below the 1s minimum",
+                crate::units::fmt_duration(interval_ns)
+            )));
+        }
+        let rec = build::record(
+            plan,
+            &empty_snapshot(plan),
+            RunStatus::Running,
+            EndReason::Unknown,
+            None,
+            ctx,
+        );
+        RunSaver::begin_with(store, &rec, ctx, interval_ns)
+    }
+
+    /// Record `rec` (a run's state before measuring) as running in
+    /// `store`, owned by this process.
+    pub fn begin_with(
+        mut store: Store,
+        rec: &RunRecord,
+        ctx: &RecordContext,
+        interval_ns: u64,
+    ) -> Result<RunSaver> {
+        let owner = Owner::this_process();
+        let path = store.path().to_path_buf();
+        let mut cursor = WindowCursor::default();
+        let tx = Transaction::new(store.conn_mut(), TransactionBehavior::Immediate)
+            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
+        let id = runs::insert_row(&tx, rec, Some(&owner))
+            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
+        runs::write_parts(&tx, id, &mut rec.clone(), &mut cursor)
+            .map_err(|e| e.into_store(&path))?;
+        tx.commit()
+            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
+        store.set_busy_timeout(CHECKPOINT_BUSY)?;
+        Ok(RunSaver {
+            store,
+            id,
+            ctx: ctx.clone(),
+            cursor,
+            interval: Duration::from_nanos(interval_ns),
+            last: Instant::now(),
+            failing: false,
+            notices: Vec::new(),
+            stats: CheckpointStats::default(),
+        })
+    }
+
+    /// Id of the run in the store.
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
+    pub fn store_path(&self) -> &std::path::Path {
+        self.store.path()
+    }
+
+    pub fn stats(&self) -> CheckpointStats {
+        self.stats
+    }
+
+    /// Write `rec` over the run's last state, in one transaction (what a
+    /// checkpoint does after taking the record); `rec` is the same on
+    /// return. The cursor advances only when the transaction commits.
+    pub fn write(&mut self, rec: &mut RunRecord) -> Result<()> {
+        let path = self.store.path().to_path_buf();
+        let mut cursor = self.cursor.clone();
+        let id = self.id;
+        let tx = Transaction::new(self.store.conn_mut(), TransactionBehavior::Immediate)
+            .map_err(|e| StoreError::from_sql(&path, "writing a checkpoint", e))?;
+        runs::write_parts(&tx, id, rec, &mut cursor).map_err(|e| e.into_store(&path))?;
+        tx.commit()
+            .map_err(|e| StoreError::from_sql(&path, "writing a checkpoint", e))?;
+        self.cursor = cursor;
+        Ok(())
+    }
+
+    /// Write a checkpoint of the run as it is now.
+    pub fn checkpoint(&mut self, view: &RunView) -> Result<Duration> {
+        let t = Instant::now();
+        let snap = view.snapshot();
+        let mut rec = build::record(
+            view.plan,
+            &snap,
+            RunStatus::Running,
+            EndReason::Unknown,
+            None,
+            &self.ctx,
+        );
+        drop(snap);
+        self.write(&mut rec)?;
+        Ok(t.elapsed())
+    }
+
+    /// The run ended: store its final record, replacing the last
+    /// checkpoint (one transaction). Returns the run's id.
+    pub fn finish(mut self, rec: &RunRecord) -> Result<i64> {
+        rec.validate().map_err(StoreError::Invalid)?;
+        self.store.set_busy_timeout(FINAL_BUSY)?;
+        self.write(&mut rec.clone())?;
+        Ok(self.id)
+    }
+
+    /// The run never started (set-up failed): remove its row.
+    pub fn abandon(mut self) {
+        let _ = self.store.set_busy_timeout(FINAL_BUSY);
+        let _ = self.store.remove(&[self.id]);
+    }
+}
+
+impl Observer for RunSaver {
+    fn tick(&mut self, view: &RunView) -> Control {
+        if self.last.elapsed() < self.interval {
+            return Control::Continue;
+        }
+        self.last = Instant::now();
+        match self.checkpoint(view) {
+            Ok(took) => {
+                self.stats.written += 1;
+                self.stats.total += took;
+                self.stats.longest = self.stats.longest.max(took);
+                if self.failing {
+                    self.failing = false;
+                    self.notices
+                        .push("checkpoints are written to the run store again".into());
+                }
+            }
+            Err(e) => {
+                self.stats.failed += 1;
+                if !self.failing {
+                    self.failing = true;
+                    self.notices.push(format!(
+                        "checkpoint failed ({e}); measuring goes on and the next checkpoint will try again"
+                    ));
+                }
+            }
+        }
+        Control::Continue
+    }
+
+    fn notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::TempStore;
+    use super::*;
+    use crate::engine::{MeasureConfig, Policy, run};
+    use crate::store::RunState;
+
+    #[test]
+    fn a_run_is_running_while_measured_then_complete() {
+        let t = TempStore::new("ckpt");
+        let config = MeasureConfig {
+            cpus: Some(vec![0]),
+            threads: Some(1),
+            interval_ns: 1_000_000,
+            duration_ns: Some(2_300_000_000),
+            window_ns: 100_000_000,
+            policy: Policy::Other,
+            lock_memory: false,
+            dma_latency_us: None,
+            ..Default::default()
+        };
+        let plan = Plan::build(config, &[0]).unwrap();
+        let ctx = RecordContext {
+            run_uuid: crate::record::new_run_uuid(),
+            label: Some("ckpt".into()),
+            ..Default::default()
+        };
+        let mut saver =
+            RunSaver::begin(Store::open(&t.db()).unwrap(), &plan, &ctx, 1_000_000_000).unwrap();
+        let id = saver.id();
+        {
+            let s = Store::open(&t.db()).unwrap();
+            assert_eq!(s.row(id).unwrap().unwrap().state, RunState::Running);
+        }
+        let out = run(&plan, &mut saver).unwrap();
+        assert!(saver.stats().written >= 1, "{:?}", saver.stats());
+        // The last checkpoint holds what was measured up to it.
+        let mid = Store::open(&t.db()).unwrap().load(id).unwrap();
+        assert_eq!(mid.status, RunStatus::Running);
+        assert!(mid.overall.samples >= 900, "{}", mid.overall.samples);
+        mid.validate().unwrap();
+        let mut ctx = ctx;
+        ctx.warnings = out.warnings.clone();
+        let rec = build::record(
+            &plan,
+            &out.snapshot,
+            RunStatus::Complete,
+            out.end_reason,
+            Some(out.ended_unix_ns),
+            &ctx,
+        );
+        assert_eq!(saver.finish(&rec).unwrap(), id);
+        let s = Store::open(&t.db()).unwrap();
+        assert_eq!(s.load(id).unwrap(), rec);
+        assert_eq!(s.row(id).unwrap().unwrap().state, RunState::Complete);
+    }
+
+    #[test]
+    fn too_short_an_interval_is_refused() {
+        let t = TempStore::new("ckpt-short");
+        let plan = Plan::build(
+            MeasureConfig {
+                cpus: Some(vec![0]),
+                threads: Some(1),
+                ..Default::default()
+            },
+            &[0],
+        )
+        .unwrap();
+        let e = RunSaver::begin(
+            Store::open(&t.db()).unwrap(),
+            &plan,
+            &RecordContext::default(),
+            100_000_000,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("below the 1s minimum"), "{e}");
+    }
+}

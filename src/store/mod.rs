@@ -1,0 +1,475 @@
+//! The run store: every run, measured or imported, kept in one SQLite
+//! file (WAL mode, versioned schema with migrations). This module owns
+//! where the file is (`--db`, `RTSCOPE_DB`, the XDG default), opening it
+//! safely (never writing to a file that is not ours, is damaged, or comes
+//! from a newer rtscope), and the typed errors every caller turns into a
+//! one-line message.
+//!
+//! Layout: `schema` (DDL and migrations), `codec` (how a record is split
+//! into rows and put back together), `runs` (queries), `owner` (which
+//! process is writing a running run), `checkpoint` (the observer that
+//! saves a run while it is measured). Never measures; never runs on a
+//! measuring thread.
+
+pub mod checkpoint;
+pub mod codec;
+pub mod owner;
+pub mod runs;
+pub mod schema;
+
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+use thiserror::Error;
+
+pub use runs::{RunRow, RunState};
+
+/// File name of the store inside its data directory.
+pub const FILE_NAME: &str = "rtscope.db";
+/// How long a command waits for another process's write to finish.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What went wrong with the store, with what to do about it.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error(
+        "no run store location: neither XDG_DATA_HOME nor HOME is set; choose a file with --db PATH or RTSCOPE_DB"
+    )]
+    NoLocation,
+    #[error(
+        "cannot create the directory of the run store {path}: {err}; choose another file with --db PATH"
+    )]
+    CreateDir { path: PathBuf, err: std::io::Error },
+    #[error(
+        "cannot open the run store {path}: {detail}; check the path and its permissions, or choose another file with --db PATH"
+    )]
+    Open { path: PathBuf, detail: String },
+    #[error(
+        "{path} is not an rtscope run store (it is not an SQLite database, or it is damaged); move it aside or choose another file with --db PATH"
+    )]
+    NotADatabase { path: PathBuf },
+    #[error(
+        "{path} is an SQLite database of another program, not an rtscope run store; choose another file with --db PATH"
+    )]
+    NotOurs { path: PathBuf },
+    #[error(
+        "the run store {path} is damaged ({detail}); copy it aside (sqlite3 {path} .recover may save its runs) and use a new file"
+    )]
+    Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "the run store {path} has schema version {found}, newer than this rtscope understands ({known}); upgrade rtscope, or choose another file with --db PATH"
+    )]
+    Newer {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error(
+        "the run store {path} is locked by another process (waited {waited_s} s); try again when it has finished"
+    )]
+    Locked { path: PathBuf, waited_s: u64 },
+    #[error(
+        "no space left on the disk of the run store {path} while {what}; nothing was changed: free some space and try again"
+    )]
+    Full { path: PathBuf, what: String },
+    #[error("the run store {path} is read-only ({what}); use a writable file with --db PATH")]
+    ReadOnly { path: PathBuf, what: String },
+    #[error("{what} in the run store {path} failed: {detail}")]
+    Sql {
+        path: PathBuf,
+        what: String,
+        detail: String,
+    },
+    #[error("no run '{reference}' in {path}: `rtscope runs` lists the stored runs")]
+    NoRun { reference: String, path: PathBuf },
+    #[error("no run '{reference}': the run store {path} does not exist yet (nothing was saved)")]
+    NoStore { reference: String, path: PathBuf },
+    #[error("run {id} in {path} cannot be read: {detail}")]
+    BadRun {
+        id: i64,
+        path: PathBuf,
+        detail: String,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl StoreError {
+    /// Turn an SQLite error into the error a person can act on.
+    pub fn from_sql(path: &Path, what: &str, e: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode as C;
+        let path = path.to_path_buf();
+        let detail = e.to_string();
+        match e.sqlite_error_code() {
+            Some(C::NotADatabase) => StoreError::NotADatabase { path },
+            Some(C::DatabaseCorrupt) => StoreError::Corrupt { path, detail },
+            Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => StoreError::Locked {
+                path,
+                waited_s: BUSY_TIMEOUT.as_secs(),
+            },
+            Some(C::DiskFull) => StoreError::Full {
+                path,
+                what: what.to_string(),
+            },
+            Some(C::ReadOnly) | Some(C::PermissionDenied) => StoreError::ReadOnly {
+                path,
+                what: what.to_string(),
+            },
+            Some(C::CannotOpen) => StoreError::Open { path, detail },
+            Some(C::SystemIoFailure) if disk_nearly_full(&path) => StoreError::Full {
+                path,
+                what: what.to_string(),
+            },
+            _ => StoreError::Sql {
+                path,
+                what: what.to_string(),
+                detail,
+            },
+        }
+    }
+
+    /// True when the store was busy (a checkpoint may simply retry later).
+    pub fn is_locked(&self) -> bool {
+        matches!(self, StoreError::Locked { .. })
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// True when the file system of `path` has (almost) no space left: SQLite
+/// reports some writes that fail for lack of space as plain I/O errors.
+fn disk_nearly_full(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    rustix::fs::statvfs(dir)
+        .map(|s| s.f_bavail.saturating_mul(s.f_frsize) < 256 * 1024)
+        .unwrap_or(false)
+}
+
+static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
+
+/// Remember the store chosen on the command line (`--db` / `RTSCOPE_DB`)
+/// for every later [`db_path`] in this process (the first choice wins).
+pub fn choose(path: Option<PathBuf>) {
+    if let Some(p) = path {
+        let _ = CHOSEN.set(p);
+    }
+}
+
+/// The default store: `$XDG_DATA_HOME/rtscope/rtscope.db`, else
+/// `$HOME/.local/share/rtscope/rtscope.db` (XDG base directory rules: a
+/// relative XDG_DATA_HOME is ignored).
+pub fn default_path() -> Option<PathBuf> {
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(x) = nonempty("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+        return Some(x.join("rtscope").join(FILE_NAME));
+    }
+    nonempty("HOME").map(|h| h.join(".local/share/rtscope").join(FILE_NAME))
+}
+
+/// The store this process uses: the command line's choice, else
+/// `RTSCOPE_DB`, else [`default_path`].
+pub fn db_path() -> Result<PathBuf> {
+    if let Some(p) = CHOSEN.get() {
+        return Ok(p.clone());
+    }
+    if let Some(p) = std::env::var_os("RTSCOPE_DB").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    default_path().ok_or(StoreError::NoLocation)
+}
+
+/// An open run store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Open the store at `path`, creating it (and its directory) when
+    /// missing, and bring its schema up to date. Refuses, without writing
+    /// anything, a file that is not an rtscope store, is damaged, or has a
+    /// newer schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            std::fs::create_dir_all(dir).map_err(|err| StoreError::CreateDir {
+                path: path.to_path_buf(),
+                err,
+            })?;
+        }
+        if path.is_dir() {
+            return Err(StoreError::Open {
+                path: path.to_path_buf(),
+                detail: "it is a directory".into(),
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| StoreError::from_sql(path, "opening", e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.prepare()?;
+        Ok(store)
+    }
+
+    /// Open the store at `path` if it exists (`None` otherwise): for
+    /// commands that only read, so that they never create a store.
+    pub fn open_existing(path: &Path) -> Result<Option<Store>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        match Store::open(path) {
+            // Someone else's store (e.g. root's, under sudo): read it
+            // without writing anything.
+            Err(StoreError::ReadOnly { .. }) => Store::open_read_only(path).map(Some),
+            other => other.map(Some),
+        }
+    }
+
+    /// Open an existing store that this process may not write: read-only,
+    /// and immutable when no writer is active (no `-wal` file), since the
+    /// WAL index cannot be created then. No migration, no marking.
+    fn open_read_only(path: &Path) -> Result<Store> {
+        let mut wal = path.as_os_str().to_os_string();
+        wal.push("-wal");
+        let mut uri = String::from("file:");
+        for c in path.to_string_lossy().chars() {
+            match c {
+                '?' | '#' | '%' => uri.push_str(&format!("%{:02X}", c as u32)),
+                c => uri.push(c),
+            }
+        }
+        if !Path::new(&wal).exists() {
+            uri.push_str("?immutable=1");
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags)
+            .map_err(|e| StoreError::from_sql(path, "opening it read-only", e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let (app, version, _) = store.identify()?;
+        if app != schema::APPLICATION_ID {
+            return Err(StoreError::NotOurs {
+                path: store.path.clone(),
+            });
+        }
+        if version != schema::CURRENT_VERSION {
+            return Err(StoreError::ReadOnly {
+                path: store.path.clone(),
+                what: format!(
+                    "its schema version {version} needs upgrading to {}: open it once as a user who may write it",
+                    schema::CURRENT_VERSION
+                ),
+            });
+        }
+        Ok(store)
+    }
+
+    /// The store this process uses ([`db_path`]), created if missing.
+    pub fn open_default() -> Result<Store> {
+        Store::open(&db_path()?)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// How long to wait for another writer before giving up.
+    pub fn set_busy_timeout(&self, t: Duration) -> Result<()> {
+        self.conn
+            .busy_timeout(t)
+            .map_err(|e| self.err("setting the busy timeout", e))
+    }
+
+    pub(crate) fn err(&self, what: &str, e: rusqlite::Error) -> StoreError {
+        StoreError::from_sql(&self.path, what, e)
+    }
+
+    /// Check what the file is before changing anything, then set the
+    /// connection up and migrate.
+    /// `(application_id, user_version, number of schema objects)`: the
+    /// first reads, which fail on a file that is not a database.
+    fn identify(&self) -> Result<(i64, i64, i64)> {
+        let c = &self.conn;
+        let app: i64 = c
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(|e| self.err("opening it", e))?;
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err("reading the schema version", e))?;
+        let tables: i64 = c
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+            .map_err(|e| self.err("reading the schema", e))?;
+        Ok((app, version, tables))
+    }
+
+    fn prepare(&self) -> Result<()> {
+        self.set_busy_timeout(BUSY_TIMEOUT)?;
+        let c = &self.conn;
+        let (app, version, tables) = self.identify()?;
+        let fresh = app == 0 && version == 0 && tables == 0;
+        if !fresh && app != schema::APPLICATION_ID {
+            return Err(StoreError::NotOurs {
+                path: self.path.clone(),
+            });
+        }
+        if version > schema::CURRENT_VERSION {
+            return Err(StoreError::Newer {
+                path: self.path.clone(),
+                found: version,
+                known: schema::CURRENT_VERSION,
+            });
+        }
+        // Durable commits: a checkpoint that returned is on disk (a power
+        // cut loses at most what came after it).
+        c.execute_batch(
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 67108864;",
+        )
+        .map_err(|e| self.err("setting up the connection", e))?;
+        let mode: String = c
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| self.err("switching to WAL mode", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Open {
+                path: self.path.clone(),
+                detail: format!(
+                    "SQLite refused WAL mode (journal mode is '{mode}'; is it on a network file system?)"
+                ),
+            });
+        }
+        schema::migrate(self, version)?;
+        // Best effort: the state is worked out again on every read anyway.
+        let _ = runs::mark_interrupted(self);
+        Ok(())
+    }
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub(crate) fn now_unix_ns() -> u64 {
+    crate::sys::clock::unix_now_ns()
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use std::path::PathBuf;
+
+    /// A fresh directory for a test store, removed on drop.
+    pub struct TempStore(pub PathBuf);
+
+    impl TempStore {
+        pub fn new(name: &str) -> TempStore {
+            let d = std::env::temp_dir().join(format!(
+                "rtscope-store-{name}-{}",
+                crate::record::new_run_uuid()
+            ));
+            std::fs::create_dir_all(&d).unwrap();
+            TempStore(d)
+        }
+
+        pub fn db(&self) -> PathBuf {
+            self.0.join("rtscope.db")
+        }
+    }
+
+    impl Drop for TempStore {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::TempStore;
+    use super::*;
+
+    #[test]
+    fn creates_and_reopens_at_the_current_schema() {
+        let t = TempStore::new("open");
+        let db = t.0.join("sub/dir/rtscope.db");
+        let s = Store::open(&db).unwrap();
+        let v: i64 = s
+            .conn()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, schema::CURRENT_VERSION);
+        drop(s);
+        Store::open(&db).unwrap();
+        assert!(
+            Store::open_existing(&t.0.join("missing.db"))
+                .unwrap()
+                .is_none()
+        );
+        assert!(!t.0.join("missing.db").exists());
+    }
+
+    #[test]
+    fn refuses_foreign_damaged_and_newer_files_without_writing() {
+        let t = TempStore::new("refuse");
+        let junk = t.0.join("junk.db");
+        std::fs::write(&junk, vec![b'x'; 8192]).unwrap();
+        let e = Store::open(&junk).unwrap_err();
+        assert!(matches!(e, StoreError::NotADatabase { .. }), "{e}");
+        assert_eq!(std::fs::read(&junk).unwrap(), vec![b'x'; 8192]);
+
+        let other = t.0.join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let before = std::fs::read(&other).unwrap();
+        let e = Store::open(&other).unwrap_err();
+        assert!(matches!(e, StoreError::NotOurs { .. }), "{e}");
+        assert_eq!(std::fs::read(&other).unwrap(), before);
+
+        let newer = t.0.join("newer.db");
+        drop(Store::open(&newer).unwrap());
+        Connection::open(&newer)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99;")
+            .unwrap();
+        let e = Store::open(&newer).unwrap_err();
+        assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
+        assert!(e.to_string().contains("upgrade rtscope"));
+    }
+
+    #[test]
+    fn default_path_follows_xdg() {
+        // Only the pure part: the environment of the test process is shared.
+        let p = default_path();
+        if let Some(p) = p {
+            assert!(p.ends_with("rtscope/rtscope.db"), "{}", p.display());
+        }
+    }
+}

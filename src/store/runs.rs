@@ -1,0 +1,671 @@
+//! Queries on stored runs: insert a whole record, write a checkpoint of a
+//! running one, list, find by reference, load back (equal to what was
+//! written), remove. Every write is one transaction: a run is either
+//! stored as it was at a checkpoint, or not changed at all.
+
+use super::codec::{self, WindowPoint};
+use super::owner::{Liveness, Owner};
+use super::{Result, Store, StoreError, now_unix_ns};
+use crate::record::{RunRecord, RunStatus};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+
+/// How a stored run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Its process is measuring it now (checkpoints are being written).
+    Running,
+    Complete,
+    /// Its process died before writing the end: it holds the last
+    /// checkpoint.
+    Interrupted,
+}
+
+impl RunState {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Complete => "complete",
+            RunState::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(s: &str) -> Option<RunState> {
+        Some(match s {
+            "running" => RunState::Running,
+            "complete" => RunState::Complete,
+            "interrupted" => RunState::Interrupted,
+            _ => return None,
+        })
+    }
+
+    pub fn of_status(s: RunStatus) -> RunState {
+        match s {
+            RunStatus::Running => RunState::Running,
+            RunStatus::Complete => RunState::Complete,
+            RunStatus::Interrupted => RunState::Interrupted,
+        }
+    }
+
+    pub fn status(self) -> RunStatus {
+        match self {
+            RunState::Running => RunStatus::Running,
+            RunState::Complete => RunStatus::Complete,
+            RunState::Interrupted => RunStatus::Interrupted,
+        }
+    }
+}
+
+/// The listed facts of a stored run (what `rtscope runs` shows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub uuid: String,
+    pub state: RunState,
+    pub source_kind: String,
+    pub source_format: Option<String>,
+    pub label: Option<String>,
+    pub started_at_unix_ns: u64,
+    pub duration_ns: u64,
+    pub kernel_release: String,
+    pub preemption_model: String,
+    pub threads: u32,
+    pub samples: u64,
+    pub p9999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub fingerprint_hash: String,
+    pub saved_at_unix_ns: u64,
+}
+
+const ROW_COLUMNS: &str = "id, uuid, status, source_kind, source_format, label, started_at_unix_ns, \
+     duration_ns, kernel_release, preemption_model, threads, samples, p9999_ns, max_ns, \
+     fingerprint_hash, saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks";
+
+/// The owner recorded in columns 16-19 of a row, if any.
+fn read_owner(r: &rusqlite::Row) -> rusqlite::Result<Option<Owner>> {
+    let host: Option<String> = r.get(16)?;
+    let boot_id: Option<String> = r.get(17)?;
+    let pid: Option<u32> = r.get(18)?;
+    let start_ticks: Option<u64> = r.get(19)?;
+    Ok(match (host, boot_id, pid, start_ticks) {
+        (Some(host), Some(boot_id), Some(pid), Some(start_ticks)) => Some(Owner {
+            host,
+            boot_id,
+            pid,
+            start_ticks,
+        }),
+        _ => None,
+    })
+}
+
+/// The state of a run stored as `status`: a running run whose writer is
+/// gone (or unknown: written before owners were recorded) is interrupted.
+fn state_of(status: &str, owner: Option<&Owner>) -> RunState {
+    match RunState::parse(status) {
+        Some(RunState::Running) => match owner.map(Owner::liveness) {
+            Some(Liveness::Alive) | Some(Liveness::Unknown) => RunState::Running,
+            Some(Liveness::Gone) | None => RunState::Interrupted,
+        },
+        Some(s) => s,
+        None => RunState::Interrupted,
+    }
+}
+
+fn read_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+    let status: String = r.get(2)?;
+    let owner = read_owner(r)?;
+    Ok(RunRow {
+        id: r.get(0)?,
+        uuid: r.get(1)?,
+        state: state_of(&status, owner.as_ref()),
+        source_kind: r.get(3)?,
+        source_format: r.get(4)?,
+        label: r.get(5)?,
+        started_at_unix_ns: r.get(6)?,
+        duration_ns: r.get(7)?,
+        kernel_release: r.get(8)?,
+        preemption_model: r.get(9)?,
+        threads: r.get(10)?,
+        samples: r.get(11)?,
+        p9999_ns: r.get(12)?,
+        max_ns: r.get(13)?,
+        fingerprint_hash: r.get(14)?,
+        saved_at_unix_ns: r.get(15)?,
+    })
+}
+
+/// What has been written of each thread's window series: lets a
+/// checkpoint write only the points that are new (the last stored point
+/// may still have grown, so it is written again).
+#[derive(Clone, Debug, Default)]
+pub struct WindowCursor {
+    threads: Vec<(u64, usize)>,
+}
+
+impl Store {
+    /// Every stored run, oldest id first.
+    pub fn list(&self) -> Result<Vec<RunRow>> {
+        let mut st = self
+            .conn()
+            .prepare(&format!("SELECT {ROW_COLUMNS} FROM runs ORDER BY id"))
+            .map_err(|e| self.err("listing runs", e))?;
+        let rows = st
+            .query_map([], read_row)
+            .map_err(|e| self.err("listing runs", e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err("listing runs", e))?;
+        Ok(rows)
+    }
+
+    /// The listed facts of run `id`.
+    pub fn row(&self, id: i64) -> Result<Option<RunRow>> {
+        self.conn()
+            .query_row(
+                &format!("SELECT {ROW_COLUMNS} FROM runs WHERE id = ?1"),
+                [id],
+                read_row,
+            )
+            .optional()
+            .map_err(|e| self.err("reading a run", e))
+    }
+
+    /// The id of the run `reference` names: a number (`rtscope runs`),
+    /// `last` / `latest` (the newest), or the start of its uuid (at least
+    /// 6 hex digits).
+    pub fn resolve(&self, reference: &str) -> Result<i64> {
+        let r = reference.trim();
+        let none = || StoreError::NoRun {
+            reference: reference.to_string(),
+            path: self.path().to_path_buf(),
+        };
+        if r == "last" || r == "latest" {
+            let newest: Option<i64> = self
+                .conn()
+                .query_row("SELECT max(id) FROM runs", [], |row| row.get(0))
+                .map_err(|e| self.err("finding the newest run", e))?;
+            return newest.ok_or_else(none);
+        }
+        if !r.is_empty() && r.len() <= 18 && r.bytes().all(|b| b.is_ascii_digit()) {
+            let id: i64 = r.parse().map_err(|_| none())?;
+            let found: Option<i64> = self
+                .conn()
+                .query_row("SELECT id FROM runs WHERE id = ?1", [id], |row| row.get(0))
+                .optional()
+                .map_err(|e| self.err("finding a run", e))?;
+            if let Some(id) = found {
+                return Ok(id);
+            }
+        }
+        let mut found = None;
+        if (6..=32).contains(&r.len()) && r.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let pattern = format!("{}%", r.to_ascii_lowercase());
+            let mut st = self
+                .conn()
+                .prepare("SELECT id FROM runs WHERE uuid LIKE ?1 ORDER BY id LIMIT 2")
+                .map_err(|e| self.err("finding a run", e))?;
+            let ids = st
+                .query_map([pattern], |row| row.get::<_, i64>(0))
+                .map_err(|e| self.err("finding a run", e))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(|e| self.err("finding a run", e))?;
+            if ids.len() > 1 {
+                return Err(StoreError::Invalid(format!(
+                    "run reference '{reference}' matches several runs: give more digits of the uuid, or the id"
+                )));
+            }
+            found = ids.first().copied();
+        }
+        found.ok_or_else(none)
+    }
+
+    /// The id of the run with this uuid, if stored.
+    pub fn find_uuid(&self, uuid: &str) -> Result<Option<i64>> {
+        self.conn()
+            .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err("finding a run", e))
+    }
+
+    /// Load run `id` back into a record, equal to the one written (its
+    /// status is the store's view: a running run whose process is gone is
+    /// interrupted).
+    pub fn load(&self, id: i64) -> Result<RunRecord> {
+        let bad = |detail: String| StoreError::BadRun {
+            id,
+            path: self.path().to_path_buf(),
+            detail,
+        };
+        let row = self.row(id)?.ok_or_else(|| StoreError::NoRun {
+            reference: id.to_string(),
+            path: self.path().to_path_buf(),
+        })?;
+        let json: String = self
+            .conn()
+            .query_row("SELECT record_json FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err("reading a run", e))?;
+        let mut rec: RunRecord =
+            serde_json::from_str(&json).map_err(|e| bad(format!("its record: {e}")))?;
+        rec.status = row.state.status();
+        {
+            let mut st = self
+                .conn()
+                .prepare(
+                    "SELECT thread, histogram, outliers_json FROM thread_data \
+                     WHERE run_id = ?1 ORDER BY thread",
+                )
+                .map_err(|e| self.err("reading a run", e))?;
+            let mut q = st.query([id]).map_err(|e| self.err("reading a run", e))?;
+            while let Some(r) = q.next().map_err(|e| self.err("reading a run", e))? {
+                let t: usize = r.get(0).map_err(|e| self.err("reading a run", e))?;
+                let blob: Vec<u8> = r.get(1).map_err(|e| self.err("reading a run", e))?;
+                let outliers: String = r.get(2).map_err(|e| self.err("reading a run", e))?;
+                let tr = rec
+                    .threads
+                    .get_mut(t)
+                    .ok_or_else(|| bad(format!("data of thread {t}, which it does not have")))?;
+                tr.histogram.buckets = codec::decode_histogram(&blob, tr.histogram.sub_bucket_bits)
+                    .map_err(|e| bad(format!("thread {t}: {e}")))?;
+                tr.outliers = codec::decode_outliers(&outliers)
+                    .map_err(|e| bad(format!("thread {t}: {e}")))?;
+            }
+        }
+        let mut st = self
+            .conn()
+            .prepare(
+                "SELECT thread, seq, count, min_ns, avg_ns, max_ns, p99_ns, missed FROM windows \
+                 WHERE run_id = ?1 ORDER BY thread, seq",
+            )
+            .map_err(|e| self.err("reading a run", e))?;
+        let mut q = st.query([id]).map_err(|e| self.err("reading a run", e))?;
+        while let Some(r) = q.next().map_err(|e| self.err("reading a run", e))? {
+            let g =
+                |i: usize| -> Result<u64> { r.get(i).map_err(|e| self.err("reading a run", e)) };
+            let t = g(0)? as usize;
+            let seq = g(1)? as usize;
+            let tr = rec
+                .threads
+                .get_mut(t)
+                .ok_or_else(|| bad(format!("windows of thread {t}, which it does not have")))?;
+            if seq != tr.windows.count.len() {
+                return Err(bad(format!("thread {t}: window {seq} is out of sequence")));
+            }
+            WindowPoint {
+                count: g(2)?,
+                min_ns: g(3)?,
+                avg_ns: g(4)?,
+                max_ns: g(5)?,
+                p99_ns: g(6)?,
+                missed: g(7)?,
+            }
+            .push_into(&mut tr.windows);
+        }
+        Ok(rec)
+    }
+
+    /// Store a whole record as a new run (one transaction); returns its id.
+    pub fn insert(&mut self, rec: &RunRecord) -> Result<i64> {
+        Ok(self.insert_all(std::slice::from_ref(rec))?[0])
+    }
+
+    /// Store records as new runs, all in one transaction (all of them, or
+    /// none); returns their ids.
+    pub fn insert_all(&mut self, recs: &[RunRecord]) -> Result<Vec<i64>> {
+        for r in recs {
+            r.validate().map_err(StoreError::Invalid)?;
+        }
+        let path = self.path().to_path_buf();
+        let err = |what: &str, e| StoreError::from_sql(&path, what, e);
+        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate)
+            .map_err(|e| err("starting to save runs", e))?;
+        let mut ids = Vec::with_capacity(recs.len());
+        for rec in recs {
+            let id = insert_row(&tx, rec, None).map_err(|e| err("saving a run", e))?;
+            let mut cursor = WindowCursor::default();
+            write_parts(&tx, id, &mut rec.clone(), &mut cursor).map_err(|e| e.into_store(&path))?;
+            ids.push(id);
+        }
+        tx.commit().map_err(|e| err("saving runs", e))?;
+        Ok(ids)
+    }
+
+    /// Remove runs (one transaction: all of them, or none when one is
+    /// unknown).
+    pub fn remove(&mut self, ids: &[i64]) -> Result<()> {
+        let path = self.path().to_path_buf();
+        let err = |e| StoreError::from_sql(&path, "removing runs", e);
+        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate).map_err(err)?;
+        for id in ids {
+            let n = tx
+                .execute("DELETE FROM runs WHERE id = ?1", [id])
+                .map_err(err)?;
+            if n == 0 {
+                return Err(StoreError::NoRun {
+                    reference: id.to_string(),
+                    path: path.clone(),
+                });
+            }
+        }
+        tx.commit().map_err(err)
+    }
+}
+
+fn status_name(s: RunStatus) -> &'static str {
+    RunState::of_status(s).name()
+}
+
+/// Insert the row of a new run (its listed facts and head are written by
+/// [`write_parts`]); `owner` is the process that will write its
+/// checkpoints.
+pub(crate) fn insert_row(
+    tx: &Transaction,
+    rec: &RunRecord,
+    owner: Option<&Owner>,
+) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO runs (uuid, status, source_kind, started_at_unix_ns, duration_ns, \
+         kernel_release, preemption_model, threads, samples, fingerprint_hash, record_json, \
+         saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks) \
+         VALUES (?1, ?2, '', 0, 0, '', '', 0, 0, '', '{}', 0, ?3, ?4, ?5, ?6)",
+        params![
+            rec.run_uuid,
+            status_name(rec.status),
+            owner.map(|o| o.host.clone()),
+            owner.map(|o| o.boot_id.clone()),
+            owner.map(|o| o.pid),
+            owner.map(|o| o.start_ticks),
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Mark running runs whose writer is gone as interrupted (they keep all
+/// they had at their last checkpoint). Returns how many were marked.
+pub(crate) fn mark_interrupted(store: &Store) -> Result<usize> {
+    let gone: Vec<i64> = {
+        let mut st = store
+            .conn()
+            .prepare(&format!(
+                "SELECT {ROW_COLUMNS} FROM runs WHERE status = 'running'"
+            ))
+            .map_err(|e| store.err("finding running runs", e))?;
+        st.query_map([], read_row)
+            .map_err(|e| store.err("finding running runs", e))?
+            .filter_map(|r| r.ok())
+            .filter(|r| r.state == RunState::Interrupted)
+            .map(|r| r.id)
+            .collect()
+    };
+    for id in &gone {
+        store
+            .conn()
+            .execute(
+                "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
+                [id],
+            )
+            .map_err(|e| store.err("marking an interrupted run", e))?;
+    }
+    Ok(gone.len())
+}
+
+/// A failure while writing parts of a run.
+pub(crate) enum WriteError {
+    Sql(rusqlite::Error),
+    Invalid(String),
+}
+
+impl From<rusqlite::Error> for WriteError {
+    fn from(e: rusqlite::Error) -> Self {
+        WriteError::Sql(e)
+    }
+}
+
+impl WriteError {
+    pub(crate) fn into_store(self, path: &std::path::Path) -> StoreError {
+        match self {
+            WriteError::Sql(e) => StoreError::from_sql(path, "saving a run", e),
+            WriteError::Invalid(m) => StoreError::Invalid(m),
+        }
+    }
+}
+
+/// Write everything of `rec` into run `id`: listed facts, head, tags,
+/// per-thread data, and the window points `cursor` says are new. The
+/// cursor is advanced only when the caller commits (it is given back
+/// updated; on error it is left as it was).
+pub(crate) fn write_parts(
+    tx: &Transaction,
+    id: i64,
+    rec: &mut RunRecord,
+    cursor: &mut WindowCursor,
+) -> Result<(), WriteError> {
+    let head = codec::head_json(rec).map_err(WriteError::Invalid)?;
+    let rec = &*rec;
+    tx.execute(
+        "UPDATE runs SET status = ?2, source_kind = ?3, source_format = ?4, label = ?5, \
+         started_at_unix_ns = ?6, duration_ns = ?7, kernel_release = ?8, preemption_model = ?9, \
+         threads = ?10, samples = ?11, p9999_ns = ?12, max_ns = ?13, fingerprint_hash = ?14, \
+         record_json = ?15, saved_at_unix_ns = ?16 WHERE id = ?1",
+        params![
+            id,
+            status_name(rec.status),
+            rec.source.kind,
+            rec.source.format,
+            rec.label,
+            rec.started_at_unix_ns,
+            rec.duration_ns,
+            rec.fingerprint.kernel_release,
+            rec.fingerprint.preemption_model,
+            rec.threads.len() as u32,
+            rec.overall.samples,
+            rec.overall.p9999_ns,
+            rec.overall.max_ns,
+            rec.fingerprint.comparable_hash(),
+            head,
+            now_unix_ns(),
+        ],
+    )?;
+    tx.execute("DELETE FROM run_tags WHERE run_id = ?1", [id])?;
+    {
+        let mut st =
+            tx.prepare_cached("INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)")?;
+        for (k, v) in &rec.tags {
+            st.execute(params![id, k, v])?;
+        }
+    }
+    {
+        let mut st = tx.prepare_cached(
+            "INSERT OR REPLACE INTO thread_data (run_id, thread, histogram, outliers_json) \
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (i, t) in rec.threads.iter().enumerate() {
+            let blob = codec::encode_histogram(&t.histogram)
+                .map_err(|e| WriteError::Invalid(format!("thread {i}: {e}")))?;
+            st.execute(params![
+                id,
+                i as u32,
+                blob,
+                codec::encode_outliers(&t.outliers)
+            ])?;
+        }
+    }
+    tx.execute(
+        "DELETE FROM thread_data WHERE run_id = ?1 AND thread >= ?2",
+        params![id, rec.threads.len() as u32],
+    )?;
+    tx.execute(
+        "DELETE FROM windows WHERE run_id = ?1 AND thread >= ?2",
+        params![id, rec.threads.len() as u32],
+    )?;
+    let mut next = Vec::with_capacity(rec.threads.len());
+    {
+        let mut ins = tx.prepare_cached(
+            "INSERT OR REPLACE INTO windows (run_id, thread, seq, count, min_ns, avg_ns, max_ns, \
+             p99_ns, missed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?;
+        for (i, t) in rec.threads.iter().enumerate() {
+            let w = &t.windows;
+            let len = w.len();
+            let start = match cursor.threads.get(i) {
+                Some(&(window_ns, stored)) if window_ns == w.window_ns && stored <= len => {
+                    stored.saturating_sub(1)
+                }
+                _ => {
+                    tx.execute(
+                        "DELETE FROM windows WHERE run_id = ?1 AND thread = ?2",
+                        params![id, i as u32],
+                    )?;
+                    0
+                }
+            };
+            for seq in start..len {
+                let p = WindowPoint::of(w, seq);
+                ins.execute(params![
+                    id, i as u32, seq as u64, p.count, p.min_ns, p.avg_ns, p.max_ns, p.p99_ns,
+                    p.missed
+                ])?;
+            }
+            next.push((w.window_ns, len));
+        }
+    }
+    cursor.threads = next;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::TempStore;
+    use super::*;
+    use crate::record::synthetic;
+
+    fn with_windows(mut rec: RunRecord) -> RunRecord {
+        for (i, t) in rec.threads.iter_mut().enumerate() {
+            for k in 0..(5 + i as u64) {
+                WindowPoint {
+                    count: 1000 + k,
+                    min_ns: 1000,
+                    avg_ns: 2000 + k,
+                    max_ns: 9000 + k * 10,
+                    p99_ns: 8000,
+                    missed: k % 2,
+                }
+                .push_into(&mut t.windows);
+            }
+        }
+        rec
+    }
+
+    #[test]
+    fn insert_load_is_identical_and_listed() {
+        let t = TempStore::new("rt");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut rec = with_windows(synthetic(&[vec![1000, 2000, 3_000_000], vec![12_345, 999]]));
+        rec.label = Some("vanilla, idle".into());
+        rec.tags.insert("load".into(), "none".into());
+        rec.overall.avg_ns = Some(1_234.567_890_123);
+        let id = s.insert(&rec).unwrap();
+        assert_eq!(s.load(id).unwrap(), rec);
+        let rows = s.list().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].id, id);
+        assert_eq!(rows[0].threads, 2);
+        assert_eq!(rows[0].max_ns, Some(3_000_000));
+        assert_eq!(rows[0].label.as_deref(), Some("vanilla, idle"));
+        assert_eq!(rows[0].fingerprint_hash, rec.fingerprint.comparable_hash());
+        assert_eq!(s.resolve("last").unwrap(), id);
+        assert_eq!(s.resolve(&id.to_string()).unwrap(), id);
+        assert_eq!(s.resolve(&rec.run_uuid[..8]).unwrap(), id);
+        assert!(matches!(s.resolve("999"), Err(StoreError::NoRun { .. })));
+        assert!(matches!(s.resolve("bogus"), Err(StoreError::NoRun { .. })));
+        // A second insert of the same uuid is refused, nothing changes.
+        assert!(s.insert(&rec).is_err());
+        assert_eq!(s.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn remove_is_all_or_nothing_and_ids_are_never_reused() {
+        let t = TempStore::new("rm");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut a = synthetic(&[vec![1000]]);
+        let id1 = s.insert(&a).unwrap();
+        a.run_uuid = crate::record::new_run_uuid();
+        let id2 = s.insert(&a).unwrap();
+        assert!(s.remove(&[id1, 999]).is_err());
+        assert_eq!(s.list().unwrap().len(), 2);
+        s.remove(&[id2]).unwrap();
+        let n: i64 = s
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM windows WHERE run_id = ?1",
+                [id2],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 0);
+        a.run_uuid = crate::record::new_run_uuid();
+        let id3 = s.insert(&a).unwrap();
+        assert!(id3 > id2, "ids are never reused");
+    }
+
+    #[test]
+    fn incremental_windows_match_a_full_write() {
+        let t = TempStore::new("win");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut rec = synthetic(&[vec![1000, 2000]]);
+        rec.status = RunStatus::Running;
+        let path = s.path().to_path_buf();
+        let tx = Transaction::new(s.conn_mut(), TransactionBehavior::Immediate).unwrap();
+        let id = insert_row(&tx, &rec, Some(&Owner::this_process())).unwrap();
+        tx.commit().unwrap();
+        let mut cursor = WindowCursor::default();
+        let step = |s: &mut Store, rec: &RunRecord, cursor: &mut WindowCursor| {
+            let tx = Transaction::new(s.conn_mut(), TransactionBehavior::Immediate).unwrap();
+            write_parts(&tx, id, &mut rec.clone(), cursor)
+                .map_err(|e| e.into_store(&path))
+                .unwrap();
+            tx.commit().unwrap();
+            assert_eq!(&s.load(id).unwrap(), rec);
+        };
+        // Points arrive, the last one grows, then the series is compacted.
+        for k in 0..3u64 {
+            WindowPoint {
+                count: 10,
+                min_ns: 1,
+                avg_ns: 2,
+                max_ns: 3 + k,
+                p99_ns: 3,
+                missed: 0,
+            }
+            .push_into(&mut rec.threads[0].windows);
+        }
+        step(&mut s, &rec, &mut cursor);
+        rec.threads[0].windows.count[2] = 25;
+        rec.threads[0].windows.max_ns[2] = 77;
+        WindowPoint {
+            count: 5,
+            min_ns: 1,
+            avg_ns: 2,
+            max_ns: 99,
+            p99_ns: 3,
+            missed: 1,
+        }
+        .push_into(&mut rec.threads[0].windows);
+        step(&mut s, &rec, &mut cursor);
+        let w = &mut rec.threads[0].windows;
+        w.window_ns *= 2;
+        w.compacted = true;
+        for col in [
+            &mut w.count,
+            &mut w.min_ns,
+            &mut w.avg_ns,
+            &mut w.max_ns,
+            &mut w.p99_ns,
+            &mut w.missed,
+        ] {
+            col.truncate(2);
+        }
+        step(&mut s, &rec, &mut cursor);
+        rec.status = RunStatus::Complete;
+        step(&mut s, &rec, &mut cursor);
+    }
+}

@@ -1,0 +1,370 @@
+//! `rtscope import` on real files: cyclictest runs made here with Debian's
+//! rt-tests (histogram, --json and status lines of the same run, which
+//! must agree), and fixtures of the layouts this machine cannot make
+//! (rt-tests 2.7's histogram, -H, the old layout, -N JSON, Xenomai, EVL).
+//! A malformed file is refused with its line, and nothing is imported.
+
+use crate::util::*;
+use rtscope::record::RunRecord;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name)
+}
+
+fn db(dir: &TempDir) -> PathBuf {
+    dir.join("runs.db")
+}
+
+fn import(dir: &TempDir, args: &[&str]) -> std::process::Output {
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(db(dir))
+        .arg("import")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn export(dir: &TempDir, id: &str) -> RunRecord {
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(dir))
+        .args(["runs", "export", id, "--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn count_runs(dir: &TempDir) -> usize {
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(dir))
+        .arg("runs")
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    stdout(&o)
+        .lines()
+        .skip(1)
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .count()
+}
+
+/// The numbers after `# Name:` in a cyclictest histogram file.
+fn footer(text: &str, name: &str) -> Vec<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("# {name}:")))
+        .unwrap_or_else(|| panic!("no '# {name}:' in\n{text}"))
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+/// C: of the last status line of thread `t` in cyclictest's output.
+fn last_count(out: &str, t: usize) -> u64 {
+    out.lines()
+        .rfind(|l| l.trim_start().starts_with(&format!("T:{t:2} ")))
+        .and_then(|l| l.split("C:").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line of thread {t} in\n{out}"))
+}
+
+#[test]
+fn cyclictest_files_made_here_agree_once_imported() {
+    let _g = shared_system();
+    let dir = TempDir::new("import-ct");
+    let hist = dir.join("run.hist");
+    let json = dir.join("run.json");
+    let prio: &[&str] = if is_root() { &["-p", "80"] } else { &[] };
+    // One run, two files: the histogram and the JSON must give the same
+    // counts and extremes.
+    let o = Command::new("cyclictest")
+        .args([
+            "-m", "-i", "1000", "-l", "400", "-t", "2", "-a", "-h", "80", "-q",
+        ])
+        .args(prio)
+        .arg(format!("--histfile={}", hist.display()))
+        .arg(format!("--json={}", json.display()))
+        .output()
+        .expect("cyclictest (Debian package rt-tests) must be installed: make deps");
+    assert_code(&o, 0);
+    // The status lines of another run, as a terminal shows them.
+    let summary = dir.join("summary.txt");
+    let o = Command::new("cyclictest")
+        .args(["-m", "-i", "1000", "-l", "300", "-t", "2", "-a"])
+        .args(prio)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    std::fs::write(&summary, &o.stdout).unwrap();
+    let o_summary = stdout(&o);
+
+    let o = import(
+        &dir,
+        &[
+            hist.to_str().unwrap(),
+            json.to_str().unwrap(),
+            summary.to_str().unwrap(),
+            "--label",
+            "rt-tests",
+            "--tag",
+            "tool=cyclictest",
+        ],
+    );
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("as run 1 (cyclictest-histfile"), "{out}");
+    assert!(out.contains("as run 2 (cyclictest-json"), "{out}");
+    assert!(out.contains("as run 3 (cyclictest-summary"), "{out}");
+
+    let text = std::fs::read_to_string(&hist).unwrap();
+    let h = export(&dir, "1");
+    let j = export(&dir, "2");
+    let s = export(&dir, "3");
+    for r in [&h, &j, &s] {
+        assert_eq!(r.source.kind, "imported");
+        assert_eq!(r.label.as_deref(), Some("rt-tests"));
+        assert_eq!(r.tags["tool"], "cyclictest");
+        assert_eq!(r.threads.len(), 2);
+        assert_eq!(r.threads[0].histogram.resolution_ns, 1000);
+        r.validate().unwrap();
+    }
+    assert_eq!(h.source.format.as_deref(), Some("cyclictest-histfile"));
+    let totals = footer(&text, "Total");
+    let overflows = footer(&text, "Histogram Overflows");
+    let maxs = footer(&text, "Max Latencies");
+    let mins = footer(&text, "Min Latencies");
+    let cycles: Vec<u64> = {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (0..2)
+            .map(|i| v["thread"][i.to_string()]["cycles"].as_u64().unwrap())
+            .collect()
+    };
+    for t in 0..2 {
+        assert_eq!(h.threads[t].stats.samples, totals[t] + overflows[t]);
+        assert_eq!(
+            h.threads[t].stats.samples, cycles[t],
+            "histogram and JSON agree"
+        );
+        assert_eq!(j.threads[t].stats.samples, cycles[t]);
+        assert_eq!(h.threads[t].stats.max_ns, Some(maxs[t] * 1000));
+        assert_eq!(j.threads[t].stats.max_ns, h.threads[t].stats.max_ns);
+        assert_eq!(j.threads[t].stats.min_ns, Some(mins[t] * 1000));
+        assert_eq!(h.threads[t].histogram, j.threads[t].histogram, "thread {t}");
+        assert_eq!(s.threads[t].stats.samples, last_count(&o_summary, t));
+        assert!(s.threads[t].stats.max_ns >= s.threads[t].stats.min_ns);
+    }
+    assert_eq!(j.options.interval_ns, 1_000_000);
+    assert_eq!(j.tool.name, "cyclictest");
+    assert!(!j.fingerprint.kernel_release.is_empty());
+    assert_eq!(s.threads[1].interval_ns, 1_500_000, "-d 500 us by default");
+    assert_eq!(s.overall.p99_ns, None, "status lines have no histogram");
+
+    // The histogram goes back out as cyclictest wrote it (rows, totals,
+    // extremes, overflows; not the overflow cycle numbers, which are not
+    // kept).
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(&dir))
+        .args(["runs", "export", "1", "--histfile", "--rows", "80"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let keep = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("# Thread") && !l.starts_with("# /dev/") && !l.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(keep(&stdout(&o)), keep(&text));
+
+    // The same files again: skipped, nothing added.
+    let o = import(&dir, &[hist.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("already stored as run 1"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(count_runs(&dir), 3);
+}
+
+#[test]
+fn fixtures_of_other_versions_and_tools() {
+    let dir = TempDir::new("import-fx");
+    let files = [
+        "cyclictest-2.7-hist.txt",
+        "cyclictest-2.4-histofall.txt",
+        "cyclictest-old-hist.txt",
+        "cyclictest-2.x-ns.json",
+        "xenomai-latency.txt",
+        "evl-latmus.txt",
+    ];
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| fixture(f).display().to_string())
+        .collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let o = import(&dir, &args);
+    assert_code(&o, 0);
+    assert_eq!(count_runs(&dir), files.len());
+
+    // rt-tests 2.7: no zero rows, no total; counts from rows + overflows.
+    let r = export(&dir, "1");
+    let text = std::fs::read_to_string(fixture(files[0])).unwrap();
+    assert!(!text.contains("# Total"));
+    let rows: u64 = text
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(r.threads[0].stats.samples, rows + 9);
+    assert_eq!(r.threads[1].stats.max_ns, Some(408_945_000));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("lower bounds")),
+        "{:?}",
+        r.warnings
+    );
+
+    // -H: the all-threads column is checked and dropped.
+    let r = export(&dir, "2");
+    assert_eq!(r.threads.len(), 2);
+    assert_eq!(r.threads[0].stats.samples, 377 + 23);
+    assert_eq!(r.threads[1].stats.samples, 111 + 16);
+
+    // The old layout: 20 000 samples, the late ones counted.
+    let r = export(&dir, "3");
+    assert_eq!(r.overall.samples, 20_000);
+    assert_eq!(r.overall.max_ns, Some(19_085_000));
+    assert_eq!(r.options.dma_latency_us, Some(0));
+
+    // -N JSON: nanoseconds, no colon in the keys, PREEMPT RT (old spelling).
+    let r = export(&dir, "4");
+    assert_eq!(r.threads[0].histogram.resolution_ns, 1);
+    assert_eq!(r.overall.samples, 1000);
+    assert_eq!(r.overall.max_ns, Some(52_311));
+    assert_eq!(r.overall.min_ns, Some(6210));
+    assert_eq!(r.fingerprint.preemption_model, "rt");
+    assert_eq!(r.fingerprint.machine, "aarch64");
+    assert_eq!(r.tool.version, "2.60");
+    assert_eq!(r.options.interval_ns, 250_000);
+    assert_eq!(r.threads[0].cpu, Some(1));
+
+    // Xenomai: 12 one-second windows, histogram of every sample.
+    let r = export(&dir, "5");
+    let t = &r.threads[0];
+    assert_eq!(r.source.format.as_deref(), Some("xenomai-latency"));
+    assert_eq!(t.stats.samples, 120_000);
+    assert_eq!(t.stats.max_ns, Some(38_912));
+    assert_eq!(t.stats.missed_periods, 1);
+    assert_eq!(t.windows.len(), 12);
+    assert_eq!(t.windows.window_ns, 1_000_000_000);
+    assert_eq!(*t.windows.max_ns.iter().max().unwrap(), 38_912);
+    assert_eq!(r.duration_ns, 12_000_000_000);
+    assert!(r.warnings.iter().any(|w| w.contains("below 0")));
+
+    // EVL: the period and CPU come from the RTT line.
+    let r = export(&dir, "6");
+    assert_eq!(r.threads[0].interval_ns, 1_000_000);
+    assert_eq!(r.threads[0].cpu, Some(1));
+    assert_eq!(r.threads[0].priority, 98);
+    assert_eq!(r.overall.max_ns, Some(14_207));
+    assert_eq!(r.overall.samples, 5000);
+
+    // The list marks them as imported.
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(&dir))
+        .arg("runs")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).matches("imported").count(), files.len());
+}
+
+#[test]
+fn a_malformed_file_is_refused_with_its_line_and_nothing_is_imported() {
+    let dir = TempDir::new("import-bad");
+    let good = fixture("cyclictest-old-hist.txt");
+    let o = import(&dir, &[good.to_str().unwrap()]);
+    assert_code(&o, 0);
+
+    let text = std::fs::read_to_string(&good).unwrap();
+    let cases = [
+        (
+            "row.txt",
+            text.replace("000005 ", "00000x "),
+            ":8:",
+            "expected a bucket number",
+        ),
+        (
+            "total.txt",
+            text.replace("# Total: 000019960", "# Total: 000019961"),
+            ":43:",
+            "sum of its rows",
+        ),
+        (
+            "cut.txt",
+            text.lines().take(30).collect::<Vec<_>>().join("\n"),
+            "",
+            "expected a '# Min Latencies:' line",
+        ),
+        (
+            "x.txt",
+            std::fs::read_to_string(fixture("xenomai-latency.txt"))
+                .unwrap()
+                .replacen("RTD|", "RTD|  oops|", 1),
+            ":7:",
+            "expected 7 fields",
+        ),
+        (
+            "plain.txt",
+            "hello\n".to_string(),
+            "",
+            "not a format rtscope can read",
+        ),
+    ];
+    for (name, body, at, needle) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        // A good file beside the bad one: neither is imported.
+        let fresh = dir.join("fresh.txt");
+        std::fs::write(&fresh, text.replace("19085", "19086")).unwrap();
+        let o = import(&dir, &[fresh.to_str().unwrap(), p.to_str().unwrap()]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(&format!("{name}{at}")), "{name}: {err}");
+        assert!(err.contains(needle), "{name}: '{needle}' not in {err}");
+        assert!(err.contains("nothing was imported"), "{err}");
+        assert_eq!(count_runs(&dir), 1, "{name}");
+    }
+    // Forcing a format that does not fit is refused the same way.
+    let o = import(
+        &dir,
+        &["--format", "xenomai-latency", good.to_str().unwrap()],
+    );
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("Sampling period"), "{}", stderr(&o));
+    let o = import(&dir, &["--format", "nope", good.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("unknown format 'nope'"),
+        "{}",
+        stderr(&o)
+    );
+    // --dry-run reads and stores nothing.
+    let o = import(
+        &dir,
+        &["--dry-run", fixture("evl-latmus.txt").to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("would import"));
+    assert_eq!(count_runs(&dir), 1);
+}

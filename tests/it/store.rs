@@ -1,0 +1,582 @@
+//! The run store for real: a measured run comes back from the store equal
+//! to its --json record; a SIGKILLed `measure` leaves an interrupted run
+//! holding all but at most the last checkpoint interval; a store written
+//! at schema 1 opens and migrates; and every bad store or reference
+//! (unknown ids, damaged, foreign, newer, locked, full, unwritable output)
+//! gets one line, exit 2, and leaves the store as it was.
+
+use crate::util::*;
+use rtscope::record::{RunRecord, RunStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+/// `rtscope --db DB ARGS…`
+fn rt(dir: &TempDir, db: &Path, args: &[&str]) -> Output {
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn export(dir: &TempDir, db: &Path, id: &str) -> RunRecord {
+    let o = rt(dir, db, &["runs", "export", id, "--json"]);
+    assert_code(&o, 0);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn read_record(p: &Path) -> RunRecord {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn unix_now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// Exit 2 with one line on stderr containing `needle`.
+#[track_caller]
+fn refused(o: &Output, needle: &str) {
+    assert_code(o, 2);
+    let err = stderr(o);
+    assert_eq!(err.trim().lines().count(), 1, "one line expected:\n{err}");
+    assert!(err.contains(needle), "'{needle}' not in:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_measured_run_comes_back_from_the_store_identical() {
+    let _g = shared_system();
+    let dir = TempDir::new("store-rt");
+    let json = dir.join("run.json");
+    let o = rtscope(dir.path())
+        .args(["measure", "-D", "2", "-i", "2ms", "-q", "--json"])
+        .arg(&json)
+        .args([
+            "--label",
+            "round trip",
+            "--tag",
+            "load=none",
+            "--tag",
+            "iso=no",
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    // Saved by default, in the XDG data directory.
+    let default_db = dir.join("data/rtscope/rtscope.db");
+    assert!(
+        stdout(&o).contains(&format!("saved as run 1 in {}", default_db.display())),
+        "{}",
+        stdout(&o)
+    );
+    let written = read_record(&json);
+    let stored = export(&dir, &default_db, "last");
+    assert_eq!(stored, written, "record -> store -> record");
+    assert_eq!(stored.status, RunStatus::Complete);
+    assert_eq!(stored.label.as_deref(), Some("round trip"));
+    assert_eq!(stored.tags.len(), 2);
+    assert!(!stored.threads[0].windows.is_empty());
+    // The same through `import` into another store, and by uuid prefix.
+    let other = dir.join("other.db");
+    let o = rt(&dir, &other, &["import", json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert_eq!(export(&dir, &other, &written.run_uuid[..10]), written);
+    // The list shows it with its facts.
+    let o = rt(&dir, &default_db, &["runs"]);
+    assert_code(&o, 0);
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    for part in [
+        "1",
+        "complete",
+        "round trip",
+        "2s",
+        &written.fingerprint.kernel_release,
+    ] {
+        assert!(line.contains(part), "'{part}' not in '{line}'");
+    }
+
+    // --no-save: no store is created or opened.
+    let dir2 = TempDir::new("store-nosave");
+    let o = rtscope(dir2.path())
+        .args(["measure", "-D", "1", "-q", "--no-save"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!dir2.join("data").exists(), "--no-save touched the store");
+    assert!(!stdout(&o).contains("saved as run"));
+    let o = rtscope(dir2.path())
+        .args(["measure", "-D", "1", "--no-save", "--checkpoint", "5"])
+        .output()
+        .unwrap();
+    refused(&o, "--checkpoint");
+}
+
+#[test]
+fn sigkill_loses_at_most_the_last_checkpoint_interval() {
+    let _g = shared_system();
+    let dir = TempDir::new("store-kill");
+    let db = dir.join("runs.db");
+    let mut child = rtscope(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "measure",
+            "-D",
+            "60",
+            "-i",
+            "1ms",
+            "-t",
+            "1",
+            "-q",
+            "--checkpoint",
+            "1",
+            "--label",
+            "killed",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The run is in the store before it measures.
+    let t = Instant::now();
+    while !db.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "no store appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(4500));
+    let o = rt(&dir, &db, &["runs"]);
+    assert!(stdout(&o).contains("running"), "{}", stdout(&o));
+    child.kill().unwrap(); // SIGKILL
+    let killed_at = unix_now_ns();
+    child.wait().unwrap();
+
+    let o = rt(&dir, &db, &["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("interrupted"), "{}", stdout(&o));
+    let rec = export(&dir, &db, "last");
+    assert_eq!(rec.status, RunStatus::Interrupted);
+    assert_eq!(rec.label.as_deref(), Some("killed"));
+    rec.validate().unwrap();
+    let covered_until = rec.started_at_unix_ns + rec.duration_ns;
+    let lost_ns = killed_at.saturating_sub(covered_until);
+    // One interval (1 s), plus the 50 ms tick, the time a checkpoint takes
+    // and scheduling noise on a busy machine.
+    assert!(
+        lost_ns < 2_000_000_000,
+        "lost {lost_ns} ns: more than one checkpoint interval"
+    );
+    assert!(
+        rec.duration_ns >= 2_000_000_000,
+        "covered only {} ns",
+        rec.duration_ns
+    );
+    let t = &rec.threads[0];
+    assert!(t.stats.samples > 0 && !t.windows.is_empty());
+    assert!(t.stats.max_ns.is_some());
+    // A later open marked it in the store itself.
+    let status: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT status FROM runs WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "interrupted");
+}
+
+#[test]
+fn a_store_of_the_first_schema_opens_migrated_with_its_runs_intact() {
+    let dir = TempDir::new("store-v1");
+    let db = dir.join("v1.db");
+    let dump = std::fs::read_to_string(fixture("store/v1-store.sql")).unwrap();
+    // The dump is of the first schema, as frozen.
+    let ddl = std::fs::read_to_string(fixture("store/schema-v1.sql")).unwrap();
+    for stmt in ddl
+        .split(';')
+        .map(str::trim)
+        .filter(|s| s.starts_with("CREATE TABLE"))
+    {
+        let stmt: String = stmt
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("--"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(dump.contains(stmt.trim()), "not in the dump:\n{stmt}");
+    }
+    // As the sqlite3 shell loads a dump: rows before their parent tables.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("PRAGMA foreign_keys = OFF;").unwrap();
+    c.execute_batch(&dump).unwrap();
+    drop(c);
+
+    let o = rt(&dir, &db, &["runs"]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+    let version: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    for id in ["1", "2"] {
+        let want = read_record(&fixture(&format!("store/v1-run{id}.json")));
+        assert_eq!(export(&dir, &db, id), want, "run {id}");
+    }
+    // The migrated store takes new runs, with new ids.
+    let o = rt(
+        &dir,
+        &db,
+        &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("as run 3"), "{}", stdout(&o));
+}
+
+#[test]
+fn unknown_runs_and_unwritable_outputs() {
+    let dir = TempDir::new("store-bad-ref");
+    let db = dir.join("runs.db");
+    refused(&rt(&dir, &db, &["runs", "show", "1"]), "does not exist yet");
+    refused(
+        &rt(&dir, &db, &["runs", "export", "last", "--json"]),
+        "does not exist yet",
+    );
+    assert!(!db.exists(), "a read created the store");
+    let o = rt(&dir, &db, &["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("no runs stored"));
+    assert!(!db.exists());
+
+    let o = rt(
+        &dir,
+        &db,
+        &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+    refused(&rt(&dir, &db, &["runs", "show", "42"]), "no run '42'");
+    refused(
+        &rt(&dir, &db, &["runs", "export", "abcdef12", "--csv"]),
+        "no run 'abcdef12'",
+    );
+    refused(&rt(&dir, &db, &["runs", "rm", "1", "42"]), "no run '42'");
+    refused(
+        &rt(&dir, &db, &["runs", "export", "1"]),
+        "choose what to write",
+    );
+    refused(
+        &rt(
+            &dir,
+            &db,
+            &["runs", "export", "1", "--json", "/nonexistent-dir/x.json"],
+        ),
+        "does not exist",
+    );
+    refused(
+        &rt(
+            &dir,
+            &db,
+            &["runs", "export", "1", "--csv", dir.path().to_str().unwrap()],
+        ),
+        "is a directory",
+    );
+    refused(
+        &rt(
+            &dir,
+            &db,
+            &["runs", "export", "1", "--csv", "--table", "pie"],
+        ),
+        "unknown table 'pie'",
+    );
+    // Nothing above changed the store.
+    let o = rt(&dir, &db, &["runs"]);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+    let o = rt(
+        &dir,
+        &db,
+        &["runs", "export", "1", "--csv", "--table", "windows"],
+    );
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 1 + 5);
+    let o = rt(&dir, &db, &["runs", "rm", "1"]);
+    assert_code(&o, 0);
+    refused(&rt(&dir, &db, &["runs", "show", "1"]), "no run '1'");
+}
+
+#[test]
+fn damaged_foreign_and_newer_stores_are_refused_untouched() {
+    let dir = TempDir::new("store-bad-file");
+    let check = |db: &Path, needle: &str| {
+        let before = std::fs::read(db).unwrap();
+        refused(&rt(&dir, db, &["runs"]), needle);
+        refused(&rt(&dir, db, &["runs", "show", "1"]), needle);
+        refused(
+            &rt(
+                &dir,
+                db,
+                &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+            ),
+            needle,
+        );
+        // measure refuses before measuring (long duration: it must not run).
+        let o = rt(&dir, db, &["measure", "-D", "1h", "-q"]);
+        refused(&o, needle);
+        assert!(stderr(&o).contains("--no-save"), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read(db).unwrap(),
+            before,
+            "{} changed",
+            db.display()
+        );
+    };
+    let junk = dir.join("junk.db");
+    std::fs::write(&junk, b"not a database, just text\n".repeat(400)).unwrap();
+    check(&junk, "is not an rtscope run store");
+
+    let foreign = dir.join("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');")
+        .unwrap();
+    check(&foreign, "of another program");
+
+    let newer = dir.join("newer.db");
+    assert_code(
+        &rt(
+            &dir,
+            &newer,
+            &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+        ),
+        0,
+    );
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    check(&newer, "schema version 99, newer than this rtscope");
+
+    // Damaged pages: the header is fine, the tables are not.
+    let damaged = dir.join("damaged.db");
+    assert_code(
+        &rt(
+            &dir,
+            &damaged,
+            &[
+                "import",
+                fixture("import/cyclictest-old-hist.txt").to_str().unwrap(),
+            ],
+        ),
+        0,
+    );
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    assert!(bytes.len() > 8192);
+    let page = 4096;
+    for b in &mut bytes[page..] {
+        *b = 0x5a;
+    }
+    std::fs::write(&damaged, &bytes).unwrap();
+    let before = std::fs::read(&damaged).unwrap();
+    refused(&rt(&dir, &damaged, &["runs"]), "damaged");
+    assert_eq!(std::fs::read(&damaged).unwrap(), before);
+}
+
+#[test]
+fn a_locked_store_is_waited_for_then_refused() {
+    let dir = TempDir::new("store-lock");
+    let db = dir.join("runs.db");
+    assert_code(
+        &rt(
+            &dir,
+            &db,
+            &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+        ),
+        0,
+    );
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder
+        .execute_batch("BEGIN IMMEDIATE; DELETE FROM run_tags;")
+        .unwrap();
+    // Readers are not blocked by a writer (WAL)...
+    let o = rt(&dir, &db, &["runs"]);
+    assert_code(&o, 0);
+    // ...writers wait, then give up with a clear message.
+    let t = Instant::now();
+    let o = rt(
+        &dir,
+        &db,
+        &[
+            "import",
+            fixture("import/xenomai-latency.txt").to_str().unwrap(),
+        ],
+    );
+    refused(&o, "is locked by another process");
+    assert!(t.elapsed() >= Duration::from_secs(4), "did not wait");
+    refused(&rt(&dir, &db, &["runs", "rm", "1"]), "is locked");
+    holder.execute_batch("ROLLBACK;").unwrap();
+    let o = rt(&dir, &db, &["runs"]);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+}
+
+/// A small tmpfs, unmounted on drop.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(at: PathBuf, size: &str) -> Option<SmallDisk> {
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&at)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        ok.then_some(SmallDisk(at))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_refused_and_the_store_keeps_what_it_had() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = TempDir::new("store-full");
+    let Some(disk) = SmallDisk::mount(dir.join("disk"), "512k") else {
+        eprintln!(
+            "SKIPPED: mount -t tmpfs is refused here (a container without CAP_SYS_ADMIN?): a full disk cannot be tested"
+        );
+        return;
+    };
+    let db = disk.0.join("runs.db");
+    assert_code(
+        &rt(
+            &dir,
+            &db,
+            &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+        ),
+        0,
+    );
+    // Fill the disk.
+    let filler = disk.0.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let o = rt(
+        &dir,
+        &db,
+        &[
+            "import",
+            fixture("import/cyclictest-2.7-hist.txt").to_str().unwrap(),
+        ],
+    );
+    refused(&o, "no space left");
+    // A measurement is refused before it starts.
+    let o = rt(&dir, &db, &["measure", "-D", "1h", "-q"]);
+    assert_code(&o, 2);
+    std::fs::remove_file(&filler).unwrap();
+    let o = rt(&dir, &db, &["runs"]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+    let ok: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    drop(disk);
+}
+
+#[test]
+fn measure_refuses_an_unusable_store_before_measuring() {
+    let dir = TempDir::new("store-unusable");
+    let t = Instant::now();
+    let o = rtscope(dir.path())
+        .args([
+            "--db",
+            "/proc/rtscope-test/runs.db",
+            "measure",
+            "-D",
+            "1h",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    refused(&o, "--no-save");
+    let o = rtscope(dir.path())
+        .args(["measure", "-D", "1h", "-q", "--checkpoint", "100ms"])
+        .output()
+        .unwrap();
+    refused(&o, "below the 1s minimum");
+    assert!(!dir.join("data").exists());
+    // RTSCOPE_DB chooses the store too.
+    let o = rtscope(dir.path())
+        .env("RTSCOPE_DB", "/proc/rtscope-test/env.db")
+        .args(["measure", "-D", "1h", "-q"])
+        .output()
+        .unwrap();
+    refused(&o, "/proc/rtscope-test/env.db");
+    assert!(t.elapsed() < Duration::from_secs(30), "it measured");
+}
+
+#[test]
+fn another_users_store_is_read_but_not_written() {
+    if !is_root() {
+        eprintln!("skipped: needs root to act as another user");
+        return;
+    }
+    let dir = TempDir::new("store-ro");
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let db = dir.join("root.db");
+    assert_code(
+        &rt(
+            &dir,
+            &db,
+            &["import", fixture("import/evl-latmus.txt").to_str().unwrap()],
+        ),
+        0,
+    );
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(bin())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let o = as_nobody(&["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("imported"), "{}", stdout(&o));
+    let o = as_nobody(&["runs", "export", "1", "--csv"]);
+    assert_code(&o, 0);
+    refused(&as_nobody(&["runs", "rm", "1"]), "is read-only");
+    refused(
+        &as_nobody(&[
+            "import",
+            fixture("import/xenomai-latency.txt").to_str().unwrap(),
+        ]),
+        "is read-only",
+    );
+    let o = rt(&dir, &db, &["runs"]);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+}
