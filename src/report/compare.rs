@@ -236,36 +236,8 @@ impl Comparison {
                     .unwrap_or_else(|| "-".into()),
             ]);
         }
-        let widths: Vec<usize> = (0..5)
-            .map(|c| {
-                table
-                    .iter()
-                    .map(|r| r[c].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for (i, r) in table.iter().enumerate() {
-            let line: Vec<String> = r
-                .iter()
-                .enumerate()
-                .map(|(c, v)| {
-                    if c == 0 {
-                        format!("{v:<w$}", w = widths[c])
-                    } else {
-                        format!("{v:>w$}", w = widths[c])
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "{}", line.join("  ").trim_end());
-            if i == 0 {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
-                );
-            }
-        }
+        let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
+        out.push_str(&super::table::render(&rows));
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }

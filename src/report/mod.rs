@@ -11,6 +11,7 @@ pub mod histfile;
 pub mod html;
 pub mod plot;
 pub mod summary;
+pub mod table;
 pub mod verdict;
 
 use crate::record::RunRecord;

@@ -47,35 +47,12 @@ pub fn render(run: &RunRecord) -> String {
         r.extend(cells(&run.overall));
         rows.push(r);
     }
-    let widths: Vec<usize> = (0..HEADER.len())
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Latency in microseconds (us); count = periods recorded, missed = periods whose deadline passed before the wake-up"
     );
-    for (i, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                if c == 0 {
-                    format!("{v:<w$}", w = widths[c])
-                } else {
-                    format!("{v:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-        if i == 0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
-            );
-        }
-    }
+    out.push_str(&super::table::render(&rows));
     if let (Some(max), Some(at)) = (run.overall.max_ns, run.overall.max_at) {
         let _ = writeln!(
             out,
