@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod engine;
 pub mod histogram;
+pub mod load;
 pub mod output;
 pub mod record;
 pub mod report;

@@ -4,7 +4,8 @@
 
 use super::Exit;
 use crate::engine::build::{self, RecordContext};
-use crate::engine::{self, MeasureConfig, Plan, Policy, TimerMethod};
+use crate::engine::{self, Fanout, MeasureConfig, Plan, Policy, TimerMethod};
+use crate::load::{LoadSession, Verbosity};
 use crate::record::{RunRecord, RunStatus};
 use crate::report::{histfile, summary};
 use crate::sys::clock::Clock;
@@ -226,6 +227,9 @@ pub struct MeasureArgs {
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub load: super::load::LoadArgs,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -313,7 +317,9 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
-    let plan = Plan::build(config, &allowed_cpus()?)?;
+    let allowed = allowed_cpus()?;
+    let plan = Plan::build(config, &allowed)?;
+    let load_plan = args.load.plan(&allowed)?;
     if let Some((rows, _)) = args.hist_rows() {
         if rows == 0 || rows > 10_000_000 {
             bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
@@ -334,14 +340,39 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     };
     let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
     let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    // The load starts before measuring (the first period is loaded) and
+    // stops after, on every path (stop() below, or its Drop on errors).
+    let mut load = match load_plan {
+        Some(p) => {
+            // Refuse before starting a load the run could not use.
+            if let Some(why) = engine::preflight::realtime_refusal(&plan) {
+                bail!("{why}");
+            }
+            Some(LoadSession::start(p, Verbosity::Problems)?)
+        }
+        None => None,
+    };
     let mode = LiveMode::choose(args.quiet, args.live);
     let mut observer = LiveObserver::new(mode, &plan, &ctx)?;
-    let outcome = engine::run(&plan, &mut observer)?;
+    let outcome = {
+        let mut observers = Fanout::new();
+        observers.push(&mut observer);
+        if let Some(l) = load.as_mut() {
+            observers.push(l);
+        }
+        engine::run(&plan, &mut observers)?
+    };
     observer.finish();
+    if let Some(l) = load.as_mut() {
+        l.stop();
+    }
 
     let mut ctx = ctx;
     ctx.warnings = outcome.warnings.clone();
     ctx.warnings.extend(outcome.thread_errors.iter().cloned());
+    if let Some(l) = &load {
+        ctx.warnings.extend(l.run_warnings());
+    }
     let mut rec: RunRecord = build::record(
         &plan,
         &outcome.snapshot,
@@ -351,6 +382,7 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         &ctx,
     );
     rec.limits.break_event = outcome.break_event;
+    rec.load = load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
 
     // Write everything before deciding the exit code.
     let mut failures = Vec::new();
@@ -369,10 +401,11 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         }
     }
     let table = summary::render(&rec);
+    let load_line = load.as_ref().map(|l| format!("{}\n", l.describe()));
     if hist_on_stdout || json_on_stdout {
-        eprint!("{table}");
+        eprint!("{table}{}", load_line.unwrap_or_default());
     } else {
-        print!("{table}");
+        print!("{table}{}", load_line.unwrap_or_default());
     }
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");

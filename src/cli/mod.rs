@@ -2,6 +2,7 @@
 //! dispatch from a parsed command to the library. The library's core never
 //! sees a flag: each subcommand turns its flags into typed options.
 
+pub mod load;
 pub mod measure;
 pub mod schema;
 
@@ -21,8 +22,16 @@ pub enum Command {
     /// Measure wake-up latency of periodic real-time threads
     /// (cyclictest's flags work).
     Measure(measure::MeasureArgs),
+    // The help of `load` comes from `LoadCmdArgs`.
+    Load(load::LoadCmdArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
+    /// Internal: the load supervisor, started by rtscope itself.
+    #[command(name = "__load-supervisor", hide = true)]
+    LoadSupervisor(load::SupervisorArgs),
+    /// Internal: the rt-interference threads, started by the load.
+    #[command(name = "__rt-interference", hide = true)]
+    RtInterference(load::InterferenceArgs),
 }
 
 /// How a successful command ends.
@@ -48,5 +57,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Measure(args) => measure::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Load(args) => load::run(&args),
+        Command::LoadSupervisor(args) => load::run_supervisor(&args),
+        Command::RtInterference(args) => load::run_interference(&args),
     }
 }

@@ -3,5 +3,6 @@
 //! exit codes, restore), never timings. One test binary; one module per
 //! area.
 
+mod load;
 mod measure;
 mod util;
