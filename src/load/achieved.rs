@@ -1,5 +1,6 @@
 //! What a load achieved, as measured rather than as intended: CPU
-//! utilisation per CPU (user, system, iowait, irq, softirq), context
+//! utilisation per CPU (user, system, iowait, irq, softirq, and steal:
+//! time a hypervisor gave to someone else), context
 //! switches, interrupts and forks per second (/proc/stat), disk bytes and
 //! operations per second (/proc/diskstats, whole disks only) and network
 //! bytes per second (/proc/net/dev, loopback included), sampled about
@@ -122,8 +123,8 @@ pub fn parse_netdev(text: &str, c: &mut Counters) {
 struct Point {
     end_offset_ns: u64,
     dt_ns: u64,
-    /// Per CPU: busy, user, system, iowait, irq, softirq (%).
-    cpu: Vec<[f64; 6]>,
+    /// Per CPU: busy, user, system, iowait, irq, softirq, steal (%).
+    cpu: Vec<[f64; 7]>,
     rates: [f64; 7],
 }
 
@@ -136,7 +137,9 @@ const RATE_NAMES: [&str; 7] = [
     "disk_ios_per_s",
     "net_bytes_per_s",
 ];
-const CPU_NAMES: [&str; 6] = ["busy", "user", "system", "iowait", "irq", "softirq"];
+const CPU_NAMES: [&str; 7] = [
+    "busy", "user", "system", "iowait", "irq", "softirq", "steal",
+];
 
 fn interval(a: &Counters, b: &Counters, end_offset_ns: u64, dt_ns: u64) -> Point {
     let secs = dt_ns as f64 / 1e9;
@@ -146,7 +149,9 @@ fn interval(a: &Counters, b: &Counters, end_offset_ns: u64, dt_ns: u64) -> Point
         let d: Vec<f64> = (0..8).map(|k| vb[k].saturating_sub(va[k]) as f64).collect();
         let total: f64 = d.iter().sum();
         let pct = |x: f64| if total > 0.0 { 100.0 * x / total } else { 0.0 };
-        let busy = total - d[3] - d[4];
+        // Busy: running anything here; steal (a hypervisor running
+        // someone else) is kept apart.
+        let busy = total - d[3] - d[4] - d[7];
         cpu.push([
             pct(busy),
             pct(d[0] + d[1]),
@@ -154,6 +159,7 @@ fn interval(a: &Counters, b: &Counters, end_offset_ns: u64, dt_ns: u64) -> Point
             pct(d[4]),
             pct(d[5]),
             pct(d[6]),
+            pct(d[7]),
         ]);
     }
     let r = |x: u64, y: u64| {
@@ -206,7 +212,7 @@ pub struct Sampler {
     total_ns: u64,
     intervals: u64,
     /// Time-weighted sums (value × dt) and maxima.
-    cpu_sum: Vec<[f64; 6]>,
+    cpu_sum: Vec<[f64; 7]>,
     cpu_max: Vec<f64>,
     rate_sum: [f64; 7],
     rate_max: [f64; 7],
@@ -293,11 +299,11 @@ impl Sampler {
         self.total_ns += p.dt_ns;
         self.intervals += 1;
         if self.cpu_sum.len() < p.cpu.len() {
-            self.cpu_sum.resize(p.cpu.len(), [0.0; 6]);
+            self.cpu_sum.resize(p.cpu.len(), [0.0; 7]);
             self.cpu_max.resize(p.cpu.len(), 0.0);
         }
         for (i, v) in p.cpu.iter().enumerate() {
-            for k in 0..6 {
+            for k in 0..7 {
                 self.cpu_sum[i][k] += v[k] * w;
             }
             self.cpu_max[i] = self.cpu_max[i].max(v[0]);
@@ -409,9 +415,10 @@ pub fn describe(achieved: &Value) -> String {
         })
         .unwrap_or_default();
     format!(
-        "CPU busy {:.0}% ({}), {:.0} context switches/s, {:.0} interrupts/s, {:.0} forks/s, disk {:.1} MB/s ({:.0} IO/s), network {:.1} MB/s",
+        "CPU busy {:.0}% ({}){}, {:.0} context switches/s, {:.0} interrupts/s, {:.0} forks/s, disk {:.1} MB/s ({:.0} IO/s), network {:.1} MB/s",
         achieved["cpu_busy_pct_avg"].as_f64().unwrap_or(0.0),
         per_cpu.join(", "),
+        steal_note(achieved),
         f("context_switches_per_s"),
         f("interrupts_per_s"),
         f("forks_per_s"),
@@ -419,6 +426,23 @@ pub fn describe(achieved: &Value) -> String {
         f("disk_ios_per_s"),
         f("net_bytes_per_s") / 1e6,
     )
+}
+
+fn steal_note(achieved: &Value) -> String {
+    let steal: f64 = achieved["cpus"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["steal_pct_avg"].as_f64())
+                .sum::<f64>()
+                / a.len().max(1) as f64
+        })
+        .unwrap_or(0.0);
+    if steal >= 1.0 {
+        format!(" with {steal:.0}% stolen by the hypervisor")
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]
@@ -431,7 +455,7 @@ mod tests {
         intr 1000 5 6\nctxt 5000\nbtime 1\nprocesses 300\n";
     const STAT_B: &str = "cpu  0 0 0 0 0 0 0 0 0 0\n\
         cpu0 60 0 30 100 10 0 0 0 0 0\n\
-        cpu1 0 0 0 200 0 0 0 0 0 0\n\
+        cpu1 0 0 0 180 0 0 0 20 0 0\n\
         intr 3000 5 6\nctxt 9000\nbtime 1\nprocesses 310\n";
 
     fn counters(stat: &str, disk_sectors: u64) -> Counters {
@@ -475,6 +499,8 @@ mod tests {
         assert_eq!(v["cpus"][0]["user_pct_avg"], 50.0);
         assert_eq!(v["cpus"][0]["iowait_pct_avg"], 10.0);
         assert_eq!(v["cpus"][1]["busy_pct_avg"], 0.0);
+        assert_eq!(v["cpus"][1]["steal_pct_avg"], 20.0);
+        assert!(describe(&v).contains("10% stolen"), "{}", describe(&v));
         assert_eq!(v["cpu_busy_pct_avg"], 35.0);
         assert_eq!(v["context_switches_per_s"]["avg"], 2000.0);
         assert_eq!(v["interrupts_per_s"]["avg"], 1000.0);

@@ -144,11 +144,11 @@ fn remove(path: &Path, patience: Duration) -> io::Result<()> {
     }
 }
 
-/// Whether `pid` is a live rtscope process.
+/// Whether process `pid` (the owner of a load) still exists. Any live
+/// process counts, whatever its name: a reused pid only delays the sweep,
+/// it never removes a live load.
 pub fn owner_alive(pid: i32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim().starts_with("rtscope"))
-        .unwrap_or(false)
+    pid > 0 && Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The owner pid in a name `rtscope-load-<pid>`.

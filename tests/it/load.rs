@@ -604,3 +604,87 @@ fn ground_truth_rt_interference_is_seen_below_and_not_above() {
         "above: max ns per attempt {above:?}: the interference reached a thread above it"
     );
 }
+
+#[test]
+fn a_measurement_stopped_by_sigterm_or_failing_leaves_nothing() {
+    if !is_root() {
+        return;
+    }
+    let _g = exclusive_system();
+    let dir = TempDir::new("load-stop");
+    // SIGTERM: the run ends, the record is written with its load, the
+    // load is gone.
+    let json = dir.join("term.json");
+    let child = rtscope(dir.path())
+        .args([
+            "measure",
+            "-D",
+            "60",
+            "-q",
+            "--load",
+            "cpu:steady",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: plain kill(2) of our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let o = wait_output(child, Duration::from_secs(60));
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    assert_eq!(r["end_reason"], "signal");
+    let l = &r["load"];
+    assert_eq!(u(&l["commands"][0]["starts"]), 1);
+    let ph = &l["phases"][0];
+    assert_eq!(u(&ph["start_offset_ns"]), 0);
+    assert_eq!(u(&ph["end_offset_ns"]), u(&r["duration_ns"]));
+    assert_nothing_left(l);
+
+    // The measurement fails after the load started (SCHED_DEADLINE
+    // bandwidth refused): exit 2, and the load is gone all the same.
+    let child = rtscope(dir.path())
+        .args([
+            "measure",
+            "--policy",
+            "deadline",
+            "-t",
+            "2",
+            "-i",
+            "10ms",
+            "--dl-runtime",
+            "9900us",
+            "--dl-deadline",
+            "10ms",
+            "--dl-period",
+            "10ms",
+            "-D",
+            "5",
+            "-q",
+            "--load",
+            "cpu:steady",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let owner = child.id();
+    let o = wait_output(child, Duration::from_secs(60));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("SCHED_DEADLINE bandwidth"),
+        "{}",
+        stderr(&o)
+    );
+    let name = format!("rtscope-load-{owner}");
+    for base in ["/var/tmp", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/cpu"] {
+        // A cgroup can only be removed once no process is left in it.
+        assert!(
+            !Path::new(base).join(&name).exists(),
+            "{base}/{name} remains"
+        );
+    }
+}
