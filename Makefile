@@ -7,7 +7,7 @@ DURATION ?= 30s
 RESULTS  ?= results
 SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench bench-load clean
 
 all: build
 
@@ -30,6 +30,12 @@ test: deps
 # Side-by-side comparison with cyclictest (minutes; not part of `make test`).
 bench: build
 	$(SUDO) python3 bench/vs-cyclictest.py
+
+# Which load profile finds the worst case fastest here: idle, hackbench,
+# stress and hell side by side, $(LOAD_POWER) each (not part of `make test`).
+LOAD_POWER ?= 3m
+bench-load: build
+	$(SUDO) bench/load-power --duration $(LOAD_POWER)
 
 clean:
 	$(CARGO) clean

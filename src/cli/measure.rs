@@ -348,6 +348,11 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
             if let Some(why) = engine::preflight::realtime_refusal(&plan) {
                 bail!("{why}");
             }
+            let mut p = p;
+            if !plan.config.policy.is_realtime() {
+                // Keep the load below a SCHED_OTHER measurement too.
+                p.nice = 19;
+            }
             Some(LoadSession::start(p, Verbosity::Problems)?)
         }
         None => None,

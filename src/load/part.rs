@@ -95,7 +95,7 @@ pub struct BuildCtx {
     pub scratch: PathBuf,
     /// A base for TCP/UDP ports, different for each rtscope process.
     pub port_base: u16,
-    /// This rtscope binary (for built-in parts).
+    /// This rtscope binary (for built-in parts): /proc/self/exe.
     pub self_exe: PathBuf,
 }
 

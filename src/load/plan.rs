@@ -82,6 +82,10 @@ pub struct LoadPlan {
     pub scratch_dir: PathBuf,
     /// `rtscope-load-<owner_pid>`.
     pub cgroup_name: String,
+    /// Nice value of SCHED_OTHER parts: 0, or 19 when the measurement
+    /// itself is not real-time (so the load stays below it).
+    #[serde(default)]
+    pub nice: i32,
     pub parts: Vec<PartPlan>,
 }
 
@@ -177,7 +181,9 @@ pub fn prepare(
         cpus: cpus.clone(),
         scratch: base.join(&name),
         port_base: 20_000 + (owner_pid.unsigned_abs() % 1000) as u16 * 12,
-        self_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe")),
+        // Exec'd by the supervisor, itself this binary: /proc/self/exe
+        // works even if the file was replaced since.
+        self_exe: PathBuf::from(super::session::SELF_EXE),
     };
     let seed = profile.seed.unwrap_or_else(random_seed);
     let rhythms: Vec<(&str, schedule::Rhythm)> = profile
@@ -242,6 +248,7 @@ pub fn prepare(
         owner_pid,
         scratch_dir: ctx.scratch,
         cgroup_name: name,
+        nice: 0,
         parts,
     })
 }

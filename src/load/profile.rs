@@ -41,6 +41,7 @@ pub static BUILTIN: &[(&str, &str)] = &[
         "rt-interference",
         include_str!("profiles/rt-interference.toml"),
     ),
+    ("idle", include_str!("profiles/idle.toml")),
 ];
 
 #[derive(Debug, Error, PartialEq, Eq)]

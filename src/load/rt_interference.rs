@@ -108,6 +108,8 @@ pub fn run(cfg: &Interference) -> Result<(), String> {
     if cfg.prios.is_empty() || cfg.cpus.is_empty() {
         return Err("rt-interference: no priority or no CPU".into());
     }
+    // Exec'd as /proc/self/exe, it would show as "exe" in ps.
+    let _ = crate::sys::thread::set_name("rtscope-rtint");
     if let Err(e) = mem::lock_all() {
         super::session::say_line(&format!(
             "rt-interference: warning: mlockall failed ({e}); page faults may stretch busy spells"

@@ -26,10 +26,13 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
+/// This process's own binary, as the kernel holds it.
+pub const SELF_EXE: &str = "/proc/self/exe";
 /// Time the supervisor has to get ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// Time the supervisor has to stop everything and clean up.
@@ -88,7 +91,17 @@ pub struct LoadSession {
     done: bool,
     eof: bool,
     stopped: bool,
+    shared: SharedLoadRecord,
+    shared_at: Option<Instant>,
 }
+
+/// The load record so far, refreshed every [`SHARE_EVERY`] while a
+/// measurement runs: for observers that write checkpoints (they cannot
+/// borrow the session, which the run's fan-out holds).
+pub type SharedLoadRecord = Arc<Mutex<Option<LoadRecord>>>;
+
+/// How often the shared record is refreshed.
+pub const SHARE_EVERY: Duration = Duration::from_secs(5);
 
 impl LoadSession {
     /// Start `plan` and return once its first parts are running.
@@ -101,8 +114,8 @@ impl LoadSession {
                 None
             }
         };
-        let exe = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
-        let mut cmd = Command::new(exe);
+        // This very binary, even if the file was replaced since it started.
+        let mut cmd = Command::new(SELF_EXE);
         cmd.arg(supervisor::SUBCOMMAND)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -154,6 +167,8 @@ impl LoadSession {
             done: false,
             eof: false,
             stopped: false,
+            shared: Arc::new(Mutex::new(None)),
+            shared_at: None,
         };
         let line = serde_json::to_string(&s.plan).expect("plan serializes") + "\n";
         let sent = match s.stdin.as_mut() {
@@ -317,6 +332,11 @@ impl LoadSession {
         self.sampler.maybe_sample(mono());
     }
 
+    /// A handle on the load record so far (refreshed while measuring).
+    pub fn shared_record(&self) -> SharedLoadRecord {
+        self.shared.clone()
+    }
+
     /// Failures so far (to warn about in the run record).
     pub fn failures(&self) -> &[String] {
         &self.failures
@@ -449,8 +469,12 @@ impl LoadSession {
     /// clipped to `[0, end_offset_ns]` when given.
     pub fn record(&self, end_offset_ns: Option<u64>) -> LoadRecord {
         let clip = |v: u64| end_offset_ns.map_or(v, |e| v.min(e));
-        let phases = self
-            .phases
+        // Parts on now count as on until now.
+        let now = self.end_ns.unwrap_or_else(mono);
+        let open = self.open.iter().map(|(part, on)| (part.clone(), *on, now));
+        let mut all: Vec<(String, u64, u64)> = self.phases.iter().cloned().chain(open).collect();
+        all.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        let phases = all
             .iter()
             .map(|(part, on, off)| LoadPhase {
                 part: part.clone(),
@@ -546,8 +570,15 @@ impl Observer for LoadSession {
         self.set_origin(origin);
     }
 
-    fn tick(&mut self, _view: &RunView) -> Control {
+    fn tick(&mut self, view: &RunView) -> Control {
         self.poll();
+        if self.shared_at.is_none_or(|t| t.elapsed() >= SHARE_EVERY) {
+            self.shared_at = Some(Instant::now());
+            let rec = self.record(Some(view.elapsed_ns()));
+            if let Ok(mut g) = self.shared.lock() {
+                *g = Some(rec);
+            }
+        }
         Control::Continue
     }
 }

@@ -34,13 +34,17 @@ use std::time::Duration;
 
 /// The hidden subcommand that runs the supervisor.
 pub const SUBCOMMAND: &str = "__load-supervisor";
+/// Its name in ps and top.
+pub const PROCESS_NAME: &str = "rtscope-load";
 
 /// Time a group has between SIGTERM and SIGKILL.
 const GRACE_NS: u64 = 1_000_000_000;
 /// A part that fails this many times in a row is given up.
 const MAX_FAILURES: u32 = 5;
-/// A run shorter than this that ends by itself is restarted only after it.
+/// A command that ends by itself is started again at most this often.
 const MIN_RUN_NS: u64 = 1_000_000_000;
+/// A run at least this long before failing was a good run.
+const LONG_RUN_NS: u64 = 60_000_000_000;
 /// How often the loop looks around.
 const POLL_MS: i32 = 20;
 /// The OOM score of load processes: the OOM killer's first choice.
@@ -97,6 +101,8 @@ impl Out {
 
 /// Entry point of `rtscope __load-supervisor`. Returns the exit status.
 pub fn main() -> i32 {
+    // Exec'd as /proc/self/exe, it would show as "exe" in ps.
+    let _ = crate::sys::thread::set_name(PROCESS_NAME);
     let mut out = Out {
         stdout: std::io::stdout(),
         broken: false,
@@ -298,9 +304,15 @@ impl Supervisor {
                     let p = &mut self.parts[i];
                     p.failures_in_row = 0;
                     if ran < MIN_RUN_NS {
-                        p.retry_ns = Some(off + MIN_RUN_NS);
+                        // At most one start a second.
+                        let started_off = started.saturating_sub(self.t0);
+                        p.retry_ns = Some(started_off + MIN_RUN_NS);
                     }
                 } else {
+                    if ran >= LONG_RUN_NS {
+                        // A failure after a long good run starts a new count.
+                        self.parts[i].failures_in_row = 0;
+                    }
                     self.failed(
                         i,
                         t,
@@ -432,6 +444,7 @@ impl Supervisor {
             cgroup_procs,
             cpus: Some(self.plan.cpus.clone()),
             reset_scheduler: true,
+            nice: (self.plan.nice != 0 && !p.plan.realtime).then_some(self.plan.nice),
             oom_score_adj: Some(LOAD_OOM_SCORE_ADJ),
             ..Default::default()
         };

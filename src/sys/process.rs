@@ -177,6 +177,8 @@ pub struct ChildSetup {
     /// `sched_setscheduler(0, SCHED_OTHER, 0)`: never inherit a real-time
     /// policy.
     pub reset_scheduler: bool,
+    /// `setpriority(PRIO_PROCESS, 0, nice)`.
+    pub nice: Option<i32>,
     /// Written to /proc/self/oom_score_adj (-1000..=1000).
     pub oom_score_adj: Option<i32>,
 }
@@ -215,6 +217,7 @@ pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
     let parent = setup.expected_parent;
     let cgroups = setup.cgroup_procs.clone();
     let reset = setup.reset_scheduler;
+    let nice = setup.nice;
     let child_setup = move || -> io::Result<()> {
         if new_session {
             // SAFETY: setsid has no arguments; async-signal-safe.
@@ -250,6 +253,10 @@ pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
             let param = libc::sched_param { sched_priority: 0 };
             // SAFETY: `param` is valid for the call.
             cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) })?;
+        }
+        if let Some(n) = nice {
+            // SAFETY: integer arguments; async-signal-safe.
+            cvt(unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) })?;
         }
         if let Some((buf, len)) = &oom {
             // SAFETY: `oom_path` is a valid C string; open/write/close are

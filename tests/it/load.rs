@@ -110,6 +110,7 @@ fn lists_prints_and_refuses_with_one_line() {
         "hackbench",
         "stress",
         "rt-interference",
+        "idle",
     ] {
         assert!(
             list.contains(&format!("\n  {p} ")),
@@ -192,6 +193,7 @@ fn every_profile_starts_and_stops_leaving_nothing() {
         "hackbench",
         "stress",
         "rt-interference",
+        "idle",
     ];
     // All at once (each has its own pid, cgroups, scratch directory and
     // ports): a few seconds in all rather than a few per profile.
@@ -382,7 +384,7 @@ fn sigkill_of_rtscope_still_ends_the_load() {
     let (sid, members) = loop {
         let sup = procs()
             .into_iter()
-            .find(|p| p.4 == p.0 && p.1 == "rtscope" && ppid_of(p.0) == Some(owner));
+            .find(|p| p.4 == p.0 && p.1 == "rtscope-load" && ppid_of(p.0) == Some(owner));
         if let Some(s) = sup {
             let m = session_members(s.0);
             if m.iter().filter(|(_, c)| c.starts_with("stress-ng")).count() >= 8
@@ -400,8 +402,11 @@ fn sigkill_of_rtscope_still_ends_the_load() {
     // Every load process: its own group (not the supervisor's), in the
     // load's cgroups, SCHED_OTHER, first in line for the OOM killer.
     let cg = format!("rtscope-load-{owner}");
-    // (A child between fork and exec is still called rtscope: skip it.)
-    for (pid, comm) in members.iter().filter(|(p, c)| *p != sid && c != "rtscope") {
+    // (A child between fork and exec still has the supervisor's name.)
+    for (pid, comm) in members
+        .iter()
+        .filter(|(p, c)| *p != sid && c != "rtscope-load")
+    {
         let Ok(cgroups) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
             continue; // ended meanwhile
         };
