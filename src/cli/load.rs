@@ -13,7 +13,7 @@ use crate::units::{CpuList, fmt_duration, format_cpu_list, parse_duration_ns};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn duration(s: &str) -> Result<u64, String> {
     parse_duration_ns(s).map_err(|e| e.to_string())
@@ -227,13 +227,19 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
         Verbosity::Phases
     };
     let mut session = LoadSession::start(plan, verbosity)?;
+    // -D counts from when the load is up (starting it can take a while
+    // on a busy machine).
+    let up = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(50));
         session.poll();
         if signals.stop.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
-        if args.duration_ns.is_some_and(|d| session.elapsed_ns() >= d) {
+        if args
+            .duration_ns
+            .is_some_and(|d| up.elapsed() >= Duration::from_nanos(d))
+        {
             break;
         }
     }
