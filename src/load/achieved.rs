@@ -381,6 +381,18 @@ impl Sampler {
                     .collect::<Vec<_>>()
             ),
         );
+        series.insert(
+            "cpu_steal_pct".into(),
+            json!(
+                (0..self.cpu_sum.len())
+                    .map(|i| self
+                        .points
+                        .iter()
+                        .map(|p| r1(p.cpu.get(i).map(|v| v[6]).unwrap_or(0.0)))
+                        .collect::<Vec<_>>())
+                    .collect::<Vec<_>>()
+            ),
+        );
         for (k, name) in RATE_NAMES.iter().enumerate() {
             series.insert(
                 (*name).into(),
@@ -507,6 +519,7 @@ mod tests {
         assert_eq!(v["forks_per_s"]["avg"], 5.0);
         assert_eq!(v["disk_read_bytes_per_s"]["avg"], 51200.0);
         assert_eq!(v["series"]["end_offset_ns"][0], 2_000_000_000u64);
+        assert_eq!(v["series"]["cpu_steal_pct"][1][0], 20.0);
         assert!(
             describe(&v).contains("2000 context switches/s"),
             "{}",
