@@ -7,7 +7,7 @@ DURATION ?= 30s
 RESULTS  ?= results
 SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps build static run test bench man clean
+.PHONY: all deps build static run test bench bench-load man clean
 
 all: build
 
@@ -42,6 +42,11 @@ bench: build
 # Man pages from the same definitions as --help, into target/man/.
 man: build
 	$(BIN) man target/man
+# Which load profile finds the worst case fastest here: idle, hackbench,
+# stress and hell side by side, $(LOAD_POWER) each (not part of `make test`).
+LOAD_POWER ?= 3m
+bench-load: build
+	$(SUDO) bench/load-power --duration $(LOAD_POWER)
 
 clean:
 	$(CARGO) clean

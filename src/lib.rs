@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod engine;
 pub mod histogram;
 pub mod import;
+pub mod load;
 pub mod output;
 pub mod record;
 pub mod report;

@@ -85,12 +85,60 @@ pub struct LoadRecord {
     /// Parts that ended early or failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// CPUs the load was confined to (kernel cpulist, e.g. "0-1").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// Each part and its schedule, as drawn from the seed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<LoadPart>,
+    /// Directory the load's scratch files lived in (removed at the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch_dir: Option<String>,
+    /// cgroups the load ran in (removed at the end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<String>,
+    /// Session of the load supervisor: every load process belonged to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<u32>,
+    /// What the clean-up could not do (empty: nothing was left behind).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leftovers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoadCommand {
     pub part: String,
     pub argv: Vec<String>,
+    /// Times the command was started (each start in a process group of
+    /// its own: a new burst, or a restart after it ended by itself).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub starts: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// One part of a load and when it was meant to be on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoadPart {
+    pub name: String,
+    /// The registered load it runs (cpu, io, hackbench, rt-interference...).
+    pub load: String,
+    /// Always on (no bursts).
+    pub steady: bool,
+    /// This part's burst period (0 when steady).
+    #[serde(default)]
+    pub period_ns: u64,
+    /// Start of its first burst, from the start of the load (bursts then
+    /// start every `period_ns`).
+    #[serde(default)]
+    pub first_burst_ns: u64,
+    /// Shortest and longest burst.
+    #[serde(default)]
+    pub active_min_ns: u64,
+    #[serde(default)]
+    pub active_max_ns: u64,
 }
 
 /// One burst of one load part: `[start_offset_ns, end_offset_ns)` from

@@ -4,8 +4,8 @@
 
 use super::Exit;
 use crate::engine::build::{self, RecordContext};
-use crate::engine::fanout::Fanout;
-use crate::engine::{self, MeasureConfig, Plan, Policy, TimerMethod};
+use crate::engine::{self, Fanout, MeasureConfig, Plan, Policy, TimerMethod};
+use crate::load::{LoadSession, Verbosity};
 use crate::record::{RunRecord, RunStatus};
 use crate::report::{histfile, summary};
 use crate::store::Store;
@@ -253,6 +253,9 @@ pub struct MeasureArgs {
     #[arg(long = "checkpoint", value_name = "DUR", default_value = "10s", value_parser = duration, conflicts_with = "no_save")]
     pub checkpoint_ns: u64,
 
+    #[command(flatten)]
+    pub load: super::load::LoadArgs,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -341,8 +344,22 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let config = args.config()?;
     // Everything that can be refused is checked before the system is
-    // touched (isolation) and before anything is measured.
-    Plan::build(config.clone(), &allowed_cpus()?)?;
+    // touched (isolation, loads) and before anything is measured.
+    let allowed = allowed_cpus()?;
+    let check = Plan::build(config.clone(), &allowed)?;
+    let wants_load = args.load.plan(&allowed)?.is_some();
+    if wants_load {
+        if let Some(why) = engine::preflight::realtime_refusal(&check) {
+            bail!("{why}");
+        }
+        if let (Some(iso), Some(load_cpus)) = (&args.isolate, &args.load.load_cpus) {
+            if let Some(c) = load_cpus.0.iter().find(|c| iso.0.contains(c)) {
+                bail!(
+                    "--load-cpus includes CPU {c}, which --isolate keeps for measuring: leave --load-cpus out (loads then run on the other CPUs)"
+                );
+            }
+        }
+    }
     if let Some((rows, _)) = args.hist_rows() {
         if rows == 0 || rows > 10_000_000 {
             bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
@@ -374,7 +391,13 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         config.cpus.as_deref(),
         config.main_affinity.is_some(),
     )?;
+    // Under isolation the measuring threads get the isolated CPUs and the
+    // load the others.
     let plan = Plan::build(config, &allowed_cpus()?)?;
+    let load_plan = match &isolation {
+        Some(iso) => args.load.plan(&iso.housekeeping_cpus())?,
+        None => args.load.plan(&allowed)?,
+    };
     let ctx = RecordContext {
         run_uuid: record::new_run_uuid(),
         command_line: std::env::args().collect(),
@@ -393,6 +416,36 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     };
     let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
     let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    // The load starts before measuring (the first period is loaded) and
+    // stops after, on every path (stop() below, or its Drop on errors).
+    let mut load = match load_plan {
+        Some(mut p) => {
+            if !plan.config.policy.is_realtime() {
+                // Keep the load below a SCHED_OTHER measurement too.
+                p.nice = 19;
+            }
+            match LoadSession::start(p, Verbosity::Problems) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    if let Some(s) = saver {
+                        s.abandon();
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        None => None,
+    };
+    if let (Some(iso), Some(l)) = (&isolation, &load) {
+        if let Some(pid) = l.supervisor_pid() {
+            if let Err(e) = iso.place_on_housekeeping(pid) {
+                eprintln!("rtscope: warning: the load could not leave the isolated CPUs: {e}");
+            }
+        }
+    }
+    if let (Some(s), Some(l)) = (saver.as_mut(), &load) {
+        s.attach_load(l.shared_record());
+    }
     let mode = LiveMode::choose(args.quiet, args.live);
     let mut observer = match LiveObserver::new(mode, &plan, &ctx) {
         Ok(o) => o,
@@ -405,12 +458,19 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     };
     let outcome = {
         let mut live = crate::tune::session::observe(isolation.as_ref(), &mut observer);
-        match saver.as_mut() {
-            Some(s) => engine::run(&plan, &mut Fanout::new(vec![&mut live, s])),
-            None => engine::run(&plan, &mut live),
+        let mut parts: Vec<&mut dyn engine::Observer> = vec![&mut live];
+        if let Some(s) = saver.as_mut() {
+            parts.push(s);
         }
+        if let Some(l) = load.as_mut() {
+            parts.push(l);
+        }
+        engine::run(&plan, &mut Fanout::new(parts))
     };
     observer.finish();
+    if let Some(l) = load.as_mut() {
+        l.stop();
+    }
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -425,6 +485,9 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let mut ctx = ctx;
     ctx.warnings = outcome.warnings.clone();
     ctx.warnings.extend(outcome.thread_errors.iter().cloned());
+    if let Some(l) = &load {
+        ctx.warnings.extend(l.run_warnings());
+    }
     let mut rec: RunRecord = build::record(
         &plan,
         &outcome.snapshot,
@@ -434,6 +497,7 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         &ctx,
     );
     rec.limits.break_event = outcome.break_event;
+    rec.load = load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
 
     // Write everything before deciding the exit code.
     let mut failures = Vec::new();
@@ -468,10 +532,11 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
             path.display()
         ));
     }
+    let load_line = load.as_ref().map(|l| format!("{}\n", l.describe()));
     if hist_on_stdout || json_on_stdout {
-        eprint!("{table}");
+        eprint!("{table}{}", load_line.unwrap_or_default());
     } else {
-        print!("{table}");
+        print!("{table}{}", load_line.unwrap_or_default());
     }
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");

@@ -14,6 +14,7 @@ macro_rules! outln {
 pub mod compare;
 pub mod doctor;
 pub mod import;
+pub mod load;
 pub mod man;
 pub mod measure;
 pub mod plot;
@@ -44,6 +45,8 @@ pub struct Cli {
 pub enum Command {
     // The about and long help come from MeasureArgs' doc comment.
     Measure(measure::MeasureArgs),
+    // The help of `load` comes from `LoadCmdArgs`.
+    Load(load::LoadCmdArgs),
     /// Print the JSON Schema of the run record (--json files).
     Schema(schema::SchemaArgs),
     // Doctor and Tune take their help (short and long) from their Args.
@@ -61,6 +64,12 @@ pub enum Command {
     // long help) is used.
     Runs(runs::RunsArgs),
     Import(import::ImportArgs),
+    /// Internal: the load supervisor, started by rtscope itself.
+    #[command(name = "__load-supervisor", hide = true)]
+    LoadSupervisor(load::SupervisorArgs),
+    /// Internal: the rt-interference threads, started by the load.
+    #[command(name = "__rt-interference", hide = true)]
+    RtInterference(load::InterferenceArgs),
 }
 
 /// How a successful command ends.
@@ -87,7 +96,12 @@ impl Exit {
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     // A tuning left behind by an rtscope that died is announced by every
     // command (`tune` reports it itself).
-    if !matches!(cli.command, Command::Tune(_))
+    let internal = matches!(
+        cli.command,
+        Command::LoadSupervisor(_) | Command::RtInterference(_)
+    );
+    if !internal
+        && !matches!(cli.command, Command::Tune(_))
         && let Some(w) = crate::tune::session::pending_warning()
     {
         eprintln!("rtscope: {w}");
@@ -104,5 +118,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(args) => compare::run(&args),
         Command::Runs(args) => runs::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Load(args) => load::run(&args),
+        Command::LoadSupervisor(args) => load::run_supervisor(&args),
+        Command::RtInterference(args) => load::run_interference(&args),
     }
 }

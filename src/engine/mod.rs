@@ -7,7 +7,8 @@
 //! statistics readable while the thread writes them), `window` (per-window
 //! series and their bounded storage), `waiter` (the timer methods),
 //! `thread` (set-up and the hot loop), `run` (spawning, collecting,
-//! stopping), `build` (turning results into a run record).
+//! stopping), `build` (turning results into a run record), `fanout`
+//! (several observers of one run).
 
 pub mod build;
 pub mod fanout;
@@ -19,5 +20,6 @@ pub mod thread;
 pub mod waiter;
 pub mod window;
 
+pub use fanout::Fanout;
 pub use plan::{MeasureConfig, Plan, PlanError, Policy, ThreadPlan, TimerMethod};
 pub use run::{Control, EngineError, Observer, Outcome, RunView, Snapshot, ThreadSnapshot, run};

@@ -48,6 +48,8 @@ pub struct RunSaver {
     failing: bool,
     notices: Vec<String>,
     stats: CheckpointStats,
+    /// The load record so far, kept up to date by the load's session.
+    load: Option<std::sync::Arc<std::sync::Mutex<Option<crate::record::LoadRecord>>>>,
 }
 
 /// The state of a run before its first period: empty statistics.
@@ -129,7 +131,16 @@ impl RunSaver {
             failing: false,
             notices: Vec::new(),
             stats: CheckpointStats::default(),
+            load: None,
         })
+    }
+
+    /// Include the load record that `shared` holds in every checkpoint.
+    pub fn attach_load(
+        &mut self,
+        shared: std::sync::Arc<std::sync::Mutex<Option<crate::record::LoadRecord>>>,
+    ) {
+        self.load = Some(shared);
     }
 
     /// Id of the run in the store.
@@ -174,6 +185,9 @@ impl RunSaver {
             &self.ctx,
         );
         drop(snap);
+        if let Some(shared) = &self.load {
+            rec.load = shared.lock().ok().and_then(|l| l.clone());
+        }
         self.write(&mut rec)?;
         Ok(t.elapsed())
     }

@@ -1,7 +1,8 @@
 //! The only module allowed `unsafe`: thin wrappers over the Linux calls that
 //! rtscope needs (scheduling, affinity, memory locking, clocks and timers,
-//! signals, PM QoS). Each wrapper returns `io::Result`, owns what it opens,
-//! and names the C call it wraps. Nothing here knows about flags or output.
+//! signals, PM QoS, process groups and children). Each wrapper returns
+//! `io::Result`, owns what it opens, and names the C call it wraps.
+//! Nothing here knows about flags or output.
 #![allow(unsafe_code)]
 
 #[cfg(test)]
@@ -9,6 +10,7 @@ pub mod alloc_audit;
 pub mod clock;
 pub mod dma;
 pub mod mem;
+pub mod process;
 pub mod sched;
 pub mod signal;
 pub mod thread;

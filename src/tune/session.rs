@@ -276,6 +276,15 @@ impl Isolation {
         self.owned
     }
 
+    /// Online CPUs that are not isolated: where everything else runs.
+    pub fn housekeeping_cpus(&self) -> Vec<usize> {
+        crate::sysinfo::cpu::online_cpus(&SysRoot::host())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| !self.isolated.contains(c))
+            .collect()
+    }
+
     /// Put process `pid` (e.g. a load this run starts) on the housekeeping
     /// CPUs: children of a measuring process are otherwise born in
     /// `rtscope-rt`, on the isolated CPUs.

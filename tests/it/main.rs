@@ -5,6 +5,7 @@
 
 mod doctor;
 mod import;
+mod load;
 mod measure;
 mod report;
 mod store;

@@ -1,0 +1,375 @@
+//! `rtscope load`: run a load by itself (until Ctrl-C or -D), list the
+//! profiles and parts, print a profile's TOML; the `--load*` flags that
+//! `measure` shares; and the two hidden subcommands the load runs as
+//! (`__load-supervisor`, `__rt-interference`).
+
+use super::Exit;
+use crate::load::part::{Kind, parse_time_with_unit};
+use crate::load::profile::{self, Profile};
+use crate::load::rt_interference::{self, Interference};
+use crate::load::session::say_line;
+use crate::load::{self, LoadPlan, LoadRequest, LoadSession, Verbosity};
+use crate::units::{CpuList, fmt_duration, format_cpu_list, parse_duration_ns};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn duration(s: &str) -> Result<u64, String> {
+    parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+fn cpulist(s: &str) -> Result<CpuList, String> {
+    s.parse::<CpuList>().map_err(|e| e.to_string())
+}
+
+/// The load flags of `measure`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LoadArgs {
+    /// Measure under this load: a profile (rtscope load --list) with
+    /// optional settings, e.g. hell, hell:steady,
+    /// rt-interference:prio=60,70,80, hell:period=10s:active=3s-6s.
+    #[arg(long = "load", value_name = "PROFILE[:K=V]...", help_heading = "Load")]
+    pub load: Option<String>,
+    /// Measure under a load profile read from this TOML file (same
+    /// vocabulary as the built-in profiles: rtscope load --print hell).
+    #[arg(
+        long = "load-file",
+        value_name = "FILE",
+        conflicts_with = "load",
+        help_heading = "Load"
+    )]
+    pub load_file: Option<PathBuf>,
+    /// Run the load on these CPUs only (e.g. the housekeeping CPUs).
+    /// Default: every CPU this process may use.
+    #[arg(long = "load-cpus", value_name = "CPULIST", value_parser = cpulist, help_heading = "Load")]
+    pub load_cpus: Option<CpuList>,
+    /// Directory for the load's scratch files (a subdirectory
+    /// rtscope-load-PID is made and removed). Default: /var/tmp.
+    #[arg(long = "load-dir", value_name = "DIR", help_heading = "Load")]
+    pub load_dir: Option<PathBuf>,
+}
+
+impl LoadArgs {
+    pub fn request(&self) -> LoadRequest {
+        LoadRequest {
+            spec: self.load.clone(),
+            file: self.load_file.clone(),
+            cpus: self.load_cpus.clone().map(|c| c.0),
+            dir: self.load_dir.clone(),
+        }
+    }
+
+    /// The checked plan, or `None` without a load.
+    pub fn plan(&self, allowed_cpus: &[usize]) -> Result<Option<LoadPlan>> {
+        let req = self.request();
+        if req.is_empty() {
+            if self.load_cpus.is_some() || self.load_dir.is_some() {
+                bail!("--load-cpus and --load-dir need --load PROFILE or --load-file FILE");
+            }
+            return Ok(None);
+        }
+        let plan = load::prepare(&req, allowed_cpus, crate::sys::process::getpid())?;
+        check_privileges(&plan)?;
+        Ok(Some(plan))
+    }
+}
+
+/// Refuse a plan whose real-time parts cannot get SCHED_FIFO.
+pub fn check_privileges(plan: &LoadPlan) -> Result<()> {
+    let root = crate::sys::sched::euid() == 0 || crate::engine::preflight::has_cap_sys_nice();
+    if let Some(p) = plan.parts.iter().find(|p| p.realtime) {
+        if !root {
+            bail!(
+                "the load part '{}' runs SCHED_FIFO threads: it needs root or CAP_SYS_NICE (run with sudo)",
+                p.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Generate a load without measuring, until Ctrl-C or -D
+///
+/// Profiles combine parts (cpu, memory, io, fs, net, sched, irq,
+/// hackbench, rt-interference...; --list shows them with their options).
+/// By default each part runs in bursts of 15-25 s, each with its own
+/// period (27-33 s, drawn from a seed that is printed and recorded), as
+/// the seeds' dohell runs did; add :steady to keep every part on.
+///
+/// Every part runs in process groups of its own, in the cgroups
+/// rtscope-load-PID, SCHED_OTHER (rt-interference alone is real-time, on
+/// purpose), and everything is ended and removed at the end, on Ctrl-C,
+/// on SIGTERM, and when rtscope is killed.
+///
+/// Examples:
+///   sudo rtscope load hell -D 1h
+///   sudo rtscope load hell:steady --cpus 0
+///   sudo rtscope load rt-interference:prio=60,70,80:busy=17ms
+///   rtscope load --print hell > my.toml; sudo rtscope load --file my.toml
+///
+/// Exit status: 0 done, 2 bad options or a system error.
+#[derive(Args, Debug, Clone)]
+#[command(verbatim_doc_comment)]
+pub struct LoadCmdArgs {
+    /// Profile and settings: NAME[:KEY=VALUE]... (e.g. hell, cpu:workers=1,
+    /// hell:period=10s:active=3s-6s:seed=42, rt-interference:prio=60,70,80).
+    #[arg(value_name = "PROFILE")]
+    pub profile: Option<String>,
+
+    /// Read the profile from this TOML file instead.
+    #[arg(long = "file", value_name = "FILE", conflicts_with = "profile")]
+    pub file: Option<PathBuf>,
+
+    /// Run for this long (bare number: seconds; 10m, 1h). Default: until
+    /// Ctrl-C.
+    #[arg(short = 'D', long = "duration", value_name = "DUR", value_parser = duration)]
+    pub duration_ns: Option<u64>,
+
+    /// Run the load on these CPUs only. Default: every CPU this process
+    /// may use.
+    #[arg(long = "cpus", value_name = "CPULIST", value_parser = cpulist)]
+    pub cpus: Option<CpuList>,
+
+    /// Directory for scratch files (a subdirectory rtscope-load-PID is
+    /// made and removed). Default: /var/tmp.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Write what ran (profile, seed, commands, phases, what was achieved)
+    /// as JSON here; - for standard output.
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// List the profiles and the parts with their options, then exit.
+    #[arg(long = "list", conflicts_with_all = ["profile", "file", "print"])]
+    pub list: bool,
+
+    /// Print the TOML of a built-in profile (a start for --file), then
+    /// exit.
+    #[arg(long = "print", value_name = "PROFILE")]
+    pub print: Option<String>,
+
+    /// Do not print parts going on and off.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+}
+
+pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
+    if args.list {
+        print!("{}", list());
+        return Ok(Exit::Ok);
+    }
+    if let Some(name) = &args.print {
+        let text = profile::builtin_text(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown built-in profile '{name}': use one of {}",
+                profile::BUILTIN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        print!("{text}");
+        return Ok(Exit::Ok);
+    }
+    if args.profile.is_none() && args.file.is_none() {
+        bail!("give a load profile (rtscope load --list) or --file FILE.toml");
+    }
+    if args.duration_ns == Some(0) {
+        bail!("--duration must be longer than 0");
+    }
+    if let Some(p) = &args.json {
+        crate::output::check_writable(p, "--json")?;
+    }
+    let req = LoadRequest {
+        spec: args.profile.clone(),
+        file: args.file.clone(),
+        cpus: args.cpus.clone().map(|c| c.0),
+        dir: args.dir.clone(),
+    };
+    let plan = load::prepare(
+        &req,
+        &super::measure::allowed_cpus()?,
+        crate::sys::process::getpid(),
+    )?;
+    check_privileges(&plan)?;
+    let signals = crate::ui::live::Signals::install().context("installing signal handlers")?;
+    say_line(&format!(
+        "rtscope: load: {} (seed {}) on CPUs {}: {}; {}",
+        plan.profile,
+        plan.seed,
+        format_cpu_list(&plan.cpus),
+        plan.parts
+            .iter()
+            .map(|p| if p.schedule.steady {
+                format!("{} steady", p.name)
+            } else {
+                format!(
+                    "{} {}-{} every {}",
+                    p.name,
+                    fmt_duration(p.schedule.active_min_ns),
+                    fmt_duration(p.schedule.active_max_ns),
+                    fmt_duration(p.schedule.period_ns)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        match args.duration_ns {
+            Some(d) => format!("for {}", fmt_duration(d)),
+            None => "until Ctrl-C".into(),
+        }
+    ));
+    let verbosity = if args.quiet {
+        Verbosity::Problems
+    } else {
+        Verbosity::Phases
+    };
+    let mut session = LoadSession::start(plan, verbosity)?;
+    // -D counts from when the load is up (starting it can take a while
+    // on a busy machine).
+    let up = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        session.poll();
+        if signals.stop.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        if args
+            .duration_ns
+            .is_some_and(|d| up.elapsed() >= Duration::from_nanos(d))
+        {
+            break;
+        }
+    }
+    session.stop();
+    let rec = session.record(None);
+    say_line(&format!("rtscope: {}", session.describe()));
+    if let Some(p) = &args.json {
+        let mut text = serde_json::to_string_pretty(&rec).context("serializing the load record")?;
+        text.push('\n');
+        crate::output::write_atomic(p, text.as_bytes())?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// `--list`: profiles, then parts and their options.
+pub fn list() -> String {
+    let mut s = String::from("Profiles (rtscope load NAME, measure --load NAME[:K=V]...):\n");
+    for (name, _) in profile::BUILTIN {
+        match Profile::builtin(name) {
+            Ok(p) => {
+                let parts: Vec<&str> = p.parts.iter().map(|q| q.name.as_str()).collect();
+                let rhythm = if p.rhythm.steady {
+                    "steady".to_string()
+                } else {
+                    format!(
+                        "bursts {}-{} every ~{}",
+                        fmt_duration(p.rhythm.active_min_ns),
+                        fmt_duration(p.rhythm.active_max_ns),
+                        fmt_duration(p.rhythm.period_ns)
+                    )
+                };
+                s.push_str(&format!(
+                    "  {name:<16} {} [{}; {rhythm}]\n",
+                    p.about,
+                    parts.join(", ")
+                ));
+            }
+            Err(e) => s.push_str(&format!("  {name:<16} (broken: {e})\n")),
+        }
+    }
+    s.push_str(
+        "\nProfile settings (NAME:KEY=VALUE:...):\n  \
+         steady | bursts      keep every part on | in bursts\n  \
+         period=DUR           mean burst period (each part's own: period x (1 +- spread))\n  \
+         spread=F             0-0.5, default 0.1\n  \
+         active=DUR[-DUR]     burst length (drawn for every burst)\n  \
+         seed=N               seed of the schedule (default: random, printed and recorded)\n  \
+         KEY=VALUE            an option of every part that has it\n  \
+         PART.KEY=VALUE       an option (or period, active...) of one part\n",
+    );
+    s.push_str("\nParts (load = \"NAME\" in a profile file):\n");
+    for p in load::PARTS {
+        let tool = match p.tool {
+            Some(t) => format!("{} from Debian package {}", t.program, t.package),
+            None if p.name == "command" => "any program".into(),
+            None => "built into rtscope".into(),
+        };
+        s.push_str(&format!("  {:<16} {} ({tool})\n", p.name, p.help));
+        for o in p.options {
+            let default = match o.default {
+                Some(d) => format!("default {d}"),
+                None => "required".into(),
+            };
+            let kind = match o.kind {
+                Kind::Flag => "true/false".to_string(),
+                k => k.describe(),
+            };
+            s.push_str(&format!(
+                "      {:<12} {} ({kind}; {default})\n",
+                o.name, o.help
+            ));
+        }
+    }
+    s
+}
+
+/// Internal: the load supervisor (started by rtscope itself).
+#[derive(Args, Debug, Clone)]
+pub struct SupervisorArgs {}
+
+pub fn run_supervisor(_: &SupervisorArgs) -> Result<Exit> {
+    match load::supervisor::main() {
+        0 => Ok(Exit::Ok),
+        code => bail!("load supervisor ended with status {code}"),
+    }
+}
+
+/// Internal: the rt-interference threads (started by the load
+/// supervisor).
+#[derive(Args, Debug, Clone)]
+pub struct InterferenceArgs {
+    #[arg(long = "prio", value_delimiter = ',', required = true)]
+    pub prio: Vec<i32>,
+    #[arg(long = "busy")]
+    pub busy: String,
+    #[arg(long = "sleep")]
+    pub sleep: String,
+    #[arg(long = "cpus", value_parser = cpulist)]
+    pub cpus: CpuList,
+}
+
+pub fn run_interference(a: &InterferenceArgs) -> Result<Exit> {
+    let cfg = Interference {
+        prios: a.prio.clone(),
+        busy_ns: parse_time_with_unit(&a.busy).map_err(anyhow::Error::msg)?,
+        sleep_ns: parse_time_with_unit(&a.sleep).map_err(anyhow::Error::msg)?,
+        cpus: a.cpus.0.clone(),
+    };
+    if cfg.prios.iter().any(|p| !(1..=99).contains(p)) {
+        bail!("rt-interference: priorities must be 1-99");
+    }
+    rt_interference::run(&cfg).map_err(anyhow::Error::msg)?;
+    Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_names_every_profile_and_part() {
+        let l = list();
+        for (name, _) in profile::BUILTIN {
+            assert!(l.contains(name), "{name}");
+        }
+        for p in load::PARTS {
+            assert!(l.contains(p.name), "{}", p.name);
+        }
+        assert!(!l.contains("broken"));
+        assert!(l.contains("stress-ng from Debian package stress-ng"));
+        assert!(l.contains("hackbench from Debian package rt-tests"));
+    }
+}

@@ -1,0 +1,101 @@
+//! Protecting rtscope's measuring process from the OOM killer while loads
+//! run: `/proc/self/oom_score_adj` is read, set to -1000 (never chosen),
+//! checked, and put back when the guard is dropped. Load processes get
+//! +1000 (chosen first) when they start, so they do not inherit this.
+//!
+//! A failure to protect is a warning, a failure to restore a loud one;
+//! neither is ever a panic.
+
+use std::fs;
+
+const PATH: &str = "/proc/self/oom_score_adj";
+pub const PROTECTED: i32 = -1000;
+
+fn read() -> Option<i32> {
+    fs::read_to_string(PATH).ok()?.trim().parse().ok()
+}
+
+fn write(v: i32) -> std::io::Result<()> {
+    fs::write(PATH, format!("{v}\n"))
+}
+
+/// Holds the protection; restores the original score on drop.
+#[derive(Debug)]
+pub struct OomGuard {
+    original: i32,
+}
+
+impl OomGuard {
+    /// Protect this process. Returns the guard, or why it could not.
+    pub fn protect() -> Result<OomGuard, String> {
+        let original = read().ok_or_else(|| format!("{PATH} is not readable"))?;
+        if original == PROTECTED {
+            return Ok(OomGuard { original });
+        }
+        write(PROTECTED).map_err(|e| {
+            format!(
+                "rtscope could not set its oom_score_adj to {PROTECTED} ({e}: needs CAP_SYS_RESOURCE); load processes still get +1000, so the OOM killer picks them first"
+            )
+        })?;
+        match read() {
+            Some(PROTECTED) => Ok(OomGuard { original }),
+            other => {
+                let _ = write(original);
+                Err(format!(
+                    "{PATH} reads {other:?} after writing {PROTECTED}: rtscope is not protected from the OOM killer"
+                ))
+            }
+        }
+    }
+
+    pub fn original(&self) -> i32 {
+        self.original
+    }
+
+    /// Put the original score back; returns a warning on failure.
+    pub fn restore(self) -> Option<String> {
+        let original = self.original;
+        std::mem::forget(self);
+        restore_to(original)
+    }
+}
+
+fn restore_to(original: i32) -> Option<String> {
+    if read() == Some(original) {
+        return None;
+    }
+    match write(original).ok().and_then(|_| read()) {
+        Some(v) if v == original => None,
+        other => Some(format!(
+            "could not restore {PATH} to {original} (it reads {other:?}): rtscope stays protected from the OOM killer until it exits"
+        )),
+    }
+}
+
+impl Drop for OomGuard {
+    fn drop(&mut self) {
+        if let Some(w) = restore_to(self.original) {
+            super::session::say_line(&format!("rtscope: warning: {w}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protect_and_restore() {
+        let before = read().unwrap();
+        match OomGuard::protect() {
+            Ok(g) => {
+                assert_eq!(read(), Some(PROTECTED));
+                assert_eq!(g.original(), before);
+                assert_eq!(g.restore(), None);
+                assert_eq!(read(), Some(before));
+            }
+            // Not root: nothing changed.
+            Err(_) => assert_eq!(read(), Some(before)),
+        }
+    }
+}
