@@ -82,10 +82,12 @@ fn rich_run(seed: u64, label: &str, preemption: &str, spike_ns: u64) -> RunRecor
             LoadCommand {
                 part: "cpu".into(),
                 argv: vec!["stress-ng".into(), "--cpu".into(), "2".into()],
+                starts: 2,
             },
             LoadCommand {
                 part: "io".into(),
                 argv: vec!["stress-ng".into(), "--hdd".into(), "1".into()],
+                starts: 1,
             },
         ],
         phases: vec![
