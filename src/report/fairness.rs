@@ -108,7 +108,11 @@ const ALIASES: &[(&str, &[&str])] = &[
         "options.cpus",
         &["cpus", "affinity", "isolation", "isolated"],
     ),
-    ("options.threads", &["threads"]),
+    ("options.threads", &["threads", "isolation", "isolated"]),
+    (
+        "tuning",
+        &["tuning", "tune", "tuned", "isolation", "isolated", "isolate", "isolcpus"],
+    ),
     ("options.omission_correction", &["omission"]),
     ("options.mlockall", &["mlock", "mlockall"]),
     (
@@ -228,7 +232,7 @@ fn field_named(m: &Mentions, field: &str) -> bool {
     }
     ALIASES
         .iter()
-        .filter(|(f, _)| *f == field)
+        .filter(|(f, _)| *f == field || field.starts_with(&format!("{f}.")))
         .flat_map(|(_, words)| words.iter())
         .any(|w| mentioned(texts, w))
 }
@@ -395,6 +399,21 @@ mod tests {
     fn pair() -> (RunRecord, RunRecord) {
         let a = synthetic(&[vec![1000]]);
         (a.clone(), a)
+    }
+
+    #[test]
+    fn a_label_about_isolation_names_the_tuning_and_thread_count() {
+        let (a, mut b) = pair();
+        b.fingerprint.tuning = Some(crate::record::FingerprintTuning {
+            mode: "run".into(),
+            command: vec![],
+            isolated_cpus: "1".into(),
+            housekeeping_cpus: "0".into(),
+            settings: vec!["cpuset".into()],
+        });
+        assert!(!unnamed(&a, &b).is_empty(), "an unnamed isolation is warned");
+        b.label = Some("CPU 1 isolated".into());
+        assert_eq!(unnamed(&a, &b), vec![], "the label names it");
     }
 
     #[test]
