@@ -67,7 +67,7 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         let gate = c.gate(pct);
         println!("{}", gate.message);
         if !gate.passed {
-            return Ok(Exit::RegressionGateFailed);
+            return Ok(Exit::GateFailed);
         }
     }
     Ok(Exit::Ok)

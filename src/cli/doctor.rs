@@ -82,7 +82,7 @@ pub fn run(args: &DoctorArgs) -> Result<Exit> {
     }
     let bad = findings.iter().any(|f| f.status >= Status::Warn);
     Ok(if args.strict && bad {
-        Exit::LimitExceeded
+        Exit::GateFailed
     } else {
         Exit::Ok
     })

@@ -79,15 +79,16 @@ pub enum Exit {
     Ok,
     /// Exit status 1: a latency limit was exceeded.
     LimitExceeded,
-    /// Exit status 1: a regression gate (`compare --fail-if-worse`) failed.
-    RegressionGateFailed,
+    /// Exit status 1: a gate failed (`compare --fail-if-worse`,
+    /// `doctor --strict`).
+    GateFailed,
 }
 
 impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,
-            Exit::LimitExceeded | Exit::RegressionGateFailed => 1,
+            Exit::LimitExceeded | Exit::GateFailed => 1,
         }
     }
 }

@@ -111,7 +111,15 @@ const ALIASES: &[(&str, &[&str])] = &[
     ("options.threads", &["threads", "isolation", "isolated"]),
     (
         "tuning",
-        &["tuning", "tune", "tuned", "isolation", "isolated", "isolate", "isolcpus"],
+        &[
+            "tuning",
+            "tune",
+            "tuned",
+            "isolation",
+            "isolated",
+            "isolate",
+            "isolcpus",
+        ],
     ),
     ("options.omission_correction", &["omission"]),
     ("options.mlockall", &["mlock", "mlockall"]),
@@ -411,7 +419,10 @@ mod tests {
             housekeeping_cpus: "0".into(),
             settings: vec!["cpuset".into()],
         });
-        assert!(!unnamed(&a, &b).is_empty(), "an unnamed isolation is warned");
+        assert!(
+            !unnamed(&a, &b).is_empty(),
+            "an unnamed isolation is warned"
+        );
         b.label = Some("CPU 1 isolated".into());
         assert_eq!(unnamed(&a, &b), vec![], "the label names it");
     }

@@ -545,46 +545,13 @@ fn missing_cpu_dma_latency_warns_and_goes_on() {
     );
 }
 
-/// A SCHED_FIFO thread at priority 90 on `cpu` that busies it for 20 ms
-/// every 100 ms, until `stop`.
-fn hog(
-    cpu: usize,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        // SAFETY: plain libc calls on this thread with valid arguments.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-                0
-            );
-            let p = libc::sched_param { sched_priority: 90 };
-            assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &p), 0);
-        }
-        let mut next = Instant::now();
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let busy_until = Instant::now() + Duration::from_millis(20);
-            while Instant::now() < busy_until {
-                std::hint::spin_loop();
-            }
-            next += Duration::from_millis(100);
-            if let Some(d) = next.checked_duration_since(Instant::now()) {
-                std::thread::sleep(d);
-            }
-        }
-    })
-}
-
 #[test]
 fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
     if !is_root() {
         return;
     }
     let _g = exclusive_system();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let h = hog(1, stop.clone());
+    let hog = Hog::start(1);
     let dir = TempDir::new("truth");
     let mut failures = Vec::new();
     for timer in ["abs", "rel", "nanosleep", "itimer", "posix", "timerfd"] {
@@ -616,8 +583,7 @@ fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
         }
         assert_eq!(r["options"]["timer"], timer);
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    h.join().unwrap();
+    drop(hog);
     assert!(
         failures.is_empty(),
         "a 20 ms disturbance was not seen: {failures:?}"

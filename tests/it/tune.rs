@@ -652,61 +652,6 @@ fn sigterm_ends_an_isolated_run_cleanly_and_reverts() {
     assert_same(&before, &snapshot(&[]));
 }
 
-fn hog(
-    cpu: usize,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        // SAFETY: plain libc calls on this thread with valid arguments.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-                0
-            );
-            let p = libc::sched_param { sched_priority: 90 };
-            assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &p), 0);
-        }
-        let mut next = Instant::now();
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let busy_until = Instant::now() + Duration::from_millis(20);
-            while Instant::now() < busy_until {
-                std::hint::spin_loop();
-            }
-            next += Duration::from_millis(100);
-            if let Some(d) = next.checked_duration_since(Instant::now()) {
-                std::thread::sleep(d);
-            }
-        }
-    })
-}
-
-/// The hog, stopped when dropped (also when an assertion fails).
-struct Hog {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Hog {
-    fn start(cpu: usize) -> Hog {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        Hog {
-            handle: Some(hog(cpu, stop.clone())),
-            stop,
-        }
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
 /// Samples of a run's only thread at or above `ns`, from its histogram.
 fn samples_above(r: &serde_json::Value, ns: u64) -> u64 {
     r["threads"][0]["histogram"]["buckets"]

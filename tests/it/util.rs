@@ -96,3 +96,57 @@ pub fn assert_code(o: &Output, code: i32) {
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
+
+/// A SCHED_FIFO thread at priority 90 pinned to one CPU that busies it
+/// for 20 ms every 100 ms: a known disturbance. Stopped when dropped (also
+/// when an assertion fails).
+pub struct Hog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    pub fn start(cpu: usize) -> Hog {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            // SAFETY: plain libc calls on this thread with valid arguments.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                assert_eq!(
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                    0
+                );
+                let p = libc::sched_param { sched_priority: 90 };
+                assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &p), 0);
+            }
+            let mut next = Instant::now();
+            while !flag.load(Ordering::Relaxed) {
+                let busy_until = Instant::now() + Duration::from_millis(20);
+                while Instant::now() < busy_until {
+                    std::hint::spin_loop();
+                }
+                next += Duration::from_millis(100);
+                if let Some(d) = next.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(d);
+                }
+            }
+        });
+        Hog {
+            stop,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
