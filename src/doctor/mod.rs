@@ -85,6 +85,15 @@ impl Ctx<'_> {
         format_cpu_list(&self.rt_cpus)
     }
 
+    /// Real-time CPUs that are not in `set` (e.g. not in nohz_full).
+    pub fn rt_cpus_outside(&self, set: &[usize]) -> Vec<usize> {
+        self.rt_cpus
+            .iter()
+            .copied()
+            .filter(|c| !set.contains(c))
+            .collect()
+    }
+
     /// Online CPUs that do not run real-time work.
     pub fn housekeeping(&self) -> Vec<usize> {
         self.facts

@@ -39,12 +39,7 @@ pub static NOCBS: Check = Check {
 fn nocbs(ctx: &Ctx) -> Verdict {
     let r = &ctx.facts.rcu;
     let on = r.nocb_cpus.clone().unwrap_or_default();
-    let missing: Vec<usize> = ctx
-        .rt_cpus
-        .iter()
-        .copied()
-        .filter(|c| !on.contains(c))
-        .collect();
+    let missing = ctx.rt_cpus_outside(&on);
     if missing.is_empty() && !ctx.rt_cpus.is_empty() {
         return Verdict::new(
             Status::Ok,

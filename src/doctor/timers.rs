@@ -57,12 +57,7 @@ pub static NOHZ_FULL: Check = Check {
 fn nohz_full(ctx: &Ctx) -> Verdict {
     let t = &ctx.facts.timers;
     let on = t.nohz_full_cpus.clone().unwrap_or_default();
-    let missing: Vec<usize> = ctx
-        .rt_cpus
-        .iter()
-        .copied()
-        .filter(|c| !on.contains(c))
-        .collect();
+    let missing = ctx.rt_cpus_outside(&on);
     if missing.is_empty() && !ctx.rt_cpus.is_empty() {
         return Verdict::new(Status::Ok, format!("nohz_full={}", format_cpu_list(&on)));
     }

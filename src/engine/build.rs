@@ -77,6 +77,18 @@ pub fn options(plan: &Plan) -> MeasureOptions {
     }
 }
 
+/// The record of a run still going (a checkpoint, a SIGUSR1 summary).
+pub fn running(view: &super::run::RunView, ctx: &RecordContext) -> RunRecord {
+    record(
+        view.plan,
+        &view.snapshot(),
+        RunStatus::Running,
+        EndReason::Unknown,
+        None,
+        ctx,
+    )
+}
+
 /// Build the run record.
 pub fn record(
     plan: &Plan,

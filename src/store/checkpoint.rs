@@ -175,16 +175,7 @@ impl RunSaver {
     /// Write a checkpoint of the run as it is now.
     pub fn checkpoint(&mut self, view: &RunView) -> Result<Duration> {
         let t = Instant::now();
-        let snap = view.snapshot();
-        let mut rec = build::record(
-            view.plan,
-            &snap,
-            RunStatus::Running,
-            EndReason::Unknown,
-            None,
-            &self.ctx,
-        );
-        drop(snap);
+        let mut rec = build::running(view, &self.ctx);
         if let Some(shared) = &self.load {
             rec.load = shared.lock().ok().and_then(|l| l.clone());
         }

@@ -7,7 +7,6 @@
 
 use crate::engine::build::{self, RecordContext};
 use crate::engine::{Control, Observer, Plan, RunView};
-use crate::record::{EndReason, RunStatus};
 use crate::report::summary;
 use crate::units::{fmt_duration, us1};
 use anyhow::Result;
@@ -170,18 +169,10 @@ impl LiveObserver {
     }
 
     fn print_summary(&self, view: &RunView) {
-        let snap = view.snapshot();
-        let rec = build::record(
-            view.plan,
-            &snap,
-            RunStatus::Running,
-            EndReason::Unknown,
-            None,
-            &self.ctx,
-        );
+        let rec = build::running(view, &self.ctx);
         let text = format!(
             "summary after {}:\n{}",
-            fmt_duration(snap.elapsed_ns),
+            fmt_duration(rec.duration_ns),
             summary::render(&rec)
         );
         match &self.multi {
