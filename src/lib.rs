@@ -4,7 +4,8 @@
 //! counted and recorded, results written as the run goes.
 //!
 //! The library holds everything; `src/main.rs` only parses, dispatches
-//! and maps errors to exit codes. `unsafe` lives in `sys` alone.
+//! and maps errors to exit codes. Code that needs `unsafe_code` (and
+//! libc) lives in `sys` alone.
 #![deny(unsafe_code)]
 
 pub mod cli;

@@ -12,7 +12,7 @@ use super::thread::{self, Gate, LoopEnd, SetupMsg, SetupStep, ThreadCtx, TraceMa
 use super::window::{SERIES_CAPACITY, SeriesBuilder};
 use crate::record::{BreakEvent, EndReason, SampleAt, WindowSeries};
 use crate::sys::clock::{self, Clock};
-use crate::sys::{dma, mem, sched, signal};
+use crate::sys::{dma, errno, mem, sched, signal};
 use crate::units::format_cpu_list;
 use std::io;
 use std::os::unix::thread::JoinHandleExt;
@@ -179,16 +179,16 @@ impl RunView<'_> {
 
 fn setup_hint(policy: Policy, step: SetupStep, err: &io::Error) -> String {
     match (step, err.raw_os_error()) {
-        (SetupStep::Scheduler, Some(libc::EPERM)) if policy == Policy::Deadline => {
+        (SetupStep::Scheduler, Some(errno::EPERM)) if policy == Policy::Deadline => {
             " (SCHED_DEADLINE needs root, and an affinity spanning the root domain; check sched_rt_runtime_us too)".into()
         }
-        (SetupStep::Scheduler, Some(libc::EPERM)) => {
+        (SetupStep::Scheduler, Some(errno::EPERM)) => {
             " (needs root or CAP_SYS_NICE, or RLIMIT_RTPRIO at least the priority: run with sudo, or use --policy other)".into()
         }
-        (SetupStep::Scheduler, Some(libc::EBUSY)) => {
+        (SetupStep::Scheduler, Some(errno::EBUSY)) => {
             " (the SCHED_DEADLINE bandwidth does not fit: lower --dl-runtime or use fewer threads)".into()
         }
-        (SetupStep::Affinity, Some(libc::EINVAL)) => " (the CPU is offline or outside this cpuset)".into(),
+        (SetupStep::Affinity, Some(errno::EINVAL)) => " (the CPU is offline or outside this cpuset)".into(),
         _ => String::new(),
     }
 }

@@ -18,6 +18,13 @@ pub mod timer;
 
 use std::io;
 
+/// The error numbers other modules match on (libc stays in `sys`).
+pub mod errno {
+    pub const EPERM: i32 = libc::EPERM;
+    pub const EBUSY: i32 = libc::EBUSY;
+    pub const EINVAL: i32 = libc::EINVAL;
+}
+
 /// Turn a `-1`-and-errno return into an `io::Result`.
 pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret == -1 {
