@@ -725,17 +725,17 @@ impl LatencyStats {
             if let Some(avg) = s.avg_ns {
                 weighted += avg * s.samples as f64;
             }
-            if let Some(m) = s.min_ns {
-                if out.min_ns.is_none_or(|o| m < o) {
-                    out.min_ns = Some(m);
-                    out.min_at = s.min_at;
-                }
+            if let Some(m) = s.min_ns
+                && out.min_ns.is_none_or(|o| m < o)
+            {
+                out.min_ns = Some(m);
+                out.min_at = s.min_at;
             }
-            if let Some(m) = s.max_ns {
-                if out.max_ns.is_none_or(|o| m > o) {
-                    out.max_ns = Some(m);
-                    out.max_at = s.max_at;
-                }
+            if let Some(m) = s.max_ns
+                && out.max_ns.is_none_or(|o| m > o)
+            {
+                out.max_ns = Some(m);
+                out.max_at = s.max_at;
             }
         }
         if out.samples > 0 {

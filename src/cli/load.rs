@@ -78,13 +78,13 @@ impl LoadArgs {
 /// Refuse a plan whose real-time parts cannot get SCHED_FIFO.
 pub fn check_privileges(plan: &LoadPlan) -> Result<()> {
     let root = crate::sys::sched::euid() == 0 || crate::engine::preflight::has_cap_sys_nice();
-    if let Some(p) = plan.parts.iter().find(|p| p.realtime) {
-        if !root {
-            bail!(
-                "the load part '{}' runs SCHED_FIFO threads: it needs root or CAP_SYS_NICE (run with sudo)",
-                p.name
-            );
-        }
+    if let Some(p) = plan.parts.iter().find(|p| p.realtime)
+        && !root
+    {
+        bail!(
+            "the load part '{}' runs SCHED_FIFO threads: it needs root or CAP_SYS_NICE (run with sudo)",
+            p.name
+        );
     }
     Ok(())
 }

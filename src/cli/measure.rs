@@ -352,18 +352,18 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         if let Some(why) = engine::preflight::realtime_refusal(&check) {
             bail!("{why}");
         }
-        if let (Some(iso), Some(load_cpus)) = (&args.isolate, &args.load.load_cpus) {
-            if let Some(c) = load_cpus.0.iter().find(|c| iso.0.contains(c)) {
-                bail!(
-                    "--load-cpus includes CPU {c}, which --isolate keeps for measuring: leave --load-cpus out (loads then run on the other CPUs)"
-                );
-            }
+        if let (Some(iso), Some(load_cpus)) = (&args.isolate, &args.load.load_cpus)
+            && let Some(c) = load_cpus.0.iter().find(|c| iso.0.contains(c))
+        {
+            bail!(
+                "--load-cpus includes CPU {c}, which --isolate keeps for measuring: leave --load-cpus out (loads then run on the other CPUs)"
+            );
         }
     }
-    if let Some((rows, _)) = args.hist_rows() {
-        if rows == 0 || rows > 10_000_000 {
-            bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
-        }
+    if let Some((rows, _)) = args.hist_rows()
+        && (rows == 0 || rows > 10_000_000)
+    {
+        bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
     }
     if !args.no_save && args.checkpoint_ns < crate::store::checkpoint::MIN_INTERVAL_NS {
         bail!(
@@ -436,12 +436,11 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         }
         None => None,
     };
-    if let (Some(iso), Some(l)) = (&isolation, &load) {
-        if let Some(pid) = l.supervisor_pid() {
-            if let Err(e) = iso.place_on_housekeeping(pid) {
-                eprintln!("rtscope: warning: the load could not leave the isolated CPUs: {e}");
-            }
-        }
+    if let (Some(iso), Some(l)) = (&isolation, &load)
+        && let Some(pid) = l.supervisor_pid()
+        && let Err(e) = iso.place_on_housekeeping(pid)
+    {
+        eprintln!("rtscope: warning: the load could not leave the isolated CPUs: {e}");
     }
     if let (Some(s), Some(l)) = (saver.as_mut(), &load) {
         s.attach_load(l.shared_record());

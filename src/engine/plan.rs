@@ -294,7 +294,8 @@ impl Plan {
             if n != 1 {
                 return Err(PlanError::ItimerThreads);
             }
-            if config.interval_ns % 1000 != 0 || config.distance_ns % 1000 != 0 {
+            if !config.interval_ns.is_multiple_of(1000) || !config.distance_ns.is_multiple_of(1000)
+            {
                 return Err(PlanError::ItimerResolution);
             }
         }

@@ -129,9 +129,9 @@ impl TraceMark {
         // threshold is crossed and the run ends.
         let mut buf = [0u8; 96];
         let mut cur = io::Cursor::new(&mut buf[..]);
-        let _ = write!(
+        let _ = writeln!(
             cur,
-            "rtscope: thread {thread} hit latency threshold ({latency_ns} ns)\n"
+            "rtscope: thread {thread} hit latency threshold ({latency_ns} ns)"
         );
         let n = cur.position() as usize;
         let _ = (&self.marker).write_all(&buf[..n]);
@@ -200,10 +200,10 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
     let end = gate.end_ns.load(SeqCst).saturating_add(t0 - planned_t0);
     let end = measure_loop(&mut ctx, &mut waiter, &mut acc, &gate, first, t0, end);
     waiter.stop();
-    if let Some(last) = acc.finish() {
-        if ctx.windows.push(last).is_err() {
-            ctx.shared.record_dropped_window();
-        }
+    if let Some(last) = acc.finish()
+        && ctx.windows.push(last).is_err()
+    {
+        ctx.shared.record_dropped_window();
     }
     ctx.shared.done.store(true, SeqCst);
     end
@@ -239,10 +239,10 @@ fn measure_loop(
         if deadline >= end {
             return LoopEnd::Duration;
         }
-        if let Some(l) = ctx.loops {
-            if wakeups >= l {
-                return LoopEnd::Loops;
-            }
+        if let Some(l) = ctx.loops
+            && wakeups >= l
+        {
+            return LoopEnd::Loops;
         }
         let expirations = match waiter.wait(deadline) {
             Ok(n) => n,
@@ -266,24 +266,24 @@ fn measure_loop(
         } else {
             let cycle = period - warm;
             shared.record_wakeup(lat, extra, interval, cycle, correct);
-            if let Some(done) = acc.roll((now - t0) / window_ns) {
-                if ctx.windows.push(done).is_err() {
-                    shared.record_dropped_window();
-                }
+            if let Some(done) = acc.roll((now - t0) / window_ns)
+                && ctx.windows.push(done).is_err()
+            {
+                shared.record_dropped_window();
             }
             acc.add(lat, extra, interval, correct);
             wakeups += 1;
-            if let Some(limit) = ctx.break_ns {
-                if lat > limit {
-                    gate.stop.store(true, Relaxed);
-                    if let Some(t) = &ctx.tracemark {
-                        t.hit(ctx.plan.index, lat);
-                    }
-                    return LoopEnd::Break {
-                        latency_ns: lat,
-                        cycle,
-                    };
+            if let Some(limit) = ctx.break_ns
+                && lat > limit
+            {
+                gate.stop.store(true, Relaxed);
+                if let Some(t) = &ctx.tracemark {
+                    t.hit(ctx.plan.index, lat);
                 }
+                return LoopEnd::Break {
+                    latency_ns: lat,
+                    cycle,
+                };
             }
         }
         period += 1 + extra;

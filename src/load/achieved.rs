@@ -259,10 +259,9 @@ impl Sampler {
                 .last
                 .as_ref()
                 .is_some_and(|(t, _)| now_ns > t + 100_000_000)
+            && let Some(c) = Counters::read()
         {
-            if let Some(c) = Counters::read() {
-                self.push(now_ns, c);
-            }
+            self.push(now_ns, c);
         }
     }
 

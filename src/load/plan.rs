@@ -210,14 +210,14 @@ pub fn prepare(
             spec: spec.clone(),
             message: format!("part '{}': {message}", p.name),
         })?;
-        if let Some(Tool { program, package }) = p.load.tool {
-            if find_program(program).is_none() {
-                return Err(LoadError::MissingTool {
-                    program,
-                    package,
-                    part: p.name.clone(),
-                });
-            }
+        if let Some(Tool { program, package }) = p.load.tool
+            && find_program(program).is_none()
+        {
+            return Err(LoadError::MissingTool {
+                program,
+                package,
+                part: p.name.clone(),
+            });
         }
         if p.load.tool.is_none() && p.load.name == "command" {
             let prog = &argv[0];

@@ -136,10 +136,10 @@ impl LoadSession {
             .spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { break };
-                    if let Some(e) = Event::from_line(&line) {
-                        if tx.send(e).is_err() {
-                            break;
-                        }
+                    if let Some(e) = Event::from_line(&line)
+                        && tx.send(e).is_err()
+                    {
+                        break;
                     }
                 }
             })
@@ -399,10 +399,10 @@ impl LoadSession {
         for l in self.leftovers.clone() {
             say_line(&format!("rtscope: warning: load: clean-up: {l}"));
         }
-        if let Some(g) = self.oom.take() {
-            if let Some(w) = g.restore() {
-                self.note_warning(w);
-            }
+        if let Some(g) = self.oom.take()
+            && let Some(w) = g.restore()
+        {
+            self.note_warning(w);
         }
     }
 

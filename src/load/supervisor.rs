@@ -353,11 +353,9 @@ impl Supervisor {
             }
         }
         // Stop.
-        if !desired {
-            if let Some(mut g) = self.parts[i].group.take() {
-                begin_stop(&mut g, t);
-                self.parts[i].stopping.push(g);
-            }
+        if !desired && let Some(mut g) = self.parts[i].group.take() {
+            begin_stop(&mut g, t);
+            self.parts[i].stopping.push(g);
         }
         // Groups on their way out.
         let mut still = Vec::new();

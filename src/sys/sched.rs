@@ -175,7 +175,7 @@ fn get_rlimit(resource: libc::__rlimit_resource_t) -> io::Result<Limit> {
         if v == libc::RLIM_INFINITY {
             None
         } else {
-            Some(v as u64)
+            Some(v)
         }
     };
     Ok(Limit {

@@ -28,10 +28,11 @@ pub fn model_name(root: &SysRoot) -> String {
     };
     for key in ["model name", "Model", "Hardware", "cpu model", "Processor"] {
         for line in info.lines() {
-            if let Some((k, v)) = line.split_once(':') {
-                if k.trim() == key && !v.trim().is_empty() {
-                    return v.trim().to_string();
-                }
+            if let Some((k, v)) = line.split_once(':')
+                && k.trim() == key
+                && !v.trim().is_empty()
+            {
+                return v.trim().to_string();
             }
         }
     }

@@ -54,10 +54,10 @@ impl KernelConfig {
                 if let Some(name) = rest.strip_suffix(" is not set") {
                     values.insert(name.to_string(), "n".to_string());
                 }
-            } else if let Some((k, v)) = line.split_once('=') {
-                if k.starts_with("CONFIG_") {
-                    values.insert(k.to_string(), v.trim_matches('"').to_string());
-                }
+            } else if let Some((k, v)) = line.split_once('=')
+                && k.starts_with("CONFIG_")
+            {
+                values.insert(k.to_string(), v.trim_matches('"').to_string());
             }
         }
         KernelConfig {
@@ -121,14 +121,14 @@ pub fn preemption(
         ..Default::default()
     };
     let mut rt = false;
-    if let Some(v) = root.read("/sys/kernel/realtime") {
-        if v == "1" {
-            rt = true;
-            p.evidence.push("/sys/kernel/realtime = 1".into());
-        }
+    if let Some(v) = root.read("/sys/kernel/realtime")
+        && v == "1"
+    {
+        rt = true;
+        p.evidence.push("/sys/kernel/realtime = 1".into());
     }
     let words: Vec<&str> = version.split_whitespace().collect();
-    let has = |w: &str| words.iter().any(|x| *x == w);
+    let has = |w: &str| words.contains(&w);
     let old_rt = words.windows(2).any(|w| w[0] == "PREEMPT" && w[1] == "RT");
     if has("PREEMPT_RT") || old_rt {
         rt = true;
@@ -186,15 +186,14 @@ pub fn preemption(
                 p.dynamic_mode = Some(mode);
             }
         }
-        if p.dynamic_mode.is_none() {
-            if let Some(mode) = cmdline
+        if p.dynamic_mode.is_none()
+            && let Some(mode) = cmdline
                 .split_whitespace()
                 .find_map(|w| w.strip_prefix("preempt="))
-            {
-                p.evidence
-                    .push(format!("preempt={mode} on the kernel command line"));
-                p.dynamic_mode = Some(mode.to_string());
-            }
+        {
+            p.evidence
+                .push(format!("preempt={mode} on the kernel command line"));
+            p.dynamic_mode = Some(mode.to_string());
         }
         if p.dynamic_mode.is_none() {
             // Without debugfs or preempt=, the boot default is the model

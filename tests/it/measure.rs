@@ -129,7 +129,7 @@ fn a_short_run_counts_orders_and_validates() {
     assert_eq!(rows.len(), 200);
     let mut per_thread = vec![0u64; cpus];
     for (i, row) in rows.iter().enumerate() {
-        let cols: Vec<&str> = row.split(|c| c == ' ' || c == '\t').collect();
+        let cols: Vec<&str> = row.split([' ', '\t']).collect();
         assert_eq!(cols[0], format!("{i:06}"));
         for j in 0..cpus {
             per_thread[j] += cols[1 + j].parse::<u64>().unwrap();
