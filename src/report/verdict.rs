@@ -122,12 +122,19 @@ fn where_max(run: &RunRecord) -> Option<String> {
     ))
 }
 
+/// The hypervisor the run was measured under, if any: the fingerprint's
+/// `virtualization`, or an older record's `extra` entry about it.
 fn virtualization(run: &RunRecord) -> Option<String> {
     run.fingerprint
-        .extra
-        .iter()
-        .find(|(k, _)| k.contains("virt") || k.contains("hypervisor"))
-        .map(|(_, v)| v.clone())
+        .virtualization
+        .clone()
+        .or_else(|| {
+            run.fingerprint
+                .extra
+                .iter()
+                .find(|(k, _)| k.contains("virt") || k.contains("hypervisor"))
+                .map(|(_, v)| v.clone())
+        })
         .filter(|v| !v.is_empty() && v != "none" && v != "bare-metal" && v != "false")
 }
 
@@ -330,6 +337,31 @@ mod tests {
         assert_eq!(Class::of_max_ns(Some(99_999)), Class::TensOfMicros);
         assert_eq!(Class::of_max_ns(Some(100_000)), Class::HundredsOfMicros);
         assert_eq!(Class::of_max_ns(Some(1_000_000)), Class::Milliseconds);
+    }
+
+    #[test]
+    fn a_virtual_machine_is_named_as_a_limit() {
+        let mut run = synthetic(&[vec![5_000, 7_000]]);
+        assert!(
+            !verdict(&run)
+                .limits
+                .iter()
+                .any(|l| l.contains("virtual machine"))
+        );
+        run.fingerprint.virtualization = Some("kvm".into());
+        assert!(
+            verdict(&run)
+                .limits
+                .iter()
+                .any(|l| l.contains("virtual machine (kvm)"))
+        );
+        run.fingerprint.virtualization = Some("none".into());
+        assert!(
+            !verdict(&run)
+                .limits
+                .iter()
+                .any(|l| l.contains("virtual machine"))
+        );
     }
 
     #[test]
