@@ -62,10 +62,10 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
     let b = runref::load(&args.b)?;
     let runs = report::name_runs(vec![(args.a.clone(), a), (args.b.clone(), b)]);
     let c = compare::compare(&runs[0], &runs[1], &args.metric).map_err(|e| anyhow!(e))?;
-    print!("{}", c.render(&runs[0], &runs[1]));
+    out!("{}", c.render(&runs[0], &runs[1]));
     if let Some(pct) = args.fail_if_worse {
         let gate = c.gate(pct);
-        println!("{}", gate.message);
+        outln!("{}", gate.message);
         if !gate.passed {
             return Ok(Exit::GateFailed);
         }

@@ -153,7 +153,7 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     }
     if args.dry_run {
         for (path, rec) in &records {
-            println!("would import {} ({})", path.display(), describe(rec));
+            outln!("would import {} ({})", path.display(), describe(rec));
         }
         return Ok(Exit::Ok);
     }
@@ -162,12 +162,12 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let mut seen = std::collections::BTreeSet::new();
     for (path, rec) in records {
         if let Some(id) = store.find_uuid(&rec.run_uuid)? {
-            println!(
+            outln!(
                 "skipped {}: already stored as run {id} (same content)",
                 path.display()
             );
         } else if !seen.insert(rec.run_uuid.clone()) {
-            println!("skipped {}: same content as a file above", path.display());
+            outln!("skipped {}: same content as a file above", path.display());
         } else {
             fresh.push((path, rec));
         }
@@ -175,13 +175,13 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let recs: Vec<RunRecord> = fresh.iter().map(|(_, r)| r.clone()).collect();
     let ids = store.insert_all(&recs)?;
     for ((path, rec), id) in fresh.iter().zip(ids) {
-        println!(
+        outln!(
             "imported {} as run {id} ({})",
             path.display(),
             describe(rec)
         );
         for w in &rec.warnings {
-            println!("  note: {w}");
+            outln!("  note: {w}");
         }
     }
     Ok(Exit::Ok)

@@ -157,7 +157,7 @@ pub struct LoadCmdArgs {
 
 pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
     if args.list {
-        print!("{}", list());
+        out!("{}", list());
         return Ok(Exit::Ok);
     }
     if let Some(name) = &args.print {
@@ -171,7 +171,7 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
                     .join(", ")
             )
         })?;
-        print!("{text}");
+        out!("{text}");
         return Ok(Exit::Ok);
     }
     if args.profile.is_none() && args.file.is_none() {

@@ -30,7 +30,7 @@ pub fn run(args: &ManArgs) -> Result<Exit> {
             .context("rendering a man page")?;
         let path = args.dir.join(format!("{name}.1"));
         std::fs::write(&path, buf).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("{}", path.display());
+        outln!("{}", path.display());
     }
     Ok(Exit::Ok)
 }

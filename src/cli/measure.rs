@@ -13,11 +13,12 @@ use crate::store::checkpoint::RunSaver;
 use crate::sys::clock::Clock;
 use crate::sys::sched;
 use crate::sysinfo::{SysRoot, cpu, fingerprint};
-use crate::ui::live::{LiveMode, LiveObserver};
+use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, parse_duration_ns, parse_micros_ns};
 use crate::{output, record};
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Args};
+use std::io::Write;
 use std::path::PathBuf;
 
 fn micros(s: &str) -> Result<u64, String> {
@@ -203,8 +204,8 @@ pub struct MeasureArgs {
     /// No live display; print only the summary at the end.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
-    /// Live display even when output is not a terminal (one line per
-    /// thread per second).
+    /// Live display even when standard error is not a terminal (one line
+    /// per thread per second, on standard error).
     #[arg(long = "live", conflicts_with = "quiet")]
     pub live: bool,
 
@@ -342,23 +343,38 @@ pub fn allowed_cpus() -> Result<Vec<usize>> {
 }
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {
+    // Timer signals are taken synchronously by measuring threads: block
+    // them before any thread exists (helper threads inherit the mask), so
+    // a process-wide SIGALRM can never land on a thread with the default
+    // action. Ctrl-C and friends only ask to stop, from now on.
+    let _ = crate::sys::signal::timer_signals().block();
+    let signals = Signals::install().context("installing signal handlers")?;
     let config = args.config()?;
     // Everything that can be refused is checked before the system is
-    // touched (isolation, loads) and before anything is measured.
+    // touched (loads, isolation) and before anything is measured.
     let allowed = allowed_cpus()?;
     let check = Plan::build(config.clone(), &allowed)?;
-    let wants_load = args.load.plan(&allowed)?.is_some();
-    if wants_load {
-        if let Some(why) = engine::preflight::realtime_refusal(&check) {
-            bail!("{why}");
-        }
-        if let (Some(iso), Some(load_cpus)) = (&args.isolate, &args.load.load_cpus)
-            && let Some(c) = load_cpus.0.iter().find(|c| iso.0.contains(c))
-        {
-            bail!(
-                "--load-cpus includes CPU {c}, which --isolate keeps for measuring: leave --load-cpus out (loads then run on the other CPUs)"
-            );
-        }
+    // Loads run beside the measurement: under --isolate, on the other CPUs.
+    let load_cpus: Vec<usize> = match &args.isolate {
+        Some(iso) => allowed
+            .iter()
+            .copied()
+            .filter(|c| !iso.0.contains(c))
+            .collect(),
+        None => allowed.clone(),
+    };
+    if let (Some(iso), Some(cpus)) = (&args.isolate, &args.load.load_cpus)
+        && let Some(c) = cpus.0.iter().find(|c| iso.0.contains(c))
+    {
+        bail!(
+            "--load-cpus includes CPU {c}, which --isolate keeps for measuring: leave --load-cpus out (loads then run on the other CPUs)"
+        );
+    }
+    let load_plan = args.load.plan(&load_cpus)?;
+    if load_plan.is_some()
+        && let Some(why) = engine::preflight::realtime_refusal(&check)
+    {
+        bail!("{why}");
     }
     if let Some((rows, _)) = args.hist_rows()
         && (rows == 0 || rows > 10_000_000)
@@ -385,19 +401,38 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
                 .context("the run store cannot be used (--no-save measures without it)")?,
         )
     };
+    let interrupted =
+        || anyhow::anyhow!("stopped by a signal before measuring began; nothing was measured");
+    // The load starts first, so that isolation (which moves every task)
+    // puts it on the housekeeping CPUs like the rest of the system, and the
+    // first measured period is already loaded. It stops after measuring,
+    // on every path (stop() below, or its Drop on errors).
+    let mut load = match load_plan {
+        Some(mut p) => {
+            if !config.policy.is_realtime() {
+                // Keep the load below a SCHED_OTHER measurement too.
+                p.nice = 19;
+            }
+            Some(LoadSession::start(p, Verbosity::Problems)?)
+        }
+        None => None,
+    };
+    if signals.stop_requested() {
+        return Err(interrupted());
+    }
     // Reverted when dropped: at the end, on an error, or on a panic.
     let isolation = crate::tune::session::for_measure(
         args.isolate.as_ref().map(|c| c.0.as_slice()),
         config.cpus.as_deref(),
         config.main_affinity.is_some(),
+        &signals.stop,
     )?;
-    // Under isolation the measuring threads get the isolated CPUs and the
-    // load the others.
+    if signals.stop_requested() {
+        return Err(interrupted());
+    }
+    // Under isolation this process now sits on the isolated CPUs: the
+    // measuring threads are placed there.
     let plan = Plan::build(config, &allowed_cpus()?)?;
-    let load_plan = match &isolation {
-        Some(iso) => args.load.plan(&iso.housekeeping_cpus())?,
-        None => args.load.plan(&allowed)?,
-    };
     let ctx = RecordContext {
         run_uuid: record::new_run_uuid(),
         command_line: std::env::args().collect(),
@@ -414,39 +449,13 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         Some(store) => Some(RunSaver::begin(store, &plan, &ctx, args.checkpoint_ns)?),
         None => None,
     };
-    let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
-    let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    // The load starts before measuring (the first period is loaded) and
-    // stops after, on every path (stop() below, or its Drop on errors).
-    let mut load = match load_plan {
-        Some(mut p) => {
-            if !plan.config.policy.is_realtime() {
-                // Keep the load below a SCHED_OTHER measurement too.
-                p.nice = 19;
-            }
-            match LoadSession::start(p, Verbosity::Problems) {
-                Ok(l) => Some(l),
-                Err(e) => {
-                    if let Some(s) = saver {
-                        s.abandon();
-                    }
-                    return Err(e.into());
-                }
-            }
-        }
-        None => None,
-    };
-    if let (Some(iso), Some(l)) = (&isolation, &load)
-        && let Some(pid) = l.supervisor_pid()
-        && let Err(e) = iso.place_on_housekeeping(pid)
-    {
-        eprintln!("rtscope: warning: the load could not leave the isolated CPUs: {e}");
-    }
     if let (Some(s), Some(l)) = (saver.as_mut(), &load) {
         s.attach_load(l.shared_record());
     }
+    let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
+    let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let mode = LiveMode::choose(args.quiet, args.live);
-    let mut observer = match LiveObserver::new(mode, &plan, &ctx) {
+    let mut observer = match LiveObserver::new(mode, &plan, &ctx, signals.clone()) {
         Ok(o) => o,
         Err(e) => {
             if let Some(s) = saver {
@@ -498,19 +507,23 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     rec.limits.break_event = outcome.break_event;
     rec.load = load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
 
-    // Write everything before deciding the exit code.
+    // Write everything before deciding the exit code; a failure of one
+    // output never keeps the others (or the store) from being written.
     let mut failures = Vec::new();
     if let Some(p) = &args.json {
-        let mut text = serde_json::to_string(&rec).context("serializing the run record")?;
-        text.push('\n');
-        if let Err(e) = output::write_atomic(p, text.as_bytes()) {
+        let written = serde_json::to_string(&rec)
+            .context("serializing the run record")
+            .and_then(|text| output::write_atomic(p, format!("{text}\n").as_bytes()));
+        if let Err(e) = written {
             failures.push(format!("{e:#}"));
         }
     }
     if let Some((rows, all)) = args.hist_rows() {
-        let text = histfile::render(&rec, rows, all).map_err(anyhow::Error::msg)?;
         let target = args.histfile.clone().unwrap_or_else(|| PathBuf::from("-"));
-        if let Err(e) = output::write_atomic(&target, text.as_bytes()) {
+        let written = histfile::render(&rec, rows, all)
+            .map_err(anyhow::Error::msg)
+            .and_then(|text| output::write_atomic(&target, text.as_bytes()));
+        if let Err(e) = written {
             failures.push(format!("{e:#}"));
         }
     }
@@ -531,11 +544,16 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
             path.display()
         ));
     }
-    let load_line = load.as_ref().map(|l| format!("{}\n", l.describe()));
+    if let Some(l) = &load {
+        table.push_str(&l.describe());
+        table.push('\n');
+    }
+    // A closed standard output (`| head`) must not turn into an error now
+    // that everything is written.
     if hist_on_stdout || json_on_stdout {
-        eprint!("{table}{}", load_line.unwrap_or_default());
+        let _ = std::io::stderr().write_all(table.as_bytes());
     } else {
-        print!("{table}{}", load_line.unwrap_or_default());
+        let _ = std::io::stdout().write_all(table.as_bytes());
     }
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");

@@ -11,6 +11,14 @@ macro_rules! outln {
     }};
 }
 
+/// `print!` that ignores a closed standard output.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 pub mod compare;
 pub mod doctor;
 pub mod import;

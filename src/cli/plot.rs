@@ -141,6 +141,6 @@ pub fn run(args: &PlotArgs) -> Result<Exit> {
     }
     .map_err(|e| anyhow!(e))?;
     output::write_atomic(&args.output, &bytes)?;
-    println!("figure: {}", args.output.display());
+    outln!("figure: {}", args.output.display());
     Ok(Exit::Ok)
 }

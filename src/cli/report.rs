@@ -52,7 +52,7 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         .context("making the report")?;
     output::write_atomic(&args.output, page.as_bytes())?;
     if args.output.as_os_str() != "-" {
-        println!("report: {}", args.output.display());
+        outln!("report: {}", args.output.display());
     }
     Ok(Exit::Ok)
 }

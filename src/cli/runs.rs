@@ -194,13 +194,13 @@ fn list() -> Result<Exit> {
         None => Vec::new(),
     };
     if rows.is_empty() {
-        println!(
+        outln!(
             "no runs stored in {} yet (rtscope measure saves every run; rtscope import reads other tools' results)",
             db.display()
         );
         return Ok(Exit::Ok);
     }
-    print!("{}", render_list(&rows));
+    out!("{}", render_list(&rows));
     Ok(Exit::Ok)
 }
 
@@ -354,7 +354,7 @@ fn show(reference: &str) -> Result<Exit> {
     let id = s.resolve(reference)?;
     let rec = s.load(id)?;
     let row = s.row(id)?.context("the run vanished while being read")?;
-    print!("{}", render_show(id, &row, &rec));
+    out!("{}", render_show(id, &row, &rec));
     Ok(Exit::Ok)
 }
 
@@ -373,7 +373,7 @@ fn remove(refs: &[String]) -> Result<Exit> {
     ids.dedup();
     s.remove(&ids)?;
     let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-    println!(
+    outln!(
         "removed run{} {} from {}",
         if ids.len() > 1 { "s" } else { "" },
         list.join(", "),

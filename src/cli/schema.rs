@@ -8,6 +8,6 @@ use clap::Args;
 pub struct SchemaArgs {}
 
 pub fn run(_args: &SchemaArgs) -> anyhow::Result<Exit> {
-    print!("{}", crate::record::json_schema());
+    out!("{}", crate::record::json_schema());
     Ok(Exit::Ok)
 }

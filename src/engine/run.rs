@@ -332,7 +332,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
         }
     }
     let t0 = clock::now_ns(cfg.clock) + START_DELAY_NS + cfg.warmup_ns;
-    let t0_unix = clock::unix_now_ns() + (t0 - clock::now_ns(cfg.clock));
+    let t0_unix = clock::unix_now_ns() + t0.saturating_sub(clock::now_ns(cfg.clock));
     gate.t0_ns.store(t0, SeqCst);
     if let Some(d) = cfg.duration_ns {
         gate.end_ns.store(t0.saturating_add(d), SeqCst);

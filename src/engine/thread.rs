@@ -188,7 +188,9 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
     let interval = ctx.plan.interval_ns;
     let warm = ctx.warmup_periods;
     let planned_t0 = gate.t0_ns.load(SeqCst);
-    let first = match waiter.start(planned_t0 - warm * interval, interval) {
+    // Saturating: an interval longer than the clock's value so far (e.g.
+    // CLOCK_MONOTONIC soon after boot) starts the warm-up at 0.
+    let first = match waiter.start(planned_t0.saturating_sub(warm * interval), interval) {
         Ok(f) => f,
         Err(e) => {
             ctx.shared.done.store(true, SeqCst);
@@ -197,7 +199,10 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
     };
     // setitimer may shift this thread's grid by a fraction of a µs.
     let t0 = first + warm * interval;
-    let end = gate.end_ns.load(SeqCst).saturating_add(t0 - planned_t0);
+    let end = gate
+        .end_ns
+        .load(SeqCst)
+        .saturating_add(t0.saturating_sub(planned_t0));
     let end = measure_loop(&mut ctx, &mut waiter, &mut acc, &gate, first, t0, end);
     waiter.stop();
     if let Some(last) = acc.finish()
@@ -252,6 +257,13 @@ fn measure_loop(
         let now = clock::now_ns(clock);
         if now < deadline {
             shared.record_early(deadline - now);
+            if expirations > 0 {
+                // A periodic timer fired for these periods although the
+                // clock says they are still ahead (a clock step): keep in
+                // step with the timer, or every later latency is off.
+                period += expirations;
+                deadline += expirations * interval;
+            }
             continue;
         }
         let lat = now - deadline;

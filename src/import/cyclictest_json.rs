@@ -81,8 +81,8 @@ pub fn parse_rfc2822(s: &str) -> Option<u64> {
     }
     let offset_s = match w.get(4) {
         Some(z) if z.len() == 5 && (z.starts_with('+') || z.starts_with('-')) => {
-            let h: i64 = z[1..3].parse().ok()?;
-            let m: i64 = z[3..5].parse().ok()?;
+            let h: i64 = z.get(1..3)?.parse().ok()?;
+            let m: i64 = z.get(3..5)?.parse().ok()?;
             let v = h * 3600 + m * 60;
             if z.starts_with('-') { -v } else { v }
         }
@@ -433,6 +433,8 @@ mod tests {
             Some(10_000_000_000)
         );
         assert_eq!(parse_rfc2822("yesterday"), None);
+        // A zone of 5 bytes that is not 5 ASCII characters: refused, no panic.
+        assert_eq!(parse_rfc2822("Thu, 01 Jan 1970 00:00:10 +0é0"), None);
     }
 
     #[test]

@@ -218,7 +218,17 @@ pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
     let cgroups = setup.cgroup_procs.clone();
     let reset = setup.reset_scheduler;
     let nice = setup.nice;
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+    let empty_mask = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        set
+    };
     let child_setup = move || -> io::Result<()> {
+        // Whatever the parent blocked (timer signals), the child starts
+        // with every signal deliverable, so SIGTERM to its group works.
+        // SAFETY: `empty_mask` is a valid sigset_t; async-signal-safe.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &empty_mask, std::ptr::null_mut()) };
         if new_session {
             // SAFETY: setsid has no arguments; async-signal-safe.
             cvt(unsafe { libc::setsid() })?;

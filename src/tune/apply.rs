@@ -63,6 +63,11 @@ pub enum TuneError {
     Interrupted { rollback: String },
     #[error(transparent)]
     Journal(#[from] JournalError),
+    #[error("{error}; every change made so far was rolled back{rollback}")]
+    JournalMidway {
+        error: JournalError,
+        rollback: String,
+    },
 }
 
 /// What happened (or would happen) to one planned change.
@@ -271,6 +276,13 @@ pub fn apply(
         .ok()
         .and_then(|v| v.parse().ok());
     let mut made = 0usize;
+    // Changes made so far, in memory too: if the journal itself fails
+    // midway, they are undone from here.
+    let mut done: Vec<Change> = Vec::new();
+    let midway = |error: JournalError, done: &[Change]| TuneError::JournalMidway {
+        error,
+        rollback: rollback_or_memory(env, &path, &header, done),
+    };
     for p in &planned {
         if pause_after == Some(made) {
             std::thread::sleep(std::time::Duration::from_secs(30));
@@ -284,15 +296,18 @@ pub fn apply(
             return Err(TuneError::Interrupted { rollback });
         }
         let s = setting(&p.change.setting).expect("planned by a registered setting");
-        let c = w.change(p.change.clone())?;
+        let c = w.change(p.change.clone()).map_err(|e| midway(e, &done))?;
         made += 1;
+        done.push(c.clone());
         match (s.apply)(env, &c) {
             Ok(note) => {
-                w.result(c.seq, true, note.clone())?;
+                w.result(c.seq, true, note.clone())
+                    .map_err(|e| midway(e, &done))?;
                 items.push(Item::of(p, Outcome::Done(note)));
             }
             Err(error) => {
-                w.result(c.seq, false, Some(error.clone()))?;
+                w.result(c.seq, false, Some(error.clone()))
+                    .map_err(|e| midway(e, &done))?;
                 if p.required {
                     let rollback = rollback(env, &path);
                     return Err(TuneError::Required {
@@ -306,12 +321,47 @@ pub fn apply(
             }
         }
     }
-    w.applied()?;
+    w.applied().map_err(|e| midway(e, &done))?;
     Ok(Applied {
         items,
         journal: path,
         lock: Some(lock),
     })
+}
+
+/// Revert after the journal failed midway: from the journal when it can
+/// be read back, else from the changes kept in memory.
+fn rollback_or_memory(env: &Env, path: &Path, header: &Header, done: &[Change]) -> String {
+    if let Ok(Some(_)) = Journal::load(path) {
+        return rollback(env, path);
+    }
+    let j = Journal {
+        path: path.to_path_buf(),
+        header: header.clone(),
+        entries: done
+            .iter()
+            .map(|c| journal::Entry {
+                change: c.clone(),
+                ok: Some(true),
+                message: None,
+            })
+            .collect(),
+        applied: false,
+        unreadable_lines: 0,
+    };
+    let r = revert(env, &j);
+    if r.failed.is_empty() {
+        " (from memory: the journal could not be read back)".into()
+    } else {
+        format!(
+            " except: {} (the journal could not be read back: restore these by hand)",
+            r.failed
+                .iter()
+                .map(|(c, e)| format!("{} {} to '{}': {e}", c.setting, c.key, c.original))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    }
 }
 
 /// Revert what the journal at `path` holds; the text to add to an error.

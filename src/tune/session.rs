@@ -15,7 +15,6 @@ use crate::sysinfo::cgroup::CpusetVersion;
 use crate::sysinfo::tuning::{self, TuningState};
 use crate::sysinfo::{SysRoot, cpu};
 use crate::units::format_cpu_list;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 /// A one-line warning when a tuning journal was left by an rtscope that
@@ -78,6 +77,7 @@ pub fn for_measure(
     isolate: Option<&[usize]>,
     affinity: Option<&[usize]>,
     main_affinity_given: bool,
+    stop: &AtomicBool,
 ) -> anyhow::Result<Option<Isolation>> {
     let host = SysRoot::host();
     let Some(cpus) = isolate else {
@@ -111,13 +111,9 @@ pub fn for_measure(
         );
     }
     let env = Env::host();
-    // Ctrl-C / SIGTERM while applying: roll back and stop.
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register(sig, stop.clone());
-    }
+    // Ctrl-C / SIGTERM / SIGHUP while applying: roll back and stop.
     let mut notes = Vec::new();
-    let applied = apply::apply(&env, &req, Mode::Run, Some(&stop), &mut notes)?;
+    let applied = apply::apply(&env, &req, Mode::Run, Some(stop), &mut notes)?;
     for n in notes {
         eprintln!("rtscope: {n}");
     }
@@ -275,32 +271,6 @@ impl Isolation {
     pub fn owned(&self) -> bool {
         self.owned
     }
-
-    /// Online CPUs that are not isolated: where everything else runs.
-    pub fn housekeeping_cpus(&self) -> Vec<usize> {
-        crate::sysinfo::cpu::online_cpus(&SysRoot::host())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|c| !self.isolated.contains(c))
-            .collect()
-    }
-
-    /// Put process `pid` (e.g. a load this run starts) on the housekeeping
-    /// CPUs: children of a measuring process are otherwise born in
-    /// `rtscope-rt`, on the isolated CPUs.
-    pub fn place_on_housekeeping(&self, pid: u32) -> Result<(), String> {
-        let fs = self
-            .env
-            .cpuset
-            .as_ref()
-            .ok_or_else(super::cpuset::no_cpuset_message)?;
-        match fs.version {
-            CpusetVersion::V1 => move_to(&self.env, SYSTEM_NAME, "cgroup.procs", pid),
-            CpusetVersion::V2 => self
-                .env
-                .write(&fs.file("", "cgroup.procs"), &pid.to_string()),
-        }
-    }
 }
 
 impl Drop for Isolation {
@@ -338,45 +308,5 @@ impl Observer for IsolatedObserver<'_> {
 
     fn tick(&mut self, view: &RunView) -> Control {
         self.inner.tick(view)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sysinfo::FakeTree;
-
-    #[test]
-    fn loads_can_be_put_on_the_housekeeping_cpus() {
-        let t = FakeTree::new(&[
-            ("/proc/mounts", "cgroup /cg cgroup rw,cpuset 0 0\n"),
-            ("/cg/rtscope-system/cgroup.procs", ""),
-        ]);
-        let iso = Isolation {
-            env: Env::new(t.root()),
-            owned: false,
-            lock: None,
-            isolated: vec![1],
-            reverted: true,
-        };
-        iso.place_on_housekeeping(4242).unwrap();
-        assert_eq!(
-            iso.env.read("/cg/rtscope-system/cgroup.procs").as_deref(),
-            Some("4242")
-        );
-        let v2 = FakeTree::new(&[
-            ("/proc/mounts", "cgroup2 /cg cgroup2 rw 0 0\n"),
-            ("/cg/cgroup.controllers", "cpuset\n"),
-            ("/cg/cgroup.procs", ""),
-        ]);
-        let iso2 = Isolation {
-            env: Env::new(v2.root()),
-            owned: false,
-            lock: None,
-            isolated: vec![1],
-            reverted: true,
-        };
-        iso2.place_on_housekeeping(7).unwrap();
-        assert_eq!(iso2.env.read("/cg/cgroup.procs").as_deref(), Some("7"));
     }
 }

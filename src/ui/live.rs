@@ -11,7 +11,7 @@ use crate::report::summary;
 use crate::units::{fmt_duration, us1};
 use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -38,6 +38,13 @@ impl LiveMode {
 }
 
 /// Flags set by signal handlers, read by the control thread.
+///
+/// SIGINT, SIGTERM and SIGHUP only ask to stop: however many arrive,
+/// rtscope finishes writing its results and putting the system back (a
+/// process killed mid-way would leave both half done). `kill -9` still
+/// ends it at once; the store then keeps the last checkpoint and
+/// `rtscope tune --revert` restores a tuning.
+#[derive(Clone)]
 pub struct Signals {
     pub stop: Arc<AtomicBool>,
     pub summary: Arc<AtomicBool>,
@@ -49,12 +56,14 @@ impl Signals {
         let stop = Arc::new(AtomicBool::new(false));
         let summary = Arc::new(AtomicBool::new(false));
         for sig in [SIGINT, SIGTERM, SIGHUP] {
-            // A second signal while stopping ends the process at once.
-            signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())?;
             signal_hook::flag::register(sig, stop.clone())?;
         }
         signal_hook::flag::register(SIGUSR1, summary.clone())?;
         Ok(Signals { stop, summary })
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
     }
 }
 
@@ -70,10 +79,15 @@ pub struct LiveObserver {
 }
 
 impl LiveObserver {
-    pub fn new(mode: LiveMode, plan: &Plan, ctx: &RecordContext) -> Result<LiveObserver> {
+    pub fn new(
+        mode: LiveMode,
+        plan: &Plan,
+        ctx: &RecordContext,
+        signals: Signals,
+    ) -> Result<LiveObserver> {
         let mut o = LiveObserver {
             mode,
-            signals: Signals::install()?,
+            signals,
             ctx: ctx.clone(),
             multi: None,
             lines: Vec::new(),
@@ -160,8 +174,12 @@ impl LiveObserver {
                 }
             }
             LiveMode::Plain => {
+                // On standard error: standard output may carry the JSON
+                // record or the histogram, and a closed pipe must not end
+                // the run.
+                let mut err = std::io::stderr().lock();
                 for i in 0..view.thread_count() {
-                    println!("{}", Self::line(view, i));
+                    let _ = writeln!(err, "{}", Self::line(view, i));
                 }
             }
             LiveMode::Off => {}
