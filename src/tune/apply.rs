@@ -599,6 +599,41 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_lost_midway_is_rolled_back_from_memory() {
+        // The change was made (the tree holds the target), then the
+        // journal vanished: the in-memory list puts the original back.
+        let t = crate::sysinfo::FakeTree::new(&[("/proc/sys/kernel/timer_migration", "0\n")]);
+        let env = Env::new(t.root());
+        let path = t.dir.join("state/never-written.journal");
+        let header = Header {
+            format: journal::FORMAT,
+            boot_id: journal::current_boot_id().unwrap_or_default(),
+            pid: 1,
+            pid_start_ticks: 1,
+            mode: Mode::Run,
+            command: vec![],
+            isolated_cpus: vec![1],
+            housekeeping_cpus: vec![0],
+            started_unix_ns: 0,
+        };
+        let done = vec![
+            Planned::new(
+                "timer-migration",
+                "/proc/sys/kernel/timer_migration",
+                "1",
+                "0",
+            )
+            .change,
+        ];
+        let text = rollback_or_memory(&env, &path, &header, &done);
+        assert!(text.contains("from memory"), "{text}");
+        assert_eq!(
+            env.read("/proc/sys/kernel/timer_migration").as_deref(),
+            Some("1")
+        );
+    }
+
+    #[test]
     fn plan_on_a_fake_tree_reads_originals_and_changes_nothing() {
         let t = crate::sysinfo::FakeTree::new(&[
             ("/proc/mounts", "cgroup /cg cgroup rw,cpuset 0 0\n"),
