@@ -73,6 +73,8 @@ fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), String> {
 /// CPUs. Without it, when `rtscope tune isolate` is in force and the run
 /// targets the isolated CPUs (no `-a`, or `-a` within them), join it:
 /// place this process in `rtscope-rt` so its threads may use them.
+/// In both cases the main thread goes to the housekeeping CPUs, so
+/// `--main-affinity` is refused.
 pub fn for_measure(
     isolate: Option<&[usize]>,
     affinity: Option<&[usize]>,
@@ -81,7 +83,7 @@ pub fn for_measure(
 ) -> anyhow::Result<Option<Isolation>> {
     let host = SysRoot::host();
     let Some(cpus) = isolate else {
-        return join(affinity);
+        return join(affinity, main_affinity_given);
     };
     if main_affinity_given {
         anyhow::bail!(
@@ -168,7 +170,10 @@ pub fn for_measure(
     Ok(Some(iso))
 }
 
-fn join(affinity: Option<&[usize]>) -> anyhow::Result<Option<Isolation>> {
+fn join(
+    affinity: Option<&[usize]>,
+    main_affinity_given: bool,
+) -> anyhow::Result<Option<Isolation>> {
     let host = SysRoot::host();
     let Some(t) = tuning::tuning(&host) else {
         return Ok(None);
@@ -186,6 +191,12 @@ fn join(affinity: Option<&[usize]>) -> anyhow::Result<Option<Isolation>> {
         .is_some_and(|fs| host.path(&fs.dir(RT_NAME)).exists())
     {
         return Ok(None);
+    }
+    if main_affinity_given {
+        anyhow::bail!(
+            "--main-affinity cannot be used while `rtscope tune isolate` is in force (CPUs {}): the main thread runs on the housekeeping CPUs; leave out --main-affinity",
+            format_cpu_list(&t.isolated_cpus)
+        );
     }
     let iso = Isolation {
         env,

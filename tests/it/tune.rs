@@ -354,6 +354,15 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
     assert_eq!(r["threads"][0]["cpu"], 1);
     assert_eq!(r["fingerprint"]["tuning"]["mode"], "persistent");
     assert_eq!(r["fingerprint"]["tuning"]["isolated_cpus"], "1");
+    // The main thread of a joined run goes to the housekeeping CPUs:
+    // --main-affinity is refused before anything is measured.
+    let ma = t.run(&["measure", "-D", "300ms", "-q", "--main-affinity", "0"]);
+    assert_code(&ma, 2);
+    assert!(
+        stderr(&ma).contains("--main-affinity cannot be used"),
+        "{}",
+        stderr(&ma)
+    );
 
     let rv = t.run(&["tune", "--revert"]);
     assert_code(&rv, 0);
