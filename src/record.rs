@@ -386,9 +386,76 @@ pub struct WindowSeries {
     pub compacted: bool,
 }
 
+/// One point of a [`WindowSeries`], as a row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowPoint {
+    pub count: u64,
+    pub min_ns: u64,
+    pub avg_ns: u64,
+    pub max_ns: u64,
+    pub p99_ns: u64,
+    pub missed: u64,
+}
+
+impl WindowPoint {
+    /// Fold `o` in, as if both windows were one: counts and misses add,
+    /// the average is weighted by count, min and max are kept, and p99
+    /// takes the larger (an upper bound). An empty side changes nothing.
+    pub fn merge(&mut self, o: &WindowPoint) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *o;
+            return;
+        }
+        let total = self.count + o.count;
+        self.avg_ns = ((self.avg_ns as u128 * self.count as u128
+            + o.avg_ns as u128 * o.count as u128)
+            / total as u128) as u64;
+        self.count = total;
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.p99_ns = self.p99_ns.max(o.p99_ns);
+        self.missed += o.missed;
+    }
+}
+
 impl WindowSeries {
     pub fn len(&self) -> usize {
         self.count.len()
+    }
+
+    /// Point `i` as a row.
+    pub fn point(&self, i: usize) -> WindowPoint {
+        WindowPoint {
+            count: self.count[i],
+            min_ns: self.min_ns[i],
+            avg_ns: self.avg_ns[i],
+            max_ns: self.max_ns[i],
+            p99_ns: self.p99_ns[i],
+            missed: self.missed[i],
+        }
+    }
+
+    /// Replace point `i`.
+    pub fn set(&mut self, i: usize, p: WindowPoint) {
+        self.count[i] = p.count;
+        self.min_ns[i] = p.min_ns;
+        self.avg_ns[i] = p.avg_ns;
+        self.max_ns[i] = p.max_ns;
+        self.p99_ns[i] = p.p99_ns;
+        self.missed[i] = p.missed;
+    }
+
+    /// Append a point at the end.
+    pub fn push(&mut self, p: WindowPoint) {
+        self.count.push(p.count);
+        self.min_ns.push(p.min_ns);
+        self.avg_ns.push(p.avg_ns);
+        self.max_ns.push(p.max_ns);
+        self.p99_ns.push(p.p99_ns);
+        self.missed.push(p.missed);
     }
 
     pub fn is_empty(&self) -> bool {

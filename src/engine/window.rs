@@ -8,19 +8,14 @@
 //! costs what an hour does.
 
 use crate::histogram::{Histogram, WINDOW_SUB_BITS};
-use crate::record::WindowSeries;
+use crate::record::{WindowPoint, WindowSeries};
 
 /// One finished window of one thread, as sent through the queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WindowStat {
     /// Window number since the start (base window size).
     pub index: u64,
-    pub count: u64,
-    pub min_ns: u64,
-    pub avg_ns: u64,
-    pub max_ns: u64,
-    pub p99_ns: u64,
-    pub missed: u64,
+    pub point: WindowPoint,
 }
 
 /// The measuring thread's current window.
@@ -83,12 +78,14 @@ impl WindowAcc {
             .clamp(self.min, self.max);
         let stat = WindowStat {
             index: self.index,
-            count: self.count,
-            min_ns: self.min,
-            avg_ns: (self.sum / self.count as u128) as u64,
-            max_ns: self.max,
-            p99_ns: p99,
-            missed: self.missed,
+            point: WindowPoint {
+                count: self.count,
+                min_ns: self.min,
+                avg_ns: (self.sum / self.count as u128) as u64,
+                max_ns: self.max,
+                p99_ns: p99,
+                missed: self.missed,
+            },
         };
         self.hist.clear_range(self.min, self.max);
         self.count = 0;
@@ -171,42 +168,19 @@ impl SeriesBuilder {
             self.compact();
         }
         let p = (s.index >> self.shift) as usize;
-        while self.series.count.len() <= p {
-            self.push_empty();
+        while self.series.len() <= p {
+            self.series.push(WindowPoint::default());
         }
         let w = &mut self.series;
-        if s.count == 0 {
+        if s.point.count == 0 {
             return;
         }
-        let c = w.count[p];
-        if c == 0 {
-            w.count[p] = s.count;
-            w.min_ns[p] = s.min_ns;
-            w.avg_ns[p] = s.avg_ns;
-            w.max_ns[p] = s.max_ns;
-            w.p99_ns[p] = s.p99_ns;
-            w.missed[p] = s.missed;
-        } else {
-            let total = c + s.count;
-            w.avg_ns[p] = ((w.avg_ns[p] as u128 * c as u128 + s.avg_ns as u128 * s.count as u128)
-                / total as u128) as u64;
-            w.count[p] = total;
-            w.min_ns[p] = w.min_ns[p].min(s.min_ns);
-            w.max_ns[p] = w.max_ns[p].max(s.max_ns);
-            w.p99_ns[p] = w.p99_ns[p].max(s.p99_ns);
-            w.missed[p] += s.missed;
+        let mut q = w.point(p);
+        if q.count != 0 {
             w.compacted = true;
         }
-    }
-
-    fn push_empty(&mut self) {
-        let w = &mut self.series;
-        w.count.push(0);
-        w.min_ns.push(0);
-        w.avg_ns.push(0);
-        w.max_ns.push(0);
-        w.p99_ns.push(0);
-        w.missed.push(0);
+        q.merge(&s.point);
+        w.set(p, q);
     }
 
     /// Merge neighbouring points: half as many, twice as wide.
@@ -214,15 +188,10 @@ impl SeriesBuilder {
         let old = std::mem::take(&mut self.series);
         let mut b = SeriesBuilder::new(old.window_ns * 2, self.capacity);
         b.series.compacted = true;
-        for i in 0..old.count.len() {
+        for i in 0..old.len() {
             b.push(WindowStat {
                 index: (i / 2) as u64,
-                count: old.count[i],
-                min_ns: old.min_ns[i],
-                avg_ns: old.avg_ns[i],
-                max_ns: old.max_ns[i],
-                p99_ns: old.p99_ns[i],
-                missed: old.missed[i],
+                point: old.point(i),
             });
         }
         self.series = b.series;
@@ -242,8 +211,9 @@ mod tests {
             w.add(lat, 0, 1_000_000, true);
         }
         w.add(3_500_000, 3, 1_000_000, true);
-        let s = w.roll(2).unwrap();
-        assert_eq!(s.index, 0);
+        let stat = w.roll(2).unwrap();
+        assert_eq!(stat.index, 0);
+        let s = stat.point;
         assert_eq!(s.count, 8);
         assert_eq!(s.min_ns, 1000);
         assert_eq!(s.max_ns, 3_500_000);
@@ -263,12 +233,14 @@ mod tests {
         let mut b = SeriesBuilder::new(1_000_000_000, 8);
         let stat = |index, max| WindowStat {
             index,
-            count: 10,
-            min_ns: 1,
-            avg_ns: 5,
-            max_ns: max,
-            p99_ns: max,
-            missed: 0,
+            point: WindowPoint {
+                count: 10,
+                min_ns: 1,
+                avg_ns: 5,
+                max_ns: max,
+                p99_ns: max,
+                missed: 0,
+            },
         };
         b.push(stat(0, 100));
         b.push(stat(3, 400));

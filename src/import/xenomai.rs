@@ -14,7 +14,7 @@
 use super::build::{self, RunIn, ThreadIn};
 use super::{ImportError, Importer, Source, excerpt, numbered_lines};
 use crate::histogram::Histogram;
-use crate::record::{RunRecord, WindowSeries};
+use crate::record::{RunRecord, WindowPoint, WindowSeries};
 
 pub static IMPORTER: Importer = Importer {
     name: "xenomai-latency",
@@ -222,12 +222,14 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     };
     let mut prev_overruns = 0u64;
     for d in &rtd {
-        w.count.push(per_second);
-        w.min_ns.push(build::us_to_ns(d.min));
-        w.avg_ns.push(build::us_to_ns(d.avg));
-        w.max_ns.push(build::us_to_ns(d.max));
-        w.p99_ns.push(build::us_to_ns(d.max));
-        w.missed.push(d.overruns.saturating_sub(prev_overruns));
+        w.push(WindowPoint {
+            count: per_second,
+            min_ns: build::us_to_ns(d.min),
+            avg_ns: build::us_to_ns(d.avg),
+            max_ns: build::us_to_ns(d.max),
+            p99_ns: build::us_to_ns(d.max),
+            missed: d.overruns.saturating_sub(prev_overruns),
+        });
         prev_overruns = d.overruns;
     }
     let mut t = ThreadIn::new(period_us * 1000);

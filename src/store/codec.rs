@@ -176,39 +176,6 @@ pub fn decode_outliers(text: &str) -> Result<Vec<Outlier>, String> {
     serde_json::from_str(text).map_err(|e| format!("outliers: {e}"))
 }
 
-/// One stored point of a window series.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WindowPoint {
-    pub count: u64,
-    pub min_ns: u64,
-    pub avg_ns: u64,
-    pub max_ns: u64,
-    pub p99_ns: u64,
-    pub missed: u64,
-}
-
-impl WindowPoint {
-    pub fn of(w: &WindowSeries, i: usize) -> WindowPoint {
-        WindowPoint {
-            count: w.count[i],
-            min_ns: w.min_ns[i],
-            avg_ns: w.avg_ns[i],
-            max_ns: w.max_ns[i],
-            p99_ns: w.p99_ns[i],
-            missed: w.missed[i],
-        }
-    }
-
-    pub fn push_into(self, w: &mut WindowSeries) {
-        w.count.push(self.count);
-        w.min_ns.push(self.min_ns);
-        w.avg_ns.push(self.avg_ns);
-        w.max_ns.push(self.max_ns);
-        w.p99_ns.push(self.p99_ns);
-        w.missed.push(self.missed);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,10 @@
 //! written), remove. Every write is one transaction: a run is either
 //! stored as it was at a checkpoint, or not changed at all.
 
-use super::codec::{self, WindowPoint};
+use super::codec;
 use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
-use crate::record::{RunRecord, RunStatus};
+use crate::record::{RunRecord, RunStatus, WindowPoint};
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// How a stored run stands.
@@ -290,15 +290,14 @@ impl Store {
             if seq != tr.windows.count.len() {
                 return Err(bad(format!("thread {t}: window {seq} is out of sequence")));
             }
-            WindowPoint {
+            tr.windows.push(WindowPoint {
                 count: g(2)?,
                 min_ns: g(3)?,
                 avg_ns: g(4)?,
                 max_ns: g(5)?,
                 p99_ns: g(6)?,
                 missed: g(7)?,
-            }
-            .push_into(&mut tr.windows);
+            });
         }
         Ok(rec)
     }
@@ -519,7 +518,7 @@ pub(crate) fn write_parts(
                 }
             };
             for seq in start..len {
-                let p = WindowPoint::of(w, seq);
+                let p = w.point(seq);
                 ins.execute(params![
                     id, i as u32, seq as u64, p.count, p.min_ns, p.avg_ns, p.max_ns, p.p99_ns,
                     p.missed
@@ -541,15 +540,14 @@ mod tests {
     fn with_windows(mut rec: RunRecord) -> RunRecord {
         for (i, t) in rec.threads.iter_mut().enumerate() {
             for k in 0..(5 + i as u64) {
-                WindowPoint {
+                t.windows.push(WindowPoint {
                     count: 1000 + k,
                     min_ns: 1000,
                     avg_ns: 2000 + k,
                     max_ns: 9000 + k * 10,
                     p99_ns: 8000,
                     missed: k % 2,
-                }
-                .push_into(&mut t.windows);
+                });
             }
         }
         rec
@@ -628,28 +626,26 @@ mod tests {
         };
         // Points arrive, the last one grows, then the series is compacted.
         for k in 0..3u64 {
-            WindowPoint {
+            rec.threads[0].windows.push(WindowPoint {
                 count: 10,
                 min_ns: 1,
                 avg_ns: 2,
                 max_ns: 3 + k,
                 p99_ns: 3,
                 missed: 0,
-            }
-            .push_into(&mut rec.threads[0].windows);
+            });
         }
         step(&mut s, &rec, &mut cursor);
         rec.threads[0].windows.count[2] = 25;
         rec.threads[0].windows.max_ns[2] = 77;
-        WindowPoint {
+        rec.threads[0].windows.push(WindowPoint {
             count: 5,
             min_ns: 1,
             avg_ns: 2,
             max_ns: 99,
             p99_ns: 3,
             missed: 1,
-        }
-        .push_into(&mut rec.threads[0].windows);
+        });
         step(&mut s, &rec, &mut cursor);
         let w = &mut rec.threads[0].windows;
         w.window_ns *= 2;

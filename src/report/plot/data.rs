@@ -9,7 +9,7 @@
 
 use super::{Axis, Band, Figure, SUMMARY_COLOR, Scale, Series, Stroke, TimeUnit, Unit};
 use crate::histogram::Histogram;
-use crate::record::{RunRecord, ThreadRecord, WindowSeries};
+use crate::record::{RunRecord, ThreadRecord, WindowPoint, WindowSeries};
 use std::collections::BTreeMap;
 
 /// At most this many histogram classes per figure (classes widen).
@@ -316,6 +316,25 @@ struct ExceedanceCurve {
     max_ns: Option<u64>,
 }
 
+impl ExceedanceCurve {
+    /// The curve of all of `run`'s threads together.
+    fn overall(
+        run: &RunRecord,
+        name: String,
+        color: usize,
+        stroke: Stroke,
+    ) -> Result<Self, String> {
+        Ok(ExceedanceCurve {
+            name,
+            color,
+            stroke,
+            hist: run.overall_histogram()?,
+            min_ns: run.overall.min_ns,
+            max_ns: run.overall.max_ns,
+        })
+    }
+}
+
 fn exceedance_figure(title: String, curves: Vec<ExceedanceCurve>) -> Figure {
     let nmax = curves
         .iter()
@@ -366,65 +385,43 @@ pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
         });
     }
     if run.threads.len() > 1 {
-        curves.push(ExceedanceCurve {
-            name: "all CPUs".into(),
-            color: SUMMARY_COLOR,
-            stroke: Stroke::Bold,
-            hist: run.overall_histogram()?,
-            min_ns: run.overall.min_ns,
-            max_ns: run.overall.max_ns,
-        });
+        curves.push(ExceedanceCurve::overall(
+            run,
+            "all CPUs".into(),
+            SUMMARY_COLOR,
+            Stroke::Bold,
+        )?);
     }
     Ok(exceedance_figure(title.into(), curves))
 }
 
 /// Exceedance of several runs (all threads of each), overlaid.
 pub fn exceedance_runs(runs: &[(&str, &RunRecord)], title: &str) -> Result<Figure, String> {
-    let mut curves = Vec::new();
-    for (i, (name, run)) in runs.iter().enumerate() {
-        curves.push(ExceedanceCurve {
-            name: name.to_string(),
-            color: i,
-            stroke: Stroke::Solid,
-            hist: run.overall_histogram()?,
-            min_ns: run.overall.min_ns,
-            max_ns: run.overall.max_ns,
-        });
-    }
+    let curves = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, run))| ExceedanceCurve::overall(run, name.to_string(), i, Stroke::Solid))
+        .collect::<Result<Vec<_>, String>>()?;
     Ok(exceedance_figure(title.into(), curves))
 }
 
 // ----------------------------------------------------------------- timeline
 
-/// One merged point of a window series: `None` when it holds no samples.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct WindowPoint {
-    max_ns: u64,
-    p99_ns: u64,
-}
-
 /// The windows of `w` merged `group` at a time (maxima kept), with the
-/// time of each merged window's middle, in ns from the start.
+/// time of each merged window's middle, in ns from the start: `None`
+/// where the merged window holds no samples.
 fn merged_windows(w: &WindowSeries, group: usize) -> Vec<(f64, Option<WindowPoint>)> {
     let group = group.max(1);
     let mut out = Vec::new();
     let mut i = 0;
     while i < w.len() {
         let end = (i + group).min(w.len());
-        let mut p: Option<WindowPoint> = None;
+        let mut p = WindowPoint::default();
         for j in i..end {
-            if w.count[j] == 0 {
-                continue;
-            }
-            let q = p.get_or_insert(WindowPoint {
-                max_ns: 0,
-                p99_ns: 0,
-            });
-            q.max_ns = q.max_ns.max(w.max_ns[j]);
-            q.p99_ns = q.p99_ns.max(w.p99_ns[j]);
+            p.merge(&w.point(j));
         }
         let mid = (i + end) as f64 / 2.0 * w.window_ns as f64;
-        out.push((mid, p));
+        out.push((mid, (p.count > 0).then_some(p)));
         i = end;
     }
     out
@@ -488,9 +485,7 @@ fn combine_threads(parts: &[Vec<(f64, Option<WindowPoint>)>]) -> Vec<(f64, Optio
                 if let Some((pt, v)) = p.get(i) {
                     t = *pt;
                     if let Some(v) = v {
-                        let a = acc.get_or_insert(*v);
-                        a.max_ns = a.max_ns.max(v.max_ns);
-                        a.p99_ns = a.p99_ns.max(v.p99_ns);
+                        acc.get_or_insert_default().merge(v);
                     }
                 }
             }
