@@ -3,6 +3,7 @@
 //! value differs from the original. `norm` turns what the file shows into
 //! what was written (e.g. `always [madvise] never` → `madvise`).
 
+use super::journal::Change;
 use super::{Env, Restored};
 
 pub type Norm = fn(&str) -> String;
@@ -36,6 +37,21 @@ pub fn restore(env: &Env, path: &str, original: &str, norm: Norm) -> Result<Rest
         Some(v) if v == norm(original) => Ok(Restored::AlreadyOriginal),
         _ => set(env, path, original, norm).map(|_| Restored::Done(None)),
     }
+}
+
+/// `Setting::apply` for a one-value file compared as trimmed text.
+pub fn apply_plain(env: &Env, c: &Change) -> Result<Option<String>, String> {
+    set(env, &c.key, &c.target, plain).map(|_| None)
+}
+
+/// `Setting::restore` for a one-value file compared as trimmed text.
+pub fn restore_plain(env: &Env, c: &Change) -> Result<Restored, String> {
+    restore(env, &c.key, &c.original, plain)
+}
+
+/// `Setting::current` for a one-value file compared as trimmed text.
+pub fn current_plain(env: &Env, c: &Change) -> Option<String> {
+    read(env, &c.key, plain)
 }
 
 #[cfg(test)]

@@ -2,9 +2,8 @@
 //! not ramp up after each wake-up. CPUs that share a frequency policy
 //! change together.
 
-use super::file::{self, plain};
-use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::file;
+use super::{Env, Planned, Request, Setting};
 use crate::sysinfo::cpufreq;
 
 pub static SETTING: Setting = Setting {
@@ -12,9 +11,9 @@ pub static SETTING: Setting = Setting {
     about: "cpufreq governor 'performance' on the isolated CPUs",
     opt_in: None,
     plan,
-    apply,
-    restore,
-    current,
+    apply: file::apply_plain,
+    restore: file::restore_plain,
+    current: file::current_plain,
 };
 
 fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
@@ -44,16 +43,4 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
         });
     }
     Ok(out)
-}
-
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
-    file::set(env, &c.key, &c.target, plain).map(|_| None)
-}
-
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
-    file::restore(env, &c.key, &c.original, plain)
-}
-
-fn current(env: &Env, c: &Change) -> Option<String> {
-    file::read(env, &c.key, plain)
 }

@@ -4,8 +4,7 @@
 //! then owns its CPU for good. Opt-in only.
 
 use super::file::{self, plain};
-use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Setting};
 use crate::sysinfo::sched::RT_RUNTIME;
 
 pub static SETTING: Setting = Setting {
@@ -13,9 +12,9 @@ pub static SETTING: Setting = Setting {
     about: "kernel.sched_rt_runtime_us = -1: real-time tasks are never throttled (dangerous)",
     opt_in: Some("--no-rt-throttling"),
     plan,
-    apply,
-    restore,
-    current,
+    apply: file::apply_plain,
+    restore: file::restore_plain,
+    current: file::current_plain,
 };
 
 fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
@@ -34,16 +33,4 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     } else {
         p
     }])
-}
-
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
-    file::set(env, &c.key, &c.target, plain).map(|_| None)
-}
-
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
-    file::restore(env, &c.key, &c.original, plain)
-}
-
-fn current(env: &Env, c: &Change) -> Option<String> {
-    file::read(env, &c.key, plain)
 }

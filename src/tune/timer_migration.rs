@@ -2,8 +2,7 @@
 //! instead of being moved to a busy one (such as a real-time CPU).
 
 use super::file::{self, plain};
-use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Setting};
 use crate::sysinfo::timers::TIMER_MIGRATION;
 
 pub static SETTING: Setting = Setting {
@@ -11,9 +10,9 @@ pub static SETTING: Setting = Setting {
     about: "kernel.timer_migration = 0: timers are not moved onto busy CPUs",
     opt_in: None,
     plan,
-    apply,
-    restore,
-    current,
+    apply: file::apply_plain,
+    restore: file::restore_plain,
+    current: file::current_plain,
 };
 
 fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
@@ -25,16 +24,4 @@ fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
     };
     let p = Planned::new(SETTING.name, TIMER_MIGRATION, &v, "0");
     Ok(vec![if v == "0" { p.skipped("already 0") } else { p }])
-}
-
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
-    file::set(env, &c.key, &c.target, plain).map(|_| None)
-}
-
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
-    file::restore(env, &c.key, &c.original, plain)
-}
-
-fn current(env: &Env, c: &Change) -> Option<String> {
-    file::read(env, &c.key, plain)
 }
