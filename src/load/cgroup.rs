@@ -21,15 +21,8 @@ pub const PREFIX: &str = "rtscope-load-";
 
 /// Where the v1 hierarchy holding `controller` is mounted.
 pub fn mount_of(controller: &str) -> Option<PathBuf> {
-    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
-    mounts.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        if f.len() >= 4 && f[2] == "cgroup" && f[3].split(',').any(|o| o == controller) {
-            Some(PathBuf::from(f[1]))
-        } else {
-            None
-        }
-    })
+    crate::sysinfo::cgroup::v1_mount(&crate::sysinfo::SysRoot::host(), controller)
+        .map(PathBuf::from)
 }
 
 /// One load cgroup, with its `cgroup.procs` open for children to join.

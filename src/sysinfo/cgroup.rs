@@ -34,37 +34,69 @@ impl CpusetFs {
     }
 }
 
+/// One cgroup mount of `/proc/mounts`.
+struct CgroupMount {
+    mount: String,
+    /// `cgroup` (v1) or `cgroup2`.
+    fstype: String,
+    options: String,
+}
+
+fn cgroup_mounts(root: &SysRoot) -> Vec<CgroupMount> {
+    let Some(mounts) = root.read("/proc/mounts") else {
+        return Vec::new();
+    };
+    mounts
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            (f.len() >= 4 && (f[2] == "cgroup" || f[2] == "cgroup2")).then(|| CgroupMount {
+                mount: f[1].to_string(),
+                fstype: f[2].to_string(),
+                options: f[3].to_string(),
+            })
+        })
+        .collect()
+}
+
+fn v1_of(mounts: &[CgroupMount], controller: &str) -> Option<String> {
+    mounts
+        .iter()
+        .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller))
+        .map(|m| m.mount.clone())
+}
+
+/// Where the cgroup-v1 hierarchy holding `controller` (`cpuset`, `cpu`)
+/// is mounted.
+pub fn v1_mount(root: &SysRoot, controller: &str) -> Option<String> {
+    v1_of(&cgroup_mounts(root), controller)
+}
+
 /// Find the cpuset hierarchy from `/proc/mounts`: a v1 `cgroup` mount with
 /// the `cpuset` option is preferred; else a `cgroup2` mount whose root
 /// lists `cpuset` in `cgroup.controllers`.
 pub fn cpuset_fs(root: &SysRoot) -> Option<CpusetFs> {
-    let mounts = root.read("/proc/mounts")?;
-    let mut v2 = None;
-    for line in mounts.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 4 {
-            continue;
-        }
-        let (mount, fstype, opts) = (f[1], f[2], f[3]);
-        if fstype == "cgroup" && opts.split(',').any(|o| o == "cpuset") {
-            return Some(CpusetFs {
-                version: CpusetVersion::V1,
-                mount: mount.to_string(),
-            });
-        }
-        if fstype == "cgroup2" && v2.is_none() {
-            let ctrls = root
-                .read(&format!("{mount}/cgroup.controllers"))
-                .unwrap_or_default();
-            if ctrls.split_whitespace().any(|c| c == "cpuset") {
-                v2 = Some(CpusetFs {
-                    version: CpusetVersion::V2,
-                    mount: mount.to_string(),
-                });
-            }
-        }
+    let mounts = cgroup_mounts(root);
+    if let Some(mount) = v1_of(&mounts, "cpuset") {
+        return Some(CpusetFs {
+            version: CpusetVersion::V1,
+            mount,
+        });
     }
-    v2
+    mounts
+        .iter()
+        .find(|m| {
+            m.fstype == "cgroup2"
+                && root
+                    .read(&format!("{}/cgroup.controllers", m.mount))
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .any(|c| c == "cpuset")
+        })
+        .map(|m| CpusetFs {
+            version: CpusetVersion::V2,
+            mount: m.mount.clone(),
+        })
 }
 
 /// A top-level cpuset.
