@@ -262,6 +262,17 @@ pub fn fmt_unix_utc(unix_ns: u64) -> String {
     )
 }
 
+/// `s` in at most `max_chars` characters: when cut, the last is `…`.
+pub fn shorten(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max_chars.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
 fn trim_float(v: f64, unit: &str) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -337,6 +348,14 @@ mod tests {
         assert_eq!(fmt_duration(250_000), "250us");
         assert_eq!(fmt_duration(1_500_000_000), "1.5s");
         assert_eq!(fmt_duration(3723 * S), "1h02m03s");
+    }
+
+    #[test]
+    fn shorten_counts_characters_and_marks_the_cut() {
+        assert_eq!(shorten("abc", 3), "abc");
+        assert_eq!(shorten("abcd", 3), "ab…");
+        assert_eq!(shorten("ééééé", 4), "ééé…");
+        assert_eq!(shorten("", 0), "");
     }
 
     #[test]

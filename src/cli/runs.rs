@@ -6,7 +6,7 @@ use super::Exit;
 use crate::record::RunRecord;
 use crate::report::{csv, histfile, summary};
 use crate::store::{self, RunRow, RunState, Store};
-use crate::units::{fmt_duration, fmt_unix_utc, us1};
+use crate::units::{fmt_duration, fmt_unix_utc, shorten, us1};
 use crate::{output, runref};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -99,14 +99,6 @@ fn state_word(r: &RunRow) -> &'static str {
     }
 }
 
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n - 1).collect::<String>())
-    }
-}
-
 /// The list table (pure, for tests).
 pub fn render_list(rows: &[RunRow]) -> String {
     let header = [
@@ -142,8 +134,8 @@ pub fn render_list(rows: &[RunRow]) -> String {
             r.id.to_string(),
             state_word(r).to_string(),
             start,
-            cut(r.label.as_deref().unwrap_or("-"), 28),
-            cut(&dash(&r.kernel_release), 28),
+            shorten(r.label.as_deref().unwrap_or("-"), 28),
+            shorten(&dash(&r.kernel_release), 28),
             dash(&r.preemption_model),
             if r.duration_ns > 0 {
                 fmt_duration(r.duration_ns)

@@ -152,12 +152,7 @@ pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Shorten a line for a message.
 pub fn excerpt(line: &str) -> String {
-    let t = line.trim();
-    if t.chars().count() > 60 {
-        format!("{}…", t.chars().take(60).collect::<String>())
-    } else {
-        t.to_string()
-    }
+    crate::units::shorten(line.trim(), 60)
 }
 
 #[cfg(test)]

@@ -568,9 +568,5 @@ fn last_line(log: &Path) -> Option<String> {
     let text = std::fs::read(log).ok()?;
     let text = String::from_utf8_lossy(&text[text.len().saturating_sub(4096)..]).into_owned();
     let line = text.lines().rev().find(|l| !l.trim().is_empty())?.trim();
-    let mut s: String = line.chars().take(200).collect();
-    if line.chars().count() > 200 {
-        s.push('…');
-    }
-    Some(s)
+    Some(crate::units::shorten(line, 200))
 }

@@ -34,10 +34,8 @@ impl Difference {
         let show = |v: &str| {
             if v.is_empty() {
                 "(absent)".to_string()
-            } else if v.chars().count() > 60 {
-                format!("{}…", v.chars().take(57).collect::<String>())
             } else {
-                v.to_string()
+                crate::units::shorten(v, 60)
             }
         };
         const MAX_WORDS: usize = 8;
