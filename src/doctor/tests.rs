@@ -20,7 +20,7 @@ fn find<'a>(v: &'a [Finding], id: &str) -> &'a Finding {
 }
 
 /// 4 CPUs in 2 cores (0-1, 2-3).
-fn base(extra: &[(&str, &str)]) -> FakeTree {
+fn base<P: AsRef<str>, T: AsRef<str>>(extra: &[(P, T)]) -> FakeTree {
     let mut files: Vec<(String, String)> = vec![
         ("/proc/sys/kernel/osrelease".into(), "6.6.0\n".into()),
         ("/sys/devices/system/cpu/online".into(), "0-3\n".into()),
@@ -37,13 +37,9 @@ fn base(extra: &[(&str, &str)]) -> FakeTree {
         ));
     }
     for (a, b) in extra {
-        files.push((a.to_string(), b.to_string()));
+        files.push((a.as_ref().to_string(), b.as_ref().to_string()));
     }
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    FakeTree::new(&refs)
+    FakeTree::new(&files)
 }
 
 #[test]
@@ -131,8 +127,7 @@ fn powersave_governor_warns_and_performance_is_ok() {
             if c == 3 { "powersave" } else { "performance" },
         ));
     }
-    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-    let t = base(&refs);
+    let t = base(&files);
     let g = find(&judge(&t, Some(vec![3])), "governor").clone();
     assert_eq!(g.status, Status::Warn);
     assert_eq!(g.found, "CPU 3: powersave");
@@ -140,7 +135,7 @@ fn powersave_governor_warns_and_performance_is_ok() {
         find(&judge(&t, Some(vec![1])), "governor").status,
         Status::Ok
     );
-    let none = base(&[]);
+    let none = base::<&str, &str>(&[]);
     assert_eq!(
         find(&judge(&none, Some(vec![1])), "governor").status,
         Status::Info
@@ -191,7 +186,7 @@ fn deep_idle_states_warn_unless_dma_latency_is_held() {
 
 #[test]
 fn every_check_answers_on_an_empty_tree() {
-    let t = FakeTree::new(&[]);
+    let t = FakeTree::new::<&str, &str>(&[]);
     let v = judge(&t, Some(vec![]));
     assert_eq!(v.len(), CHECKS.len());
     let mut ids: Vec<&str> = v.iter().map(|f| f.id).collect();

@@ -54,30 +54,20 @@ impl Difference {
     }
 }
 
+/// Words that name the kernel's preemption, in labels and tags.
+const PREEMPTION_WORDS: &[&str] = &[
+    "preempt",
+    "preemption",
+    "rt",
+    "preempt_rt",
+    "vanilla",
+    "kernel",
+];
+
 /// Usual words for fields, beyond their own name.
 const ALIASES: &[(&str, &[&str])] = &[
-    (
-        "preemption_model",
-        &[
-            "preempt",
-            "preemption",
-            "rt",
-            "preempt_rt",
-            "vanilla",
-            "kernel",
-        ],
-    ),
-    (
-        "preempt_dynamic_mode",
-        &[
-            "preempt",
-            "preemption",
-            "rt",
-            "preempt_rt",
-            "vanilla",
-            "kernel",
-        ],
-    ),
+    ("preemption_model", PREEMPTION_WORDS),
+    ("preempt_dynamic_mode", PREEMPTION_WORDS),
     (
         "kernel_release",
         &["kernel", "release", "rt", "preempt_rt", "vanilla"],

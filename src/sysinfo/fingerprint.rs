@@ -150,11 +150,7 @@ mod tests {
             files.push((format!("{d}/cpuidle/state1/latency"), "170\n".into()));
             files.push((format!("{d}/cpuidle/state1/disable"), "0\n".into()));
         }
-        let refs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        FakeTree::new(&refs)
+        FakeTree::new(&files)
     }
 
     #[test]

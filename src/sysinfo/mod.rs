@@ -128,7 +128,8 @@ pub struct FakeTree {
 }
 
 impl FakeTree {
-    pub fn new(files: &[(&str, &str)]) -> FakeTree {
+    /// A tree holding `files`: (absolute system path, contents).
+    pub fn new<P: AsRef<str>, T: AsRef<str>>(files: &[(P, T)]) -> FakeTree {
         let dir = std::env::temp_dir().join(format!(
             "rtscope-fake-{}-{}",
             std::process::id(),
@@ -137,7 +138,7 @@ impl FakeTree {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let t = FakeTree { dir };
         for (p, text) in files {
-            t.write(p, text);
+            t.write(p.as_ref(), text.as_ref());
         }
         t
     }

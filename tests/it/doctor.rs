@@ -5,8 +5,9 @@
 use crate::util::*;
 use std::path::Path;
 
-fn write(root: &Path, files: &[(&str, &str)]) {
+fn write<P: AsRef<str>, T: AsRef<str>>(root: &Path, files: &[(P, T)]) {
     for (p, text) in files {
+        let (p, text) = (p.as_ref(), text.as_ref());
         let f = root.join(p.trim_start_matches('/'));
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
         std::fs::write(f, text).unwrap();
@@ -68,11 +69,7 @@ fn rt_machine(root: &Path) {
         let gov = if c == 3 { "powersave" } else { "performance" };
         files.push((format!("{d}/cpufreq/scaling_governor"), gov.into()));
     }
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    write(root, &refs);
+    write(root, &files);
 }
 
 #[test]
