@@ -104,17 +104,20 @@ pub fn render(run: &RunRecord, table: Table) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::synthetic;
+    use crate::record::{WindowPoint, synthetic};
 
     #[test]
     fn tables_have_units_and_one_row_per_item() {
         let mut run = synthetic(&[vec![1000, 2000, 2000], vec![5000]]);
-        run.threads[0].windows.count = vec![3, 0];
-        run.threads[0].windows.min_ns = vec![1000, 0];
-        run.threads[0].windows.avg_ns = vec![1666, 0];
-        run.threads[0].windows.max_ns = vec![2000, 0];
-        run.threads[0].windows.p99_ns = vec![2000, 0];
-        run.threads[0].windows.missed = vec![0, 0];
+        run.threads[0].windows.push(WindowPoint {
+            count: 3,
+            min_ns: 1000,
+            avg_ns: 1666,
+            max_ns: 2000,
+            p99_ns: 2000,
+            missed: 0,
+        });
+        run.threads[0].windows.push(WindowPoint::default());
         let s = render(&run, Table::Summary).unwrap();
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines.len(), 4);

@@ -10,6 +10,22 @@ use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Every built-in profile, as `rtscope load --list` shows them.
+const PROFILES: [&str; 12] = [
+    "cpu",
+    "memory",
+    "io",
+    "fs",
+    "net",
+    "sched",
+    "irq",
+    "hell",
+    "hackbench",
+    "stress",
+    "rt-interference",
+    "idle",
+];
+
 fn wait_output(mut child: Child, limit: Duration) -> Output {
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -98,20 +114,7 @@ fn lists_prints_and_refuses_with_one_line() {
     let o = run(&dir, &["load", "--list"], Duration::from_secs(10));
     assert_code(&o, 0);
     let list = stdout(&o);
-    for p in [
-        "cpu",
-        "memory",
-        "io",
-        "fs",
-        "net",
-        "sched",
-        "irq",
-        "hell",
-        "hackbench",
-        "stress",
-        "rt-interference",
-        "idle",
-    ] {
+    for p in PROFILES {
         assert!(
             list.contains(&format!("\n  {p} ")),
             "--list lacks {p}:\n{list}"
@@ -181,23 +184,9 @@ fn every_profile_starts_and_stops_leaving_nothing() {
     }
     let _g = exclusive_system();
     let dir = TempDir::new("load-all");
-    let profiles = [
-        "cpu",
-        "memory",
-        "io",
-        "fs",
-        "net",
-        "sched",
-        "irq",
-        "hell",
-        "hackbench",
-        "stress",
-        "rt-interference",
-        "idle",
-    ];
     // All at once (each has its own pid, cgroups, scratch directory and
     // ports): a few seconds in all rather than a few per profile.
-    let children: Vec<(&str, Child)> = profiles
+    let children: Vec<(&str, Child)> = PROFILES
         .iter()
         .map(|p| {
             let json = dir.join(&format!("{p}.json"));

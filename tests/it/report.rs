@@ -9,7 +9,9 @@
 //! RTSCOPE_KEEP_SCREENSHOTS=DIR to keep the browser's screenshots.
 
 use crate::util::*;
-use rtscope::record::{LoadCommand, LoadPhase, LoadRecord, RunRecord, WindowSeries, synthetic};
+use rtscope::record::{
+    LoadCommand, LoadPhase, LoadRecord, RunRecord, WindowPoint, WindowSeries, synthetic,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -51,12 +53,14 @@ fn windows_of(vals: &[u64]) -> WindowSeries {
     for chunk in vals.chunks(1000) {
         let mut s = chunk.to_vec();
         s.sort_unstable();
-        w.count.push(s.len() as u64);
-        w.min_ns.push(s[0]);
-        w.avg_ns.push(s.iter().sum::<u64>() / s.len() as u64);
-        w.max_ns.push(s[s.len() - 1]);
-        w.p99_ns.push(s[(s.len() * 99).div_ceil(100) - 1]);
-        w.missed.push(0);
+        w.push(WindowPoint {
+            count: s.len() as u64,
+            min_ns: s[0],
+            avg_ns: s.iter().sum::<u64>() / s.len() as u64,
+            max_ns: s[s.len() - 1],
+            p99_ns: s[(s.len() * 99).div_ceil(100) - 1],
+            missed: 0,
+        });
     }
     w
 }
@@ -551,21 +555,24 @@ fn plot_writes_svg_and_png_the_same_every_time() {
         run_ok(&dir, &["plot", s(&run), "--kind", kind, "-o", s(&again)]);
         assert_eq!(std::fs::read(&again).unwrap(), text.into_bytes(), "{kind}");
     }
+    let plot_both = |out: &Path| {
+        run_ok(
+            &dir,
+            &[
+                "plot",
+                s(&run),
+                s(&rt),
+                "--kind",
+                "exceedance",
+                "--size",
+                "800x400",
+                "-o",
+                s(out),
+            ],
+        )
+    };
     let png_path = dir.join("both.png");
-    run_ok(
-        &dir,
-        &[
-            "plot",
-            s(&run),
-            s(&rt),
-            "--kind",
-            "exceedance",
-            "--size",
-            "800x400",
-            "-o",
-            s(&png_path),
-        ],
-    );
+    plot_both(&png_path);
     let (w, h, px) = decode_png(&png_path);
     assert_eq!((w, h), (800, 400));
     assert!(has_color(&px, [0x4e, 0x79, 0xa7], 200), "first run's curve");
@@ -574,20 +581,7 @@ fn plot_writes_svg_and_png_the_same_every_time() {
         "second run's curve"
     );
     let again = dir.join("both-again.png");
-    run_ok(
-        &dir,
-        &[
-            "plot",
-            s(&run),
-            s(&rt),
-            "--kind",
-            "exceedance",
-            "--size",
-            "800x400",
-            "-o",
-            s(&again),
-        ],
-    );
+    plot_both(&again);
     assert_eq!(
         std::fs::read(&again).unwrap(),
         std::fs::read(&png_path).unwrap()
