@@ -43,6 +43,23 @@ impl Tuner {
     fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
     }
+
+    /// A quiet `measure --isolate 1` of 60 s, once its isolation is applied.
+    fn isolated_run(&self) -> Kid {
+        let c = Kid::new(
+            self.cmd()
+                .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let journal = self.journal();
+        wait_for("the isolation to be applied", 20, || {
+            read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
+        });
+        c
+    }
 }
 
 impl Drop for Tuner {
@@ -547,18 +564,7 @@ fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
     let b = busy();
     std::thread::sleep(Duration::from_millis(50));
     let before = snapshot(&[b.id()]);
-    let mut c = Kid::new(
-        t.cmd()
-            .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let journal = t.journal();
-    wait_for("the isolation to be applied", 20, || {
-        read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
-    });
+    let mut c = t.isolated_run();
     // Its measuring thread runs in rtscope-rt (the control thread goes
     // back to the housekeeping CPUs once the threads run).
     wait_for("a measuring thread in rtscope-rt", 10, || {
@@ -738,18 +744,7 @@ fn second_concurrent_tune_is_refused_while_a_run_holds_the_isolation() {
     }
     let _g = exclusive_system();
     let t = Tuner::new("tune-busy");
-    let c = Kid::new(
-        t.cmd()
-            .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let journal = t.journal();
-    wait_for("the isolation to be applied", 20, || {
-        read(journal.to_str().unwrap()).contains("\"t\":\"applied\"")
-    });
+    let c = t.isolated_run();
     let o = t.run(&["tune", "isolate", "1"]);
     assert_code(&o, 2);
     assert!(
