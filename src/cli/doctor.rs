@@ -143,6 +143,6 @@ fn print_json(ctx: &Ctx, source: &str, findings: &[Finding]) -> Result<()> {
         "checks": findings,
         "summary": s.iter().map(|(st, n)| (st.label().to_lowercase(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
     });
-    outln!("{}", serde_json::to_string_pretty(&v)?);
+    super::print_json(&v)?;
     Ok(())
 }

@@ -19,6 +19,12 @@ macro_rules! out {
     }};
 }
 
+/// Print `v` as pretty JSON on standard output.
+fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
+    outln!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
 pub mod compare;
 pub mod doctor;
 pub mod import;

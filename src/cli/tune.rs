@@ -117,7 +117,7 @@ fn settings(json: bool) -> Result<Exit> {
             .iter()
             .map(|s| serde_json::json!({"name": s.name, "about": s.about, "opt_in": s.opt_in}))
             .collect();
-        outln!("{}", serde_json::to_string_pretty(&v)?);
+        super::print_json(&v)?;
         return Ok(Exit::Ok);
     }
     for s in SETTINGS {
@@ -190,15 +190,12 @@ fn isolate(a: &IsolateArgs, dry_run: bool, json: bool) -> Result<Exit> {
     if dry_run {
         let items = apply::dry_run(&env, &req)?;
         if json {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&serde_json::json!({
-                    "dry_run": true,
-                    "isolated_cpus": format_cpu_list(&req.isolated),
-                    "housekeeping_cpus": format_cpu_list(&req.housekeeping),
-                    "items": items,
-                }))?
-            );
+            super::print_json(&serde_json::json!({
+                "dry_run": true,
+                "isolated_cpus": format_cpu_list(&req.isolated),
+                "housekeeping_cpus": format_cpu_list(&req.housekeeping),
+                "items": items,
+            }))?;
         } else {
             outln!("rtscope tune (dry run, nothing is changed): {header}");
             print_items(&items);
@@ -226,15 +223,12 @@ fn isolate(a: &IsolateArgs, dry_run: bool, json: bool) -> Result<Exit> {
         .filter(|i| matches!(i.outcome, Outcome::Refused(_)))
         .count();
     if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "isolated_cpus": format_cpu_list(&req.isolated),
-                "housekeeping_cpus": format_cpu_list(&req.housekeeping),
-                "journal": applied.journal,
-                "items": applied.items,
-            }))?
-        );
+        super::print_json(&serde_json::json!({
+            "isolated_cpus": format_cpu_list(&req.isolated),
+            "housekeeping_cpus": format_cpu_list(&req.housekeeping),
+            "journal": applied.journal,
+            "items": applied.items,
+        }))?;
     } else {
         outln!(
             "rtscope tune: {header}; journal {}",
@@ -288,12 +282,9 @@ fn revert(dry_run: bool, json: bool) -> Result<Exit> {
         };
         let items = apply::status_items(&env, &j);
         if json {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &serde_json::json!({"dry_run": true, "journal": path, "restore": items.iter().rev().collect::<Vec<_>>()})
-                )?
-            );
+            super::print_json(
+                &serde_json::json!({"dry_run": true, "journal": path, "restore": items.iter().rev().collect::<Vec<_>>()}),
+            )?;
         } else {
             outln!(
                 "rtscope tune --revert (dry run, nothing is changed): would restore, last change first:"
@@ -325,12 +316,7 @@ fn revert(dry_run: bool, json: bool) -> Result<Exit> {
     let Some(j) = j else {
         let stray = stray_cpusets(&env, false);
         if json {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &serde_json::json!({"journal": null, "stray": stray})
-                )?
-            );
+            super::print_json(&serde_json::json!({"journal": null, "stray": stray}))?;
         } else {
             outln!(
                 "rtscope tune --revert: no tuning journal at {}: nothing to revert",
@@ -355,12 +341,9 @@ fn revert(dry_run: bool, json: bool) -> Result<Exit> {
             .iter()
             .map(|(c, e)| serde_json::json!({"setting": c.setting, "key": c.key, "original": c.original, "error": e}))
             .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"journal": path, "stale": stale, "restored": restored, "failed": failed})
-            )?
-        );
+        super::print_json(
+            &serde_json::json!({"journal": path, "stale": stale, "restored": restored, "failed": failed}),
+        )?;
     } else {
         outln!(
             "rtscope tune --revert: {} tuning of CPUs {} by `{}`",
@@ -411,12 +394,7 @@ fn status(json: bool) -> Result<Exit> {
     let j = Journal::load(&path)?;
     let (Some(t), Some(j)) = (t, j) else {
         if json {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &serde_json::json!({"tuning": null, "journal": path})
-                )?
-            );
+            super::print_json(&serde_json::json!({"tuning": null, "journal": path}))?;
         } else {
             outln!(
                 "no rtscope tuning in force (no journal at {})",
@@ -433,20 +411,17 @@ fn status(json: bool) -> Result<Exit> {
     };
     let items = apply::status_items(&env, &j);
     if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "journal": path,
-                "state": format!("{:?}", t.state).to_lowercase(),
-                "mode": t.mode.name(),
-                "command": t.command,
-                "pid": t.pid,
-                "isolated_cpus": format_cpu_list(&t.isolated_cpus),
-                "housekeeping_cpus": format_cpu_list(&t.housekeeping_cpus),
-                "started_unix_ns": t.started_unix_ns,
-                "changes": items,
-            }))?
-        );
+        super::print_json(&serde_json::json!({
+            "journal": path,
+            "state": format!("{:?}", t.state).to_lowercase(),
+            "mode": t.mode.name(),
+            "command": t.command,
+            "pid": t.pid,
+            "isolated_cpus": format_cpu_list(&t.isolated_cpus),
+            "housekeeping_cpus": format_cpu_list(&t.housekeeping_cpus),
+            "started_unix_ns": t.started_unix_ns,
+            "changes": items,
+        }))?;
         return Ok(Exit::Ok);
     }
     outln!(
