@@ -20,6 +20,8 @@ pub const SIGTERM: i32 = libc::SIGTERM;
 pub const SIGKILL: i32 = libc::SIGKILL;
 pub const SIGINT: i32 = libc::SIGINT;
 pub const SIGHUP: i32 = libc::SIGHUP;
+pub const SIGSTOP: i32 = libc::SIGSTOP;
+pub const SIGCONT: i32 = libc::SIGCONT;
 
 /// This process's id (`getpid`).
 pub fn getpid() -> i32 {
