@@ -93,6 +93,31 @@ impl Default for SharedStats {
     }
 }
 
+/// The periods a late wake-up skipped, as omission correction records
+/// them: `extra` samples of `lat - j·interval` for j = 1..=extra.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The first (largest) of them: `lat - interval`.
+    pub first_ns: u64,
+    /// Their sum.
+    pub sum_ns: u128,
+    /// The last (smallest) of them: `lat - extra·interval`.
+    pub low_ns: u64,
+}
+
+impl Skipped {
+    // HOT PATH
+    #[inline(always)]
+    pub fn of(lat_ns: u64, extra: u64, interval_ns: u64) -> Skipped {
+        let e = extra as u128;
+        Skipped {
+            first_ns: lat_ns.saturating_sub(interval_ns),
+            sum_ns: e * lat_ns as u128 - (interval_ns as u128) * e * (e + 1) / 2,
+            low_ns: lat_ns.saturating_sub(interval_ns.saturating_mul(extra)),
+        }
+    }
+}
+
 impl SharedStats {
     pub fn new() -> SharedStats {
         SharedStats {
@@ -127,6 +152,12 @@ impl SharedStats {
         self.hist.prefault();
     }
 
+    /// Sum of every recorded latency, in ns.
+    #[inline(always)]
+    fn sum(&self) -> u128 {
+        ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128
+    }
+
     // ---- writer side (the measuring thread only) ----
 
     /// One wake-up of a measured period: `lat_ns` late, with `extra`
@@ -149,21 +180,18 @@ impl SharedStats {
         if extra > 0 {
             bump(&self.missed, extra);
             if correct {
-                let first = lat_ns.saturating_sub(interval_ns);
-                self.hist.record_descending(first, interval_ns, extra);
+                let skipped = Skipped::of(lat_ns, extra, interval_ns);
+                self.hist
+                    .record_descending(skipped.first_ns, interval_ns, extra);
                 n += extra;
-                // Sum of lat - j·interval for j = 1..=extra.
-                let e = extra as u128;
-                sum += e * lat_ns as u128 - (interval_ns as u128) * e * (e + 1) / 2;
-                low = lat_ns.saturating_sub(interval_ns.saturating_mul(extra));
+                sum += skipped.sum_ns;
+                low = skipped.low_ns;
                 low_cycle = cycle + extra;
             }
         }
         bump(&self.samples, n);
         bump(&self.wakeups, 1);
-        let cur_sum =
-            ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128;
-        let new_sum = cur_sum.wrapping_add(sum);
+        let new_sum = self.sum().wrapping_add(sum);
         self.sum_lo.store(new_sum as u64, Relaxed);
         self.sum_hi.store((new_sum >> 64) as u64, Relaxed);
         let min = self.min.load(Relaxed);
@@ -245,7 +273,7 @@ impl SharedStats {
 
     pub fn live(&self) -> LiveStats {
         let samples = self.samples.load(Relaxed);
-        let sum = ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128;
+        let sum = self.sum();
         LiveStats {
             samples,
             wakeups: self.wakeups.load(Relaxed),
@@ -266,7 +294,7 @@ impl SharedStats {
         // Counters are read after the histogram, so they are never behind it
         // by more than the samples recorded meanwhile; a final snapshot after
         // the thread stopped is exact.
-        let sum = ((self.sum_hi.load(Relaxed) as u128) << 64) | self.sum_lo.load(Relaxed) as u128;
+        let sum = self.sum();
         StatsSnapshot {
             samples: hist.total(),
             hist,

@@ -7,6 +7,7 @@
 //! full, neighbouring windows are merged and the window doubles, so a day
 //! costs what an hour does.
 
+use super::shared::Skipped;
 use crate::histogram::{Histogram, WINDOW_SUB_BITS};
 use crate::record::{WindowPoint, WindowSeries};
 
@@ -108,12 +109,12 @@ impl WindowAcc {
         let mut low = lat_ns;
         self.missed += extra;
         if extra > 0 && correct {
+            let skipped = Skipped::of(lat_ns, extra, interval_ns);
             self.hist
-                .record_descending(lat_ns.saturating_sub(interval_ns), interval_ns, extra);
+                .record_descending(skipped.first_ns, interval_ns, extra);
             self.count += extra;
-            let e = extra as u128;
-            self.sum += e * lat_ns as u128 - (interval_ns as u128) * e * (e + 1) / 2;
-            low = lat_ns.saturating_sub(interval_ns.saturating_mul(extra));
+            self.sum += skipped.sum_ns;
+            low = skipped.low_ns;
         }
         self.min = self.min.min(low);
     }
