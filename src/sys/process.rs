@@ -188,21 +188,7 @@ pub struct ChildSetup {
 /// Spawn `cmd` with `setup` applied in the child before exec.
 pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
     // Prepare everything the child needs: no allocation after fork.
-    let cpuset = match &setup.cpus {
-        Some(cpus) => {
-            // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
-            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-            for &cpu in cpus {
-                if cpu >= libc::CPU_SETSIZE as usize {
-                    return Err(io::Error::from_raw_os_error(libc::EINVAL));
-                }
-                // SAFETY: `cpu` was checked to be below CPU_SETSIZE.
-                unsafe { libc::CPU_SET(cpu, &mut set) };
-            }
-            Some(set)
-        }
-        None => None,
-    };
+    let cpuset = setup.cpus.as_deref().map(sched::cpu_set).transpose()?;
     let oom = match setup.oom_score_adj {
         Some(v) => {
             let text = format!("{}\n", v.clamp(-1000, 1000));
@@ -239,10 +225,8 @@ pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
             cvt(unsafe { libc::setpgid(0, 0) })?;
         }
         if let Some(sig) = pdeath {
-            // SAFETY: integer arguments; async-signal-safe.
-            cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) })?;
-            // SAFETY: getppid cannot fail.
-            if unsafe { libc::getppid() } != parent {
+            set_parent_death_signal(sig)?;
+            if getppid() != parent {
                 // The parent died before the signal was armed.
                 return Err(io::Error::from_raw_os_error(libc::ESRCH));
             }
@@ -256,15 +240,10 @@ pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
             }
         }
         if let Some(set) = &cpuset {
-            // SAFETY: `set` is a valid cpu_set_t of the size passed.
-            cvt(unsafe {
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set)
-            })?;
+            sched::set_affinity_to(0, set)?;
         }
         if reset {
-            let param = libc::sched_param { sched_priority: 0 };
-            // SAFETY: `param` is valid for the call.
-            cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) })?;
+            ensure_not_realtime()?;
         }
         if let Some(n) = nice {
             // SAFETY: integer arguments; async-signal-safe.

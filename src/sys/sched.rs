@@ -65,8 +65,8 @@ pub fn affinity_of(pid: i32) -> io::Result<Vec<usize>> {
     Ok(cpus)
 }
 
-/// Pin thread `pid` (0 = the caller) to `cpus` (`sched_setaffinity`).
-pub fn set_affinity(pid: i32, cpus: &[usize]) -> io::Result<()> {
+/// The kernel's CPU set of `cpus` (EINVAL for a CPU beyond its size).
+pub(crate) fn cpu_set(cpus: &[usize]) -> io::Result<libc::cpu_set_t> {
     // SAFETY: cpu_set_t is plain data; all-zero is a valid (empty) set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &cpu in cpus {
@@ -76,9 +76,19 @@ pub fn set_affinity(pid: i32, cpus: &[usize]) -> io::Result<()> {
         // SAFETY: `cpu` was checked to be below CPU_SETSIZE.
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
+    Ok(set)
+}
+
+/// `sched_setaffinity(pid, set)`: no allocation, safe after fork.
+pub(crate) fn set_affinity_to(pid: i32, set: &libc::cpu_set_t) -> io::Result<()> {
     // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    cvt(unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
+    cvt(unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), set) })?;
     Ok(())
+}
+
+/// Pin thread `pid` (0 = the caller) to `cpus` (`sched_setaffinity`).
+pub fn set_affinity(pid: i32, cpus: &[usize]) -> io::Result<()> {
+    set_affinity_to(pid, &cpu_set(cpus)?)
 }
 
 /// `sched_setscheduler(0, policy, prio)` for the calling thread.
