@@ -189,12 +189,6 @@ impl Histogram {
         }
     }
 
-    /// Reset to empty without freeing.
-    pub fn clear(&mut self) {
-        self.counts.iter_mut().for_each(|c| *c = 0);
-        self.total = 0;
-    }
-
     /// Reset only buckets `lo..=hi` (the caller knows nothing lies
     /// outside), bounded work for windows.
     #[inline]

@@ -95,16 +95,6 @@ impl TimerMethod {
     pub fn parse(s: &str) -> Option<TimerMethod> {
         TimerMethod::ALL.into_iter().find(|m| m.name() == s)
     }
-
-    /// The one syscall the hot loop may make with this method.
-    pub fn hot_syscalls(self) -> &'static [&'static str] {
-        match self {
-            TimerMethod::Abs | TimerMethod::Rel => &["clock_nanosleep"],
-            TimerMethod::Nanosleep => &["nanosleep", "clock_nanosleep"],
-            TimerMethod::Itimer | TimerMethod::Posix => &["rt_sigtimedwait"],
-            TimerMethod::Timerfd => &["read"],
-        }
-    }
 }
 
 /// What the user asked for, before it is checked against the system.
@@ -188,7 +178,6 @@ pub struct Plan {
     pub config: MeasureConfig,
     pub threads: Vec<ThreadPlan>,
     pub deadline: Option<DeadlineParams>,
-    pub allowed_cpus: Vec<usize>,
 }
 
 pub const MIN_INTERVAL_NS: u64 = 10_000;
@@ -283,7 +272,7 @@ impl Plan {
         }
         let place: Vec<usize> = match &config.cpus {
             Some(list) if !list.is_empty() => list.clone(),
-            _ => allowed.clone(),
+            _ => allowed,
         };
         let n = match config.threads {
             Some(0) => return Err(PlanError::ZeroThreads),
@@ -402,7 +391,6 @@ impl Plan {
             config,
             threads,
             deadline,
-            allowed_cpus: allowed,
         })
     }
 

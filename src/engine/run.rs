@@ -311,7 +311,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
     let mut failure: Option<EngineError> = None;
     for _ in 0..n {
         match ready_rx.recv() {
-            Ok(SetupMsg::Ready { .. }) => {}
+            Ok(SetupMsg::Ready) => {}
             Ok(SetupMsg::Failed { index, step, error }) => {
                 if failure.is_none() {
                     let t = &plan.threads[index];

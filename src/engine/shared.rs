@@ -60,7 +60,6 @@ pub struct StatsSnapshot {
     pub min_cycle: u64,
     pub max_cycle: u64,
     pub sum_ns: u128,
-    pub last_ns: Option<u64>,
     pub dropped_windows: u64,
     pub warm_samples: u64,
     pub warm_min_ns: Option<u64>,
@@ -74,7 +73,6 @@ pub struct StatsSnapshot {
 /// The cheap part, for live display (no histogram copy).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LiveStats {
-    pub samples: u64,
     pub wakeups: u64,
     pub missed: u64,
     pub min_ns: Option<u64>,
@@ -275,7 +273,6 @@ impl SharedStats {
         let samples = self.samples.load(Relaxed);
         let sum = self.sum();
         LiveStats {
-            samples,
             wakeups: self.wakeups.load(Relaxed),
             missed: self.missed.load(Relaxed),
             min_ns: opt(self.min.load(Relaxed)),
@@ -307,7 +304,6 @@ impl SharedStats {
             min_cycle: self.min_cycle.load(Relaxed),
             max_cycle: self.max_cycle.load(Relaxed),
             sum_ns: sum,
-            last_ns: opt(self.last.load(Relaxed)),
             dropped_windows: self.dropped_windows.load(Relaxed),
             warm_samples: self.warm_samples.load(Relaxed),
             warm_min_ns: opt(self.warm_min.load(Relaxed)),

@@ -91,10 +91,7 @@ pub enum SetupStep {
 }
 
 pub enum SetupMsg {
-    Ready {
-        index: usize,
-        tid: i32,
-    },
+    Ready,
     Failed {
         index: usize,
         step: SetupStep,
@@ -178,7 +175,7 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
         }
     };
     let mut acc = WindowAcc::new();
-    let _ = ready.send(SetupMsg::Ready { index, tid });
+    let _ = ready.send(SetupMsg::Ready);
     drop(ready);
     gate.wait();
     if gate.abort.load(SeqCst) {

@@ -123,7 +123,6 @@ impl WindowAcc {
 /// The collector's bounded series for one thread.
 pub struct SeriesBuilder {
     series: WindowSeries,
-    base_window_ns: u64,
     shift: u32,
     capacity: usize,
 }
@@ -150,7 +149,6 @@ impl SeriesBuilder {
         }
         SeriesBuilder {
             series,
-            base_window_ns: window_ns,
             shift: 0,
             capacity,
         }
@@ -158,10 +156,6 @@ impl SeriesBuilder {
 
     pub fn series(&self) -> &WindowSeries {
         &self.series
-    }
-
-    pub fn base_window_ns(&self) -> u64 {
-        self.base_window_ns
     }
 
     pub fn push(&mut self, s: WindowStat) {

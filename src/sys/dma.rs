@@ -12,7 +12,6 @@ pub const DEFAULT_PATH: &str = "/dev/cpu_dma_latency";
 /// An open PM QoS request.
 pub struct CpuDmaLatency {
     _file: File,
-    pub value_us: i32,
 }
 
 impl CpuDmaLatency {
@@ -20,9 +19,6 @@ impl CpuDmaLatency {
     pub fn hold(path: &Path, value_us: i32) -> io::Result<CpuDmaLatency> {
         let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
         file.write_all(&value_us.to_ne_bytes())?;
-        Ok(CpuDmaLatency {
-            _file: file,
-            value_us,
-        })
+        Ok(CpuDmaLatency { _file: file })
     }
 }

@@ -44,13 +44,3 @@ pub fn prefault_stack() {
     }
     std::hint::black_box(b);
 }
-
-/// Write to every page of `buf` so it is resident before the hot path.
-pub fn prefault<T: Copy>(buf: &mut [T], value: T) {
-    let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
-    let mut i = 0;
-    while i < buf.len() {
-        buf[i] = std::hint::black_box(value);
-        i += step;
-    }
-}

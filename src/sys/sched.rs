@@ -28,20 +28,6 @@ impl KernelPolicy {
             KernelPolicy::Deadline => 6, // SCHED_DEADLINE
         }
     }
-
-    /// The policy of thread `tid` (0 = the caller), from `sched_getscheduler`.
-    pub fn of_thread(tid: i32) -> io::Result<KernelPolicy> {
-        // SAFETY: plain syscall wrapper with an integer argument.
-        let p = cvt(unsafe { libc::sched_getscheduler(tid) })?;
-        Ok(match p & !libc::SCHED_RESET_ON_FORK {
-            libc::SCHED_FIFO => KernelPolicy::Fifo,
-            libc::SCHED_RR => KernelPolicy::Rr,
-            libc::SCHED_BATCH => KernelPolicy::Batch,
-            libc::SCHED_IDLE => KernelPolicy::Idle,
-            6 => KernelPolicy::Deadline,
-            _ => KernelPolicy::Other,
-        })
-    }
 }
 
 /// The CPUs the calling thread may run on (`sched_getaffinity(0)`).
@@ -106,14 +92,6 @@ pub fn set_scheduler(pid: i32, policy: KernelPolicy, priority: i32) -> io::Resul
     Ok(())
 }
 
-/// The static priority of thread `pid` (0 = caller), `sched_getparam`.
-pub fn priority_of(pid: i32) -> io::Result<i32> {
-    let mut param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `param` is valid for writes.
-    cvt(unsafe { libc::sched_getparam(pid, &mut param) })?;
-    Ok(param.sched_priority)
-}
-
 #[repr(C)]
 struct SchedAttr {
     size: u32,
@@ -149,16 +127,6 @@ pub fn set_deadline_current(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -
     } else {
         Ok(())
     }
-}
-
-/// Lowest and highest static priority for `policy`
-/// (`sched_get_priority_min/max`).
-pub fn priority_range(policy: KernelPolicy) -> io::Result<(i32, i32)> {
-    // SAFETY: plain syscall wrappers with an integer argument.
-    let min = cvt(unsafe { libc::sched_get_priority_min(policy.raw()) })?;
-    // SAFETY: as above.
-    let max = cvt(unsafe { libc::sched_get_priority_max(policy.raw()) })?;
-    Ok((min, max))
 }
 
 /// The kernel thread id of the caller (`gettid`).
@@ -197,11 +165,6 @@ fn get_rlimit(resource: libc::__rlimit_resource_t) -> io::Result<Limit> {
 /// RLIMIT_RTPRIO of the calling process.
 pub fn rtprio_limit() -> io::Result<Limit> {
     get_rlimit(libc::RLIMIT_RTPRIO)
-}
-
-/// RLIMIT_MEMLOCK of the calling process, in bytes.
-pub fn memlock_limit() -> io::Result<Limit> {
-    get_rlimit(libc::RLIMIT_MEMLOCK)
 }
 
 /// The effective user id (`geteuid`).

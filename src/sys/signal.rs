@@ -46,14 +46,6 @@ impl SigSet {
         }
     }
 
-    /// Unblock these signals in the calling thread.
-    pub fn unblock(&self) -> io::Result<()> {
-        // SAFETY: as in `block`.
-        cvt_errno(unsafe {
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &self.0, std::ptr::null_mut())
-        })
-    }
-
     /// Wait until one of these (blocked) signals is pending and take it
     /// (`sigwaitinfo`). Returns the signal number; `Interrupted` when a
     /// handler ran meanwhile.
