@@ -54,6 +54,20 @@ impl Policy {
     }
 }
 
+impl From<Policy> for crate::sys::sched::KernelPolicy {
+    fn from(p: Policy) -> Self {
+        use crate::sys::sched::KernelPolicy as K;
+        match p {
+            Policy::Other => K::Other,
+            Policy::Batch => K::Batch,
+            Policy::Idle => K::Idle,
+            Policy::Fifo => K::Fifo,
+            Policy::Rr => K::Rr,
+            Policy::Deadline => K::Deadline,
+        }
+    }
+}
+
 /// How a thread waits for its next period.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerMethod {

@@ -9,7 +9,7 @@ use super::plan::{Plan, Policy};
 use super::preflight;
 use super::shared::{LiveStats, SharedStats, StatsSnapshot};
 use super::thread::{self, Gate, LoopEnd, SetupMsg, SetupStep, ThreadCtx, TraceMark};
-use super::window::{SERIES_CAPACITY, SeriesBuilder};
+use super::window::{SERIES_CAPACITY, SeriesBuilder, WindowStat};
 use crate::record::{BreakEvent, EndReason, SampleAt, WindowSeries};
 use crate::sys::clock::{self, Clock};
 use crate::sys::{dma, errno, mem, sched, signal};
@@ -193,6 +193,15 @@ fn setup_hint(policy: Policy, step: SetupStep, err: &io::Error) -> String {
     }
 }
 
+/// Move the finished windows waiting in each thread's queue into its series.
+fn drain(consumers: &mut [rtrb::Consumer<WindowStat>], series: &mut [SeriesBuilder]) {
+    for (c, s) in consumers.iter_mut().zip(series.iter_mut()) {
+        while let Ok(w) = c.pop() {
+            s.push(w);
+        }
+    }
+}
+
 /// Run `plan` to its end (duration, loops, break, or the observer asking
 /// to stop), and return what was measured.
 pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineError> {
@@ -364,11 +373,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
     }
     loop {
         std::thread::sleep(TICK);
-        for (c, s) in consumers.iter_mut().zip(series.iter_mut()) {
-            while let Ok(w) = c.pop() {
-                s.push(w);
-            }
-        }
+        drain(&mut consumers, &mut series);
         let all_done = shared.iter().all(|s| s.done.load(SeqCst));
         if all_done {
             break;
@@ -399,11 +404,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
             "measuring thread panicked",
         ))));
     }
-    for (c, s) in consumers.iter_mut().zip(series.iter_mut()) {
-        while let Ok(w) = c.pop() {
-            s.push(w);
-        }
-    }
+    drain(&mut consumers, &mut series);
     let ended_unix_ns = clock::unix_now_ns();
     let view = RunView {
         plan,

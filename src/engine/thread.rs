@@ -143,15 +143,12 @@ fn setup(ctx: &ThreadCtx) -> Result<Waiter, (SetupStep, io::Error)> {
         sched::set_affinity(0, &[cpu]).map_err(|e| (SetupStep::Affinity, e))?;
     }
     let sched_result = match ctx.policy {
-        Policy::Fifo => sched::set_scheduler_current(sched::KernelPolicy::Fifo, ctx.plan.priority),
-        Policy::Rr => sched::set_scheduler_current(sched::KernelPolicy::Rr, ctx.plan.priority),
-        Policy::Other => sched::set_scheduler_current(sched::KernelPolicy::Other, 0),
-        Policy::Batch => sched::set_scheduler_current(sched::KernelPolicy::Batch, 0),
-        Policy::Idle => sched::set_scheduler_current(sched::KernelPolicy::Idle, 0),
         Policy::Deadline => {
             let d = ctx.deadline.expect("deadline parameters are planned");
             sched::set_deadline_current(d.runtime_ns, d.deadline_ns, d.period_ns)
         }
+        // The plan gives policies without a priority priority 0.
+        p => sched::set_scheduler_current(p.into(), ctx.plan.priority),
     };
     sched_result.map_err(|e| (SetupStep::Scheduler, e))?;
     mem::prefault_stack();
@@ -160,8 +157,16 @@ fn setup(ctx: &ThreadCtx) -> Result<Waiter, (SetupStep, io::Error)> {
 }
 
 /// Body of a measuring thread. Reports readiness on `ready`, waits at the
-/// gate, measures, and returns how the loop ended.
-pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>) -> LoopEnd {
+/// gate, measures, and returns how the loop ended; marks itself done
+/// however it ends.
+pub fn thread_main(ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>) -> LoopEnd {
+    let shared = Arc::clone(&ctx.shared);
+    let end = run_thread(ctx, gate, ready);
+    shared.done.store(true, SeqCst);
+    end
+}
+
+fn run_thread(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>) -> LoopEnd {
     let index = ctx.plan.index;
     let tid = sched::gettid();
     ctx.shared.tid.store(tid, Relaxed);
@@ -170,7 +175,6 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
         Err((step, error)) => {
             let _ = ready.send(SetupMsg::Failed { index, step, error });
             gate.wait();
-            ctx.shared.done.store(true, SeqCst);
             return LoopEnd::NotStarted;
         }
     };
@@ -179,7 +183,6 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
     drop(ready);
     gate.wait();
     if gate.abort.load(SeqCst) {
-        ctx.shared.done.store(true, SeqCst);
         return LoopEnd::NotStarted;
     }
     let interval = ctx.plan.interval_ns;
@@ -189,10 +192,7 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
     // CLOCK_MONOTONIC soon after boot) starts the warm-up at 0.
     let first = match waiter.start(planned_t0.saturating_sub(warm * interval), interval) {
         Ok(f) => f,
-        Err(e) => {
-            ctx.shared.done.store(true, SeqCst);
-            return LoopEnd::Error(e);
-        }
+        Err(e) => return LoopEnd::Error(e),
     };
     // setitimer may shift this thread's grid by a fraction of a µs.
     let t0 = first + warm * interval;
@@ -207,7 +207,6 @@ pub fn thread_main(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<Setu
     {
         ctx.shared.record_dropped_window();
     }
-    ctx.shared.done.store(true, SeqCst);
     end
 }
 
