@@ -2,6 +2,7 @@
 //! real-time work and print them (text or JSON).
 
 use super::Exit;
+use super::cpulist;
 use crate::doctor::{self, Ctx, Finding, Status};
 use crate::sysinfo::SysRoot;
 use crate::sysinfo::facts::Facts;
@@ -9,10 +10,6 @@ use crate::units::{CpuList, format_cpu_list};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::PathBuf;
-
-fn cpulist(s: &str) -> Result<CpuList, String> {
-    s.parse::<CpuList>().map_err(|e| e.to_string())
-}
 
 /// Check what stands between this system and good real-time latency.
 ///

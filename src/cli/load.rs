@@ -4,24 +4,17 @@
 //! (`__load-supervisor`, `__rt-interference`).
 
 use super::Exit;
+use super::{cpulist, duration};
 use crate::load::part::{Kind, parse_time_with_unit};
 use crate::load::profile::{self, Profile};
 use crate::load::rt_interference::{self, Interference};
 use crate::load::session::say_line;
 use crate::load::{self, LoadPlan, LoadRequest, LoadSession, Verbosity};
-use crate::units::{CpuList, fmt_duration, format_cpu_list, parse_duration_ns};
+use crate::units::{CpuList, fmt_duration, format_cpu_list};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-fn duration(s: &str) -> Result<u64, String> {
-    parse_duration_ns(s).map_err(|e| e.to_string())
-}
-
-fn cpulist(s: &str) -> Result<CpuList, String> {
-    s.parse::<CpuList>().map_err(|e| e.to_string())
-}
 
 /// The load flags of `measure`.
 #[derive(Args, Debug, Clone, Default)]
@@ -77,7 +70,7 @@ impl LoadArgs {
 
 /// Refuse a plan whose real-time parts cannot get SCHED_FIFO.
 pub fn check_privileges(plan: &LoadPlan) -> Result<()> {
-    let root = crate::sys::sched::euid() == 0 || crate::engine::preflight::has_cap_sys_nice();
+    let root = crate::engine::preflight::privileged();
     if let Some(p) = plan.parts.iter().find(|p| p.realtime)
         && !root
     {
@@ -233,7 +226,7 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
     loop {
         std::thread::sleep(Duration::from_millis(50));
         session.poll();
-        if signals.stop.load(std::sync::atomic::Ordering::SeqCst) {
+        if signals.stop_requested() {
             break;
         }
         if args

@@ -3,6 +3,7 @@
 //! files and exit code.
 
 use super::Exit;
+use super::{cpulist, duration};
 use crate::engine::build::{self, RecordContext};
 use crate::engine::{self, Fanout, MeasureConfig, Plan, Policy, TimerMethod};
 use crate::load::{LoadSession, Verbosity};
@@ -14,7 +15,7 @@ use crate::sys::clock::Clock;
 use crate::sys::sched;
 use crate::sysinfo::{SysRoot, cpu, fingerprint};
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
-use crate::units::{CpuList, parse_duration_ns, parse_micros_ns};
+use crate::units::{CpuList, parse_micros_ns};
 use crate::{output, record};
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Args};
@@ -23,14 +24,6 @@ use std::path::PathBuf;
 
 fn micros(s: &str) -> Result<u64, String> {
     parse_micros_ns(s).map_err(|e| e.to_string())
-}
-
-fn duration(s: &str) -> Result<u64, String> {
-    parse_duration_ns(s).map_err(|e| e.to_string())
-}
-
-fn cpulist(s: &str) -> Result<CpuList, String> {
-    s.parse::<CpuList>().map_err(|e| e.to_string())
 }
 
 fn policy(s: &str) -> Result<Policy, String> {

@@ -19,6 +19,17 @@ macro_rules! out {
     }};
 }
 
+/// clap value parser for a CPU list (`0-3,6`).
+fn cpulist(s: &str) -> Result<crate::units::CpuList, String> {
+    s.parse::<crate::units::CpuList>()
+        .map_err(|e| e.to_string())
+}
+
+/// clap value parser for a duration with units (`10m`, `250us`).
+fn duration(s: &str) -> Result<u64, String> {
+    crate::units::parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
 /// Print `v` as pretty JSON on standard output.
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     outln!("{}", serde_json::to_string_pretty(v)?);

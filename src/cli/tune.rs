@@ -3,6 +3,7 @@
 //! and the hidden `hold-dma-latency` helper process.
 
 use super::Exit;
+use super::cpulist;
 use crate::sysinfo::tuning::{self, TuningState};
 use crate::sysinfo::{SysRoot, cpu};
 use crate::tune::apply::{self, Item, Outcome, TuneError};
@@ -13,10 +14,6 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-
-fn cpulist(s: &str) -> Result<CpuList, String> {
-    s.parse::<CpuList>().map_err(|e| e.to_string())
-}
 
 /// Tune the system for real-time work, and always put it back.
 ///

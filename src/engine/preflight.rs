@@ -18,10 +18,16 @@ pub fn has_cap_sys_nice() -> bool {
     effective_caps().is_some_and(|c| c & (1 << CAP_SYS_NICE) != 0)
 }
 
+/// Root or CAP_SYS_NICE: real-time policies are allowed whatever
+/// RLIMIT_RTPRIO says.
+pub fn privileged() -> bool {
+    sched::euid() == 0 || has_cap_sys_nice()
+}
+
 /// Why the planned policy cannot be had, or `None` when it can.
 pub fn realtime_refusal(plan: &Plan) -> Option<String> {
     let policy = plan.config.policy;
-    if !policy.is_realtime() || sched::euid() == 0 || has_cap_sys_nice() {
+    if !policy.is_realtime() || privileged() {
         return None;
     }
     let name = policy.name().to_uppercase();
