@@ -23,6 +23,7 @@ pub mod errno {
     pub const EPERM: i32 = libc::EPERM;
     pub const EBUSY: i32 = libc::EBUSY;
     pub const EINVAL: i32 = libc::EINVAL;
+    pub const ESRCH: i32 = libc::ESRCH;
 }
 
 /// Turn a `-1`-and-errno return into an `io::Result`.
