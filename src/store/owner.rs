@@ -33,10 +33,7 @@ fn read_trim(p: &str) -> String {
 /// Start time (clock ticks after boot) of `pid`, from `/proc/PID/stat`.
 pub fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses.
-    let after = &stat[stat.rfind(')')? + 1..];
-    // Fields after comm start at field 3 (state); starttime is field 22.
-    after.split_whitespace().nth(22 - 3)?.parse().ok()
+    crate::sysinfo::process::parse_stat(&stat)?.start_ticks
 }
 
 impl Owner {

@@ -59,9 +59,9 @@ fn holders(env: &Env, token: &str) -> Vec<(u32, u64)> {
     process::pids(&env.root)
         .into_iter()
         .filter(|p| {
-            std::fs::read(env.root.path(&format!("/proc/{p}/cmdline")))
-                .map(|b| b.split(|c| *c == 0).any(|w| w == token.as_bytes()))
-                .unwrap_or(false)
+            env.root
+                .read_bytes(&format!("/proc/{p}/cmdline"))
+                .is_some_and(|b| b.split(|c| *c == 0).any(|w| w == token.as_bytes()))
         })
         .filter_map(|p| process::task(&env.root, p).map(|t| (p, t.start_ticks)))
         .collect()

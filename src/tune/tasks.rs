@@ -56,10 +56,8 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             pinned += 1;
             continue;
         }
-        let cpus = t
-            .cpus_allowed
-            .as_ref()
-            .map(|c| format_cpu_list(c))
+        let cpus = process::cpus_allowed(&env.root, tid)
+            .map(|c| format_cpu_list(&c))
             .unwrap_or_default();
         tasks.push(serde_json::json!([t.tid, t.start_ticks, cpus]));
     }
@@ -214,7 +212,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
         if cpus.is_empty() || !process::same_task(&env.root, tid, start) {
             continue;
         }
-        let now = process::task(&env.root, tid).and_then(|t| t.cpus_allowed);
+        let now = process::cpus_allowed(&env.root, tid);
         if now.as_ref() == Some(&cpus) || !env.root.is_host() {
             continue;
         }
