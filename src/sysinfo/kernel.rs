@@ -36,6 +36,12 @@ pub fn uname(root: &SysRoot) -> Uname {
     }
 }
 
+/// The id of this boot (`/proc/sys/kernel/random/boot_id`): a new one
+/// at every boot.
+pub fn boot_id(root: &SysRoot) -> Option<String> {
+    root.read("/proc/sys/kernel/random/boot_id")
+}
+
 /// The kernel build configuration, from `/proc/config.gz` or
 /// `/boot/config-RELEASE`. Keys keep their `CONFIG_` prefix; "is not set"
 /// lines are stored as "n".
