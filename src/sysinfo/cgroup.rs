@@ -105,8 +105,6 @@ pub struct Cpuset {
     pub name: String,
     pub cpus: Option<Vec<usize>>,
     pub effective_cpus: Option<Vec<usize>>,
-    /// v2 only: `cpuset.cpus.partition` (member, root, isolated, ... invalid).
-    pub partition: Option<String>,
 }
 
 /// The cpusets directly below the root of the hierarchy.
@@ -119,7 +117,6 @@ pub fn top_cpusets(root: &SysRoot, fs: &CpusetFs) -> Vec<Cpuset> {
             effective_cpus: root
                 .read_cpus(&fs.file(&name, "cpuset.effective_cpus"))
                 .or_else(|| root.read_cpus(&fs.file(&name, "cpuset.cpus.effective"))),
-            partition: root.read(&fs.file(&name, "cpuset.cpus.partition")),
             name,
         })
         .collect()
