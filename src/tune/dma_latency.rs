@@ -8,8 +8,8 @@
 
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
+use crate::sys::process::{SIGTERM, kill};
 use crate::sysinfo::{facts, process};
-use rustix::process::{Pid, Signal, kill_process};
 use std::io::BufRead;
 use std::time::Duration;
 
@@ -118,9 +118,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
         return Ok(Restored::Gone);
     }
     for &(pid, _) in &found {
-        if let Some(p) = Pid::from_raw(pid as i32) {
-            let _ = kill_process(p, Signal::TERM);
-        }
+        let _ = kill(pid as i32, SIGTERM);
     }
     for _ in 0..200 {
         if found
