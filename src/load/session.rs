@@ -443,19 +443,7 @@ impl LoadSession {
             }
         }
         for c in cgroups {
-            let p = std::path::Path::new(&c);
-            if !p.exists() {
-                continue;
-            }
-            let mut ok = false;
-            for _ in 0..100 {
-                if std::fs::remove_dir(p).is_ok() || !p.exists() {
-                    ok = true;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if !ok {
+            if cgroup::remove(std::path::Path::new(&c), Duration::from_secs(2)).is_err() {
                 self.leftovers.push(format!(
                     "could not remove the cgroup {c}: remove it by hand once empty"
                 ));
