@@ -57,13 +57,19 @@ impl Env {
     /// Write `value` to an existing system file (never creates one), the
     /// way a shell's `echo value > file` does.
     pub fn write(&self, abs: &str, value: &str) -> Result<(), String> {
+        self.write_io(abs, value)
+            .map_err(|e| format!("writing '{value}' to {abs} failed: {e}"))
+    }
+
+    /// [`Env::write`] with the error as the system gave it (its number
+    /// tells why the kernel refused).
+    pub fn write_io(&self, abs: &str, value: &str) -> std::io::Result<()> {
         use std::io::Write;
         std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
             .open(self.root.path(abs))
             .and_then(|mut f| f.write_all(value.as_bytes()))
-            .map_err(|e| format!("writing '{value}' to {abs} failed: {e}"))
     }
 }
 
