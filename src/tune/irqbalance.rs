@@ -29,16 +29,15 @@ fn parse_key(key: &str) -> Option<(u32, u64)> {
 }
 
 fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
-    let pids = irq::irqbalance_pids(&env.root);
-    if pids.is_empty() {
+    let daemons = irq::irqbalance(&env.root);
+    if daemons.is_empty() {
         return Ok(vec![Planned::nothing(
             SETTING.name,
             "irqbalance is not running",
         )]);
     }
-    Ok(pids
+    Ok(daemons
         .into_iter()
-        .filter_map(|pid| process::task(&env.root, pid))
         .map(|t| {
             let p = Planned::new(
                 SETTING.name,
@@ -97,10 +96,10 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
 
 fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
     let (pid, start) = parse_key(&c.key).ok_or("bad key")?;
-    if !process::same_task(&env.root, pid, start) {
+    let Some(t) = process::live_task(&env.root, pid, start) else {
         return Ok(Restored::Gone);
-    }
-    if process::task(&env.root, pid).is_some_and(|t| t.state != 'T') {
+    };
+    if t.state != 'T' {
         return Ok(Restored::AlreadyOriginal);
     }
     signal(env, pid, SIGCONT)?;
@@ -115,8 +114,6 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
 
 fn current(env: &Env, c: &Change) -> Option<String> {
     let (pid, start) = parse_key(&c.key)?;
-    if !process::same_task(&env.root, pid, start) {
-        return None;
-    }
-    process::task(&env.root, pid).map(|t| if t.state == 'T' { "stopped" } else { "running" }.into())
+    process::live_task(&env.root, pid, start)
+        .map(|t| if t.state == 'T' { "stopped" } else { "running" }.into())
 }
