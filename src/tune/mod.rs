@@ -88,6 +88,23 @@ pub struct Request {
     pub skip: Vec<String>,
 }
 
+impl Request {
+    /// `cpus` without the isolated CPUs, or the housekeeping CPUs when
+    /// none is left.
+    pub fn off_isolated(&self, cpus: &[usize]) -> Vec<usize> {
+        let v: Vec<usize> = cpus
+            .iter()
+            .copied()
+            .filter(|c| !self.isolated.contains(c))
+            .collect();
+        if v.is_empty() {
+            self.housekeeping.clone()
+        } else {
+            v
+        }
+    }
+}
+
 /// A change `plan` proposes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Planned {
