@@ -176,7 +176,7 @@ pub fn prepare(
         });
     }
     let base = std::fs::canonicalize(&base).unwrap_or(base);
-    let name = format!("rtscope-load-{owner_pid}");
+    let name = format!("{}{owner_pid}", super::cgroup::PREFIX);
     let ctx = BuildCtx {
         cpus: cpus.clone(),
         scratch: base.join(&name),

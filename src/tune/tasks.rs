@@ -92,7 +92,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             .or(set.cpus.clone())
             .unwrap_or_default();
         if cpus.iter().any(|c| req.isolated.contains(c)) {
-            let whose = if set.name.starts_with("rtscope-load-") {
+            let whose = if set.name.starts_with(crate::load::cgroup::PREFIX) {
                 " (a load's cpuset, left alone)"
             } else {
                 ""
