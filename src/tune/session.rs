@@ -59,10 +59,7 @@ pub struct Isolation {
 }
 
 fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), String> {
-    let fs = env
-        .cpuset
-        .as_ref()
-        .ok_or_else(super::cpuset::no_cpuset_message)?;
+    let fs = super::cpuset::fs_of(env)?;
     env.write(&fs.file(cpuset, file), &id.to_string())
 }
 
