@@ -86,7 +86,7 @@ impl Facts {
             .unwrap_or(1);
         Facts {
             timers: timers::timers(root, config.as_ref()),
-            rcu: rcu::rcu(root, config.as_ref(), &boot, &online),
+            rcu: rcu::rcu(config.as_ref(), &boot, &online),
             sched: sched::sched(root, config.as_ref()),
             cpu_model: cpu::model_name(root),
             offline: cpu::offline_cpus(root),

@@ -107,14 +107,6 @@ pub fn pids(root: &SysRoot) -> Vec<u32> {
         .collect()
 }
 
-/// Thread ids of process `pid`.
-pub fn threads(root: &SysRoot, pid: u32) -> Vec<u32> {
-    root.list(&format!("/proc/{pid}/task"))
-        .iter()
-        .filter_map(|n| n.parse().ok())
-        .collect()
-}
-
 /// Processes whose name (`comm`) is exactly `name`.
 pub fn by_name(root: &SysRoot, name: &str) -> Vec<Task> {
     pids(root)

@@ -269,32 +269,6 @@ impl Writer {
         Ok(w)
     }
 
-    /// Append to an existing journal (a revert that writes its progress).
-    pub fn reopen(journal: &Journal) -> Result<Writer, JournalError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&journal.path)
-            .map_err(|source| JournalError::Write {
-                path: journal.path.clone(),
-                source,
-            })?;
-        Ok(Writer {
-            file,
-            path: journal.path.clone(),
-            next_seq: journal
-                .entries
-                .iter()
-                .map(|e| e.change.seq)
-                .max()
-                .unwrap_or(0)
-                + 1,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     fn line(&mut self, line: &Line) -> Result<(), JournalError> {
         let mut text = serde_json::to_string(line).map_err(|e| JournalError::Write {
             path: self.path.clone(),

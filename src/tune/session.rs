@@ -51,8 +51,6 @@ pub fn pending_warning() -> Option<String> {
 /// Isolation held by a measuring process.
 pub struct Isolation {
     env: Env,
-    /// Applied by this process (reverted on drop) rather than joined.
-    owned: bool,
     lock: Option<Lock>,
     pub isolated: Vec<usize>,
     reverted: bool,
@@ -118,7 +116,6 @@ pub fn for_measure(
     }
     let iso = Isolation {
         env,
-        owned: true,
         lock: applied.lock,
         isolated: req.isolated.clone(),
         reverted: false,
@@ -197,7 +194,6 @@ fn join(
     }
     let iso = Isolation {
         env,
-        owned: false,
         lock: None,
         isolated: t.isolated_cpus.clone(),
         reverted: true,
@@ -274,10 +270,6 @@ impl Isolation {
                 path.display()
             );
         }
-    }
-
-    pub fn owned(&self) -> bool {
-        self.owned
     }
 }
 
