@@ -125,7 +125,9 @@ fn members(path: &Path) -> Vec<i32> {
         .collect()
 }
 
-fn remove(path: &Path, patience: Duration) -> io::Result<()> {
+/// Remove the (empty) cgroup directory `path`, retrying every 20 ms for up
+/// to `patience` while exiting members leave; a missing one is removed.
+pub(super) fn remove(path: &Path, patience: Duration) -> io::Result<()> {
     let start = Instant::now();
     loop {
         match fs::remove_dir(path) {
@@ -149,6 +151,22 @@ pub fn owner_of(name: &str) -> Option<i32> {
     name.strip_prefix(PREFIX)?.parse().ok()
 }
 
+/// The directories `rtscope-load-<pid>` in `dir` whose rtscope is gone:
+/// (name, path).
+fn stale_in(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let owner = owner_of(&name)?;
+            (!owner_alive(owner) && e.path().is_dir()).then(|| (name, e.path()))
+        })
+        .collect()
+}
+
 /// Remove load cgroups and scratch directories whose rtscope is gone
 /// (left by a crash): their processes are killed (they belong to the
 /// cgroup), then the directories removed. Returns what was done, for
@@ -159,22 +177,12 @@ pub fn sweep_stale(scratch_base: &Path) -> Vec<String> {
         let Some(mount) = mount_of(controller) else {
             continue;
         };
-        let Ok(entries) = fs::read_dir(&mount) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(owner) = owner_of(&name) else {
-                continue;
-            };
-            if owner_alive(owner) || !e.path().is_dir() {
-                continue;
-            }
-            let pids = members(&e.path());
+        for (name, path) in stale_in(&mount) {
+            let pids = members(&path);
             for &pid in &pids {
                 let _ = process::kill(pid, process::SIGKILL);
             }
-            match remove(&e.path(), Duration::from_secs(2)) {
+            match remove(&path, Duration::from_secs(2)) {
                 Ok(()) => done.push(format!(
                     "removed the {controller} cgroup {name} left by an rtscope that ended without cleaning up{}",
                     if pids.is_empty() {
@@ -185,30 +193,21 @@ pub fn sweep_stale(scratch_base: &Path) -> Vec<String> {
                 )),
                 Err(err) => done.push(format!(
                     "could not remove the stale {controller} cgroup {} ({err}): remove it by hand once empty",
-                    e.path().display()
+                    path.display()
                 )),
             }
         }
     }
-    if let Ok(entries) = fs::read_dir(scratch_base) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(owner) = owner_of(&name) else {
-                continue;
-            };
-            if owner_alive(owner) || !e.path().is_dir() {
-                continue;
-            }
-            match fs::remove_dir_all(e.path()) {
-                Ok(()) => done.push(format!(
-                    "removed the scratch directory {} left by an rtscope that ended without cleaning up",
-                    e.path().display()
-                )),
-                Err(err) => done.push(format!(
-                    "could not remove the stale scratch directory {} ({err})",
-                    e.path().display()
-                )),
-            }
+    for (_, path) in stale_in(scratch_base) {
+        match fs::remove_dir_all(&path) {
+            Ok(()) => done.push(format!(
+                "removed the scratch directory {} left by an rtscope that ended without cleaning up",
+                path.display()
+            )),
+            Err(err) => done.push(format!(
+                "could not remove the stale scratch directory {} ({err})",
+                path.display()
+            )),
         }
     }
     done

@@ -11,7 +11,6 @@ pub enum Event {
     /// Set up; parts due at the start are running. `t_ns`: the origin of
     /// the schedule.
     Ready {
-        pid: i32,
         session: i32,
         cgroups: Vec<String>,
         t_ns: u64,

@@ -48,6 +48,7 @@ impl OomGuard {
         }
     }
 
+    #[cfg(test)]
     pub fn original(&self) -> i32 {
         self.original
     }

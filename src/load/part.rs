@@ -245,7 +245,7 @@ impl Raw {
         })
     }
 
-    fn as_text(&self) -> Result<String, String> {
+    pub(super) fn as_text(&self) -> Result<String, String> {
         match self {
             Raw::Text(s) => Ok(s.trim().to_string()),
             Raw::Int(i) => Ok(i.to_string()),

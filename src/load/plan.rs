@@ -76,11 +76,9 @@ pub struct LoadPlan {
     pub profile: String,
     pub seed: u64,
     pub cpus: Vec<usize>,
-    /// The rtscope process the load belongs to (names its cgroups and
-    /// scratch directory).
-    pub owner_pid: i32,
     pub scratch_dir: PathBuf,
-    /// `rtscope-load-<owner_pid>`.
+    /// `rtscope-load-<pid>` of the rtscope process the load belongs to
+    /// (names its cgroups and scratch directory).
     pub cgroup_name: String,
     /// Nice value of SCHED_OTHER parts: 0, or 19 when the measurement
     /// itself is not real-time (so the load stays below it).
@@ -176,7 +174,7 @@ pub fn prepare(
         });
     }
     let base = std::fs::canonicalize(&base).unwrap_or(base);
-    let name = format!("rtscope-load-{owner_pid}");
+    let name = format!("{}{owner_pid}", super::cgroup::PREFIX);
     let ctx = BuildCtx {
         cpus: cpus.clone(),
         scratch: base.join(&name),
@@ -245,7 +243,6 @@ pub fn prepare(
         profile: profile.name.clone(),
         seed,
         cpus,
-        owner_pid,
         scratch_dir: ctx.scratch,
         cgroup_name: name,
         nice: 0,

@@ -4,7 +4,7 @@
 //!
 //! Read-only.
 
-use std::fs;
+use crate::sysinfo::{SysRoot, process};
 
 /// One process, as /proc/<pid>/stat shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,30 +19,13 @@ pub struct ProcStat {
 }
 
 impl ProcStat {
-    /// Parse the text of /proc/<pid>/stat (the command name may hold
-    /// spaces and parentheses: fields resume after the last ')').
+    /// Parse the text of /proc/<pid>/stat (see `sysinfo::process::parse_stat`).
     pub fn parse(text: &str) -> Option<ProcStat> {
-        let open = text.find('(')?;
-        let close = text.rfind(')')?;
-        let pid = text[..open].trim().parse().ok()?;
-        let comm = text[open + 1..close].to_string();
-        let mut f = text[close + 1..].split_whitespace();
-        let state = f.next()?.chars().next()?;
-        let ppid = f.next()?.parse().ok()?;
-        let pgrp = f.next()?.parse().ok()?;
-        let session = f.next()?.parse().ok()?;
-        Some(ProcStat {
-            pid,
-            comm,
-            state,
-            ppid,
-            pgrp,
-            session,
-        })
+        process::parse_stat(text).map(ProcStat::from)
     }
 
     pub fn of(pid: i32) -> Option<ProcStat> {
-        ProcStat::parse(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+        process::stat(&SysRoot::host(), u32::try_from(pid).ok()?).map(ProcStat::from)
     }
 
     pub fn is_zombie(&self) -> bool {
@@ -50,15 +33,26 @@ impl ProcStat {
     }
 }
 
+impl From<process::Stat> for ProcStat {
+    fn from(s: process::Stat) -> ProcStat {
+        ProcStat {
+            pid: s.pid,
+            comm: s.comm,
+            state: s.state,
+            ppid: s.ppid,
+            pgrp: s.pgrp,
+            session: s.session,
+        }
+    }
+}
+
 /// Every process now (threads are not listed).
 pub fn all() -> Vec<ProcStat> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(ProcStat::of)
+    let root = SysRoot::host();
+    process::pids(&root)
+        .into_iter()
+        .filter_map(|p| process::stat(&root, p))
+        .map(ProcStat::from)
         .collect()
 }
 

@@ -104,12 +104,10 @@ impl RhythmOverride {
 
     /// Set one schedule key; `Ok(false)`: not a schedule key.
     fn set(&mut self, key: &str, raw: &Raw) -> Result<bool, String> {
-        let text = || match raw {
-            Raw::Text(s) => Ok(s.trim().to_string()),
-            Raw::Int(i) => Ok(i.to_string()),
-            Raw::Float(f) => Ok(f.to_string()),
-            Raw::Bool(b) => Ok(b.to_string()),
-            Raw::List(_) => Err(format!("{key}: expected one value")),
+        // A list is the only value with no text.
+        let text = || {
+            raw.as_text()
+                .map_err(|_| format!("{key}: expected one value"))
         };
         match key {
             "steady" | "bursts" => {

@@ -86,7 +86,6 @@ pub struct LoadSession {
     open: BTreeMap<String, u64>,
     phases: Vec<(String, u64, u64)>,
     failures: Vec<String>,
-    warnings: Vec<String>,
     leftovers: Vec<String>,
     done: bool,
     eof: bool,
@@ -162,7 +161,6 @@ impl LoadSession {
             open: BTreeMap::new(),
             phases: Vec::new(),
             failures: Vec::new(),
-            warnings: Vec::new(),
             leftovers: Vec::new(),
             done: false,
             eof: false,
@@ -199,8 +197,7 @@ impl LoadSession {
                     s.session = Some(session);
                     s.cgroups = cgroups;
                     s.started_ns = t_ns;
-                    s.origin_ns = t_ns;
-                    s.sampler.set_origin(t_ns);
+                    s.set_origin(t_ns);
                     break;
                 }
                 Ok(e) => s.handle(e),
@@ -252,7 +249,6 @@ impl LoadSession {
 
     fn note_warning(&mut self, w: String) {
         say_line(&format!("rtscope: warning: load: {w}"));
-        self.warnings.push(w);
     }
 
     fn handle(&mut self, e: Event) {
@@ -330,11 +326,6 @@ impl LoadSession {
             }
         }
         self.sampler.maybe_sample(mono());
-    }
-
-    /// Process id of the load's supervisor (the leader of every part).
-    pub fn supervisor_pid(&self) -> Option<u32> {
-        self.child.as_ref().map(|c| c.id())
     }
 
     /// A handle on the load record so far (refreshed while measuring).
@@ -443,19 +434,7 @@ impl LoadSession {
             }
         }
         for c in cgroups {
-            let p = std::path::Path::new(&c);
-            if !p.exists() {
-                continue;
-            }
-            let mut ok = false;
-            for _ in 0..100 {
-                if std::fs::remove_dir(p).is_ok() || !p.exists() {
-                    ok = true;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if !ok {
+            if cgroup::remove(std::path::Path::new(&c), Duration::from_secs(2)).is_err() {
                 self.leftovers.push(format!(
                     "could not remove the cgroup {c}: remove it by hand once empty"
                 ));

@@ -218,7 +218,6 @@ impl Supervisor {
             .map(|c| c.path.display().to_string())
             .collect();
         self.out.send(&Event::Ready {
-            pid: self.me,
             session,
             cgroups,
             t_ns: self.t0,

@@ -24,19 +24,22 @@ pub enum Liveness {
     Unknown,
 }
 
-fn read_trim(p: &str) -> String {
-    std::fs::read_to_string(p)
+/// This host's name.
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// This boot's id.
+fn boot_id() -> String {
+    crate::sysinfo::kernel::boot_id(&crate::sysinfo::SysRoot::host()).unwrap_or_default()
 }
 
 /// Start time (clock ticks after boot) of `pid`, from `/proc/PID/stat`.
 pub fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses.
-    let after = &stat[stat.rfind(')')? + 1..];
-    // Fields after comm start at field 3 (state); starttime is field 22.
-    after.split_whitespace().nth(22 - 3)?.parse().ok()
+    crate::sysinfo::process::parse_stat(&stat)?.start_ticks
 }
 
 impl Owner {
@@ -44,8 +47,8 @@ impl Owner {
     pub fn this_process() -> Owner {
         let pid = std::process::id();
         Owner {
-            host: read_trim("/proc/sys/kernel/hostname"),
-            boot_id: read_trim("/proc/sys/kernel/random/boot_id"),
+            host: host(),
+            boot_id: boot_id(),
             pid,
             start_ticks: start_ticks(Path::new("/proc"), pid).unwrap_or(0),
         }
@@ -53,11 +56,10 @@ impl Owner {
 
     /// Whether this owner's process still runs, seen from this host.
     pub fn liveness(&self) -> Liveness {
-        let here = Owner::this_process();
-        if self.host != here.host {
+        if self.host != host() {
             return Liveness::Unknown;
         }
-        if self.boot_id != here.boot_id {
+        if self.boot_id != boot_id() {
             return Liveness::Gone;
         }
         match start_ticks(Path::new("/proc"), self.pid) {

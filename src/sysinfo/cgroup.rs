@@ -32,6 +32,21 @@ impl CpusetFs {
     pub fn dir(&self, cpuset: &str) -> String {
         format!("{}/{cpuset}", self.mount)
     }
+
+    /// The file listing a cgroup's members, and taking new ones: `tasks`
+    /// (threads) on v1, `cgroup.procs` (processes) on v2.
+    pub fn procs_file(&self) -> &'static str {
+        match self.version {
+            CpusetVersion::V1 => "tasks",
+            CpusetVersion::V2 => "cgroup.procs",
+        }
+    }
+}
+
+/// Whether a controller list (`cgroup.controllers`,
+/// `cgroup.subtree_control`) names `cpuset`.
+pub fn lists_cpuset(controllers: &str) -> bool {
+    controllers.split_whitespace().any(|c| c == "cpuset")
 }
 
 /// One cgroup mount of `/proc/mounts`.
@@ -87,11 +102,11 @@ pub fn cpuset_fs(root: &SysRoot) -> Option<CpusetFs> {
         .iter()
         .find(|m| {
             m.fstype == "cgroup2"
-                && root
-                    .read(&format!("{}/cgroup.controllers", m.mount))
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .any(|c| c == "cpuset")
+                && lists_cpuset(
+                    &root
+                        .read(&format!("{}/cgroup.controllers", m.mount))
+                        .unwrap_or_default(),
+                )
         })
         .map(|m| CpusetFs {
             version: CpusetVersion::V2,
@@ -105,8 +120,6 @@ pub struct Cpuset {
     pub name: String,
     pub cpus: Option<Vec<usize>>,
     pub effective_cpus: Option<Vec<usize>>,
-    /// v2 only: `cpuset.cpus.partition` (member, root, isolated, ... invalid).
-    pub partition: Option<String>,
 }
 
 /// The cpusets directly below the root of the hierarchy.
@@ -119,7 +132,6 @@ pub fn top_cpusets(root: &SysRoot, fs: &CpusetFs) -> Vec<Cpuset> {
             effective_cpus: root
                 .read_cpus(&fs.file(&name, "cpuset.effective_cpus"))
                 .or_else(|| root.read_cpus(&fs.file(&name, "cpuset.cpus.effective"))),
-            partition: root.read(&fs.file(&name, "cpuset.cpus.partition")),
             name,
         })
         .collect()

@@ -1,4 +1,4 @@
-//! CPU facts: online, possible and offline CPUs, the model name.
+//! CPU facts: online and offline CPUs, the model name.
 
 use super::SysRoot;
 use crate::units::parse_cpu_list;
@@ -13,11 +13,6 @@ pub fn online_cpus(root: &SysRoot) -> Option<Vec<usize>> {
 pub fn offline_cpus(root: &SysRoot) -> Vec<usize> {
     root.read_cpus("/sys/devices/system/cpu/offline")
         .unwrap_or_default()
-}
-
-/// CPUs the kernel could ever bring online.
-pub fn possible_cpus(root: &SysRoot) -> Option<Vec<usize>> {
-    root.read_cpus("/sys/devices/system/cpu/possible")
 }
 
 /// CPU model name from `/proc/cpuinfo` ("model name", or "Hardware" /
@@ -42,31 +37,19 @@ pub fn model_name(root: &SysRoot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sysinfo::FakeTree;
 
     #[test]
     fn reads_model_and_online_from_fake_tree() {
-        let dir = tempdir();
-        std::fs::create_dir_all(dir.join("proc")).unwrap();
-        std::fs::create_dir_all(dir.join("sys/devices/system/cpu")).unwrap();
-        std::fs::write(
-            dir.join("proc/cpuinfo"),
-            "processor\t: 0\nBogoMIPS\t: 108\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n",
-        )
-        .unwrap();
-        std::fs::write(dir.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
-        let root = SysRoot::at(&dir);
+        let t = FakeTree::new(&[
+            (
+                "/proc/cpuinfo",
+                "processor\t: 0\nBogoMIPS\t: 108\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n",
+            ),
+            ("/sys/devices/system/cpu/online", "0-3\n"),
+        ]);
+        let root = t.root();
         assert_eq!(model_name(&root), "Raspberry Pi 4 Model B Rev 1.4");
         assert_eq!(online_cpus(&root), Some(vec![0, 1, 2, 3]));
-        std::fs::remove_dir_all(dir).ok();
-    }
-
-    fn tempdir() -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "rtscope-cpu-{}-{}",
-            std::process::id(),
-            crate::record::new_run_uuid()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
     }
 }

@@ -11,7 +11,6 @@ pub struct CpuFreq {
     pub available_governors: Vec<String>,
     pub min_khz: Option<u64>,
     pub max_khz: Option<u64>,
-    pub hw_min_khz: Option<u64>,
     pub hw_max_khz: Option<u64>,
 }
 
@@ -39,7 +38,6 @@ pub fn cpufreq(root: &SysRoot, cpu: usize) -> Option<CpuFreq> {
             .unwrap_or_default(),
         min_khz: khz("scaling_min_freq"),
         max_khz: khz("scaling_max_freq"),
-        hw_min_khz: khz("cpuinfo_min_freq"),
         hw_max_khz: khz("cpuinfo_max_freq"),
     })
 }

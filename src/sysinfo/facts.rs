@@ -2,7 +2,6 @@
 //! `doctor` judges these and the run fingerprint records them: both read
 //! this one struct, so a fact is never found two ways.
 
-use super::cgroup::{self, Cpuset, CpusetFs};
 use super::cmdline::{self, BootOptions};
 use super::cpufreq::{self, CpuFreq};
 use super::cpuidle::{self, CpuIdle, IdleState};
@@ -52,8 +51,6 @@ pub struct Facts {
     pub limits: Limits,
     pub virtualization: String,
     pub watchdogs: Watchdogs,
-    pub cpuset_fs: Option<CpusetFs>,
-    pub cpusets: Vec<Cpuset>,
     pub tuning: Option<Tuning>,
     /// Value held now on /dev/cpu_dma_latency, in us (root only).
     pub cpu_dma_latency_us: Option<i64>,
@@ -73,7 +70,7 @@ impl Facts {
         let boot = cmdline::boot_options(root);
         let preemption = kernel::preemption(root, &uname.version, config.as_ref(), &boot.raw);
         let online = cpu::online_cpus(root).unwrap_or_default();
-        let cpus = online
+        let cpus: Vec<CpuFacts> = online
             .iter()
             .map(|&c| CpuFacts {
                 cpu: c,
@@ -82,21 +79,21 @@ impl Facts {
                 siblings: topology::siblings(root, c),
             })
             .collect();
-        let cpuset_fs = cgroup::cpuset_fs(root);
-        let cpusets = cpuset_fs
-            .as_ref()
-            .map(|fs| cgroup::top_cpusets(root, fs))
-            .unwrap_or_default();
+        let threads_per_core = cpus
+            .iter()
+            .map(|c| c.siblings.len() as u32)
+            .max()
+            .unwrap_or(1);
         Facts {
             timers: timers::timers(root, config.as_ref()),
-            rcu: rcu::rcu(root, config.as_ref(), &boot, &online),
+            rcu: rcu::rcu(config.as_ref(), &boot, &online),
             sched: sched::sched(root, config.as_ref()),
             cpu_model: cpu::model_name(root),
             offline: cpu::offline_cpus(root),
             kernel_isolated: root.read_cpus("/sys/devices/system/cpu/isolated"),
             cpus,
             cpuidle: cpuidle::cpuidle(root),
-            smt: topology::smt(root, &online),
+            smt: topology::smt(root, threads_per_core),
             irqs: irq::irqs(root),
             default_irq_affinity: irq::default_affinity(root),
             irqbalance_pids: irq::irqbalance_pids(root),
@@ -104,8 +101,6 @@ impl Facts {
             limits: limits::limits(root),
             virtualization: virt::virtualization(root),
             watchdogs: watchdog::watchdogs(root),
-            cpuset_fs,
-            cpusets,
             tuning: tuning::tuning(root),
             cpu_dma_latency_us: cpu_dma_latency_us(root),
             online,

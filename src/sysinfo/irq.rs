@@ -93,13 +93,17 @@ pub fn default_affinity(root: &SysRoot) -> Option<Vec<usize>> {
         .and_then(|m| parse_cpu_mask(&m).ok())
 }
 
-/// Process ids of running irqbalance daemons.
-pub fn irqbalance_pids(root: &SysRoot) -> Vec<u32> {
+/// Running irqbalance daemons.
+pub fn irqbalance(root: &SysRoot) -> Vec<process::Task> {
     process::by_name(root, "irqbalance")
         .into_iter()
         .filter(|t| t.state != 'Z')
-        .map(|t| t.tid)
         .collect()
+}
+
+/// Process ids of running irqbalance daemons.
+pub fn irqbalance_pids(root: &SysRoot) -> Vec<u32> {
+    irqbalance(root).into_iter().map(|t| t.tid).collect()
 }
 
 #[cfg(test)]

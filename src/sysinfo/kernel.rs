@@ -36,6 +36,12 @@ pub fn uname(root: &SysRoot) -> Uname {
     }
 }
 
+/// The id of this boot (`/proc/sys/kernel/random/boot_id`): a new one
+/// at every boot.
+pub fn boot_id(root: &SysRoot) -> Option<String> {
+    root.read("/proc/sys/kernel/random/boot_id")
+}
+
 /// The kernel build configuration, from `/proc/config.gz` or
 /// `/boot/config-RELEASE`. Keys keep their `CONFIG_` prefix; "is not set"
 /// lines are stored as "n".
@@ -224,23 +230,18 @@ pub fn preemption(
 mod tests {
     use super::*;
 
-    fn fake(files: &[(&str, &str)]) -> (SysRoot, std::path::PathBuf) {
-        let d =
-            std::env::temp_dir().join(format!("rtscope-kernel-{}", crate::record::new_run_uuid()));
-        for (path, text) in files {
-            let p = d.join(path.trim_start_matches('/'));
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        std::fs::create_dir_all(&d).unwrap();
-        (SysRoot::at(&d), d)
+    use crate::sysinfo::FakeTree;
+
+    fn fake(files: &[(&str, &str)]) -> (SysRoot, FakeTree) {
+        let t = FakeTree::new(files);
+        (t.root(), t)
     }
 
     #[test]
     fn rt_from_every_source() {
         let (root, d) = fake(&[("/sys/kernel/realtime", "1\n")]);
         assert!(preemption(&root, "#1 SMP", None, "").is_rt());
-        std::fs::remove_dir_all(d).ok();
+        drop(d);
         let (root, d) = fake(&[]);
         assert!(preemption(&root, "#1 SMP PREEMPT_RT Thu Jan 1", None, "").is_rt());
         assert!(preemption(&root, "#1 SMP PREEMPT RT Thu Jan 1", None, "").is_rt());
@@ -248,7 +249,7 @@ mod tests {
         let p = preemption(&root, "#1 SMP", Some(&cfg), "");
         assert!(p.is_rt());
         assert!(p.evidence.iter().any(|e| e.contains("CONFIG_PREEMPT_RT")));
-        std::fs::remove_dir_all(d).ok();
+        drop(d);
     }
 
     #[test]
@@ -257,7 +258,7 @@ mod tests {
         let p = preemption(&root, "#1 SMP PREEMPT_DYNAMIC", None, "");
         assert!(p.dynamic);
         assert_eq!(p.model, "voluntary");
-        std::fs::remove_dir_all(d).ok();
+        drop(d);
         let (root, d) = fake(&[]);
         assert_eq!(
             preemption(&root, "#1 SMP PREEMPT_DYNAMIC", None, "quiet preempt=full").model,
@@ -292,7 +293,7 @@ mod tests {
         );
         assert_eq!(cfg.get("CONFIG_PREEMPT"), Some("n"));
         assert_eq!(preemption(&root, "", Some(&cfg), "").model, "voluntary");
-        std::fs::remove_dir_all(d).ok();
+        drop(d);
     }
 
     #[test]

@@ -4,7 +4,6 @@
 use super::SysRoot;
 
 pub const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
@@ -14,7 +13,6 @@ pub struct Memory {
     pub swap_total_kb: Option<u64>,
     /// THP mode in force (always, madvise, never).
     pub thp_enabled: Option<String>,
-    pub thp_defrag: Option<String>,
 }
 
 /// The bracketed choice of a sysfs selection file
@@ -45,7 +43,6 @@ pub fn memory(root: &SysRoot) -> Memory {
         swaps,
         swap_total_kb,
         thp_enabled: root.read(THP_ENABLED).map(|s| selected(&s)),
-        thp_defrag: root.read(THP_DEFRAG).map(|s| selected(&s)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Processes and threads as `/proc` shows them: name, start time (to tell
-//! a live task from a recycled id), kernel-thread flag, allowed CPUs,
-//! state and cgroup. Read-only.
+//! a live task from a recycled id), kernel-thread flag, process group and
+//! session, allowed CPUs, state and cgroup. Read-only.
 
 use super::SysRoot;
 use crate::units::parse_cpu_list;
@@ -9,6 +9,50 @@ use crate::units::parse_cpu_list;
 const PF_KTHREAD: u64 = 0x0020_0000;
 /// `PF_NO_SETAFFINITY`: the task may not change CPUs (per-CPU kthreads).
 const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
+
+/// The fields of `/proc/PID/stat` rtscope reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: i32,
+    pub comm: String,
+    /// One-letter state (R, S, D, T, Z ...).
+    pub state: char,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub session: i32,
+    /// Field 9; `None` when the line stops before it.
+    pub flags: Option<u64>,
+    /// Field 22, start time after boot in clock ticks; `None` when the
+    /// line stops before it.
+    pub start_ticks: Option<u64>,
+}
+
+/// Parse `/proc/PID/stat`: the name is in parentheses and may hold
+/// spaces or parentheses itself, so fields are counted after the last ')'.
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let pid = text.get(..open)?.trim().parse().ok()?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3 (state); field N is rest[N - 3].
+    let field = |n: usize| rest.get(n - 3).copied();
+    Some(Stat {
+        pid,
+        comm,
+        state: field(3)?.chars().next()?,
+        ppid: field(4)?.parse().ok()?,
+        pgrp: field(5)?.parse().ok()?,
+        session: field(6)?.parse().ok()?,
+        flags: field(9).and_then(|v| v.parse().ok()),
+        start_ticks: field(22).and_then(|v| v.parse().ok()),
+    })
+}
+
+/// `/proc/PID/stat` of `pid`, or `None` when it is gone.
+pub fn stat(root: &SysRoot, pid: u32) -> Option<Stat> {
+    parse_stat(&root.read(&format!("/proc/{pid}/stat"))?)
+}
 
 /// One task (a thread, or a process's main thread).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,8 +65,6 @@ pub struct Task {
     /// task even after the id is reused.
     pub start_ticks: u64,
     pub flags: u64,
-    /// `Cpus_allowed_list` from `/proc/PID/status`.
-    pub cpus_allowed: Option<Vec<usize>>,
 }
 
 impl Task {
@@ -36,50 +78,30 @@ impl Task {
     }
 }
 
-/// Parse `/proc/PID/stat`: the name is in parentheses and may hold
-/// spaces or parentheses itself, so fields are counted after the last ')'.
-pub fn parse_stat(text: &str) -> Option<(String, char, u64, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] is field 3 (state); field N is rest[N - 3].
-    let state = rest.first()?.chars().next()?;
-    let flags = rest.get(9 - 3)?.parse().ok()?;
-    let start = rest.get(22 - 3)?.parse().ok()?;
-    Some((comm, state, flags, start))
-}
-
 /// The task `tid`, or `None` when it is gone.
 pub fn task(root: &SysRoot, tid: u32) -> Option<Task> {
-    let stat = root.read(&format!("/proc/{tid}/stat"))?;
-    let (comm, state, flags, start_ticks) = parse_stat(&stat)?;
-    let cpus_allowed = root.read(&format!("/proc/{tid}/status")).and_then(|s| {
+    let s = stat(root, tid)?;
+    Some(Task {
+        tid,
+        comm: s.comm,
+        state: s.state,
+        start_ticks: s.start_ticks?,
+        flags: s.flags?,
+    })
+}
+
+/// `Cpus_allowed_list` of `tid`, from `/proc/PID/status`.
+pub fn cpus_allowed(root: &SysRoot, tid: u32) -> Option<Vec<usize>> {
+    root.read(&format!("/proc/{tid}/status")).and_then(|s| {
         s.lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
             .and_then(|v| parse_cpu_list(v.trim()).ok())
-    });
-    Some(Task {
-        tid,
-        comm,
-        state,
-        start_ticks,
-        flags,
-        cpus_allowed,
     })
 }
 
 /// Ids of every process (numeric entries of `/proc`).
 pub fn pids(root: &SysRoot) -> Vec<u32> {
     root.list("/proc")
-        .iter()
-        .filter_map(|n| n.parse().ok())
-        .collect()
-}
-
-/// Thread ids of process `pid`.
-pub fn threads(root: &SysRoot, pid: u32) -> Vec<u32> {
-    root.list(&format!("/proc/{pid}/task"))
         .iter()
         .filter_map(|n| n.parse().ok())
         .collect()
@@ -94,9 +116,15 @@ pub fn by_name(root: &SysRoot, name: &str) -> Vec<Task> {
         .collect()
 }
 
+/// The task `tid` if it is still the one that started at `start_ticks`
+/// and has not exited (a zombie is gone).
+pub fn live_task(root: &SysRoot, tid: u32, start_ticks: u64) -> Option<Task> {
+    task(root, tid).filter(|t| t.start_ticks == start_ticks && t.state != 'Z')
+}
+
 /// Is `tid` still the task that started at `start_ticks`?
 pub fn same_task(root: &SysRoot, tid: u32, start_ticks: u64) -> bool {
-    task(root, tid).is_some_and(|t| t.start_ticks == start_ticks && t.state != 'Z')
+    live_task(root, tid, start_ticks).is_some()
 }
 
 /// Path of `tid`'s cgroup in the hierarchy that has `controller`
@@ -126,7 +154,9 @@ mod tests {
     #[test]
     fn stat_with_odd_names() {
         let line = "42 (a (b) c) S 1 42 42 0 -1 2097216 0 0 0 0 5 6 0 0 20 0 1 0 1234 0 0";
-        let (comm, state, flags, start) = parse_stat(line).unwrap();
+        let s = parse_stat(line).unwrap();
+        let (comm, state, flags, start) =
+            (s.comm, s.state, s.flags.unwrap(), s.start_ticks.unwrap());
         assert_eq!(comm, "a (b) c");
         assert_eq!(state, 'S');
         assert_eq!(flags, 2097216);
@@ -158,7 +188,7 @@ mod tests {
         assert_eq!(pids(&root), vec![2, 7]);
         let found = by_name(&root, "irqbalance");
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].cpus_allowed, Some(vec![0, 1, 2, 3]));
+        assert_eq!(cpus_allowed(&root, found[0].tid), Some(vec![0, 1, 2, 3]));
         assert!(!found[0].is_kthread());
         assert!(task(&root, 2).unwrap().is_kthread());
         assert!(same_task(&root, 7, 99));

@@ -2,7 +2,6 @@
 //! and callback offloading (RCU_NOCB_CPU, `rcu_nocbs=`), which keeps RCU
 //! callback work off the CPUs that run real-time work.
 
-use super::SysRoot;
 use super::cmdline::BootOptions;
 use super::kernel::KernelConfig;
 
@@ -19,12 +18,7 @@ pub struct Rcu {
     pub nocb_cpus: Option<Vec<usize>>,
 }
 
-pub fn rcu(
-    _root: &SysRoot,
-    config: Option<&KernelConfig>,
-    boot: &BootOptions,
-    online: &[usize],
-) -> Rcu {
+pub fn rcu(config: Option<&KernelConfig>, boot: &BootOptions, online: &[usize]) -> Rcu {
     let flag = |key: &str| config.map(|c| c.enabled(key));
     let nocb_default_all = flag("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL");
     let mut nocb_cpus = match boot.rcu_nocbs.as_deref() {
@@ -62,9 +56,7 @@ mod tests {
             "CONFIG_RCU_NOCB_CPU=y\n# CONFIG_RCU_BOOST is not set\n",
             "c",
         );
-        let root = SysRoot::at("/nonexistent");
         let r = rcu(
-            &root,
             Some(&cfg),
             &BootOptions::parse("rcu_nocbs=1-2"),
             &[0, 1, 2, 3],
@@ -72,16 +64,15 @@ mod tests {
         assert_eq!(r.nocb_cpus, Some(vec![1, 2]));
         assert_eq!(r.boost, Some(false));
         let r = rcu(
-            &root,
             Some(&cfg),
             &BootOptions::parse("nohz_full=3"),
             &[0, 1, 2, 3],
         );
         assert_eq!(r.nocb_cpus, Some(vec![3]));
         let all = KernelConfig::parse("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL=y\n", "c");
-        let r = rcu(&root, Some(&all), &BootOptions::parse(""), &[0, 1]);
+        let r = rcu(Some(&all), &BootOptions::parse(""), &[0, 1]);
         assert_eq!(r.nocb_cpus, Some(vec![0, 1]));
-        let r = rcu(&root, None, &BootOptions::parse(""), &[0, 1]);
+        let r = rcu(None, &BootOptions::parse(""), &[0, 1]);
         assert_eq!((r.nocb_cpus, r.boost), (None, None));
     }
 }

@@ -26,16 +26,14 @@ pub fn siblings(root: &SysRoot, cpu: usize) -> Vec<usize> {
     .unwrap_or_else(|| vec![cpu])
 }
 
-pub fn smt(root: &SysRoot, online: &[usize]) -> Smt {
+/// SMT state; `threads_per_core` is the largest number of [`siblings`]
+/// among online CPUs.
+pub fn smt(root: &SysRoot, threads_per_core: u32) -> Smt {
     Smt {
         control: root.read("/sys/devices/system/cpu/smt/control"),
         active: root
             .read("/sys/devices/system/cpu/smt/active")
             .map(|v| v == "1"),
-        threads_per_core: online
-            .iter()
-            .map(|&c| siblings(root, c).len() as u32)
-            .max()
-            .unwrap_or(1),
+        threads_per_core,
     }
 }

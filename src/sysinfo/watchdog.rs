@@ -9,8 +9,6 @@ pub struct Watchdogs {
     pub watchdog: Option<i64>,
     pub nmi_watchdog: Option<i64>,
     pub soft_watchdog: Option<i64>,
-    /// Seconds.
-    pub thresh_s: Option<i64>,
     /// CPUs the watchdogs run on.
     pub cpus: Option<Vec<usize>>,
 }
@@ -20,7 +18,6 @@ pub fn watchdogs(root: &SysRoot) -> Watchdogs {
         watchdog: root.read_i64("/proc/sys/kernel/watchdog"),
         nmi_watchdog: root.read_i64("/proc/sys/kernel/nmi_watchdog"),
         soft_watchdog: root.read_i64("/proc/sys/kernel/soft_watchdog"),
-        thresh_s: root.read_i64("/proc/sys/kernel/watchdog_thresh"),
         cpus: root.read_cpus("/proc/sys/kernel/watchdog_cpumask"),
     }
 }

@@ -9,6 +9,7 @@
 
 use super::journal::{self, Change, Header, Journal, JournalError, Lock, Mode, Writer};
 use super::{Env, Planned, Request, Restored, SETTINGS, setting};
+use crate::sysinfo::{SysRoot, kernel};
 use crate::units::format_cpu_list;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -210,7 +211,7 @@ pub fn dry_run(env: &Env, req: &Request) -> Result<Vec<Item>, TuneError> {
 
 /// Start time of this process, in clock ticks.
 fn own_start_ticks() -> u64 {
-    crate::sysinfo::process::task(&crate::sysinfo::SysRoot::host(), std::process::id())
+    crate::sysinfo::process::task(&SysRoot::host(), std::process::id())
         .map(|t| t.start_ticks)
         .unwrap_or(0)
 }
@@ -259,7 +260,7 @@ pub fn apply(
     let planned = plan(env, req)?;
     let header = Header {
         format: journal::FORMAT,
-        boot_id: journal::current_boot_id().unwrap_or_default(),
+        boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
         pid: std::process::id(),
         pid_start_ticks: own_start_ticks(),
         mode,
@@ -575,7 +576,7 @@ mod tests {
         );
         assert!(!path.exists());
         // This boot: last change first, then the journal goes; twice is fine.
-        let now = write(&journal::current_boot_id().unwrap_or_default());
+        let now = write(&kernel::boot_id(&SysRoot::host()).unwrap_or_default());
         let r = revert(&env, &now);
         assert!(r.failed.is_empty(), "{:?}", r.failed);
         assert_eq!(r.restored[0].0.setting, "thp", "reverse order");
@@ -607,7 +608,7 @@ mod tests {
         let path = t.dir.join("state/never-written.journal");
         let header = Header {
             format: journal::FORMAT,
-            boot_id: journal::current_boot_id().unwrap_or_default(),
+            boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
             pid: 1,
             pid_start_ticks: 1,
             mode: Mode::Run,

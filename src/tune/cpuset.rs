@@ -12,7 +12,7 @@
 
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
-use crate::sysinfo::cgroup::{CpusetFs, CpusetVersion};
+use crate::sysinfo::cgroup::{CpusetFs, CpusetVersion, lists_cpuset};
 use crate::units::{format_cpu_list, parse_cpu_list};
 use std::io;
 use std::time::Duration;
@@ -34,7 +34,7 @@ pub fn no_cpuset_message() -> String {
     "no cpuset controller is mounted: mount the v1 hierarchy (mount -t cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset) or enable cpuset in cgroup v2".into()
 }
 
-fn fs_of(env: &Env) -> Result<&CpusetFs, String> {
+pub(super) fn fs_of(env: &Env) -> Result<&CpusetFs, String> {
     env.cpuset.as_ref().ok_or_else(no_cpuset_message)
 }
 
@@ -78,7 +78,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             let mut out = Vec::new();
             let subtree = fs.file("", "cgroup.subtree_control");
             let current = env.read(&subtree).unwrap_or_default();
-            if !current.split_whitespace().any(|c| c == "cpuset") {
+            if !lists_cpuset(&current) {
                 out.push(
                     Planned::new(SETTING.name, &subtree, &current, "+cpuset")
                         .required()
@@ -126,7 +126,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
     if c.key.ends_with("cgroup.subtree_control") {
         env.write(&c.key, "+cpuset")?;
         let now = env.read(&c.key).unwrap_or_default();
-        return if now.split_whitespace().any(|w| w == "cpuset") {
+        return if lists_cpuset(&now) {
             Ok(None)
         } else {
             Err(format!("{} reads '{now}' after enabling cpuset", c.key))
@@ -187,10 +187,10 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
 
 /// Move every task of cgroup `dir` to the root cgroup; returns how many.
 pub fn empty_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> usize {
-    let (list, target) = match fs.version {
-        CpusetVersion::V1 => (format!("{dir}/tasks"), fs.file("", "tasks")),
-        CpusetVersion::V2 => (format!("{dir}/cgroup.procs"), fs.file("", "cgroup.procs")),
-    };
+    let (list, target) = (
+        format!("{dir}/{}", fs.procs_file()),
+        fs.file("", fs.procs_file()),
+    );
     let mut moved = 0;
     for tid in env.read(&list).unwrap_or_default().split_whitespace() {
         if env.write(&target, tid).is_ok() {
@@ -218,13 +218,12 @@ pub fn remove_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> Result<usize, Strin
             Err(e) if attempt == 99 => {
                 return Err(format!(
                     "removing cpuset {dir} failed: {e} (tasks left: {}); move them with `echo PID > {}` and rmdir it",
-                    env.read(&format!("{dir}/tasks"))
-                        .or_else(|| env.read(&format!("{dir}/cgroup.procs")))
+                    env.read(&format!("{dir}/{}", fs.procs_file()))
                         .unwrap_or_default()
                         .split_whitespace()
                         .collect::<Vec<_>>()
                         .join(" "),
-                    fs.file("", "tasks")
+                    fs.file("", fs.procs_file())
                 ));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -237,8 +236,8 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
     let fs = fs_of(env)?;
     if c.key.ends_with("cgroup.subtree_control") {
         let now = env.read(&c.key).unwrap_or_default();
-        let had = c.original.split_whitespace().any(|w| w == "cpuset");
-        let has = now.split_whitespace().any(|w| w == "cpuset");
+        let had = lists_cpuset(&c.original);
+        let has = lists_cpuset(&now);
         if had || !has {
             return Ok(Restored::AlreadyOriginal);
         }
@@ -267,12 +266,11 @@ fn current(env: &Env, c: &Change) -> Option<String> {
     let cpus = env
         .read(&format!("{}/cpuset.cpus", c.key))
         .unwrap_or_default();
+    let fs = env.cpuset.as_ref()?;
     let tasks = env
-        .read(&format!("{}/tasks", c.key))
-        .or_else(|| env.read(&format!("{}/cgroup.procs", c.key)))
+        .read(&format!("{}/{}", c.key, fs.procs_file()))
         .map(|t| t.split_whitespace().count())
         .unwrap_or(0);
-    let fs = env.cpuset.as_ref()?;
     Some(format!(
         "cpus={cpus} ({} cpuset, {tasks} tasks)",
         version_name(fs)

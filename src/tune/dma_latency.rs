@@ -8,8 +8,8 @@
 
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
+use crate::sys::process::{SIGTERM, kill};
 use crate::sysinfo::{facts, process};
-use rustix::process::{Pid, Signal, kill_process};
 use std::io::BufRead;
 use std::time::Duration;
 
@@ -59,9 +59,9 @@ fn holders(env: &Env, token: &str) -> Vec<(u32, u64)> {
     process::pids(&env.root)
         .into_iter()
         .filter(|p| {
-            std::fs::read(env.root.path(&format!("/proc/{p}/cmdline")))
-                .map(|b| b.split(|c| *c == 0).any(|w| w == token.as_bytes()))
-                .unwrap_or(false)
+            env.root
+                .read_bytes(&format!("/proc/{p}/cmdline"))
+                .is_some_and(|b| b.split(|c| *c == 0).any(|w| w == token.as_bytes()))
         })
         .filter_map(|p| process::task(&env.root, p).map(|t| (p, t.start_ticks)))
         .collect()
@@ -118,9 +118,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
         return Ok(Restored::Gone);
     }
     for &(pid, _) in &found {
-        if let Some(p) = Pid::from_raw(pid as i32) {
-            let _ = kill_process(p, Signal::TERM);
-        }
+        let _ = kill(pid as i32, SIGTERM);
     }
     for _ in 0..200 {
         if found

@@ -5,11 +5,20 @@
 
 use super::journal::Change;
 use super::{Env, Restored};
+use crate::units::{format_cpu_list, parse_cpu_mask};
 
 pub type Norm = fn(&str) -> String;
 
 pub fn plain(s: &str) -> String {
     s.trim().to_string()
+}
+
+/// A CPU mask compared by its CPUs, not its spelling (`3` = `00000003`);
+/// what is no mask is compared as trimmed text.
+pub fn mask_norm(s: &str) -> String {
+    parse_cpu_mask(s)
+        .map(|c| format_cpu_list(&c))
+        .unwrap_or_else(|_| s.trim().to_string())
 }
 
 pub fn read(env: &Env, path: &str, norm: Norm) -> Option<String> {

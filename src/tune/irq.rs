@@ -27,38 +27,20 @@ fn list_norm(s: &str) -> String {
         .unwrap_or_else(|_| s.trim().to_string())
 }
 
-fn mask_norm(s: &str) -> String {
-    parse_cpu_mask(s)
-        .map(|c| format_cpu_list(&c))
-        .unwrap_or_else(|_| s.trim().to_string())
-}
-
 fn norm_for(key: &str) -> file::Norm {
     if key == DEFAULT_AFFINITY {
-        mask_norm
+        file::mask_norm
     } else {
         list_norm
     }
 }
 
-fn without(cpus: &[usize], req: &Request) -> Vec<usize> {
-    let v: Vec<usize> = cpus
-        .iter()
-        .copied()
-        .filter(|c| !req.isolated.contains(c))
-        .collect();
-    if v.is_empty() {
-        req.housekeeping.clone()
-    } else {
-        v
-    }
-}
-
 fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     let mut out = Vec::new();
-    if let Some(cpus) = irq::default_affinity(&env.root) {
-        let target = without(&cpus, req);
-        let original = env.read(DEFAULT_AFFINITY).unwrap_or_default();
+    if let Some(original) = env.read(DEFAULT_AFFINITY)
+        && let Ok(cpus) = parse_cpu_mask(&original)
+    {
+        let target = req.off_isolated(&cpus);
         let p = Planned::new(
             SETTING.name,
             DEFAULT_AFFINITY,
@@ -78,7 +60,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
         if !cpus.iter().any(|c| req.isolated.contains(c)) {
             continue;
         }
-        let target = without(&cpus, req);
+        let target = req.off_isolated(&cpus);
         let mut p = Planned::new(
             SETTING.name,
             &irq::affinity_path(i.irq),

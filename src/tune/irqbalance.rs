@@ -6,8 +6,8 @@
 
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
+use crate::sys::process::{SIGCONT, SIGSTOP, kill};
 use crate::sysinfo::{irq, process};
-use rustix::process::{Pid, Signal, kill_process};
 
 pub static SETTING: Setting = Setting {
     name: "irqbalance",
@@ -29,16 +29,15 @@ fn parse_key(key: &str) -> Option<(u32, u64)> {
 }
 
 fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
-    let pids = irq::irqbalance_pids(&env.root);
-    if pids.is_empty() {
+    let daemons = irq::irqbalance(&env.root);
+    if daemons.is_empty() {
         return Ok(vec![Planned::nothing(
             SETTING.name,
             "irqbalance is not running",
         )]);
     }
-    Ok(pids
+    Ok(daemons
         .into_iter()
-        .filter_map(|pid| process::task(&env.root, pid))
         .map(|t| {
             let p = Planned::new(
                 SETTING.name,
@@ -55,20 +54,19 @@ fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
         .collect())
 }
 
-fn signal(env: &Env, pid: u32, sig: Signal) -> Result<(), String> {
+fn signal(env: &Env, pid: u32, sig: i32) -> Result<(), String> {
     if !env.root.is_host() {
         // Fake trees (tests): record the state the signal would give.
         let stat = env
             .read(&format!("/proc/{pid}/stat"))
             .ok_or_else(|| format!("process {pid} is gone"))?;
-        let new_state = if sig == Signal::STOP { 'T' } else { 'S' };
+        let new_state = if sig == SIGSTOP { 'T' } else { 'S' };
         let close = stat.rfind(')').ok_or("bad stat")?;
         let text = format!("{} {}{}", &stat[..=close], new_state, &stat[close + 3..]);
         return std::fs::write(env.root.path(&format!("/proc/{pid}/stat")), text)
             .map_err(|e| e.to_string());
     }
-    let p = Pid::from_raw(pid as i32).ok_or("pid 0")?;
-    kill_process(p, sig).map_err(|e| format!("signalling irqbalance (pid {pid}) failed: {e}"))
+    kill(pid as i32, sig).map_err(|e| format!("signalling irqbalance (pid {pid}) failed: {e}"))
 }
 
 /// Wait until the task's state is (or is not) 'T'.
@@ -88,7 +86,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
     if !process::same_task(&env.root, pid, start) {
         return Err(format!("irqbalance (pid {pid}) exited"));
     }
-    signal(env, pid, Signal::STOP)?;
+    signal(env, pid, SIGSTOP)?;
     if wait_state(env, pid, true) {
         Ok(Some(format!("irqbalance (pid {pid}) paused")))
     } else {
@@ -98,13 +96,13 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
 
 fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
     let (pid, start) = parse_key(&c.key).ok_or("bad key")?;
-    if !process::same_task(&env.root, pid, start) {
+    let Some(t) = process::live_task(&env.root, pid, start) else {
         return Ok(Restored::Gone);
-    }
-    if process::task(&env.root, pid).is_some_and(|t| t.state != 'T') {
+    };
+    if t.state != 'T' {
         return Ok(Restored::AlreadyOriginal);
     }
-    signal(env, pid, Signal::CONT)?;
+    signal(env, pid, SIGCONT)?;
     if wait_state(env, pid, false) {
         Ok(Restored::Done(None))
     } else {
@@ -116,8 +114,6 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
 
 fn current(env: &Env, c: &Change) -> Option<String> {
     let (pid, start) = parse_key(&c.key)?;
-    if !process::same_task(&env.root, pid, start) {
-        return None;
-    }
-    process::task(&env.root, pid).map(|t| if t.state == 'T' { "stopped" } else { "running" }.into())
+    process::live_task(&env.root, pid, start)
+        .map(|t| if t.state == 'T' { "stopped" } else { "running" }.into())
 }

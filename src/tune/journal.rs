@@ -16,6 +16,7 @@
 //! and a dead owner is told apart from a live one. This file never
 //! touches system settings.
 
+use crate::sysinfo::{SysRoot, kernel};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -217,18 +218,11 @@ impl Journal {
 
     /// The journal describes an earlier boot: a reboot undid its changes.
     pub fn from_earlier_boot(&self) -> bool {
-        match current_boot_id() {
+        match kernel::boot_id(&SysRoot::host()) {
             Some(now) => now != self.header.boot_id,
             None => false,
         }
     }
-}
-
-/// `/proc/sys/kernel/random/boot_id`.
-pub fn current_boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
 }
 
 fn sync_dir(dir: &Path) {
@@ -273,32 +267,6 @@ impl Writer {
             sync_dir(dir);
         }
         Ok(w)
-    }
-
-    /// Append to an existing journal (a revert that writes its progress).
-    pub fn reopen(journal: &Journal) -> Result<Writer, JournalError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&journal.path)
-            .map_err(|source| JournalError::Write {
-                path: journal.path.clone(),
-                source,
-            })?;
-        Ok(Writer {
-            file,
-            path: journal.path.clone(),
-            next_seq: journal
-                .entries
-                .iter()
-                .map(|e| e.change.seq)
-                .max()
-                .unwrap_or(0)
-                + 1,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     fn line(&mut self, line: &Line) -> Result<(), JournalError> {
@@ -451,7 +419,7 @@ mod tests {
     fn header() -> Header {
         Header {
             format: FORMAT,
-            boot_id: current_boot_id().unwrap_or_default(),
+            boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
             pid: 1,
             pid_start_ticks: 1,
             mode: Mode::Persistent,

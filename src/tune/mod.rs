@@ -57,13 +57,19 @@ impl Env {
     /// Write `value` to an existing system file (never creates one), the
     /// way a shell's `echo value > file` does.
     pub fn write(&self, abs: &str, value: &str) -> Result<(), String> {
+        self.write_io(abs, value)
+            .map_err(|e| format!("writing '{value}' to {abs} failed: {e}"))
+    }
+
+    /// [`Env::write`] with the error as the system gave it (its number
+    /// tells why the kernel refused).
+    pub fn write_io(&self, abs: &str, value: &str) -> std::io::Result<()> {
         use std::io::Write;
         std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
             .open(self.root.path(abs))
             .and_then(|mut f| f.write_all(value.as_bytes()))
-            .map_err(|e| format!("writing '{value}' to {abs} failed: {e}"))
     }
 }
 
@@ -80,6 +86,23 @@ pub struct Request {
     pub hold_dma_latency_us: Option<i32>,
     /// Settings not to touch (`--skip`).
     pub skip: Vec<String>,
+}
+
+impl Request {
+    /// `cpus` without the isolated CPUs, or the housekeeping CPUs when
+    /// none is left.
+    pub fn off_isolated(&self, cpus: &[usize]) -> Vec<usize> {
+        let v: Vec<usize> = cpus
+            .iter()
+            .copied()
+            .filter(|c| !self.isolated.contains(c))
+            .collect();
+        if v.is_empty() {
+            self.housekeeping.clone()
+        } else {
+            v
+        }
+    }
 }
 
 /// A change `plan` proposes.

@@ -51,18 +51,13 @@ pub fn pending_warning() -> Option<String> {
 /// Isolation held by a measuring process.
 pub struct Isolation {
     env: Env,
-    /// Applied by this process (reverted on drop) rather than joined.
-    owned: bool,
     lock: Option<Lock>,
     pub isolated: Vec<usize>,
     reverted: bool,
 }
 
 fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), String> {
-    let fs = env
-        .cpuset
-        .as_ref()
-        .ok_or_else(super::cpuset::no_cpuset_message)?;
+    let fs = super::cpuset::fs_of(env)?;
     env.write(&fs.file(cpuset, file), &id.to_string())
 }
 
@@ -121,7 +116,6 @@ pub fn for_measure(
     }
     let iso = Isolation {
         env,
-        owned: true,
         lock: applied.lock,
         isolated: req.isolated.clone(),
         reverted: false,
@@ -200,7 +194,6 @@ fn join(
     }
     let iso = Isolation {
         env,
-        owned: false,
         lock: None,
         isolated: t.isolated_cpus.clone(),
         reverted: true,
@@ -277,10 +270,6 @@ impl Isolation {
                 path.display()
             );
         }
-    }
-
-    pub fn owned(&self) -> bool {
-        self.owned
     }
 }
 

@@ -12,6 +12,7 @@
 use super::cpuset::{RT_NAME, SYSTEM_NAME};
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
+use crate::sys::errno::EINVAL;
 use crate::sysinfo::cgroup::{CpusetVersion, top_cpusets};
 use crate::sysinfo::process;
 use crate::units::{format_cpu_list, parse_cpu_list};
@@ -26,8 +27,8 @@ pub static SETTING: Setting = Setting {
     current,
 };
 
-const ERR_INVAL: i32 = 22;
-const ERR_SRCH: i32 = 3;
+/// ESRCH, "no such process" (not among `crate::sys::errno`).
+const ESRCH: i32 = 3;
 
 fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     let Some(fs) = env.cpuset.as_ref() else {
@@ -56,10 +57,8 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             pinned += 1;
             continue;
         }
-        let cpus = t
-            .cpus_allowed
-            .as_ref()
-            .map(|c| format_cpu_list(c))
+        let cpus = process::cpus_allowed(&env.root, tid)
+            .map(|c| format_cpu_list(&c))
             .unwrap_or_default();
         tasks.push(serde_json::json!([t.tid, t.start_ticks, cpus]));
     }
@@ -93,7 +92,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             .or(set.cpus.clone())
             .unwrap_or_default();
         if cpus.iter().any(|c| req.isolated.contains(c)) {
-            let whose = if set.name.starts_with("rtscope-load-") {
+            let whose = if set.name.starts_with(crate::load::cgroup::PREFIX) {
                 " (a load's cpuset, left alone)"
             } else {
                 ""
@@ -109,16 +108,6 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
         }
     }
     Ok(out)
-}
-
-fn write_tid(env: &Env, path: &str, tid: &str) -> Result<(), Option<i32>> {
-    use std::io::Write;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(env.root.path(path))
-        .and_then(|mut f| f.write_all(tid.as_bytes()))
-        .map_err(|e| e.raw_os_error())
 }
 
 fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
@@ -138,10 +127,10 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
             if stay.contains(tid) {
                 continue;
             }
-            match write_tid(env, to, tid) {
+            match env.write_io(to, tid).map_err(|e| e.raw_os_error()) {
                 Ok(()) => this_pass += 1,
-                Err(Some(ERR_SRCH)) => {}
-                Err(Some(ERR_INVAL)) => {
+                Err(Some(ESRCH)) => {}
+                Err(Some(EINVAL)) => {
                     stay.insert(tid.to_string());
                 }
                 Err(e) => {
@@ -214,14 +203,14 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
         if cpus.is_empty() || !process::same_task(&env.root, tid, start) {
             continue;
         }
-        let now = process::task(&env.root, tid).and_then(|t| t.cpus_allowed);
+        let now = process::cpus_allowed(&env.root, tid);
         if now.as_ref() == Some(&cpus) || !env.root.is_host() {
             continue;
         }
         match crate::sys::sched::set_affinity(tid as i32, &cpus) {
             Ok(()) => fixed += 1,
             // Exited meanwhile, or became per-CPU: nothing to restore.
-            Err(e) if e.raw_os_error() == Some(ERR_SRCH) => {}
+            Err(e) if e.raw_os_error() == Some(ESRCH) => {}
             Err(e) => failed.push(format!("task {tid} ({}): {e}", format_cpu_list(&cpus))),
         }
     }

@@ -4,7 +4,7 @@
 use super::file;
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
-use crate::units::{format_cpu_list, format_cpu_mask, parse_cpu_mask};
+use crate::units::{format_cpu_mask, parse_cpu_mask};
 
 pub const CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 
@@ -18,13 +18,6 @@ pub static SETTING: Setting = Setting {
     current,
 };
 
-/// Compare masks by their CPUs, not their spelling (`3` = `00000003`).
-fn norm(s: &str) -> String {
-    parse_cpu_mask(s)
-        .map(|c| format_cpu_list(&c))
-        .unwrap_or_else(|_| s.trim().to_string())
-}
-
 fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     let Some(raw) = env.read(CPUMASK) else {
         return Ok(vec![Planned::nothing(
@@ -33,14 +26,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
         )]);
     };
     let cpus = parse_cpu_mask(&raw).map_err(|e| format!("{CPUMASK}: {e}"))?;
-    let mut target: Vec<usize> = cpus
-        .iter()
-        .copied()
-        .filter(|c| !req.isolated.contains(c))
-        .collect();
-    if target.is_empty() {
-        target = req.housekeeping.clone();
-    }
+    let target = req.off_isolated(&cpus);
     let p = Planned::new(SETTING.name, CPUMASK, raw.trim(), &format_cpu_mask(&target));
     Ok(vec![if target == cpus {
         p.skipped("already off the isolated CPUs")
@@ -50,11 +36,11 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
 }
 
 fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
-    file::set(env, &c.key, &c.target, norm).map(|_| None)
+    file::set(env, &c.key, &c.target, file::mask_norm).map(|_| None)
 }
 
 fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
-    file::restore(env, &c.key, &c.original, norm)
+    file::restore(env, &c.key, &c.original, file::mask_norm)
 }
 
 fn current(env: &Env, c: &Change) -> Option<String> {
