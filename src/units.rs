@@ -273,7 +273,9 @@ pub fn shorten(s: &str, max_chars: usize) -> String {
     }
 }
 
-fn trim_float(v: f64, unit: &str) -> String {
+/// `v` with three decimals at most, trailing zeros cut, then `unit`:
+/// `1.5ms`, `250us`, `0.125` (with an empty unit).
+pub(crate) fn trim_float(v: f64, unit: &str) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("{s}{unit}")
@@ -366,6 +368,9 @@ mod tests {
             let (y, m, d) = civil_from_days(z);
             assert_eq!(days_from_civil(y, m, d), z);
         }
+        assert_eq!(fmt_unix_utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(fmt_unix_utc(1_700_000_000 * S), "2023-11-14 22:13:20 UTC");
+        // A leap day.
+        assert_eq!(fmt_unix_utc(951_782_400 * S), "2000-02-29 00:00:00 UTC");
     }
 }

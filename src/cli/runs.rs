@@ -4,7 +4,7 @@
 
 use super::Exit;
 use crate::record::RunRecord;
-use crate::report::{csv, histfile, summary};
+use crate::report::{csv, fmt, histfile, summary};
 use crate::store::{self, RunRow, RunState, Store};
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us1};
 use crate::{output, runref};
@@ -213,7 +213,10 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
             "running (last checkpoint {})",
             fmt_unix_utc(row.saved_at_unix_ns)
         ),
-        RunState::Complete => format!("complete (end: {})", end_reason(rec)),
+        RunState::Complete => format!(
+            "complete (end: {})",
+            fmt::serde_name(&rec.end_reason).replace('_', " ")
+        ),
     };
     line("state", state);
     let source = match rec.source.kind.as_str() {
@@ -327,13 +330,6 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
     out.push('\n');
     out.push_str(&summary::render(rec));
     out
-}
-
-fn end_reason(rec: &RunRecord) -> String {
-    serde_json::to_value(rec.end_reason)
-        .ok()
-        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-        .unwrap_or_else(|| "unknown".into())
 }
 
 fn show(reference: &str) -> Result<Exit> {

@@ -14,6 +14,7 @@ use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
 use super::{NamedRun, fairness, fmt};
 use crate::record::{RunRecord, ThreadRecord};
+use crate::units::fmt_unix_utc;
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("../../assets/templates/report.html");
@@ -217,7 +218,7 @@ fn outlier_table(run: &RunRecord) -> Option<Table> {
                 fmt::us_cell(Some(o.latency_ns)),
                 o.at.cycle.to_string(),
                 crate::units::fmt_duration(o.at.offset_ns),
-                fmt::utc(o.at.unix_ns),
+                fmt_unix_utc(o.at.unix_ns),
             ])
         })
         .collect();
@@ -246,7 +247,7 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
     let mut out = vec![
         pair("reference", r.reference.clone()),
         pair("run id", rec.run_uuid.clone()),
-        pair("started", fmt::utc(rec.started_at_unix_ns)),
+        pair("started", fmt_unix_utc(rec.started_at_unix_ns)),
         pair(
             "duration",
             format!(
@@ -259,8 +260,8 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
             "status",
             format!(
                 "{} (ended by: {})",
-                serde_plain(&rec.status),
-                serde_plain(&rec.end_reason)
+                fmt::serde_name(&rec.status),
+                fmt::serde_name(&rec.end_reason)
             ),
         ),
     ];
@@ -284,14 +285,6 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         out.push(pair("tags", tags.join(", ")));
     }
     out
-}
-
-/// An enum's serde name (`complete`, `break_threshold`).
-fn serde_plain<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn setup(rec: &RunRecord) -> Vec<Pair> {
@@ -679,7 +672,7 @@ pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> 
             format!(
                 "{} ({}, {})",
                 r.name,
-                fmt::utc(r.record.started_at_unix_ns),
+                fmt_unix_utc(r.record.started_at_unix_ns),
                 fmt::duration(r.record.duration_ns)
             )
         })
