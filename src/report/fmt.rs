@@ -1,5 +1,5 @@
 //! How reports print numbers for people: latencies with an adapted unit
-//! (`438 µs`, `3.43 ms`), table cells in µs, counts with thousands
+//! (`438 µs`, `3.43 ms`), counts with thousands
 //! separators, enums by their serde name (dates come from
 //! [`crate::units::fmt_unix_utc`]). Pure functions; no clock is read here
 //! (a report depends only on its runs, so it can be reproduced).
@@ -36,19 +36,6 @@ pub fn period(ns: u64) -> String {
     } else {
         format!("{} s", trim(v / 1e9))
     }
-}
-
-/// A table cell in microseconds with 0.1 µs precision (no unit: the
-/// column header carries it); `-` when absent.
-pub fn us_cell(ns: Option<u64>) -> String {
-    ns.map(|v| format!("{:.1}", v as f64 / 1e3))
-        .unwrap_or_else(|| "-".into())
-}
-
-/// Like [`us_cell`] for a fractional value (averages).
-pub fn us_cell_f(ns: Option<f64>) -> String {
-    ns.map(|v| format!("{:.1}", v / 1e3))
-        .unwrap_or_else(|| "-".into())
 }
 
 /// An integer with thin thousands separators: `1 234 567`.
@@ -163,13 +150,10 @@ mod tests {
         assert_eq!(latency(438_016), "438 µs");
         assert_eq!(latency(3_432_529), "3.43 ms");
         assert_eq!(latency(1_200_000_000), "1.20 s");
-        assert_eq!(us_cell(Some(17_511)), "17.5");
         assert_eq!(period(1_000_000), "1 ms");
         assert_eq!(period(500_000), "500 µs");
         assert_eq!(period(1_500_000), "1.5 ms");
         assert_eq!(period(0), "0 s");
-        assert_eq!(us_cell(None), "-");
-        assert_eq!(us_cell_f(Some(17_511.4)), "17.5");
     }
 
     #[test]

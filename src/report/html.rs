@@ -14,7 +14,7 @@ use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
 use super::{NamedRun, fairness, fmt};
 use crate::record::{RunRecord, ThreadRecord};
-use crate::units::fmt_unix_utc;
+use crate::units::{fmt_unix_utc, us_cell, us_cell_f, us1};
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("../../assets/templates/report.html");
@@ -155,14 +155,14 @@ fn summary_table(run: &RunRecord) -> Table {
     let cells = |s: &crate::record::LatencyStats| {
         vec![
             fmt::count(s.samples),
-            fmt::us_cell(s.min_ns),
-            fmt::us_cell_f(s.avg_ns),
-            fmt::us_cell(s.p50_ns),
-            fmt::us_cell(s.p90_ns),
-            fmt::us_cell(s.p99_ns),
-            fmt::us_cell(s.p999_ns),
-            fmt::us_cell(s.p9999_ns),
-            fmt::us_cell(s.max_ns),
+            us_cell(s.min_ns),
+            us_cell_f(s.avg_ns),
+            us_cell(s.p50_ns),
+            us_cell(s.p90_ns),
+            us_cell(s.p99_ns),
+            us_cell(s.p999_ns),
+            us_cell(s.p9999_ns),
+            us_cell(s.max_ns),
             fmt::count(s.missed_periods),
         ]
     };
@@ -215,7 +215,7 @@ fn outlier_table(run: &RunRecord) -> Option<Table> {
         .map(|(t, o)| {
             TableRow::plain(vec![
                 data::thread_name(run, t),
-                fmt::us_cell(Some(o.latency_ns)),
+                us1(o.latency_ns),
                 o.at.cycle.to_string(),
                 crate::units::fmt_duration(o.at.offset_ns),
                 fmt_unix_utc(o.at.unix_ns),
@@ -524,13 +524,9 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
             text: name.to_string(),
             best: false,
         }];
-        cells.extend(vals.iter().map(|v| {
-            Cell {
-                text: v
-                    .map(|v| format!("{:.1}", v / 1e3))
-                    .unwrap_or_else(|| "-".into()),
-                best: present > 1 && *v == Some(best),
-            }
+        cells.extend(vals.iter().map(|v| Cell {
+            text: us_cell_f(*v),
+            best: present > 1 && *v == Some(best),
         }));
         TableRow {
             cells,

@@ -2,7 +2,7 @@
 //! threads, in microseconds with 0.1 µs precision.
 
 use crate::record::{LatencyStats, RunRecord};
-use crate::units::{fmt_duration, us1};
+use crate::units::{fmt_duration, us_cell, us_cell_f, us1};
 use std::fmt::Write;
 
 const HEADER: [&str; 14] = [
@@ -11,20 +11,16 @@ const HEADER: [&str; 14] = [
 ];
 
 fn cells(stats: &LatencyStats) -> Vec<String> {
-    let o = |v: Option<u64>| v.map(us1).unwrap_or_else(|| "-".into());
     vec![
         stats.samples.to_string(),
-        o(stats.min_ns),
-        stats
-            .avg_ns
-            .map(|a| format!("{:.1}", a / 1000.0))
-            .unwrap_or_else(|| "-".into()),
-        o(stats.p50_ns),
-        o(stats.p90_ns),
-        o(stats.p99_ns),
-        o(stats.p999_ns),
-        o(stats.p9999_ns),
-        o(stats.max_ns),
+        us_cell(stats.min_ns),
+        us_cell_f(stats.avg_ns),
+        us_cell(stats.p50_ns),
+        us_cell(stats.p90_ns),
+        us_cell(stats.p99_ns),
+        us_cell(stats.p999_ns),
+        us_cell(stats.p9999_ns),
+        us_cell(stats.max_ns),
         stats.missed_periods.to_string(),
     ]
 }
