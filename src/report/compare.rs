@@ -6,13 +6,10 @@
 use super::NamedRun;
 use super::fairness;
 use super::plot::data::thread_name;
-use crate::record::{LatencyStats, RunRecord};
+use crate::record::{LatencyStats, METRICS, RunRecord};
 use crate::units::us_cell_f;
 use std::fmt::Write;
 use thiserror::Error;
-
-/// Metrics a comparison can use, in the order tables show them.
-pub const METRICS: [&str; 8] = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
 
 #[derive(Debug, Error, PartialEq)]
 pub enum CompareError {

@@ -13,8 +13,8 @@
 use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
 use super::{NamedRun, fairness, fmt};
-use crate::record::{RunRecord, ThreadRecord};
-use crate::units::{fmt_unix_utc, us_cell, us_cell_f, us1};
+use crate::record::{METRICS, RunRecord, ThreadRecord};
+use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("../../assets/templates/report.html");
@@ -145,26 +145,17 @@ const EXCEEDANCE_CAPTION: &str = "Exceedance: the share of periods later than x.
     tail honestly, down to one sample in N (the lowest step); the dot marks the maximum.";
 
 fn summary_table(run: &RunRecord) -> Table {
-    let head: Vec<String> = [
-        "thread", "CPU", "policy", "interval", "count", "min", "avg", "p50", "p90", "p99", "p99.9",
-        "p99.99", "max", "missed",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let head: Vec<String> = ["thread", "CPU", "policy", "interval", "count"]
+        .into_iter()
+        .chain(METRICS)
+        .chain(["missed"])
+        .map(str::to_string)
+        .collect();
     let cells = |s: &crate::record::LatencyStats| {
-        vec![
-            fmt::count(s.samples),
-            us_cell(s.min_ns),
-            us_cell_f(s.avg_ns),
-            us_cell(s.p50_ns),
-            us_cell(s.p90_ns),
-            us_cell(s.p99_ns),
-            us_cell(s.p999_ns),
-            us_cell(s.p9999_ns),
-            us_cell(s.max_ns),
-            fmt::count(s.missed_periods),
-        ]
+        let mut out = vec![fmt::count(s.samples)];
+        out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
+        out.push(fmt::count(s.missed_periods));
+        out
     };
     let mut rows = Vec::new();
     for t in &run.threads {
@@ -553,7 +544,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         text_row("duration", &|r| fmt::duration(r.duration_ns)),
         text_row("samples", &|r| fmt::count(r.overall.samples)),
     ];
-    for m in super::compare::METRICS {
+    for m in METRICS {
         let label = format!("{m} (µs)");
         rows.push(latency_row(&label, &|r: &RunRecord| {
             (r.overall.samples > 0)
