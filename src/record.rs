@@ -17,14 +17,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Constant tag at the top of every record.
 pub const SCHEMA_NAME: &str = "rtscope.run";
 
-/// The quantiles every summary reports.
-pub const QUANTILES: [(f64, &str); 5] = [
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.99, "p99"),
-    (0.999, "p99.9"),
-    (0.9999, "p99.99"),
-];
+/// The latency metrics summaries show and comparisons accept, in the
+/// order tables show them; each is a name [`LatencyStats::metric_ns`]
+/// knows.
+pub const METRICS: [&str; 8] = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
 
 /// One measurement run, whether measured by rtscope or imported.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -203,6 +203,18 @@ pub fn us1(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
+/// A table cell in microseconds with 0.1 µs precision (no unit: the
+/// column header carries it); `-` when absent.
+pub fn us_cell(ns: Option<u64>) -> String {
+    ns.map(us1).unwrap_or_else(|| "-".into())
+}
+
+/// Like [`us_cell`] for a fractional value (averages).
+pub fn us_cell_f(ns: Option<f64>) -> String {
+    ns.map(|v| format!("{:.1}", v / 1000.0))
+        .unwrap_or_else(|| "-".into())
+}
+
 /// A duration the way a person reads it: `"250us"`, `"2ms"`, `"1.5s"`,
 /// `"1h02m03s"`.
 pub fn fmt_duration(ns: u64) -> String {
@@ -273,7 +285,9 @@ pub fn shorten(s: &str, max_chars: usize) -> String {
     }
 }
 
-fn trim_float(v: f64, unit: &str) -> String {
+/// `v` with three decimals at most, trailing zeros cut, then `unit`:
+/// `1.5ms`, `250us`, `0.125` (with an empty unit).
+pub(crate) fn trim_float(v: f64, unit: &str) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("{s}{unit}")
@@ -345,6 +359,9 @@ mod tests {
     fn printing_carries_units() {
         assert_eq!(fmt_us(12_345), "12.3us");
         assert_eq!(us1(50), "0.1");
+        assert_eq!(us_cell(Some(17_511)), "17.5");
+        assert_eq!(us_cell(None), "-");
+        assert_eq!(us_cell_f(Some(17_511.4)), "17.5");
         assert_eq!(fmt_duration(250_000), "250us");
         assert_eq!(fmt_duration(1_500_000_000), "1.5s");
         assert_eq!(fmt_duration(3723 * S), "1h02m03s");
@@ -366,6 +383,9 @@ mod tests {
             let (y, m, d) = civil_from_days(z);
             assert_eq!(days_from_civil(y, m, d), z);
         }
+        assert_eq!(fmt_unix_utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(fmt_unix_utc(1_700_000_000 * S), "2023-11-14 22:13:20 UTC");
+        // A leap day.
+        assert_eq!(fmt_unix_utc(951_782_400 * S), "2000-02-29 00:00:00 UTC");
     }
 }

@@ -8,7 +8,7 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 
 fn metric(s: &str) -> Result<String, String> {
-    if compare::METRICS.contains(&s) {
+    if crate::record::METRICS.contains(&s) {
         Ok(s.to_string())
     } else {
         Err(compare::CompareError::Metric(s.into()).to_string())

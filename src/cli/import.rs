@@ -7,7 +7,7 @@ use super::Exit;
 use crate::import::{self, ImportOptions, Source};
 use crate::record::RunRecord;
 use crate::store::Store;
-use crate::units::{fmt_duration, us1};
+use crate::units::{fmt_duration, fmt_us};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -88,10 +88,7 @@ pub struct ImportArgs {
 }
 
 fn describe(rec: &RunRecord) -> String {
-    let o = |v: Option<u64>| {
-        v.map(|v| format!("{}us", us1(v)))
-            .unwrap_or_else(|| "-".into())
-    };
+    let o = |v: Option<u64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
     format!(
         "{}: {} thread(s), {} samples, {}, p99.99 {}, max {}",
         rec.source.format.as_deref().unwrap_or(&rec.source.kind),

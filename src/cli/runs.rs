@@ -4,9 +4,9 @@
 
 use super::Exit;
 use crate::record::RunRecord;
-use crate::report::{csv, histfile, summary};
+use crate::report::{csv, fmt, histfile, summary};
 use crate::store::{self, RunRow, RunState, Store};
-use crate::units::{fmt_duration, fmt_unix_utc, shorten, us1};
+use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 use crate::{output, runref};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -114,7 +114,6 @@ pub fn render_list(rows: &[RunRow]) -> String {
         "max (us)",
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    let o = |v: Option<u64>| v.map(us1).unwrap_or_else(|| "-".into());
     let dash = |s: &str| {
         if s.is_empty() {
             "-".to_string()
@@ -143,8 +142,8 @@ pub fn render_list(rows: &[RunRow]) -> String {
                 "-".into()
             },
             r.threads.to_string(),
-            o(r.p9999_ns),
-            o(r.max_ns),
+            us_cell(r.p9999_ns),
+            us_cell(r.max_ns),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
@@ -213,7 +212,10 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
             "running (last checkpoint {})",
             fmt_unix_utc(row.saved_at_unix_ns)
         ),
-        RunState::Complete => format!("complete (end: {})", end_reason(rec)),
+        RunState::Complete => format!(
+            "complete (end: {})",
+            fmt::serde_name(&rec.end_reason).replace('_', " ")
+        ),
     };
     line("state", state);
     let source = match rec.source.kind.as_str() {
@@ -327,13 +329,6 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
     out.push('\n');
     out.push_str(&summary::render(rec));
     out
-}
-
-fn end_reason(rec: &RunRecord) -> String {
-    serde_json::to_value(rec.end_reason)
-        .ok()
-        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-        .unwrap_or_else(|| "unknown".into())
 }
 
 fn show(reference: &str) -> Result<Exit> {

@@ -6,12 +6,10 @@
 use super::NamedRun;
 use super::fairness;
 use super::plot::data::thread_name;
-use crate::record::{LatencyStats, RunRecord};
+use crate::record::{LatencyStats, METRICS, RunRecord};
+use crate::units::us_cell_f;
 use std::fmt::Write;
 use thiserror::Error;
-
-/// Metrics a comparison can use, in the order tables show them.
-pub const METRICS: [&str; 8] = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
 
 #[derive(Debug, Error, PartialEq)]
 pub enum CompareError {
@@ -212,10 +210,6 @@ impl Comparison {
             "{} latency in microseconds (us); B/A above 1 means B is worse",
             self.metric
         );
-        let cell = |v: Option<f64>| {
-            v.map(|v| format!("{:.1}", v / 1e3))
-                .unwrap_or_else(|| "-".into())
-        };
         let mut table: Vec<[String; 5]> = vec![[
             String::new(),
             "A".into(),
@@ -226,8 +220,8 @@ impl Comparison {
         for r in &self.rows {
             table.push([
                 r.label.clone(),
-                cell(r.a_ns),
-                cell(r.b_ns),
+                us_cell_f(r.a_ns),
+                us_cell_f(r.b_ns),
                 r.ratio()
                     .map(|x| format!("{x:.2}"))
                     .unwrap_or_else(|| "-".into()),

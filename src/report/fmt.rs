@@ -1,6 +1,7 @@
-//! How reports print numbers and dates for people: latencies with an
-//! adapted unit (`438 µs`, `3.43 ms`), table cells in µs, counts with
-//! thousands separators, UTC dates. Pure functions; no clock is read here
+//! How reports print numbers for people: latencies with an adapted unit
+//! (`438 µs`, `3.43 ms`), counts with thousands
+//! separators, enums by their serde name (dates come from
+//! [`crate::units::fmt_unix_utc`]). Pure functions; no clock is read here
 //! (a report depends only on its runs, so it can be reproduced).
 
 /// A latency with the unit that suits it: `850 ns`, `12.3 µs`, `438 µs`,
@@ -35,19 +36,6 @@ pub fn period(ns: u64) -> String {
     } else {
         format!("{} s", trim(v / 1e9))
     }
-}
-
-/// A table cell in microseconds with 0.1 µs precision (no unit: the
-/// column header carries it); `-` when absent.
-pub fn us_cell(ns: Option<u64>) -> String {
-    ns.map(|v| format!("{:.1}", v as f64 / 1e3))
-        .unwrap_or_else(|| "-".into())
-}
-
-/// Like [`us_cell`] for a fractional value (averages).
-pub fn us_cell_f(ns: Option<f64>) -> String {
-    ns.map(|v| format!("{:.1}", v / 1e3))
-        .unwrap_or_else(|| "-".into())
 }
 
 /// An integer with thin thousands separators: `1 234 567`.
@@ -142,33 +130,13 @@ pub fn probability(p: f64) -> String {
     }
 }
 
-/// Wall-clock nanoseconds since the epoch as `2026-11-20 23:37:33 UTC`.
-pub fn utc(unix_ns: u64) -> String {
-    let secs = unix_ns / 1_000_000_000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
-/// (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// An enum's serde name (`complete`, `break_threshold`); empty for a
+/// value that does not serialize to a string.
+pub fn serde_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -182,13 +150,10 @@ mod tests {
         assert_eq!(latency(438_016), "438 µs");
         assert_eq!(latency(3_432_529), "3.43 ms");
         assert_eq!(latency(1_200_000_000), "1.20 s");
-        assert_eq!(us_cell(Some(17_511)), "17.5");
         assert_eq!(period(1_000_000), "1 ms");
         assert_eq!(period(500_000), "500 µs");
         assert_eq!(period(1_500_000), "1.5 ms");
         assert_eq!(period(0), "0 s");
-        assert_eq!(us_cell(None), "-");
-        assert_eq!(us_cell_f(Some(17_511.4)), "17.5");
     }
 
     #[test]
@@ -212,13 +177,5 @@ mod tests {
         assert_eq!(probability(3.0), "1");
         assert_eq!(power_of_ten(0), "1");
         assert_eq!(power_of_ten(12), "10¹²");
-    }
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(1_700_000_000_000_000_000), "2023-11-14 22:13:20 UTC");
-        // A leap day.
-        assert_eq!(utc(951_782_400_000_000_000), "2000-02-29 00:00:00 UTC");
     }
 }

@@ -13,7 +13,8 @@
 use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
 use super::{NamedRun, fairness, fmt};
-use crate::record::{RunRecord, ThreadRecord};
+use crate::record::{METRICS, RunRecord, ThreadRecord};
+use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("../../assets/templates/report.html");
@@ -144,26 +145,17 @@ const EXCEEDANCE_CAPTION: &str = "Exceedance: the share of periods later than x.
     tail honestly, down to one sample in N (the lowest step); the dot marks the maximum.";
 
 fn summary_table(run: &RunRecord) -> Table {
-    let head: Vec<String> = [
-        "thread", "CPU", "policy", "interval", "count", "min", "avg", "p50", "p90", "p99", "p99.9",
-        "p99.99", "max", "missed",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let head: Vec<String> = ["thread", "CPU", "policy", "interval", "count"]
+        .into_iter()
+        .chain(METRICS)
+        .chain(["missed"])
+        .map(str::to_string)
+        .collect();
     let cells = |s: &crate::record::LatencyStats| {
-        vec![
-            fmt::count(s.samples),
-            fmt::us_cell(s.min_ns),
-            fmt::us_cell_f(s.avg_ns),
-            fmt::us_cell(s.p50_ns),
-            fmt::us_cell(s.p90_ns),
-            fmt::us_cell(s.p99_ns),
-            fmt::us_cell(s.p999_ns),
-            fmt::us_cell(s.p9999_ns),
-            fmt::us_cell(s.max_ns),
-            fmt::count(s.missed_periods),
-        ]
+        let mut out = vec![fmt::count(s.samples)];
+        out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
+        out.push(fmt::count(s.missed_periods));
+        out
     };
     let mut rows = Vec::new();
     for t in &run.threads {
@@ -214,10 +206,10 @@ fn outlier_table(run: &RunRecord) -> Option<Table> {
         .map(|(t, o)| {
             TableRow::plain(vec![
                 data::thread_name(run, t),
-                fmt::us_cell(Some(o.latency_ns)),
+                us1(o.latency_ns),
                 o.at.cycle.to_string(),
                 crate::units::fmt_duration(o.at.offset_ns),
-                fmt::utc(o.at.unix_ns),
+                fmt_unix_utc(o.at.unix_ns),
             ])
         })
         .collect();
@@ -246,7 +238,7 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
     let mut out = vec![
         pair("reference", r.reference.clone()),
         pair("run id", rec.run_uuid.clone()),
-        pair("started", fmt::utc(rec.started_at_unix_ns)),
+        pair("started", fmt_unix_utc(rec.started_at_unix_ns)),
         pair(
             "duration",
             format!(
@@ -259,8 +251,8 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
             "status",
             format!(
                 "{} (ended by: {})",
-                serde_plain(&rec.status),
-                serde_plain(&rec.end_reason)
+                fmt::serde_name(&rec.status),
+                fmt::serde_name(&rec.end_reason)
             ),
         ),
     ];
@@ -284,14 +276,6 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         out.push(pair("tags", tags.join(", ")));
     }
     out
-}
-
-/// An enum's serde name (`complete`, `break_threshold`).
-fn serde_plain<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn setup(rec: &RunRecord) -> Vec<Pair> {
@@ -531,13 +515,9 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
             text: name.to_string(),
             best: false,
         }];
-        cells.extend(vals.iter().map(|v| {
-            Cell {
-                text: v
-                    .map(|v| format!("{:.1}", v / 1e3))
-                    .unwrap_or_else(|| "-".into()),
-                best: present > 1 && *v == Some(best),
-            }
+        cells.extend(vals.iter().map(|v| Cell {
+            text: us_cell_f(*v),
+            best: present > 1 && *v == Some(best),
         }));
         TableRow {
             cells,
@@ -564,7 +544,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         text_row("duration", &|r| fmt::duration(r.duration_ns)),
         text_row("samples", &|r| fmt::count(r.overall.samples)),
     ];
-    for m in super::compare::METRICS {
+    for m in METRICS {
         let label = format!("{m} (µs)");
         rows.push(latency_row(&label, &|r: &RunRecord| {
             (r.overall.samples > 0)
@@ -679,7 +659,7 @@ pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> 
             format!(
                 "{} ({}, {})",
                 r.name,
-                fmt::utc(r.record.started_at_unix_ns),
+                fmt_unix_utc(r.record.started_at_unix_ns),
                 fmt::duration(r.record.duration_ns)
             )
         })

@@ -1,37 +1,29 @@
 //! The end-of-run summary table: one row per thread and one for all
 //! threads, in microseconds with 0.1 µs precision.
 
-use crate::record::{LatencyStats, RunRecord};
-use crate::units::{fmt_duration, us1};
+use crate::record::{LatencyStats, METRICS, RunRecord};
+use crate::units::{fmt_duration, us_cell_f, us1};
 use std::fmt::Write;
 
-const HEADER: [&str; 14] = [
-    "T", "CPU", "P", "I", "count", "min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max",
-    "missed",
-];
+fn header() -> Vec<String> {
+    ["T", "CPU", "P", "I", "count"]
+        .into_iter()
+        .chain(METRICS)
+        .chain(["missed"])
+        .map(str::to_string)
+        .collect()
+}
 
 fn cells(stats: &LatencyStats) -> Vec<String> {
-    let o = |v: Option<u64>| v.map(us1).unwrap_or_else(|| "-".into());
-    vec![
-        stats.samples.to_string(),
-        o(stats.min_ns),
-        stats
-            .avg_ns
-            .map(|a| format!("{:.1}", a / 1000.0))
-            .unwrap_or_else(|| "-".into()),
-        o(stats.p50_ns),
-        o(stats.p90_ns),
-        o(stats.p99_ns),
-        o(stats.p999_ns),
-        o(stats.p9999_ns),
-        o(stats.max_ns),
-        stats.missed_periods.to_string(),
-    ]
+    let mut out = vec![stats.samples.to_string()];
+    out.extend(METRICS.iter().map(|m| us_cell_f(stats.metric_ns(m))));
+    out.push(stats.missed_periods.to_string());
+    out
 }
 
 /// The summary table of `run` (latencies in µs).
 pub fn render(run: &RunRecord) -> String {
-    let mut rows: Vec<Vec<String>> = vec![HEADER.iter().map(|s| s.to_string()).collect()];
+    let mut rows: Vec<Vec<String>> = vec![header()];
     for t in &run.threads {
         let mut r = vec![
             t.index.to_string(),

@@ -118,7 +118,7 @@ fn where_max(run: &RunRecord) -> Option<String> {
         thread.map(|t| format!("{t}, ")).unwrap_or_default(),
         crate::units::fmt_duration(at.offset_ns),
         at.cycle,
-        fmt::utc(at.unix_ns)
+        crate::units::fmt_unix_utc(at.unix_ns)
     ))
 }
 

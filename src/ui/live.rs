@@ -8,7 +8,7 @@
 use crate::engine::build::{self, RecordContext};
 use crate::engine::{Control, Observer, Plan, RunView};
 use crate::report::summary;
-use crate::units::{fmt_duration, us1};
+use crate::units::{fmt_duration, us_cell, us_cell_f};
 use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -126,7 +126,6 @@ impl LiveObserver {
     fn line(view: &RunView, i: usize) -> String {
         let t = &view.plan.threads[i];
         let l = view.live(i);
-        let o = |v: Option<u64>| v.map(us1).unwrap_or_else(|| "-".into());
         let mut s = format!(
             "T:{i:>3} ({:>7}) CPU:{:>3} P:{:>2} I:{:>7} C:{:>10} Min:{:>9}us Act:{:>9}us Avg:{:>9}us Max:{:>10}us",
             view.tid(i),
@@ -134,12 +133,10 @@ impl LiveObserver {
             t.priority,
             fmt_duration(t.interval_ns),
             l.wakeups,
-            o(l.min_ns),
-            o(l.last_ns),
-            l.avg_ns
-                .map(|a| format!("{:.1}", a / 1000.0))
-                .unwrap_or_else(|| "-".into()),
-            o(l.max_ns),
+            us_cell(l.min_ns),
+            us_cell(l.last_ns),
+            us_cell_f(l.avg_ns),
+            us_cell(l.max_ns),
         );
         if l.missed > 0 {
             s.push_str(&format!(" missed:{}", l.missed));

@@ -8,7 +8,7 @@
 //! a report of a day-long run on 64 CPUs stays small.
 
 use super::{Axis, Band, Figure, SUMMARY_COLOR, Scale, Series, Stroke, TimeUnit, Unit};
-use crate::histogram::Histogram;
+use crate::histogram::{Histogram, bucket_index, bucket_value};
 use crate::record::{RunRecord, ThreadRecord, WindowPoint, WindowSeries};
 use std::collections::BTreeMap;
 
@@ -87,14 +87,16 @@ struct Class {
     hi_ns: u64,
 }
 
-/// Counts per class of `width_ns`: class k holds the bucket midpoints in
+/// Counts per class of `width_ns`: class k holds the bucket midpoints
+/// ([`bucket_value`], as the histfile export takes them) in
 /// `[k·w, (k+1)·w)` (cyclictest truncates to whole µs the same way; above
 /// 512 µs a histogram bucket is wider than 1 µs and its count goes to the
 /// class of its midpoint, within 0.1 %).
 fn classes(h: &Histogram, width_ns: u64) -> BTreeMap<u64, Class> {
     let mut out: BTreeMap<u64, Class> = BTreeMap::new();
+    let b = h.sub_bits();
     for (lo, hi, c) in h.iter_buckets() {
-        let mid = lo + (hi - lo) / 2;
+        let mid = bucket_value(bucket_index(lo, b), b);
         let e = out.entry(mid / width_ns).or_insert(Class {
             count: 0,
             lo_ns: lo,
@@ -713,6 +715,16 @@ mod tests {
         assert_eq!(f.x.scale, Scale::Log);
         assert!(f.y.title.contains("1 µs"));
         assert!(f.x.title.contains("latency"));
+    }
+
+    #[test]
+    fn classes_take_the_bucket_value_as_the_histfile_does() {
+        // 9000 ns falls in the 16 ns bucket [8992, 9008): its value is
+        // 9000, so the 9 µs class, as in the exported histfile.
+        let mut h = Histogram::new(crate::histogram::LATENCY_SUB_BITS);
+        h.record(9_000);
+        let c: Vec<u64> = classes(&h, 1000).into_keys().collect();
+        assert_eq!(c, vec![9]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::{Axis, Figure, Scale, Stroke, TimeUnit, Unit, font, rgb};
 use crate::report::fmt;
+use crate::units::trim_float;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
@@ -47,31 +48,26 @@ fn sig3(v: f64) -> f64 {
     (v / mag).round() * mag
 }
 
-fn trim(v: f64) -> String {
-    let s = format!("{:.3}", v);
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 /// The label of a tick at value `v` (in the axis' unit), unit included.
 pub fn tick_label(unit: Unit, v: f64) -> String {
     match unit {
         Unit::LatencyUs => {
             let v = sig3(v);
             if v < 1.0 {
-                format!("{} ns", trim(v * 1e3))
+                format!("{} ns", trim_float(v * 1e3, ""))
             } else if v < 1e3 {
-                format!("{} µs", trim(v))
+                format!("{} µs", trim_float(v, ""))
             } else if v < 1e6 {
-                format!("{} ms", trim(v / 1e3))
+                format!("{} ms", trim_float(v / 1e3, ""))
             } else {
-                format!("{} s", trim(v / 1e6))
+                format!("{} s", trim_float(v / 1e6, ""))
             }
         }
         Unit::Count => fmt::short_count(sig3(v)),
         Unit::Probability => {
             let v = sig3(v);
             if v >= 0.001 {
-                trim(v)
+                trim_float(v, "")
             } else {
                 let e = v.log10().floor() as i32;
                 let m = (v / 10f64.powi(e)).round();
@@ -82,7 +78,7 @@ pub fn tick_label(unit: Unit, v: f64) -> String {
                 }
             }
         }
-        Unit::Time(u) => format!("{} {}", trim(sig3(v)), u.symbol()),
+        Unit::Time(u) => format!("{} {}", trim_float(sig3(v), ""), u.symbol()),
     }
 }
 
