@@ -12,7 +12,7 @@
 use super::cpuset::{RT_NAME, SYSTEM_NAME};
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
-use crate::sys::errno::EINVAL;
+use crate::sys::errno::{EINVAL, ESRCH};
 use crate::sysinfo::cgroup::{CpusetVersion, top_cpusets};
 use crate::sysinfo::process;
 use crate::units::{format_cpu_list, parse_cpu_list};
@@ -26,9 +26,6 @@ pub static SETTING: Setting = Setting {
     restore,
     current,
 };
-
-/// ESRCH, "no such process" (not among `crate::sys::errno`).
-const ESRCH: i32 = 3;
 
 fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     let Some(fs) = env.cpuset.as_ref() else {
