@@ -41,16 +41,32 @@ pub fn load(reference: &str) -> Result<RunRecord> {
     }
 }
 
-/// Load a run from the store this process uses.
-pub fn load_stored(reference: &str) -> Result<RunRecord> {
+/// Load every run of `references`, named for reports and figures.
+pub fn load_named(references: &[String]) -> Result<Vec<crate::report::NamedRun>> {
+    let loaded = references
+        .iter()
+        .map(|r| Ok((r.clone(), load(r)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(crate::report::name_runs(loaded))
+}
+
+/// The store this process uses, which must exist since `reference` (for
+/// the message) names runs in it.
+pub fn open_store(reference: &str) -> Result<Store> {
     let db = store::db_path()?;
-    let Some(s) = Store::open_existing(&db)? else {
-        return Err(StoreError::NoStore {
+    match Store::open_existing(&db)? {
+        Some(s) => Ok(s),
+        None => Err(StoreError::NoStore {
             reference: reference.to_string(),
             path: db,
         }
-        .into());
-    };
+        .into()),
+    }
+}
+
+/// Load a run from the store this process uses.
+pub fn load_stored(reference: &str) -> Result<RunRecord> {
+    let s = open_store(reference)?;
     let id = s.resolve(reference)?;
     Ok(s.load(id)?)
 }

@@ -2,8 +2,8 @@
 
 use super::Exit;
 use crate::record::RunRecord;
+use crate::report::NamedRun;
 use crate::report::plot::{self, Kind, Size, data};
-use crate::report::{self, NamedRun};
 use crate::{output, runref};
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
@@ -125,11 +125,7 @@ pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<plot::Figure
 pub fn run(args: &PlotArgs) -> Result<Exit> {
     let format = format_of(&args.output)?;
     output::check_writable(&args.output, "figure file")?;
-    let mut loaded = Vec::new();
-    for r in &args.runs {
-        loaded.push((r.clone(), runref::load(r)?));
-    }
-    let runs = report::name_runs(loaded);
+    let runs = runref::load_named(&args.runs)?;
     let title = args
         .title
         .clone()

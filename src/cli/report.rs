@@ -1,7 +1,7 @@
 //! `rtscope report`: one self-contained HTML report of one or more runs.
 
 use super::Exit;
-use crate::report::{self, html};
+use crate::report::html;
 use crate::{output, runref};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -42,11 +42,7 @@ pub struct ReportArgs {
 
 pub fn run(args: &ReportArgs) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
-    let mut loaded = Vec::new();
-    for r in &args.runs {
-        loaded.push((r.clone(), runref::load(r)?));
-    }
-    let runs = report::name_runs(loaded);
+    let runs = runref::load_named(&args.runs)?;
     let page = html::render(&runs, args.title.as_deref())
         .map_err(anyhow::Error::msg)
         .context("making the report")?;

@@ -86,11 +86,6 @@ pub fn run(args: &RunsArgs) -> Result<Exit> {
     }
 }
 
-fn open_existing() -> Result<Option<Store>> {
-    let db = store::db_path()?;
-    Ok(Store::open_existing(&db)?)
-}
-
 /// What the state column says.
 fn state_word(r: &RunRow) -> &'static str {
     match (r.state, r.source_kind.as_str()) {
@@ -332,12 +327,7 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
 }
 
 fn show(reference: &str) -> Result<Exit> {
-    let Some(s) = open_existing()? else {
-        bail!(store::StoreError::NoStore {
-            reference: reference.into(),
-            path: store::db_path()?,
-        });
-    };
+    let s = runref::open_store(reference)?;
     let id = s.resolve(reference)?;
     let rec = s.load(id)?;
     let row = s.row(id)?.context("the run vanished while being read")?;
@@ -346,12 +336,7 @@ fn show(reference: &str) -> Result<Exit> {
 }
 
 fn remove(refs: &[String]) -> Result<Exit> {
-    let Some(mut s) = open_existing()? else {
-        bail!(store::StoreError::NoStore {
-            reference: refs.join(" "),
-            path: store::db_path()?,
-        });
-    };
+    let mut s = runref::open_store(&refs.join(" "))?;
     let mut ids = Vec::with_capacity(refs.len());
     for r in refs {
         ids.push(s.resolve(r)?);
