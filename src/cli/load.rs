@@ -8,8 +8,8 @@ use super::{cpulist, duration};
 use crate::load::part::{Kind, parse_time_with_unit};
 use crate::load::profile::{self, Profile};
 use crate::load::rt_interference::{self, Interference};
-use crate::load::session::say_line;
 use crate::load::{self, LoadPlan, LoadRequest, LoadSession, Verbosity};
+use crate::ui::say_line;
 use crate::units::{CpuList, fmt_duration, format_cpu_list};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -182,11 +182,7 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
         cpus: args.cpus.clone().map(|c| c.0),
         dir: args.dir.clone(),
     };
-    let plan = load::prepare(
-        &req,
-        &super::measure::allowed_cpus()?,
-        crate::sys::process::getpid(),
-    )?;
+    let plan = load::prepare(&req, &super::allowed_cpus()?, crate::sys::process::getpid())?;
     check_privileges(&plan)?;
     let signals = crate::ui::live::Signals::install().context("installing signal handlers")?;
     say_line(&format!(

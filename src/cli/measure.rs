@@ -3,7 +3,7 @@
 //! files and exit code.
 
 use super::Exit;
-use super::{cpulist, duration};
+use super::{allowed_cpus, cpulist, duration};
 use crate::engine::build::{self, RecordContext};
 use crate::engine::{self, Fanout, MeasureConfig, Plan, Policy, TimerMethod};
 use crate::load::{LoadSession, Verbosity};
@@ -12,8 +12,7 @@ use crate::report::{histfile, summary};
 use crate::store::Store;
 use crate::store::checkpoint::RunSaver;
 use crate::sys::clock::Clock;
-use crate::sys::sched;
-use crate::sysinfo::{SysRoot, cpu, fingerprint};
+use crate::sysinfo::{SysRoot, fingerprint};
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, parse_micros_ns};
 use crate::{output, record};
@@ -324,15 +323,6 @@ impl MeasureArgs {
             _ => None,
         }
     }
-}
-
-/// CPUs this process may use: its affinity, limited to online CPUs.
-pub fn allowed_cpus() -> Result<Vec<usize>> {
-    let mut cpus = sched::affinity_current().context("sched_getaffinity failed")?;
-    if let Some(online) = cpu::online_cpus(&SysRoot::host()) {
-        cpus.retain(|c| online.contains(c));
-    }
-    Ok(cpus)
 }
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {

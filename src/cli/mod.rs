@@ -30,6 +30,12 @@ fn duration(s: &str) -> Result<u64, String> {
     crate::units::parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
+/// CPUs this process may use (its affinity, online ones).
+fn allowed_cpus() -> anyhow::Result<Vec<usize>> {
+    use anyhow::Context as _;
+    crate::sysinfo::cpu::allowed_cpus().context("sched_getaffinity failed")
+}
+
 /// Print `v` as pretty JSON on standard output.
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     outln!("{}", serde_json::to_string_pretty(v)?);

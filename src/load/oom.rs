@@ -76,7 +76,7 @@ fn restore_to(original: i32) -> Option<String> {
 impl Drop for OomGuard {
     fn drop(&mut self) {
         if let Some(w) = restore_to(self.original) {
-            super::session::say_line(&format!("rtscope: warning: {w}"));
+            crate::ui::say_line(&format!("rtscope: warning: {w}"));
         }
     }
 }

@@ -181,7 +181,7 @@ pub fn prepare(
         port_base: 20_000 + (owner_pid.unsigned_abs() % 1000) as u16 * 12,
         // Exec'd by the supervisor, itself this binary: /proc/self/exe
         // works even if the file was replaced since.
-        self_exe: PathBuf::from(super::session::SELF_EXE),
+        self_exe: PathBuf::from(crate::sys::process::SELF_EXE),
     };
     let seed = profile.seed.unwrap_or_else(random_seed);
     let rhythms: Vec<(&str, schedule::Rhythm)> = profile

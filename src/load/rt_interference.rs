@@ -111,7 +111,7 @@ pub fn run(cfg: &Interference) -> Result<(), String> {
     // Exec'd as /proc/self/exe, it would show as "exe" in ps.
     let _ = crate::sys::thread::set_name("rtscope-rtint");
     if let Err(e) = mem::lock_all() {
-        super::session::say_line(&format!(
+        crate::ui::say_line(&format!(
             "rt-interference: warning: mlockall failed ({e}); page faults may stretch busy spells"
         ));
     }
@@ -154,7 +154,7 @@ pub fn run(cfg: &Interference) -> Result<(), String> {
             Err(_) => return Err("rt-interference: a thread ended during set-up".into()),
         }
     }
-    super::session::say_line(&format!(
+    crate::ui::say_line(&format!(
         "rt-interference: {} thread(s) per CPU on CPUs {} at SCHED_FIFO {:?}, busy {} then asleep {}",
         n,
         format_cpu_list(&cfg.cpus),

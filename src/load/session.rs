@@ -21,6 +21,7 @@ use crate::engine::{Control, Observer, RunView};
 use crate::record::{LoadCommand, LoadPart, LoadPhase, LoadRecord};
 use crate::sys::clock::{self, Clock};
 use crate::sys::process::{self, ChildSetup};
+use crate::ui::say_line;
 use crate::units::{fmt_duration, format_cpu_list};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -31,8 +32,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
-/// This process's own binary, as the kernel holds it.
-pub const SELF_EXE: &str = "/proc/self/exe";
 /// Time the supervisor has to get ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// Time the supervisor has to stop everything and clean up.
@@ -114,7 +113,7 @@ impl LoadSession {
             }
         };
         // This very binary, even if the file was replaced since it started.
-        let mut cmd = Command::new(SELF_EXE);
+        let mut cmd = Command::new(process::SELF_EXE);
         cmd.arg(supervisor::SUBCOMMAND)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -565,13 +564,6 @@ impl Observer for LoadSession {
         }
         Control::Continue
     }
-}
-
-/// One line on standard error; a closed or full stderr is no reason to
-/// stop (eprintln! would panic).
-pub fn say_line(line: &str) {
-    let mut e = std::io::stderr().lock();
-    let _ = writeln!(e, "{line}");
 }
 
 fn wait_timeout(child: &mut Child, limit: Duration) -> bool {

@@ -16,6 +16,10 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
+/// This process's own binary, as the kernel holds it (still the same
+/// file if the path was replaced since it started).
+pub const SELF_EXE: &str = "/proc/self/exe";
+
 pub const SIGTERM: i32 = libc::SIGTERM;
 pub const SIGKILL: i32 = libc::SIGKILL;
 pub const SIGINT: i32 = libc::SIGINT;

@@ -1,12 +1,22 @@
-//! CPU facts: online and offline CPUs, the model name.
+//! CPU facts: online, offline and allowed CPUs, the model name.
 
 use super::SysRoot;
+use crate::sys::sched;
 use crate::units::parse_cpu_list;
 
 /// CPUs the kernel has online (`/sys/devices/system/cpu/online`).
 pub fn online_cpus(root: &SysRoot) -> Option<Vec<usize>> {
     root.read("/sys/devices/system/cpu/online")
         .and_then(|s| parse_cpu_list(&s).ok())
+}
+
+/// CPUs this process may use: its affinity, limited to online CPUs.
+pub fn allowed_cpus() -> std::io::Result<Vec<usize>> {
+    let mut cpus = sched::affinity_current()?;
+    if let Some(online) = online_cpus(&SysRoot::host()) {
+        cpus.retain(|c| online.contains(c));
+    }
+    Ok(cpus)
 }
 
 /// CPUs that exist but are offline (`/sys/devices/system/cpu/offline`).

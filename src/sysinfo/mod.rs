@@ -17,6 +17,7 @@ pub mod cpuidle;
 pub mod facts;
 pub mod fingerprint;
 pub mod irq;
+pub mod journal;
 pub mod kernel;
 pub mod limits;
 pub mod memory;

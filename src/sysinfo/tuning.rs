@@ -3,8 +3,8 @@
 //! whether the owner is alive. Read-only (the journal belongs to `tune`).
 
 use super::SysRoot;
+use super::journal::{self, Journal, Mode};
 use super::process;
-use crate::tune::journal::{self, Journal, Mode};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TuningState {
@@ -46,7 +46,7 @@ pub fn tuning(root: &SysRoot) -> Option<Tuning> {
     let path = journal_path(root);
     let j: Journal = Journal::load(&path).ok()??;
     let owner_alive = process::same_task(root, j.header.pid, j.header.pid_start_ticks);
-    let lock_held = root.is_host() && path.parent().is_some_and(journal::Lock::is_held);
+    let lock_held = root.is_host() && path.parent().is_some_and(journal::lock_held);
     let state = if root.is_host() && j.from_earlier_boot() {
         TuningState::Stale
     } else if lock_held || (!root.is_host() && owner_alive) {

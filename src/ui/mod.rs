@@ -2,3 +2,11 @@
 //! handling of the control thread. Never runs on a measuring thread.
 
 pub mod live;
+
+/// One line on standard error; a closed or full stderr is no reason to
+/// stop (eprintln! would panic).
+pub fn say_line(line: &str) {
+    use std::io::Write as _;
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "{line}");
+}
