@@ -14,6 +14,7 @@ pub mod engine;
 pub mod histogram;
 pub mod import;
 pub mod load;
+pub mod measure;
 pub mod output;
 pub mod record;
 pub mod report;

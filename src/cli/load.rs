@@ -8,7 +8,7 @@ use super::{cpulist, duration};
 use crate::load::part::{Kind, parse_time_with_unit};
 use crate::load::profile::{self, Profile};
 use crate::load::rt_interference::{self, Interference};
-use crate::load::{self, LoadPlan, LoadRequest, LoadSession, Verbosity};
+use crate::load::{self, LoadRequest, LoadSession, Verbosity};
 use crate::ui::say_line;
 use crate::units::{CpuList, fmt_duration, format_cpu_list};
 use anyhow::{Context, Result, bail};
@@ -52,34 +52,6 @@ impl LoadArgs {
             dir: self.load_dir.clone(),
         }
     }
-
-    /// The checked plan, or `None` without a load.
-    pub fn plan(&self, allowed_cpus: &[usize]) -> Result<Option<LoadPlan>> {
-        let req = self.request();
-        if req.is_empty() {
-            if self.load_cpus.is_some() || self.load_dir.is_some() {
-                bail!("--load-cpus and --load-dir need --load PROFILE or --load-file FILE");
-            }
-            return Ok(None);
-        }
-        let plan = load::prepare(&req, allowed_cpus, crate::sys::process::getpid())?;
-        check_privileges(&plan)?;
-        Ok(Some(plan))
-    }
-}
-
-/// Refuse a plan whose real-time parts cannot get SCHED_FIFO.
-pub fn check_privileges(plan: &LoadPlan) -> Result<()> {
-    let root = crate::engine::preflight::privileged();
-    if let Some(p) = plan.parts.iter().find(|p| p.realtime)
-        && !root
-    {
-        bail!(
-            "the load part '{}' runs SCHED_FIFO threads: it needs root or CAP_SYS_NICE (run with sudo)",
-            p.name
-        );
-    }
-    Ok(())
 }
 
 /// Generate a load without measuring, until Ctrl-C or -D
@@ -183,7 +155,7 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
         dir: args.dir.clone(),
     };
     let plan = load::prepare(&req, &super::allowed_cpus()?, crate::sys::process::getpid())?;
-    check_privileges(&plan)?;
+    plan.check_privileges()?;
     let signals = crate::ui::live::Signals::install().context("installing signal handlers")?;
     say_line(&format!(
         "rtscope: load: {} (seed {}) on CPUs {}: {}; {}",

@@ -1,21 +1,14 @@
 //! `rtscope measure`: flags (cyclictest's common ones keep their meaning),
-//! their conversion to a [`MeasureConfig`], and the run from flags to
-//! files and exit code.
+//! their conversion to a measuring [`Request`], and the [`Session`]'s
+//! outcome to printed text and an exit code.
 
 use super::Exit;
-use super::{allowed_cpus, cpulist, duration};
-use crate::engine::build::{self, RecordContext};
-use crate::engine::{self, Fanout, MeasureConfig, Plan, Policy, TimerMethod};
-use crate::load::{LoadSession, Verbosity};
-use crate::record::{RunRecord, RunStatus};
-use crate::report::{histfile, summary};
-use crate::store::Store;
-use crate::store::checkpoint::RunSaver;
+use super::{cpulist, duration};
+use crate::engine::{MeasureConfig, Policy, TimerMethod};
+use crate::measure::{HistOutput, Outputs, Request, Session, Status};
 use crate::sys::clock::Clock;
-use crate::sysinfo::{SysRoot, fingerprint};
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, parse_micros_ns};
-use crate::{output, record};
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Args};
 use std::io::Write;
@@ -315,13 +308,38 @@ impl MeasureArgs {
         })
     }
 
-    fn hist_rows(&self) -> Option<(usize, bool)> {
-        match (self.histogram, self.histofall, &self.histfile) {
-            (Some(n), _, _) => Some((n, false)),
-            (_, Some(n), _) => Some((n, true)),
-            (None, None, Some(_)) => Some((1000, false)),
-            _ => None,
-        }
+    /// The cyclictest histogram these flags ask for.
+    fn histogram(&self) -> Option<HistOutput> {
+        let (rows, all_column) = match (self.histogram, self.histofall, &self.histfile) {
+            (Some(n), _, _) => (n, false),
+            (_, Some(n), _) => (n, true),
+            (None, None, Some(_)) => (1000, false),
+            _ => return None,
+        };
+        let path = self.histfile.clone().unwrap_or_else(|| PathBuf::from("-"));
+        Some(HistOutput {
+            rows,
+            all_column,
+            path,
+        })
+    }
+
+    /// The measurement these flags ask for.
+    pub fn request(&self) -> Result<Request> {
+        Ok(Request {
+            config: self.config()?,
+            isolate: self.isolate.clone().map(|c| c.0),
+            load: self.load.request(),
+            checkpoint_ns: (!self.no_save).then_some(self.checkpoint_ns),
+            outputs: Outputs {
+                json: self.json.clone(),
+                histogram: self.histogram(),
+            },
+            label: self.label.clone(),
+            tags: super::import::tag_map(&self.tags)?,
+            max_latency_ns: self.max_latency_ns,
+            command_line: std::env::args().collect(),
+        })
     }
 }
 
@@ -332,208 +350,14 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     // action. Ctrl-C and friends only ask to stop, from now on.
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
-    let config = args.config()?;
-    // Everything that can be refused is checked before the system is
-    // touched (loads, isolation) and before anything is measured.
-    let allowed = allowed_cpus()?;
-    let check = Plan::build(config.clone(), &allowed)?;
-    // Loads run beside the measurement: under --isolate, on the other CPUs.
-    let load_cpus: Vec<usize> = match &args.isolate {
-        Some(iso) => allowed
-            .iter()
-            .copied()
-            .filter(|c| !iso.0.contains(c))
-            .collect(),
-        None => allowed.clone(),
-    };
-    if let (Some(iso), Some(cpus)) = (&args.isolate, &args.load.load_cpus)
-        && let Some(c) = cpus.0.iter().find(|c| iso.0.contains(c))
-    {
-        bail!(
-            "--load-cpus includes CPU {c}, which --isolate keeps for measuring: leave --load-cpus out (loads then run on the other CPUs)"
-        );
-    }
-    let load_plan = args.load.plan(&load_cpus)?;
-    if load_plan.is_some()
-        && let Some(why) = engine::preflight::realtime_refusal(&check)
-    {
-        bail!("{why}");
-    }
-    if let Some((rows, _)) = args.hist_rows()
-        && (rows == 0 || rows > 10_000_000)
-    {
-        bail!("-h/--histogram rows must be between 1 and 10000000 (got {rows})");
-    }
-    if !args.no_save && args.checkpoint_ns < crate::store::checkpoint::MIN_INTERVAL_NS {
-        bail!(
-            "--checkpoint {} is below the 1s minimum",
-            crate::units::fmt_duration(args.checkpoint_ns)
-        );
-    }
-    for (path, what) in [(&args.json, "--json"), (&args.histfile, "--histfile")] {
-        if let Some(p) = path {
-            output::check_writable(p, what)?;
-        }
-    }
-    let tags = super::import::tag_map(&args.tags)?;
-    let store = if args.no_save {
-        None
-    } else {
-        Some(
-            Store::open_default()
-                .context("the run store cannot be used (--no-save measures without it)")?,
-        )
-    };
-    let interrupted =
-        || anyhow::anyhow!("stopped by a signal before measuring began; nothing was measured");
-    // The load starts first, so that isolation (which moves every task)
-    // puts it on the housekeeping CPUs like the rest of the system, and the
-    // first measured period is already loaded. It stops after measuring,
-    // on every path (stop() below, or its Drop on errors).
-    let mut load = match load_plan {
-        Some(mut p) => {
-            if !config.policy.is_realtime() {
-                // Keep the load below a SCHED_OTHER measurement too.
-                p.nice = 19;
-            }
-            Some(LoadSession::start(p, Verbosity::Problems)?)
-        }
-        None => None,
-    };
-    if signals.stop_requested() {
-        return Err(interrupted());
-    }
-    // Reverted when dropped: at the end, on an error, or on a panic.
-    let isolation = crate::tune::session::for_measure(
-        args.isolate.as_ref().map(|c| c.0.as_slice()),
-        config.cpus.as_deref(),
-        config.main_affinity.is_some(),
-        &signals.stop,
-    )?;
-    if signals.stop_requested() {
-        return Err(interrupted());
-    }
-    // Under isolation this process now sits on the isolated CPUs: the
-    // measuring threads are placed there.
-    let plan = Plan::build(config, &allowed_cpus()?)?;
-    let ctx = RecordContext {
-        run_uuid: record::new_run_uuid(),
-        command_line: std::env::args().collect(),
-        label: args.label.clone(),
-        tags,
-        max_latency_ns: args.max_latency_ns,
-        // Taken after isolation, so it records the tuning in force.
-        fingerprint: fingerprint::take(&SysRoot::host()),
-        ..Default::default()
-    };
-    // The run is recorded in the store before measuring: a store that
-    // cannot be written is found now, not at the end of a long run.
-    let mut saver = match store {
-        Some(store) => Some(RunSaver::begin(store, &plan, &ctx, args.checkpoint_ns)?),
-        None => None,
-    };
-    if let (Some(s), Some(l)) = (saver.as_mut(), &load) {
-        s.attach_load(l.shared_record());
-    }
-    let hist_on_stdout = args.hist_rows().is_some() && args.histfile.is_none();
-    let json_on_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let session = Session::prepare(args.request()?, &signals.stop)?;
     let mode = LiveMode::choose(args.quiet, args.live);
-    let mut observer = match LiveObserver::new(mode, &plan, &ctx, signals.clone()) {
-        Ok(o) => o,
-        Err(e) => {
-            if let Some(s) = saver {
-                s.abandon();
-            }
-            return Err(e);
-        }
-    };
-    let outcome = {
-        let mut live = crate::tune::session::observe(isolation.as_ref(), &mut observer);
-        let mut parts: Vec<&mut dyn engine::Observer> = vec![&mut live];
-        if let Some(s) = saver.as_mut() {
-            parts.push(s);
-        }
-        if let Some(l) = load.as_mut() {
-            parts.push(l);
-        }
-        engine::run(&plan, &mut Fanout::new(parts))
-    };
-    observer.finish();
-    if let Some(l) = load.as_mut() {
-        l.stop();
-    }
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e) => {
-            // Nothing was measured: the run leaves no trace in the store.
-            if let Some(s) = saver {
-                s.abandon();
-            }
-            return Err(e.into());
-        }
-    };
-
-    let mut ctx = ctx;
-    ctx.warnings = outcome.warnings.clone();
-    ctx.warnings.extend(outcome.thread_errors.iter().cloned());
-    if let Some(l) = &load {
-        ctx.warnings.extend(l.run_warnings());
-    }
-    let mut rec: RunRecord = build::record(
-        &plan,
-        &outcome.snapshot,
-        RunStatus::Complete,
-        outcome.end_reason,
-        Some(outcome.ended_unix_ns),
-        &ctx,
-    );
-    rec.limits.break_event = outcome.break_event;
-    rec.load = load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
-
-    // Write everything before deciding the exit code; a failure of one
-    // output never keeps the others (or the store) from being written.
-    let mut failures = Vec::new();
-    if let Some(p) = &args.json {
-        let written = serde_json::to_string(&rec)
-            .context("serializing the run record")
-            .and_then(|text| output::write_atomic(p, format!("{text}\n").as_bytes()));
-        if let Err(e) = written {
-            failures.push(format!("{e:#}"));
-        }
-    }
-    if let Some((rows, all)) = args.hist_rows() {
-        let target = args.histfile.clone().unwrap_or_else(|| PathBuf::from("-"));
-        let written = histfile::render(&rec, rows, all)
-            .map_err(anyhow::Error::msg)
-            .and_then(|text| output::write_atomic(&target, text.as_bytes()));
-        if let Err(e) = written {
-            failures.push(format!("{e:#}"));
-        }
-    }
-    let mut saved = None;
-    if let Some(s) = saver {
-        let path = s.store_path().to_path_buf();
-        match s.finish(&rec) {
-            Ok(id) => saved = Some((id, path)),
-            Err(e) => failures.push(format!(
-                "the run could not be saved in the store: {e} (its last checkpoint is there, marked interrupted)"
-            )),
-        }
-    }
-    let mut table = summary::render(&rec);
-    if let Some((id, path)) = saved {
-        table.push_str(&format!(
-            "saved as run {id} in {} (rtscope runs show {id})\n",
-            path.display()
-        ));
-    }
-    if let Some(l) = &load {
-        table.push_str(&l.describe());
-        table.push('\n');
-    }
+    let mut live = LiveObserver::new(mode, session.plan(), session.context(), signals.clone())?;
+    let outcome = session.run(&mut live)?;
     // A closed standard output (`| head`) must not turn into an error now
     // that everything is written.
-    if hist_on_stdout || json_on_stdout {
+    let table = outcome.summary_text();
+    if outcome.stdout_taken {
         let _ = std::io::stderr().write_all(table.as_bytes());
     } else {
         let _ = std::io::stdout().write_all(table.as_bytes());
@@ -541,15 +365,12 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");
     }
-    if !failures.is_empty() {
-        bail!("{}", failures.join("; "));
+    match outcome.status() {
+        Status::Ok => Ok(Exit::Ok),
+        Status::LimitExceeded => Ok(Exit::LimitExceeded),
+        Status::NotWritten(failures) => bail!("{}", failures.join("; ")),
+        Status::ThreadFailed => {
+            bail!("measuring stopped on an error; the results above cover the time before it")
+        }
     }
-    if !outcome.thread_errors.is_empty() {
-        bail!("measuring stopped on an error; the results above cover the time before it");
-    }
-    Ok(if rec.limits.exceeded || rec.limits.break_event.is_some() {
-        Exit::LimitExceeded
-    } else {
-        Exit::Ok
-    })
 }

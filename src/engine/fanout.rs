@@ -38,6 +38,12 @@ impl Observer for Fanout<'_> {
         control
     }
 
+    fn ended(&mut self) {
+        for p in &mut self.parts {
+            p.ended();
+        }
+    }
+
     fn notices(&mut self) -> Vec<String> {
         self.parts.iter_mut().flat_map(|p| p.notices()).collect()
     }

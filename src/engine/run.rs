@@ -66,6 +66,9 @@ pub trait Observer {
     fn tick(&mut self, _view: &RunView) -> Control {
         Control::Continue
     }
+    /// Measuring is over (called once by whoever ran the plan, whether
+    /// it succeeded or not): clear what was drawn.
+    fn ended(&mut self) {}
     /// Warnings the observer raised itself (e.g. a checkpoint that
     /// failed); after each tick they are shown and kept in the record.
     fn notices(&mut self) -> Vec<String> {

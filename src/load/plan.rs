@@ -39,6 +39,12 @@ pub enum LoadError {
     Dir { dir: String, message: String },
     #[error("give a load profile (rtscope load --list) or --load-file FILE, not both")]
     Ambiguous,
+    #[error("--load-cpus and --load-dir need --load PROFILE or --load-file FILE")]
+    NoProfile,
+    #[error(
+        "the load part '{part}' runs SCHED_FIFO threads: it needs root or CAP_SYS_NICE (run with sudo)"
+    )]
+    Privilege { part: String },
 }
 
 /// What the user asked for.
@@ -56,6 +62,25 @@ pub struct LoadRequest {
 impl LoadRequest {
     pub fn is_empty(&self) -> bool {
         self.spec.is_none() && self.file.is_none()
+    }
+
+    /// The checked plan for rtscope process `owner_pid` (see [`prepare`]),
+    /// refused when a real-time part cannot get SCHED_FIFO; `None`
+    /// without a load.
+    pub fn plan(
+        &self,
+        allowed_cpus: &[usize],
+        owner_pid: i32,
+    ) -> Result<Option<LoadPlan>, LoadError> {
+        if self.is_empty() {
+            if self.cpus.is_some() || self.dir.is_some() {
+                return Err(LoadError::NoProfile);
+            }
+            return Ok(None);
+        }
+        let plan = prepare(self, allowed_cpus, owner_pid)?;
+        plan.check_privileges()?;
+        Ok(Some(plan))
     }
 }
 
@@ -85,6 +110,18 @@ pub struct LoadPlan {
     #[serde(default)]
     pub nice: i32,
     pub parts: Vec<PartPlan>,
+}
+
+impl LoadPlan {
+    /// Refuse a plan whose real-time parts cannot get SCHED_FIFO.
+    pub fn check_privileges(&self) -> Result<(), LoadError> {
+        match self.parts.iter().find(|p| p.realtime) {
+            Some(p) if !crate::engine::preflight::privileged() => Err(LoadError::Privilege {
+                part: p.name.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The profile a request names, adjusted by its items.

@@ -309,4 +309,12 @@ impl Observer for IsolatedObserver<'_> {
     fn tick(&mut self, view: &RunView) -> Control {
         self.inner.tick(view)
     }
+
+    fn ended(&mut self) {
+        self.inner.ended()
+    }
+
+    fn notices(&mut self) -> Vec<String> {
+        self.inner.notices()
+    }
 }

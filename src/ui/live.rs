@@ -201,7 +201,8 @@ impl LiveObserver {
     }
 
     /// Remove the live lines (the summary follows).
-    pub fn finish(&mut self) {
+    /// Clear the lines and the bar.
+    fn clear(&mut self) {
         for l in &self.lines {
             l.finish_and_clear();
         }
@@ -215,6 +216,10 @@ impl LiveObserver {
 }
 
 impl Observer for LiveObserver {
+    fn ended(&mut self) {
+        self.clear();
+    }
+
     fn warning(&mut self, message: &str) {
         match &self.multi {
             Some(m) if self.last_draw.is_some() => {

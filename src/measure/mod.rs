@@ -1,0 +1,23 @@
+//! One measurement from request to results, for every command that
+//! measures (`measure` today; `study`, `monitor`, `characterize` next):
+//! check what can be refused, start the load, apply the isolation, begin
+//! the run in the store, run the engine, stop the load, build the run
+//! record, write the outputs and save it. The command layer only turns
+//! flags into a [`Request`] and prints the [`Outcome`].
+//!
+//! Layout: `request` (what is asked, typed and checked), `session`
+//! ([`Session`]: prepare → run → finish), `outputs` (the result files),
+//! `outcome` (how it ended and the exit status it implies).
+//!
+//! Never prints the live display (the caller's observer does) and never
+//! runs on a measuring thread.
+
+pub mod outcome;
+pub mod outputs;
+pub mod request;
+pub mod session;
+
+pub use outcome::{Outcome, Saved, Status};
+pub use outputs::{HistOutput, Outputs};
+pub use request::Request;
+pub use session::{Session, SessionError};

@@ -1,0 +1,77 @@
+//! The result files of one measurement: the run record (`--json`) and
+//! cyclictest's histogram (`-h`/`--histfile`), each checked before
+//! measuring and written atomically at the end. A failure of one never
+//! keeps the others from being written.
+
+use super::session::SessionError;
+use crate::output;
+use crate::record::RunRecord;
+use crate::report::histfile;
+use std::path::{Path, PathBuf};
+
+/// Where the path `-` means standard output.
+fn is_stdout(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// A cyclictest histogram to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistOutput {
+    /// Rows of 1 us.
+    pub rows: usize,
+    /// With the all-threads column (`-H`).
+    pub all_column: bool,
+    /// The file; `-` for standard output.
+    pub path: PathBuf,
+}
+
+/// The files a measurement writes at its end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// The run record; `-` for standard output.
+    pub json: Option<PathBuf>,
+    pub histogram: Option<HistOutput>,
+}
+
+impl Outputs {
+    /// Does something go to standard output (so people's text goes to
+    /// standard error)?
+    pub fn uses_stdout(&self) -> bool {
+        self.json.as_deref().is_some_and(is_stdout)
+            || self.histogram.as_ref().is_some_and(|h| is_stdout(&h.path))
+    }
+
+    /// Refuse, before measuring, a file that could not be written.
+    pub fn check_writable(&self) -> Result<(), SessionError> {
+        let hist = self.histogram.as_ref().map(|h| &h.path);
+        for (path, what) in [(self.json.as_ref(), "--json"), (hist, "--histfile")] {
+            if let Some(p) = path {
+                output::check_writable(p, what).map_err(SessionError::Output)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write every file; returns what failed, one message each.
+    pub fn write(&self, rec: &RunRecord) -> Vec<String> {
+        let mut failures = Vec::new();
+        if let Some(p) = &self.json {
+            let written = serde_json::to_string(rec)
+                .map_err(anyhow::Error::from)
+                .map_err(|e| e.context("serializing the run record"))
+                .and_then(|text| output::write_atomic(p, format!("{text}\n").as_bytes()));
+            if let Err(e) = written {
+                failures.push(format!("{e:#}"));
+            }
+        }
+        if let Some(h) = &self.histogram {
+            let written = histfile::render(rec, h.rows, h.all_column)
+                .map_err(anyhow::Error::msg)
+                .and_then(|text| output::write_atomic(&h.path, text.as_bytes()));
+            if let Err(e) = written {
+                failures.push(format!("{e:#}"));
+            }
+        }
+        failures
+    }
+}

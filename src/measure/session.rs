@@ -1,0 +1,262 @@
+//! [`Session`]: one measurement, prepare → run → finish.
+//!
+//! `prepare` refuses what cannot work before the system is touched, then
+//! starts the load (first, so that the isolation moves it to the
+//! housekeeping CPUs like every other task), applies the isolation,
+//! builds the plan on the CPUs this process now has, and records the run
+//! in the store (a store that cannot be written is found before a long
+//! run, not after). `run` measures, with the caller's observer beside the
+//! checkpoints and the load, then stops the load and undoes the
+//! isolation; `finish` builds the run record, writes the files and saves
+//! it, always all of them, whatever fails.
+//!
+//! Whatever was set up is put back on every path: the fields are guards
+//! (the load stops, the isolation reverts on drop) and a session dropped
+//! before it measured removes its row from the store.
+
+use super::outcome::{Outcome, Saved};
+use super::request::Request;
+use crate::engine::build::{self, RecordContext};
+use crate::engine::{self, EngineError, Fanout, Observer, Plan, PlanError, preflight};
+use crate::load::{LoadError, LoadSession, Verbosity, session::SessionError as LoadStartError};
+use crate::record::{self, RunRecord, RunStatus};
+use crate::store::checkpoint::RunSaver;
+use crate::store::{Store, StoreError};
+use crate::sysinfo::{SysRoot, cpu, fingerprint};
+use crate::tune::session::{self as isolation, Isolation};
+use std::sync::atomic::{AtomicBool, Ordering};
+use thiserror::Error;
+
+/// Why a measurement could not be made; nothing measured is lost by any
+/// of these (they happen before measuring, or the engine never started).
+#[derive(Debug, Error)]
+pub enum SessionError {
+    /// Options that cannot work together.
+    #[error("{0}")]
+    Usage(String),
+    #[error("sched_getaffinity failed")]
+    Affinity(#[source] std::io::Error),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    LoadStart(#[from] LoadStartError),
+    /// Real-time threads without the privilege for them.
+    #[error("{0}")]
+    Privilege(String),
+    #[error("the run store cannot be used (--no-save measures without it)")]
+    StoreOpen(#[source] StoreError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Isolation(anyhow::Error),
+    /// A result file that cannot be written.
+    #[error(transparent)]
+    Output(anyhow::Error),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("stopped by a signal before measuring began; nothing was measured")]
+    Interrupted,
+}
+
+fn allowed_cpus() -> Result<Vec<usize>, SessionError> {
+    cpu::allowed_cpus().map_err(SessionError::Affinity)
+}
+
+/// One measurement, set up and ready to run.
+pub struct Session {
+    // Fields drop in this order on an error: the store row goes first,
+    // then the isolation is undone, then the load stops.
+    saver: Option<RunSaver>,
+    isolation: Option<Isolation>,
+    load: Option<LoadSession>,
+    request: Request,
+    plan: Plan,
+    ctx: RecordContext,
+}
+
+impl Session {
+    /// Check `request`, then set everything up: load, isolation, plan,
+    /// the run's row in the store. `stop` (set by a signal) ends the
+    /// set-up early with [`SessionError::Interrupted`].
+    pub fn prepare(request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
+        let allowed = allowed_cpus()?;
+        let check = Plan::build(request.config.clone(), &allowed)?;
+        request.check_cpus()?;
+        // The load runs beside the measurement: under --isolate, on the
+        // other CPUs.
+        let load_plan = request
+            .load
+            .plan(&request.load_cpus(&allowed), crate::sys::process::getpid())?;
+        if load_plan.is_some()
+            && let Some(why) = preflight::realtime_refusal(&check)
+        {
+            return Err(SessionError::Privilege(why));
+        }
+        request.check_outputs()?;
+        let store = match request.checkpoint_ns {
+            Some(_) => Some(Store::open_default().map_err(SessionError::StoreOpen)?),
+            None => None,
+        };
+        let load = match load_plan {
+            Some(mut p) => {
+                if !request.config.policy.is_realtime() {
+                    // Keep the load below a SCHED_OTHER measurement too.
+                    p.nice = 19;
+                }
+                Some(LoadSession::start(p, Verbosity::Problems)?)
+            }
+            None => None,
+        };
+        Session::set_up(request, store, load, stop)
+    }
+
+    /// The isolation, the plan on the CPUs it gives, and the run's row.
+    fn set_up(
+        request: Request,
+        store: Option<Store>,
+        load: Option<LoadSession>,
+        stop: &AtomicBool,
+    ) -> Result<Session, SessionError> {
+        let interrupted = || stop.load(Ordering::SeqCst);
+        if interrupted() {
+            return Err(SessionError::Interrupted);
+        }
+        let config = &request.config;
+        let isolation = isolation::for_measure(
+            request.isolate.as_deref(),
+            config.cpus.as_deref(),
+            config.main_affinity.is_some(),
+            stop,
+        )
+        .map_err(SessionError::Isolation)?;
+        if interrupted() {
+            return Err(SessionError::Interrupted);
+        }
+        // Under isolation this process now sits on the isolated CPUs: the
+        // measuring threads are placed there.
+        let plan = Plan::build(request.config.clone(), &allowed_cpus()?)?;
+        let ctx = RecordContext {
+            run_uuid: record::new_run_uuid(),
+            command_line: request.command_line.clone(),
+            label: request.label.clone(),
+            tags: request.tags.clone(),
+            max_latency_ns: request.max_latency_ns,
+            // Taken after isolation, so it records the tuning in force.
+            fingerprint: fingerprint::take(&SysRoot::host()),
+            ..Default::default()
+        };
+        let mut session = Session {
+            saver: None,
+            isolation,
+            load,
+            request,
+            plan,
+            ctx,
+        };
+        if let (Some(store), Some(every)) = (store, session.request.checkpoint_ns) {
+            let mut saver = RunSaver::begin(store, &session.plan, &session.ctx, every)?;
+            if let Some(l) = &session.load {
+                saver.attach_load(l.shared_record());
+            }
+            session.saver = Some(saver);
+        }
+        Ok(session)
+    }
+
+    /// What will be measured.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The run's identity and context (its uuid, label, fingerprint).
+    pub fn context(&self) -> &RecordContext {
+        &self.ctx
+    }
+
+    /// Measure to the end (duration, loops, break, or `observer` asking
+    /// to stop), then stop the load and undo the isolation, and write
+    /// every result. `observer` (the caller's display) sees the run beside
+    /// the checkpoints and the load; its `ended` is called once measuring
+    /// is over, before anything else is printed.
+    pub fn run(mut self, observer: &mut dyn Observer) -> Result<Outcome, SessionError> {
+        let outcome = {
+            let mut live = isolation::observe(self.isolation.as_ref(), observer);
+            let mut parts: Vec<&mut dyn Observer> = vec![&mut live];
+            if let Some(s) = self.saver.as_mut() {
+                parts.push(s);
+            }
+            if let Some(l) = self.load.as_mut() {
+                parts.push(l);
+            }
+            engine::run(&self.plan, &mut Fanout::new(parts))
+        };
+        observer.ended();
+        if let Some(l) = self.load.as_mut() {
+            l.stop();
+        }
+        // On an error nothing was measured: dropping the session removes
+        // the run's row and puts the system back.
+        let outcome = outcome?;
+        if let Some(mut i) = self.isolation.take() {
+            i.revert();
+        }
+        Ok(self.finish(outcome))
+    }
+
+    /// Build the record, write the files, save the run: all of them,
+    /// whatever fails (failures are in the outcome).
+    fn finish(mut self, outcome: engine::Outcome) -> Outcome {
+        let rec = self.record(&outcome);
+        let mut failures = self.request.outputs.write(&rec);
+        let mut saved = None;
+        if let Some(s) = self.saver.take() {
+            let store = s.store_path().to_path_buf();
+            match s.finish(&rec) {
+                Ok(id) => saved = Some(Saved { id, store }),
+                Err(e) => failures.push(format!(
+                    "the run could not be saved in the store: {e} (its last checkpoint is there, marked interrupted)"
+                )),
+            }
+        }
+        Outcome {
+            load_line: self.load.as_ref().map(|l| l.describe()),
+            stdout_taken: self.request.outputs.uses_stdout(),
+            record: rec,
+            saved,
+            failures,
+            thread_errors: outcome.thread_errors,
+        }
+    }
+
+    /// The run record of a finished measurement.
+    fn record(&self, outcome: &engine::Outcome) -> RunRecord {
+        let mut ctx = self.ctx.clone();
+        ctx.warnings = outcome.warnings.clone();
+        ctx.warnings.extend(outcome.thread_errors.iter().cloned());
+        if let Some(l) = &self.load {
+            ctx.warnings.extend(l.run_warnings());
+        }
+        let mut rec = build::record(
+            &self.plan,
+            &outcome.snapshot,
+            RunStatus::Complete,
+            outcome.end_reason,
+            Some(outcome.ended_unix_ns),
+            &ctx,
+        );
+        rec.limits.break_event = outcome.break_event.clone();
+        rec.load = self.load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
+        rec
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Set up but never measured: the run leaves no trace in the store.
+        if let Some(s) = self.saver.take() {
+            s.abandon();
+        }
+    }
+}
