@@ -204,6 +204,30 @@ pub enum EndReason {
     Unknown,
 }
 
+impl EndReason {
+    /// How much a reason says about a run's end: when threads end for
+    /// different reasons, the run ends for the one that ranks highest.
+    pub fn rank(self) -> u8 {
+        match self {
+            EndReason::Error => 5,
+            EndReason::BreakThreshold => 4,
+            EndReason::Signal => 3,
+            EndReason::Duration => 2,
+            EndReason::Loops => 1,
+            EndReason::Unknown => 0,
+        }
+    }
+
+    /// The reason that ranks higher of `self` and `other`.
+    pub fn max(self, other: EndReason) -> EndReason {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 /// What was asked for, in units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MeasureOptions {

@@ -196,27 +196,27 @@ fn setup_hint(policy: Policy, step: SetupStep, err: &io::Error) -> String {
     }
 }
 
-/// Move the finished windows waiting in each thread's queue into its series.
-fn drain(consumers: &mut [rtrb::Consumer<WindowStat>], series: &mut [SeriesBuilder]) {
-    for (c, s) in consumers.iter_mut().zip(series.iter_mut()) {
-        while let Ok(w) = c.pop() {
-            s.push(w);
+/// What the process holds for real-time work while a plan runs: locked
+/// memory, the PM QoS request, the trace marker. Memory is unlocked when
+/// it is dropped, on every path.
+struct Hygiene {
+    unlock: bool,
+    _dma: Option<dma::CpuDmaLatency>,
+    tracemark: Option<Arc<TraceMark>>,
+}
+
+impl Drop for Hygiene {
+    fn drop(&mut self) {
+        if self.unlock {
+            let _ = mem::unlock_all();
         }
     }
 }
 
-/// Run `plan` to its end (duration, loops, break, or the observer asking
-/// to stop), and return what was measured.
-pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineError> {
-    if let Some(why) = preflight::realtime_refusal(plan) {
-        return Err(EngineError::Privilege(why));
-    }
+/// Pin the main thread, lock memory, hold cpu_dma_latency, open the
+/// trace marker; what cannot be held is a warning, not a failure.
+fn hygiene(plan: &Plan, warn: &mut dyn FnMut(String)) -> Result<Hygiene, EngineError> {
     let cfg = &plan.config;
-    let mut warnings = Vec::new();
-    let mut warn = |observer: &mut dyn Observer, w: String| {
-        observer.warning(&w);
-        warnings.push(w);
-    };
     if let Some(cpus) = &cfg.main_affinity {
         sched::set_affinity(0, cpus).map_err(|source| EngineError::MainAffinity {
             cpus: format_cpu_list(cpus),
@@ -227,50 +227,126 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
         mem::lock_all().map_err(EngineError::Mlock)?;
         mem::keep_heap();
     }
-    let _dma = match cfg.dma_latency_us {
-        Some(v) => match dma::CpuDmaLatency::hold(&cfg.dma_path, v) {
-            Ok(h) => Some(h),
-            Err(e) => {
-                warn(
-                    observer,
-                    format!(
-                        "could not hold {} at {v} us ({e}): CPUs may enter deep idle states and add wake-up latency",
-                        cfg.dma_path.display()
-                    ),
-                );
-                None
-            }
-        },
-        None => None,
+    let mut held = Hygiene {
+        unlock: cfg.lock_memory,
+        _dma: None,
+        tracemark: None,
     };
-    let tracemark = if cfg.tracemark && cfg.break_ns.is_some() {
+    if let Some(v) = cfg.dma_latency_us {
+        match dma::CpuDmaLatency::hold(&cfg.dma_path, v) {
+            Ok(h) => held._dma = Some(h),
+            Err(e) => warn(format!(
+                "could not hold {} at {v} us ({e}): CPUs may enter deep idle states and add wake-up latency",
+                cfg.dma_path.display()
+            )),
+        }
+    }
+    if cfg.tracemark && cfg.break_ns.is_some() {
         match open_tracemark() {
-            Ok(t) => Some(Arc::new(t)),
-            Err(e) => {
-                warn(
-                    observer,
-                    format!(
-                        "--tracemark: tracefs is not usable ({e}); the break will not be marked in the trace"
-                    ),
-                );
-                None
+            Ok(t) => held.tracemark = Some(Arc::new(t)),
+            Err(e) => warn(format!(
+                "--tracemark: tracefs is not usable ({e}); the break will not be marked in the trace"
+            )),
+        }
+    }
+    Ok(held)
+}
+
+/// The measuring threads, held until joined. Dropping them without
+/// [`Threads::join`] aborts those not started and joins them all.
+struct Threads {
+    gate: Arc<Gate>,
+    handles: Vec<JoinHandle<LoopEnd>>,
+}
+
+impl Threads {
+    /// Wait for every thread and return how each loop ended.
+    fn join(mut self) -> Vec<LoopEnd> {
+        std::mem::take(&mut self.handles)
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or(LoopEnd::Error(io::Error::other(
+                    "measuring thread panicked",
+                )))
+            })
+            .collect()
+    }
+
+    /// Interrupt every thread's wait (at stop).
+    fn wake(&self) {
+        for h in &self.handles {
+            let _ = signal::wake_thread(h.as_pthread_t());
+        }
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        if self.handles.is_empty() {
+            return;
+        }
+        self.gate.abort.store(true, SeqCst);
+        self.gate.release();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// What the control thread reads while the threads measure.
+struct Collected {
+    shared: Vec<Arc<SharedStats>>,
+    consumers: Vec<rtrb::Consumer<WindowStat>>,
+    series: Vec<SeriesBuilder>,
+    t0_ns: u64,
+    t0_unix_ns: u64,
+}
+
+impl Collected {
+    /// Move the finished windows waiting in each thread's queue into its
+    /// series.
+    fn drain(&mut self) {
+        for (c, s) in self.consumers.iter_mut().zip(self.series.iter_mut()) {
+            while let Ok(w) = c.pop() {
+                s.push(w);
             }
         }
-    } else {
-        None
-    };
-    // Timer signals are taken synchronously: block them everywhere (threads
-    // inherit the mask), and let the wake signal interrupt waits at stop.
-    let _ = signal::timer_signals().block();
-    let _ = signal::install_wake_handler();
+    }
 
+    fn all_done(&self) -> bool {
+        self.shared.iter().all(|s| s.done.load(SeqCst))
+    }
+
+    fn view<'a>(&'a self, plan: &'a Plan) -> RunView<'a> {
+        RunView {
+            plan,
+            shared: &self.shared,
+            series: &self.series,
+            t0_ns: self.t0_ns,
+            t0_unix_ns: self.t0_unix_ns,
+        }
+    }
+}
+
+/// Start one thread per planned thread; they wait at the gate.
+fn spawn(
+    plan: &Plan,
+    tracemark: Option<Arc<TraceMark>>,
+    ready: &mpsc::Sender<SetupMsg>,
+) -> Result<(Threads, Collected), EngineError> {
+    let cfg = &plan.config;
     let n = plan.threads.len();
-    let gate = Arc::new(Gate::new());
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let mut shared = Vec::with_capacity(n);
-    let mut consumers = Vec::with_capacity(n);
-    let mut series = Vec::with_capacity(n);
-    let mut handles: Vec<JoinHandle<LoopEnd>> = Vec::with_capacity(n);
+    let mut threads = Threads {
+        gate: Arc::new(Gate::new()),
+        handles: Vec::with_capacity(n),
+    };
+    let mut collected = Collected {
+        shared: Vec::with_capacity(n),
+        consumers: Vec::with_capacity(n),
+        series: Vec::with_capacity(n),
+        t0_ns: 0,
+        t0_unix_ns: 0,
+    };
     for t in &plan.threads {
         let stats = Arc::new(SharedStats::new());
         let (producer, consumer) = rtrb::RingBuffer::new(WINDOW_QUEUE);
@@ -289,40 +365,30 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
             break_ns: cfg.break_ns,
             tracemark: tracemark.clone(),
         };
-        let g = gate.clone();
-        let tx = ready_tx.clone();
-        let spawned = std::thread::Builder::new()
+        let (gate, tx) = (threads.gate.clone(), ready.clone());
+        let handle = std::thread::Builder::new()
             .name(format!("rtscope-m{}", t.index))
             .stack_size(256 * 1024)
-            .spawn(move || thread::thread_main(ctx, g, tx));
-        match spawned {
-            Ok(h) => handles.push(h),
-            Err(source) => {
-                // Release the threads already started, then report.
-                gate.abort.store(true, SeqCst);
-                gate.release();
-                for h in handles {
-                    let _ = h.join();
-                }
-                if cfg.lock_memory {
-                    let _ = mem::unlock_all();
-                }
-                return Err(EngineError::Spawn {
-                    index: t.index,
-                    source,
-                });
-            }
-        }
-        shared.push(stats);
-        consumers.push(consumer);
-        series.push(SeriesBuilder::new(cfg.window_ns, SERIES_CAPACITY));
+            .spawn(move || thread::thread_main(ctx, gate, tx))
+            .map_err(|source| EngineError::Spawn {
+                index: t.index,
+                source,
+            })?;
+        threads.handles.push(handle);
+        collected.shared.push(stats);
+        collected.consumers.push(consumer);
+        collected
+            .series
+            .push(SeriesBuilder::new(cfg.window_ns, SERIES_CAPACITY));
     }
-    drop(ready_tx);
+    Ok((threads, collected))
+}
 
-    // Wait for every thread's set-up.
-    let mut failure: Option<EngineError> = None;
-    for _ in 0..n {
-        match ready_rx.recv() {
+/// Wait for every thread's set-up; the first failure, if any.
+fn wait_ready(plan: &Plan, ready: mpsc::Receiver<SetupMsg>) -> Option<EngineError> {
+    let mut failure = None;
+    for _ in 0..plan.threads.len() {
+        match ready.recv() {
             Ok(SetupMsg::Ready) => {}
             Ok(SetupMsg::Failed { index, step, error }) => {
                 if failure.is_none() {
@@ -335,7 +401,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
                             SetupStep::Scheduler => "setting the scheduling policy",
                             SetupStep::Timer => "creating the timer",
                         },
-                        hint: setup_hint(cfg.policy, step, &error),
+                        hint: setup_hint(plan.config.policy, step, &error),
                         source: error,
                     });
                 }
@@ -343,146 +409,146 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
             Err(_) => break,
         }
     }
-    let t0 = clock::now_ns(cfg.clock) + START_DELAY_NS + cfg.warmup_ns;
-    let t0_unix = clock::unix_now_ns() + t0.saturating_sub(clock::now_ns(cfg.clock));
-    gate.t0_ns.store(t0, SeqCst);
-    if let Some(d) = cfg.duration_ns {
-        gate.end_ns.store(t0.saturating_add(d), SeqCst);
-    }
-    if failure.is_some() {
-        gate.abort.store(true, SeqCst);
-    }
-    gate.release();
-    if let Some(e) = failure {
-        for h in handles {
-            let _ = h.join();
-        }
-        if cfg.lock_memory {
-            let _ = mem::unlock_all();
-        }
-        return Err(e);
-    }
+    failure
+}
 
-    let mut stopped_by_observer = false;
-    {
-        let view = RunView {
-            plan,
-            shared: &shared,
-            series: &series,
-            t0_ns: t0,
-            t0_unix_ns: t0_unix,
-        };
-        observer.started(&view);
+/// Set the first deadline and the end, and let the threads go.
+fn release(plan: &Plan, threads: &Threads, collected: &mut Collected) {
+    let cfg = &plan.config;
+    let t0 = clock::now_ns(cfg.clock) + START_DELAY_NS + cfg.warmup_ns;
+    collected.t0_ns = t0;
+    collected.t0_unix_ns = clock::unix_now_ns() + t0.saturating_sub(clock::now_ns(cfg.clock));
+    threads.gate.t0_ns.store(t0, SeqCst);
+    if let Some(d) = cfg.duration_ns {
+        threads.gate.end_ns.store(t0.saturating_add(d), SeqCst);
     }
+    threads.gate.release();
+}
+
+/// Tick the observer until every thread is done; true when the observer
+/// asked to stop.
+fn supervise(
+    plan: &Plan,
+    threads: &Threads,
+    collected: &mut Collected,
+    observer: &mut dyn Observer,
+    warnings: &mut Vec<String>,
+) -> bool {
+    let gate = &threads.gate;
+    let mut stopped_by_observer = false;
+    observer.started(&collected.view(plan));
     loop {
         std::thread::sleep(TICK);
-        drain(&mut consumers, &mut series);
-        let all_done = shared.iter().all(|s| s.done.load(SeqCst));
-        if all_done {
-            break;
+        collected.drain();
+        if collected.all_done() {
+            return stopped_by_observer;
         }
-        let view = RunView {
-            plan,
-            shared: &shared,
-            series: &series,
-            t0_ns: t0,
-            t0_unix_ns: t0_unix,
-        };
-        if !gate.stop.load(SeqCst) && observer.tick(&view) == Control::Stop {
+        if !gate.stop.load(SeqCst) && observer.tick(&collected.view(plan)) == Control::Stop {
             stopped_by_observer = true;
             gate.stop.store(true, SeqCst);
         }
         for n in observer.notices() {
-            warn(observer, n);
+            observer.warning(&n);
+            warnings.push(n);
         }
         if gate.stop.load(SeqCst) {
-            for h in &handles {
-                let _ = signal::wake_thread(h.as_pthread_t());
-            }
+            threads.wake();
         }
     }
-    let mut ends = Vec::with_capacity(n);
-    for h in handles {
-        ends.push(h.join().unwrap_or(LoopEnd::Error(io::Error::other(
-            "measuring thread panicked",
-        ))));
-    }
-    drain(&mut consumers, &mut series);
-    let ended_unix_ns = clock::unix_now_ns();
-    let view = RunView {
-        plan,
-        shared: &shared,
-        series: &series,
-        t0_ns: t0,
-        t0_unix_ns: t0_unix,
-    };
-    let snapshot = view.snapshot();
+}
+
+/// Warnings about windows dropped and wake-ups before their deadline.
+fn thread_warnings(snapshot: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
     for (t, s) in snapshot.threads.iter().enumerate() {
         if s.stats.dropped_windows > 0 {
-            warn(
-                observer,
-                format!(
-                    "thread {t}: {} windows were dropped (the control thread fell behind)",
-                    s.stats.dropped_windows
-                ),
-            );
+            out.push(format!(
+                "thread {t}: {} windows were dropped (the control thread fell behind)",
+                s.stats.dropped_windows
+            ));
         }
         if s.stats.early > 0 {
-            warn(
-                observer,
-                format!(
-                    "thread {t}: {} wake-ups came before their deadline (clock step or late timer signal); they are counted, not in the histogram",
-                    s.stats.early
-                ),
-            );
+            out.push(format!(
+                "thread {t}: {} wake-ups came before their deadline (clock step or late timer signal); they are counted, not in the histogram",
+                s.stats.early
+            ));
         }
     }
+    out
+}
+
+/// Why the run ended, the break that stopped it, and the threads' errors,
+/// from how each loop ended.
+fn ending(
+    ends: Vec<LoopEnd>,
+    snapshot: &Snapshot,
+    stopped_by_observer: bool,
+) -> (EndReason, Option<BreakEvent>, Vec<String>) {
+    let mut reason = EndReason::Unknown;
     let mut break_event = None;
-    let mut thread_errors = Vec::new();
-    let saw = |r: EndReason, acc: &mut Option<EndReason>| {
-        let rank = |r: EndReason| match r {
-            EndReason::Error => 5,
-            EndReason::BreakThreshold => 4,
-            EndReason::Signal => 3,
-            EndReason::Duration => 2,
-            EndReason::Loops => 1,
-            EndReason::Unknown => 0,
-        };
-        if acc.is_none_or(|a| rank(r) > rank(a)) {
-            *acc = Some(r);
-        }
-    };
-    let mut reason: Option<EndReason> = None;
+    let mut errors = Vec::new();
     for (i, e) in ends.into_iter().enumerate() {
-        match e {
-            LoopEnd::Duration => saw(EndReason::Duration, &mut reason),
-            LoopEnd::Loops => saw(EndReason::Loops, &mut reason),
-            LoopEnd::Stopped => {
-                if stopped_by_observer {
-                    saw(EndReason::Signal, &mut reason)
-                }
-            }
+        let r = match e {
+            LoopEnd::Duration => EndReason::Duration,
+            LoopEnd::Loops => EndReason::Loops,
+            LoopEnd::Stopped if stopped_by_observer => EndReason::Signal,
+            LoopEnd::Stopped | LoopEnd::NotStarted => EndReason::Unknown,
             LoopEnd::Break { latency_ns, cycle } => {
-                saw(EndReason::BreakThreshold, &mut reason);
                 break_event = Some(BreakEvent {
                     thread: i as u32,
                     latency_ns,
                     at: snapshot.sample_at(i, cycle),
                 });
+                EndReason::BreakThreshold
             }
             LoopEnd::Error(err) => {
-                saw(EndReason::Error, &mut reason);
-                thread_errors.push(format!("thread {i}: {err}"));
+                errors.push(format!("thread {i}: {err}"));
+                EndReason::Error
             }
-            LoopEnd::NotStarted => {}
-        }
+        };
+        reason = reason.max(r);
     }
-    if cfg.lock_memory {
-        let _ = mem::unlock_all();
+    (reason, break_event, errors)
+}
+
+/// Run `plan` to its end (duration, loops, break, or the observer asking
+/// to stop), and return what was measured.
+pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineError> {
+    if let Some(why) = preflight::realtime_refusal(plan) {
+        return Err(EngineError::Privilege(why));
     }
+    let mut warnings = Vec::new();
+    let hygiene = hygiene(plan, &mut |w: String| {
+        observer.warning(&w);
+        warnings.push(w);
+    })?;
+    // Timer signals are taken synchronously: block them everywhere (threads
+    // inherit the mask), and let the wake signal interrupt waits at stop.
+    let _ = signal::timer_signals().block();
+    let _ = signal::install_wake_handler();
+
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (threads, mut collected) = spawn(plan, hygiene.tracemark.clone(), &ready_tx)?;
+    drop(ready_tx);
+    if let Some(e) = wait_ready(plan, ready_rx) {
+        // Dropping the threads aborts and joins them.
+        return Err(e);
+    }
+    release(plan, &threads, &mut collected);
+    let stopped_by_observer = supervise(plan, &threads, &mut collected, observer, &mut warnings);
+    let ends = threads.join();
+    collected.drain();
+    let ended_unix_ns = clock::unix_now_ns();
+    let snapshot = collected.view(plan).snapshot();
+    for w in thread_warnings(&snapshot) {
+        observer.warning(&w);
+        warnings.push(w);
+    }
+    let (end_reason, break_event, thread_errors) = ending(ends, &snapshot, stopped_by_observer);
+    drop(hygiene);
     Ok(Outcome {
         snapshot,
-        end_reason: reason.unwrap_or(EndReason::Unknown),
+        end_reason,
         break_event,
         warnings,
         ended_unix_ns,
