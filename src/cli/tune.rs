@@ -6,8 +6,9 @@ use super::Exit;
 use super::cpulist;
 use crate::sysinfo::tuning::{self, TuningState};
 use crate::sysinfo::{SysRoot, cpu};
-use crate::tune::apply::{self, Item, Outcome, TuneError};
-use crate::tune::journal::{self, Journal, Lock, Mode};
+use crate::tune::apply::{self, Item, Outcome, Reverted, StatusItem, TuneError};
+use crate::tune::journal::{self, Journal, Mode};
+use crate::tune::revert::RevertResult;
 use crate::tune::{self, Env, Request, Restored, SETTINGS};
 use crate::units::{CpuList, format_cpu_list};
 use anyhow::{Result, bail};
@@ -239,94 +240,68 @@ fn isolate(a: &IsolateArgs, dry_run: bool, json: bool) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Remove rtscope isolation cpusets that no journal describes (left by a
-/// lost journal): tasks go back to the root cpuset.
-fn stray_cpusets(env: &Env, dry_run: bool) -> Vec<String> {
-    let Some(fs) = env.cpuset.as_ref() else {
-        return vec![];
-    };
-    let mut out = Vec::new();
-    for name in [tune::cpuset::RT_NAME, tune::cpuset::SYSTEM_NAME] {
-        let dir = fs.dir(name);
-        if env.root.path(&dir).exists() {
-            if dry_run {
-                out.push(format!("would remove stray cpuset {dir}"));
-            } else {
-                match tune::cpuset::remove_cgroup(env, fs, &dir) {
-                    Ok(n) => out.push(format!(
-                        "removed stray cpuset {dir} ({n} tasks moved to the root)"
-                    )),
-                    Err(e) => out.push(format!("WARNING: {e}")),
-                }
-            }
-        }
-    }
-    out
-}
-
 fn revert(dry_run: bool, json: bool) -> Result<Exit> {
     let env = Env::host();
-    let path = journal::journal_path();
-    let j = Journal::load(&path)?;
-    if dry_run {
-        let Some(j) = j else {
-            let stray = stray_cpusets(&env, true);
-            outln!("no tuning journal at {}: nothing to revert", path.display());
-            for s in stray {
-                outln!("  {s}");
-            }
-            return Ok(Exit::Ok);
-        };
-        let items = apply::status_items(&env, &j);
-        if json {
-            super::print_json(
-                &serde_json::json!({"dry_run": true, "journal": path, "restore": items.iter().rev().collect::<Vec<_>>()}),
-            )?;
-        } else {
-            outln!(
-                "rtscope tune --revert (dry run, nothing is changed): would restore, last change first:"
-            );
-            for i in items.iter().rev() {
+    let result = if dry_run {
+        tune::revert::plan(&env)?
+    } else {
+        tune::revert::revert(&env)?
+    };
+    match result {
+        RevertResult::NoJournal { journal, stray } => {
+            if json && !dry_run {
+                super::print_json(&serde_json::json!({"journal": null, "stray": stray}))?;
+            } else {
+                let lead = if dry_run {
+                    ""
+                } else {
+                    "rtscope tune --revert: "
+                };
                 outln!(
-                    "  {:<16} {}: now {} -> {}",
-                    i.setting,
-                    i.key,
-                    i.now.as_deref().unwrap_or("?"),
-                    i.original
+                    "{lead}no tuning journal at {}: nothing to revert",
+                    journal.display()
                 );
+                for s in &stray {
+                    outln!("  {s}");
+                }
             }
+            Ok(Exit::Ok)
         }
-        return Ok(Exit::Ok);
+        RevertResult::Planned { journal, items } => {
+            print_planned(&journal, &items, json)?;
+            Ok(Exit::Ok)
+        }
+        RevertResult::Done {
+            journal,
+            stale,
+            reverted,
+        } => print_reverted(&journal, stale, &reverted, json),
     }
-    require_root("rtscope tune --revert")?;
-    let dir = journal::state_dir();
-    let Some(_lock) = Lock::try_take(&dir)? else {
-        let who = j
-            .as_ref()
-            .map(|j| format!(" (pid {}, `{}`)", j.header.pid, j.header.command.join(" ")))
-            .unwrap_or_default();
-        bail!(
-            "another rtscope{who} holds the tuning lock: it reverts its own tuning when it ends; stop it with Ctrl-C or kill -TERM, then retry"
+}
+
+fn print_planned(journal: &std::path::Path, items: &[StatusItem], json: bool) -> Result<()> {
+    if json {
+        return super::print_json(
+            &serde_json::json!({"dry_run": true, "journal": journal, "restore": items.iter().rev().collect::<Vec<_>>()}),
         );
-    };
-    let j = Journal::load(&path)?;
-    let Some(j) = j else {
-        let stray = stray_cpusets(&env, false);
-        if json {
-            super::print_json(&serde_json::json!({"journal": null, "stray": stray}))?;
-        } else {
-            outln!(
-                "rtscope tune --revert: no tuning journal at {}: nothing to revert",
-                path.display()
-            );
-            for s in &stray {
-                outln!("  {s}");
-            }
-        }
-        return Ok(Exit::Ok);
-    };
-    let stale = j.from_earlier_boot();
-    let r = apply::revert(&env, &j);
+    }
+    outln!(
+        "rtscope tune --revert (dry run, nothing is changed): would restore, last change first:"
+    );
+    for i in items.iter().rev() {
+        outln!(
+            "  {:<16} {}: now {} -> {}",
+            i.setting,
+            i.key,
+            i.now.as_deref().unwrap_or("?"),
+            i.original
+        );
+    }
+    Ok(())
+}
+
+fn print_reverted(j: &Journal, stale: bool, r: &Reverted, json: bool) -> Result<Exit> {
+    let path = &j.path;
     if json {
         let restored: Vec<_> = r
             .restored

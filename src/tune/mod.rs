@@ -8,7 +8,7 @@
 //!
 //! The discipline around them (journal on disk before touching anything,
 //! verify, roll back on a required failure, revert from the journal after
-//! a crash) is in `apply`; `session` ties it to `measure --isolate` and
+//! a crash) is in `apply`; `revert` is `tune --revert`'s procedure; `session` ties it to `measure --isolate` and
 //! warns every rtscope command about a journal left behind. Settings never
 //! write outside the paths they plan, never touch cgroups named
 //! `rtscope-load-*` (loads own those), and never panic on a system value.
@@ -21,6 +21,7 @@ pub mod governor;
 pub mod irq;
 pub mod irqbalance;
 pub mod journal;
+pub mod revert;
 pub mod rt_throttling;
 pub mod session;
 pub mod tasks;
