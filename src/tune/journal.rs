@@ -199,6 +199,7 @@ impl Lock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sysinfo::{SysRoot, kernel};
 
     fn header() -> Header {
         Header {
