@@ -10,11 +10,10 @@ use crate::load::profile::{self, Profile};
 use crate::load::rt_interference::{self, Interference};
 use crate::load::{self, LoadRequest, LoadSession, Verbosity};
 use crate::ui::say_line;
-use crate::units::{CpuList, fmt_duration, format_cpu_list};
+use crate::units::{CpuList, fmt_duration};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 /// The load flags of `measure`.
 #[derive(Args, Debug, Clone, Default)]
@@ -158,25 +157,8 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
     plan.check_privileges()?;
     let signals = crate::ui::live::Signals::install().context("installing signal handlers")?;
     say_line(&format!(
-        "rtscope: load: {} (seed {}) on CPUs {}: {}; {}",
-        plan.profile,
-        plan.seed,
-        format_cpu_list(&plan.cpus),
-        plan.parts
-            .iter()
-            .map(|p| if p.schedule.steady {
-                format!("{} steady", p.name)
-            } else {
-                format!(
-                    "{} {}-{} every {}",
-                    p.name,
-                    fmt_duration(p.schedule.active_min_ns),
-                    fmt_duration(p.schedule.active_max_ns),
-                    fmt_duration(p.schedule.period_ns)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
+        "rtscope: load: {}; {}",
+        plan.describe(),
         match args.duration_ns {
             Some(d) => format!("for {}", fmt_duration(d)),
             None => "until Ctrl-C".into(),
@@ -188,22 +170,7 @@ pub fn run(args: &LoadCmdArgs) -> Result<Exit> {
         Verbosity::Phases
     };
     let mut session = LoadSession::start(plan, verbosity)?;
-    // -D counts from when the load is up (starting it can take a while
-    // on a busy machine).
-    let up = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        session.poll();
-        if signals.stop_requested() {
-            break;
-        }
-        if args
-            .duration_ns
-            .is_some_and(|d| up.elapsed() >= Duration::from_nanos(d))
-        {
-            break;
-        }
-    }
+    session.run_until(&signals.stop, args.duration_ns);
     session.stop();
     let rec = session.record(None);
     say_line(&format!("rtscope: {}", session.describe()));

@@ -10,7 +10,7 @@
 use super::part::{BuildCtx, Tool};
 use super::profile::{Profile, ProfileError, split_spec};
 use super::schedule::{self, PartSchedule};
-use crate::units::format_cpu_list;
+use crate::units::{fmt_duration, format_cpu_list};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -113,6 +113,34 @@ pub struct LoadPlan {
 }
 
 impl LoadPlan {
+    /// One line for people: profile, seed, CPUs and each part's rhythm.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| {
+                if p.schedule.steady {
+                    format!("{} steady", p.name)
+                } else {
+                    format!(
+                        "{} {}-{} every {}",
+                        p.name,
+                        fmt_duration(p.schedule.active_min_ns),
+                        fmt_duration(p.schedule.active_max_ns),
+                        fmt_duration(p.schedule.period_ns)
+                    )
+                }
+            })
+            .collect();
+        format!(
+            "{} (seed {}) on CPUs {}: {}",
+            self.profile,
+            self.seed,
+            format_cpu_list(&self.cpus),
+            parts.join(", ")
+        )
+    }
+
     /// Refuse a plan whose real-time parts cannot get SCHED_FIFO.
     pub fn check_privileges(&self) -> Result<(), LoadError> {
         match self.parts.iter().find(|p| p.realtime) {

@@ -327,6 +327,18 @@ impl LoadSession {
         self.sampler.maybe_sample(mono());
     }
 
+    /// Run the load by itself until `stop` is set or, when given, for
+    /// `duration_ns` from now (the load is up by then), then stop it.
+    pub fn run_until(&mut self, stop: &std::sync::atomic::AtomicBool, duration_ns: Option<u64>) {
+        let up = Instant::now();
+        let over = |d: u64| up.elapsed() >= Duration::from_nanos(d);
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) && !duration_ns.is_some_and(over) {
+            std::thread::sleep(Duration::from_millis(50));
+            self.poll();
+        }
+        self.stop();
+    }
+
     /// A handle on the load record so far (refreshed while measuring).
     pub fn shared_record(&self) -> SharedLoadRecord {
         self.shared.clone()
