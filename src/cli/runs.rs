@@ -3,10 +3,8 @@
 //! never create a store; removing is one transaction.
 
 use super::Exit;
-use crate::record::RunRecord;
-use crate::report::{csv, fmt, histfile, summary};
-use crate::store::{self, RunRow, RunState, Store};
-use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
+use crate::report::{csv, histfile, runs_text};
+use crate::store::{self, Store};
 use crate::{output, runref};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -86,93 +84,6 @@ pub fn run(args: &RunsArgs) -> Result<Exit> {
     }
 }
 
-/// What the state column says.
-fn state_word(r: &RunRow) -> &'static str {
-    match (r.state, r.source_kind.as_str()) {
-        (RunState::Complete, "imported") => "imported",
-        (s, _) => s.name(),
-    }
-}
-
-/// The list table (pure, for tests).
-pub fn render_list(rows: &[RunRow]) -> String {
-    let header = [
-        "id",
-        "state",
-        "start (UTC)",
-        "label",
-        "kernel",
-        "preemption",
-        "duration",
-        "threads",
-        "p99.99 (us)",
-        "max (us)",
-    ];
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    let dash = |s: &str| {
-        if s.is_empty() {
-            "-".to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    for r in rows {
-        let start = if r.started_at_unix_ns > 0 {
-            fmt_unix_utc(r.started_at_unix_ns)
-                .trim_end_matches(" UTC")
-                .to_string()
-        } else {
-            "-".into()
-        };
-        table.push(vec![
-            r.id.to_string(),
-            state_word(r).to_string(),
-            start,
-            shorten(r.label.as_deref().unwrap_or("-"), 28),
-            shorten(&dash(&r.kernel_release), 28),
-            dash(&r.preemption_model),
-            if r.duration_ns > 0 {
-                fmt_duration(r.duration_ns)
-            } else {
-                "-".into()
-            },
-            r.threads.to_string(),
-            us_cell(r.p9999_ns),
-            us_cell(r.max_ns),
-        ]);
-    }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let numeric = [
-        true, false, false, false, false, false, true, true, true, true,
-    ];
-    let mut out = String::new();
-    for r in &table {
-        let cells: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                let pad = widths[c] - v.chars().count();
-                if numeric[c] {
-                    format!("{}{v}", " ".repeat(pad))
-                } else {
-                    format!("{v}{}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 fn list() -> Result<Exit> {
     let db = store::db_path()?;
     let rows = match Store::open_existing(&db)? {
@@ -186,144 +97,8 @@ fn list() -> Result<Exit> {
         );
         return Ok(Exit::Ok);
     }
-    out!("{}", render_list(&rows));
+    out!("{}", runs_text::render_list(&rows));
     Ok(Exit::Ok)
-}
-
-/// The details of one run (pure, for tests).
-pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let mut line = |k: &str, v: String| {
-        let _ = writeln!(out, "{:<13}{v}", format!("{k}:"));
-    };
-    line("run", format!("{id} (uuid {})", rec.run_uuid));
-    let state = match row.state {
-        RunState::Interrupted => format!(
-            "interrupted: its process ended before finishing; it holds everything up to its last checkpoint ({})",
-            fmt_unix_utc(row.saved_at_unix_ns)
-        ),
-        RunState::Running => format!(
-            "running (last checkpoint {})",
-            fmt_unix_utc(row.saved_at_unix_ns)
-        ),
-        RunState::Complete => format!(
-            "complete (end: {})",
-            fmt::serde_name(&rec.end_reason).replace('_', " ")
-        ),
-    };
-    line("state", state);
-    let source = match rec.source.kind.as_str() {
-        "imported" => format!(
-            "imported from {} ({}), measured by {} {}",
-            rec.source.file.as_deref().unwrap_or("?"),
-            rec.source.format.as_deref().unwrap_or("?"),
-            rec.tool.name,
-            rec.tool.version
-        ),
-        _ => format!("measured by {} {}", rec.tool.name, rec.tool.version),
-    };
-    line("source", source);
-    if !rec.source.command_line.is_empty() {
-        line("command", rec.source.command_line.join(" "));
-    }
-    if let Some(l) = &rec.label {
-        line("label", l.clone());
-    }
-    if !rec.tags.is_empty() {
-        line(
-            "tags",
-            rec.tags
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-    }
-    if rec.started_at_unix_ns > 0 {
-        line("started", fmt_unix_utc(rec.started_at_unix_ns));
-    }
-    line(
-        "duration",
-        if rec.duration_ns > 0 {
-            fmt_duration(rec.duration_ns)
-        } else {
-            "unknown".into()
-        },
-    );
-    let o = &rec.options;
-    line(
-        "measured",
-        format!(
-            "{} thread(s), policy {} priority {}, interval {}, timer {}, clock {}",
-            rec.threads.len(),
-            o.policy,
-            o.priority,
-            if o.interval_ns > 0 {
-                fmt_duration(o.interval_ns)
-            } else {
-                "unknown".into()
-            },
-            o.timer,
-            o.clock
-        ),
-    );
-    if let Some(load) = &rec.load {
-        line("load", load.profile.clone());
-    }
-    let f = &rec.fingerprint;
-    line(
-        "system",
-        format!(
-            "kernel {} ({}), preemption {}{}, {} x {}",
-            if f.kernel_release.is_empty() {
-                "unknown"
-            } else {
-                &f.kernel_release
-            },
-            if f.machine.is_empty() {
-                "?"
-            } else {
-                &f.machine
-            },
-            f.preemption_model,
-            f.preempt_dynamic_mode
-                .as_deref()
-                .map(|m| format!(" (mode {m})"))
-                .unwrap_or_default(),
-            f.cpus_online,
-            if f.cpu_model.is_empty() {
-                "unknown CPU"
-            } else {
-                &f.cpu_model
-            }
-        ),
-    );
-    line(
-        "fingerprint",
-        format!("{} (comparable part)", f.comparable_hash()),
-    );
-    for (k, v) in f.flatten() {
-        if matches!(
-            k.as_str(),
-            "kernel_release"
-                | "machine"
-                | "preemption_model"
-                | "preempt_dynamic_mode"
-                | "cpus_online"
-                | "cpu_model"
-        ) || v.is_empty()
-        {
-            continue;
-        }
-        let _ = writeln!(out, "  {k} = {v}");
-    }
-    for w in &rec.warnings {
-        let _ = writeln!(out, "warning:     {w}");
-    }
-    out.push('\n');
-    out.push_str(&summary::render(rec));
-    out
 }
 
 fn show(reference: &str) -> Result<Exit> {
@@ -331,7 +106,7 @@ fn show(reference: &str) -> Result<Exit> {
     let id = s.resolve(reference)?;
     let rec = s.load(id)?;
     let row = s.row(id)?.context("the run vanished while being read")?;
-    out!("{}", render_show(id, &row, &rec));
+    out!("{}", runs_text::render_show(id, &row, &rec));
     Ok(Exit::Ok)
 }
 
@@ -395,71 +170,4 @@ fn export(a: &ExportArgs) -> Result<Exit> {
         output::write_atomic(p, text.as_bytes())?;
     }
     Ok(Exit::Ok)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(id: i64) -> RunRow {
-        RunRow {
-            id,
-            uuid: "0123456789abcdef0123456789abcdef".into(),
-            state: RunState::Complete,
-            source_kind: "measured".into(),
-            source_format: None,
-            label: Some("a label much longer than the column allows for it".into()),
-            started_at_unix_ns: 1_700_000_000_000_000_000,
-            duration_ns: 60_000_000_000,
-            kernel_release: "6.1.0-rt".into(),
-            preemption_model: "rt".into(),
-            threads: 4,
-            samples: 240_000,
-            p9999_ns: Some(12_345),
-            max_ns: Some(45_600),
-            fingerprint_hash: "0".into(),
-            saved_at_unix_ns: 0,
-        }
-    }
-
-    #[test]
-    fn list_has_the_columns_and_units() {
-        let mut r2 = row(12);
-        r2.state = RunState::Interrupted;
-        r2.label = None;
-        r2.max_ns = None;
-        let text = render_list(&[row(3), r2]);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
-        for col in [
-            "id",
-            "start (UTC)",
-            "label",
-            "kernel",
-            "preemption",
-            "duration",
-            "threads",
-            "p99.99 (us)",
-            "max (us)",
-        ] {
-            assert!(lines[0].contains(col), "{col}");
-        }
-        assert!(lines[1].contains("2023-11-14 22:13:20"));
-        assert!(lines[1].contains("12.3") && lines[1].contains("45.6"));
-        assert!(lines[1].contains("1m00s"));
-        assert!(lines[1].contains('…'));
-        assert!(lines[2].contains("interrupted"));
-        assert!(lines[2].trim_start().starts_with("12"));
-    }
-
-    #[test]
-    fn show_names_state_source_and_system() {
-        let rec = crate::record::synthetic(&[vec![1000, 2000]]);
-        let mut r = row(3);
-        r.state = RunState::Interrupted;
-        let text = render_show(3, &r, &rec);
-        assert!(text.contains("interrupted: its process ended"), "{text}");
-        assert!(text.contains("kernel 6.1.0-test"));
-        assert!(text.contains("p99.99"));
-    }
 }

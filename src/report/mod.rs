@@ -10,6 +10,7 @@ pub mod fmt;
 pub mod histfile;
 pub mod html;
 pub mod plot;
+pub mod runs_text;
 pub mod summary;
 pub mod table;
 pub mod verdict;
