@@ -4,11 +4,12 @@
 //! are stored in one transaction, or none is.
 
 use super::Exit;
-use crate::import::{self, ImportOptions, Source};
+use crate::import::file::Stored;
+use crate::import::{self, ImportOptions};
 use crate::record::RunRecord;
 use crate::store::Store;
 use crate::units::{fmt_duration, fmt_us};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -112,34 +113,8 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let tags = tag_map(&args.tags)?;
     let mut records = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("cannot read {}; nothing was imported", path.display()))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "{}: not a text file (invalid UTF-8 at byte {}); nothing was imported",
-                path.display(),
-                e.utf8_error().valid_up_to()
-            )
-        })?;
-        let modified_unix_ns = std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as u64);
-        let src = Source {
-            path,
-            text: &text,
-            modified_unix_ns,
-            options: &options,
-        };
-        let mut rec = import::read(&src, forced).map_err(|e| match e.line {
-            Some(l) => anyhow::anyhow!(
-                "{}:{l}: {}; nothing was imported",
-                path.display(),
-                e.message
-            ),
-            None => anyhow::anyhow!("{}: {}; nothing was imported", path.display(), e.message),
-        })?;
+        let mut rec = import::file::read_file(path, forced, &options)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
         if args.label.is_some() {
             rec.label = args.label.clone();
         }
@@ -155,30 +130,27 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     let mut store = Store::open_default()?;
-    let mut fresh = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for (path, rec) in records {
-        if let Some(id) = store.find_uuid(&rec.run_uuid)? {
-            outln!(
+    let stored = import::file::save(&mut store, &records)?;
+    for ((path, _), s) in records.iter().zip(&stored) {
+        match s {
+            Stored::Known(id) => outln!(
                 "skipped {}: already stored as run {id} (same content)",
                 path.display()
-            );
-        } else if !seen.insert(rec.run_uuid.clone()) {
-            outln!("skipped {}: same content as a file above", path.display());
-        } else {
-            fresh.push((path, rec));
+            ),
+            Stored::Repeated => outln!("skipped {}: same content as a file above", path.display()),
+            Stored::New(_) => {}
         }
     }
-    let recs: Vec<RunRecord> = fresh.iter().map(|(_, r)| r.clone()).collect();
-    let ids = store.insert_all(&recs)?;
-    for ((path, rec), id) in fresh.iter().zip(ids) {
-        outln!(
-            "imported {} as run {id} ({})",
-            path.display(),
-            describe(rec)
-        );
-        for w in &rec.warnings {
-            outln!("  note: {w}");
+    for ((path, rec), s) in records.iter().zip(&stored) {
+        if let Stored::New(id) = s {
+            outln!(
+                "imported {} as run {id} ({})",
+                path.display(),
+                describe(rec)
+            );
+            for w in &rec.warnings {
+                outln!("  note: {w}");
+            }
         }
     }
     Ok(Exit::Ok)

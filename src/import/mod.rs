@@ -12,6 +12,7 @@
 pub mod build;
 pub mod cyclictest_json;
 pub mod cyclictest_summary;
+pub mod file;
 pub mod histfile;
 pub mod rtscope_run;
 pub mod xenomai;

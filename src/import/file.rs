@@ -1,0 +1,80 @@
+//! Importing files as `rtscope import` does: read one file from disk into
+//! a record (text, modification time, the format recognised or forced),
+//! and store many at once, each content once (by its run uuid). Every
+//! message names the file; a refused file imports nothing.
+
+use super::{ImportOptions, Importer, Source};
+use crate::record::RunRecord;
+use crate::store::{Store, StoreError};
+use std::path::{Path, PathBuf};
+
+/// Read `path` into a record (the format recognised from its contents,
+/// or `forced`). The message of an error names the file and the line.
+pub fn read_file(
+    path: &Path,
+    forced: Option<&'static Importer>,
+    options: &ImportOptions,
+) -> Result<RunRecord, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: not a text file (invalid UTF-8 at byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    let modified_unix_ns = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64);
+    let src = Source {
+        path,
+        text: &text,
+        modified_unix_ns,
+        options,
+    };
+    super::read(&src, forced).map_err(|e| match e.line {
+        Some(l) => format!("{}:{l}: {}", path.display(), e.message),
+        None => format!("{}: {}", path.display(), e.message),
+    })
+}
+
+/// What became of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Stored as this run.
+    New(i64),
+    /// The same content is already stored as this run.
+    Known(i64),
+    /// The same content as an earlier file of the same call.
+    Repeated,
+}
+
+/// Store `records` (one transaction), skipping contents already stored
+/// or repeated; what became of each, in order.
+pub fn save(
+    store: &mut Store,
+    records: &[(PathBuf, RunRecord)],
+) -> Result<Vec<Stored>, StoreError> {
+    let mut out = Vec::with_capacity(records.len());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut fresh = Vec::new();
+    for (_, rec) in records {
+        if let Some(id) = store.find_uuid(&rec.run_uuid)? {
+            out.push(Stored::Known(id));
+        } else if !seen.insert(rec.run_uuid.clone()) {
+            out.push(Stored::Repeated);
+        } else {
+            out.push(Stored::New(0));
+            fresh.push(rec.clone());
+        }
+    }
+    let mut ids = store.insert_all(&fresh)?.into_iter();
+    for s in &mut out {
+        if let Stored::New(id) = s {
+            *id = ids.next().unwrap_or_default();
+        }
+    }
+    Ok(out)
+}
