@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod engine;
 pub mod histogram;
 pub mod import;
+pub mod kinds;
 pub mod load;
 pub mod measure;
 pub mod output;

@@ -8,6 +8,8 @@
 //! kept in `docs/run-record.schema.json`.
 
 use crate::histogram::{Histogram, LATENCY_SUB_BITS};
+use crate::kinds::{Named, Policy, SourceKind, TimerMethod};
+use crate::sys::clock::Clock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -175,7 +177,7 @@ pub enum RunStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunSource {
     /// "measured" or "imported".
-    pub kind: String,
+    pub kind: Named<SourceKind>,
     /// For imports: the format read (e.g. "cyclictest-histfile").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
@@ -233,14 +235,16 @@ impl EndReason {
 pub struct MeasureOptions {
     pub interval_ns: u64,
     pub distance_ns: u64,
-    /// other, batch, idle, fifo, rr or deadline.
-    pub policy: String,
+    /// other, batch, idle, fifo, rr or deadline (imports may hold
+    /// another tool's name).
+    pub policy: Named<Policy>,
     pub priority: i32,
     pub priospread: bool,
-    /// abs, rel, nanosleep, itimer, posix or timerfd.
-    pub timer: String,
+    /// abs, rel, nanosleep, itimer, posix or timerfd (imports may hold
+    /// another tool's name).
+    pub timer: Named<TimerMethod>,
     /// monotonic or realtime.
-    pub clock: String,
+    pub clock: Named<Clock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,7 +279,7 @@ pub struct ThreadRecord {
     pub cpu: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
-    pub policy: String,
+    pub policy: Named<Policy>,
     pub priority: i32,
     pub interval_ns: u64,
     pub stats: LatencyStats,
@@ -864,7 +868,8 @@ impl RunRecord {
                 .map_err(|e| format!("thread {}: {e}", t.index))?;
             // Imports from sources without a histogram (summary lines)
             // keep the source's count beside an empty histogram.
-            let no_histogram = self.source.kind == "imported" && t.histogram.buckets.is_empty();
+            let no_histogram =
+                self.source.kind.is(SourceKind::Imported) && t.histogram.buckets.is_empty();
             if !no_histogram && h.total() != t.stats.samples {
                 return Err(format!(
                     "thread {}: histogram holds {} samples but stats say {}",

@@ -92,7 +92,10 @@ fn describe(rec: &RunRecord) -> String {
     let o = |v: Option<u64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
     format!(
         "{}: {} thread(s), {} samples, {}, p99.99 {}, max {}",
-        rec.source.format.as_deref().unwrap_or(&rec.source.kind),
+        rec.source
+            .format
+            .as_deref()
+            .unwrap_or(rec.source.kind.as_str()),
         rec.threads.len(),
         rec.overall.samples,
         if rec.duration_ns > 0 {

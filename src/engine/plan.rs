@@ -3,56 +3,12 @@
 //! timer. `Plan::build` is pure (it is given the allowed CPUs), so every
 //! refusal is unit-tested.
 
+pub use crate::kinds::{Policy, TimerMethod};
 use crate::record::DeadlineParams;
 use crate::sys::clock::Clock;
 use crate::units::{fmt_duration, format_cpu_list};
 use std::path::PathBuf;
 use thiserror::Error;
-
-/// Scheduling policy of the measuring threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    Other,
-    Batch,
-    Idle,
-    Fifo,
-    Rr,
-    Deadline,
-}
-
-impl Policy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Other => "other",
-            Policy::Batch => "batch",
-            Policy::Idle => "idle",
-            Policy::Fifo => "fifo",
-            Policy::Rr => "rr",
-            Policy::Deadline => "deadline",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Policy> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "other" | "normal" => Policy::Other,
-            "batch" => Policy::Batch,
-            "idle" => Policy::Idle,
-            "fifo" => Policy::Fifo,
-            "rr" => Policy::Rr,
-            "deadline" => Policy::Deadline,
-            _ => return None,
-        })
-    }
-
-    /// Real-time policies need root, CAP_SYS_NICE or RLIMIT_RTPRIO.
-    pub fn is_realtime(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr | Policy::Deadline)
-    }
-
-    pub fn has_priority(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr)
-    }
-}
 
 impl From<Policy> for crate::sys::sched::KernelPolicy {
     fn from(p: Policy) -> Self {
@@ -65,49 +21,6 @@ impl From<Policy> for crate::sys::sched::KernelPolicy {
             Policy::Rr => K::Rr,
             Policy::Deadline => K::Deadline,
         }
-    }
-}
-
-/// How a thread waits for its next period.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimerMethod {
-    /// `clock_nanosleep(TIMER_ABSTIME)` until the deadline.
-    Abs,
-    /// `clock_nanosleep` relative, for the time left until the deadline.
-    Rel,
-    /// `nanosleep` for the time left until the deadline.
-    Nanosleep,
-    /// `setitimer(ITIMER_REAL)`, SIGALRM taken with `sigwaitinfo`.
-    Itimer,
-    /// `timer_create` + `timer_settime(TIMER_ABSTIME)`, a signal per thread.
-    Posix,
-    /// `timerfd_create` + `timerfd_settime(TFD_TIMER_ABSTIME)` + `read`.
-    Timerfd,
-}
-
-impl TimerMethod {
-    pub const ALL: [TimerMethod; 6] = [
-        TimerMethod::Abs,
-        TimerMethod::Rel,
-        TimerMethod::Nanosleep,
-        TimerMethod::Itimer,
-        TimerMethod::Posix,
-        TimerMethod::Timerfd,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TimerMethod::Abs => "abs",
-            TimerMethod::Rel => "rel",
-            TimerMethod::Nanosleep => "nanosleep",
-            TimerMethod::Itimer => "itimer",
-            TimerMethod::Posix => "posix",
-            TimerMethod::Timerfd => "timerfd",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<TimerMethod> {
-        TimerMethod::ALL.into_iter().find(|m| m.name() == s)
     }
 }
 

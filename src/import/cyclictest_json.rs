@@ -172,7 +172,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     run.options.interval_ns = interval_us * 1000;
     run.options.distance_ns = distance_us * 1000;
     run.options.priority = priority;
-    run.options.policy = policy;
+    run.options.policy = policy.into();
     run.options.mlockall = has_flag(&args, 'm', "mlockall");
     run.options.loops = num(opt(&args, 'l', "loops"))
         .filter(|&l| l > 0)

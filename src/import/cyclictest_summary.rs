@@ -143,7 +143,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             }
             last[i] = Some(t);
         } else if let Some(p) = l.strip_prefix("policy: ") {
-            run.options.policy = p.split(':').next().unwrap_or("").trim().to_string();
+            run.options.policy = p.split(':').next().unwrap_or("").trim().into();
         } else if let Some(us) = l
             .strip_prefix("# /dev/cpu_dma_latency set to ")
             .and_then(|r| r.strip_suffix("us"))

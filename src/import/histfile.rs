@@ -91,7 +91,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             } else if let Some(t) = cyclictest_summary::parse_t_line(l, no)? {
                 t_lines.push(t);
             } else if let Some(p) = l.strip_prefix("policy: ") {
-                run.options.policy = p.split(':').next().unwrap_or("").trim().to_string();
+                run.options.policy = p.split(':').next().unwrap_or("").trim().into();
             }
             continue;
         }

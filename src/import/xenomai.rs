@@ -213,7 +213,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     run.options.timer = format!(
         "xenomai: {}",
         mode.as_deref().unwrap_or("unknown test mode")
-    );
+    )
+    .into();
     run.options.window_ns = 1_000_000_000;
     run.options.cpus = vec![cpu];
     let mut w = WindowSeries {

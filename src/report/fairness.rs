@@ -255,10 +255,10 @@ fn setup_fields(r: &RunRecord) -> Vec<(String, String)> {
     vec![
         ("options.interval".into(), fmt::period(o.interval_ns)),
         ("options.distance".into(), fmt::period(o.distance_ns)),
-        ("options.policy".into(), o.policy.clone()),
+        ("options.policy".into(), o.policy.to_string()),
         ("options.priority".into(), o.priority.to_string()),
-        ("options.timer".into(), o.timer.clone()),
-        ("options.clock".into(), o.clock.clone()),
+        ("options.timer".into(), o.timer.to_string()),
+        ("options.clock".into(), o.clock.to_string()),
         ("options.threads".into(), r.threads.len().to_string()),
         (
             "options.cpus".into(),
@@ -289,7 +289,7 @@ fn setup_fields(r: &RunRecord) -> Vec<(String, String)> {
             r.source
                 .format
                 .clone()
-                .unwrap_or_else(|| r.source.kind.clone()),
+                .unwrap_or_else(|| r.source.kind.to_string()),
         ),
     ]
 }
@@ -517,7 +517,7 @@ mod tests {
             profile: "hell".into(),
             ..Default::default()
         });
-        b.source.kind = "imported".into();
+        b.source.kind = crate::kinds::SourceKind::Imported.into();
         b.source.format = Some("cyclictest-histfile".into());
         let fields: Vec<String> = unnamed(&a, &b).into_iter().map(|d| d.field).collect();
         assert_eq!(fields, ["load.profile", "source.format"]);

@@ -256,7 +256,7 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
             ),
         ),
     ];
-    let mut source = rec.source.kind.clone();
+    let mut source = rec.source.kind.to_string();
     if let Some(f) = &rec.source.format {
         source.push_str(&format!(", format {f}"));
     }

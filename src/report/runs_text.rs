@@ -2,15 +2,16 @@
 //! Pure: rows and records in, text out.
 
 use super::{fmt, summary};
+use crate::kinds::SourceKind;
 use crate::record::RunRecord;
 use crate::store::{RunRow, RunState};
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 
 /// What the state column says.
 fn state_word(r: &RunRow) -> &'static str {
-    match (r.state, r.source_kind.as_str()) {
-        (RunState::Complete, "imported") => "imported",
-        (s, _) => s.name(),
+    match r.state {
+        RunState::Complete if r.source_kind.is(SourceKind::Imported) => "imported",
+        s => s.name(),
     }
 }
 
@@ -116,8 +117,8 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
         ),
     };
     line("state", state);
-    let source = match rec.source.kind.as_str() {
-        "imported" => format!(
+    let source = match rec.source.kind.known() {
+        Some(SourceKind::Imported) => format!(
             "imported from {} ({}), measured by {} {}",
             rec.source.file.as_deref().unwrap_or("?"),
             rec.source.format.as_deref().unwrap_or("?"),

@@ -9,6 +9,7 @@
 //! run, not a guarantee about the system. Pure function of the record.
 
 use super::fmt;
+use crate::kinds::SourceKind;
 use crate::record::{EndReason, RunRecord, RunStatus};
 
 /// The class of real time a worst case supports.
@@ -245,7 +246,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             fmt::duration(run.duration_ns)
         ));
     }
-    if matches!(run.options.policy.as_str(), "other" | "batch" | "idle") {
+    if run.options.policy.known().is_some_and(|p| !p.is_realtime()) {
         limits.push(format!(
             "The threads ran under the time-sharing policy '{}': this measures an ordinary \
              task, not a real-time one.",
@@ -268,7 +269,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         }
         _ => {}
     }
-    if run.source.kind == "imported" {
+    if run.source.kind.is(SourceKind::Imported) {
         let res = run
             .threads
             .first()

@@ -6,6 +6,7 @@
 use super::codec;
 use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
+use crate::kinds::{Named, SourceKind};
 use crate::record::{RunRecord, RunStatus, WindowPoint};
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -61,7 +62,7 @@ pub struct RunRow {
     pub id: i64,
     pub uuid: String,
     pub state: RunState,
-    pub source_kind: String,
+    pub source_kind: Named<SourceKind>,
     pub source_format: Option<String>,
     pub label: Option<String>,
     pub started_at_unix_ns: u64,
@@ -117,7 +118,7 @@ fn read_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         id: r.get(0)?,
         uuid: r.get(1)?,
         state: state_of(&status, owner.as_ref()),
-        source_kind: r.get(3)?,
+        source_kind: r.get::<_, String>(3)?.into(),
         source_format: r.get(4)?,
         label: r.get(5)?,
         started_at_unix_ns: r.get(6)?,
@@ -448,7 +449,7 @@ pub(crate) fn write_parts(
         params![
             id,
             status_name(rec.status),
-            rec.source.kind,
+            rec.source.kind.as_str(),
             rec.source.format,
             rec.label,
             rec.started_at_unix_ns,
