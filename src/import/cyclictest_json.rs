@@ -330,7 +330,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         ));
     }
     run.options.cpus = run.threads.iter().map(|t| t.cpu).collect();
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]
@@ -446,5 +446,28 @@ mod tests {
         assert!(e.message.contains("thread 1"), "{e}");
         let e = read(&SAMPLE.replace("\"4\": 300", "\"4\": 301")).unwrap_err();
         assert!(e.message.contains("at most its 300 cycles"), "{e}");
+    }
+
+    /// The files fuzzing found: a thread whose figures contradict each
+    /// other is refused with the thread and what contradicts what.
+    #[test]
+    fn a_thread_that_contradicts_itself_is_refused() {
+        let e = read(
+            &SAMPLE
+                .replace("\"max\": 4,", "\"max\": 0,")
+                .replace("\"min\": 4,", "\"min\": 15,"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "thread 1 contradicts itself: its min (15000 ns) is above its max (0 ns); the file is damaged or was edited"
+        );
+        let e = read(&SAMPLE.replace("\"avg\": 4.00", "\"avg\": 40.00")).unwrap_err();
+        assert!(
+            e.message.contains("thread 1") && e.message.contains("above its max (4000 ns)"),
+            "{e}"
+        );
+        let e = read(&SAMPLE.replace("\"avg\": 18.74", "\"avg\": 1.5")).unwrap_err();
+        assert!(e.message.contains("below its min (5000 ns)"), "{e}");
     }
 }

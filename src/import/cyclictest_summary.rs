@@ -191,7 +191,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             "microseconds (cyclictest's default; use --ns for output of cyclictest -N)"
         }
     ));
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]

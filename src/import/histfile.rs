@@ -358,7 +358,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         run.options.interval_ns = first.interval_ns;
         run.options.priority = first.priority;
     }
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]

@@ -285,7 +285,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     }
     run.fingerprint.preemption_evidence =
         vec!["measured with Xenomai latency (a co-kernel)".into()];
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]
