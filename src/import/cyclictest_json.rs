@@ -88,12 +88,14 @@ pub fn parse_rfc2822(s: &str) -> Option<u64> {
         }
         _ => 0,
     };
-    let secs = crate::units::days_from_civil(year, month, day) * 86_400
-        + hms[0] * 3600
-        + hms[1] * 60
-        + hms[2]
-        - offset_s;
-    u64::try_from(secs).ok().map(|s| s * 1_000_000_000)
+    // Checked: a damaged date is no date, not an overflow.
+    let secs = crate::units::days_from_civil(year, month, day)
+        .checked_mul(86_400)?
+        .checked_add(hms[0].checked_mul(3600)?)?
+        .checked_add(hms[1].checked_mul(60)?)?
+        .checked_add(hms[2])?
+        .checked_sub(offset_s)?;
+    u64::try_from(secs).ok()?.checked_mul(1_000_000_000)
 }
 
 /// The value of an option in a cyclictest command line: `-i 200`,
@@ -169,8 +171,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             "other".into()
         }
     });
-    run.options.interval_ns = interval_us * 1000;
-    run.options.distance_ns = distance_us * 1000;
+    run.options.interval_ns = interval_us.saturating_mul(1000);
+    run.options.distance_ns = distance_us.saturating_mul(1000);
     run.options.priority = priority;
     run.options.policy = policy;
     run.options.mlockall = has_flag(&args, 'm', "mlockall");
@@ -263,7 +265,11 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         };
         let cycles = u64::try_from(int("cycles")?)
             .map_err(|_| at("cycles", "cycle count to be positive"))?;
-        let mut th = ThreadIn::new((interval_us + i as u64 * distance_us) * 1000);
+        let mut th = ThreadIn::new(
+            interval_us
+                .saturating_add((i as u64).saturating_mul(distance_us))
+                .saturating_mul(1000),
+        );
         th.priority = priority;
         th.cpu = field(t, "cpu")
             .and_then(Value::as_i64)
@@ -275,8 +281,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             let avg = field(t, "avg")
                 .and_then(Value::as_f64)
                 .ok_or_else(|| at("avg", "\"avg\" (a number)"))?;
-            th.min_ns = Some(min * unit);
-            th.max_ns = Some(max * unit);
+            th.min_ns = Some(min.saturating_mul(unit));
+            th.max_ns = Some(max.saturating_mul(unit));
             th.avg_ns = Some(avg * unit as f64);
         }
         if let Some(hv) = field(t, "histogram") {
