@@ -7,7 +7,7 @@ DURATION ?= 30s
 RESULTS  ?= results
 SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps build static run test bench bench-load man clean
+.PHONY: all deps build static run test fuzz bench bench-load man clean
 
 all: build
 
@@ -34,6 +34,13 @@ run: build
 
 test: deps
 	$(CARGO) test --release --locked
+
+# The property tests of every importer and of the run-record reader
+# (src/import/fuzz.rs), with FUZZ_CASES cases each instead of the few that
+# `make test` runs: mutated fixtures and arbitrary text must never panic.
+FUZZ_CASES ?= 20000
+fuzz: deps
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release --locked --lib fuzz_
 
 # Side-by-side comparison with cyclictest (minutes; not part of `make test`).
 bench: build

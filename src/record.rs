@@ -773,10 +773,12 @@ fn flatten_into(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, 
 }
 
 impl LatencyStats {
-    /// Quantiles from `h`, clamped into the exact `[min, max]`.
+    /// Quantiles from `h`, clamped into the exact `[min, max]`. Stats
+    /// whose min is above their max (refused by [`LatencyStats::check`],
+    /// so they should never get here) keep the histogram's quantiles.
     pub fn fill_quantiles(&mut self, h: &Histogram) {
         let clamp = |v: Option<u64>| match (v, self.min_ns, self.max_ns) {
-            (Some(v), Some(lo), Some(hi)) => Some(v.clamp(lo, hi)),
+            (Some(v), Some(lo), Some(hi)) if lo <= hi => Some(v.clamp(lo, hi)),
             (v, _, _) => v,
         };
         self.p50_ns = clamp(h.quantile(0.5));
@@ -784,6 +786,23 @@ impl LatencyStats {
         self.p99_ns = clamp(h.quantile(0.99));
         self.p999_ns = clamp(h.quantile(0.999));
         self.p9999_ns = clamp(h.quantile(0.9999));
+    }
+
+    /// What every reader relies on: the extremes in order, and an
+    /// average that is a number. (The average may lie below the minimum:
+    /// it counts corrected samples, the minimum only real wake-ups.)
+    pub fn check(&self) -> Result<(), String> {
+        if let (Some(min), Some(max)) = (self.min_ns, self.max_ns)
+            && min > max
+        {
+            return Err(format!("its min ({min} ns) is above its max ({max} ns)"));
+        }
+        if let Some(avg) = self.avg_ns
+            && !(avg.is_finite() && avg >= 0.0)
+        {
+            return Err(format!("its avg ({avg}) is not a latency"));
+        }
+        Ok(())
     }
 
     /// Value of a named metric (`min`, `avg`, `p50` … `p99.99`, `max`), ns.
@@ -861,7 +880,13 @@ impl RunRecord {
                 self.schema_version, SCHEMA_VERSION
             ));
         }
+        self.overall
+            .check()
+            .map_err(|e| format!("the all-threads summary contradicts itself: {e}"))?;
         for t in &self.threads {
+            t.stats
+                .check()
+                .map_err(|e| format!("thread {} contradicts itself: {e}", t.index))?;
             let h = t
                 .histogram
                 .to_histogram()
@@ -895,9 +920,38 @@ impl RunRecord {
                     t.index
                 ));
             }
+            if let Some(i) = (0..n).find(|&i| w.count[i] > 0 && w.min_ns[i] > w.max_ns[i]) {
+                return Err(format!(
+                    "thread {} contradicts itself: window {i} has its min ({} ns) above its max ({} ns)",
+                    t.index, w.min_ns[i], w.max_ns[i]
+                ));
+            }
         }
         Ok(())
     }
+}
+
+/// Why a text is not a usable run record.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReadError {
+    /// Not JSON, or not the record's layout.
+    #[error("line {line}: {message}")]
+    Json { line: usize, message: String },
+    /// A record whose parts disagree ([`RunRecord::validate`]).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Read a run record from JSON and check it: the one way records written
+/// by `--json` or `runs export` come back in (`report`, `import`, …), so
+/// none reaches the statistics unchecked.
+pub fn from_json(text: &str) -> Result<RunRecord, ReadError> {
+    let rec: RunRecord = serde_json::from_str(text).map_err(|e| ReadError::Json {
+        line: e.line(),
+        message: e.to_string(),
+    })?;
+    rec.validate().map_err(ReadError::Invalid)?;
+    Ok(rec)
 }
 
 /// A fresh random run id: 32 hex digits from the kernel's random source.
@@ -984,7 +1038,7 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
         tool: ToolInfo::this(),
         status: RunStatus::Complete,
         source: RunSource {
-            kind: "measured".into(),
+            kind: SourceKind::Measured.into(),
             format: None,
             file: None,
             command_line: vec![],
@@ -1090,6 +1144,60 @@ mod tests {
         assert_eq!(all.p50_ns, Some(2001));
         assert_eq!(all.metric_ns("max"), Some(10_000.0));
         assert_eq!(all.metric_ns("bogus"), None);
+    }
+
+    #[test]
+    fn contradictory_stats_never_panic_and_are_refused() {
+        let h = {
+            let mut h = Histogram::latency();
+            h.record_n(7_000, 10);
+            h
+        };
+        let mut s = LatencyStats {
+            samples: 10,
+            wakeups: 10,
+            min_ns: Some(15_000),
+            max_ns: Some(0),
+            ..Default::default()
+        };
+        s.fill_quantiles(&h);
+        assert!(s.p50_ns.is_some());
+        assert!(
+            s.check()
+                .unwrap_err()
+                .contains("min (15000 ns) is above its max (0 ns)")
+        );
+        let mut rec = synthetic(&[vec![1_000, 2_000]]);
+        rec.validate().unwrap();
+        rec.threads[0].stats.min_ns = Some(15_000);
+        let e = rec.validate().unwrap_err();
+        assert!(e.starts_with("thread 0 contradicts itself"), "{e}");
+        let mut rec = synthetic(&[vec![1_000, 2_000]]);
+        rec.overall.max_ns = Some(1);
+        assert!(rec.validate().unwrap_err().contains("all-threads summary"));
+        let mut rec = synthetic(&[vec![1_000, 2_000]]);
+        rec.threads[0].windows.push(WindowPoint {
+            count: 2,
+            min_ns: 5,
+            avg_ns: 4,
+            max_ns: 3,
+            p99_ns: 3,
+            missed: 0,
+        });
+        assert!(rec.validate().unwrap_err().contains("window 0"));
+    }
+
+    #[test]
+    fn from_json_reads_checks_and_says_where() {
+        let rec = synthetic(&[vec![1_000, 2_000]]);
+        let text = serde_json::to_string_pretty(&rec).unwrap();
+        assert_eq!(from_json(&text).unwrap(), rec);
+        assert!(matches!(
+            from_json("{\n  \"schema\": 3\n}"),
+            Err(ReadError::Json { line: 2, .. })
+        ));
+        let bad = text.replace("\"min_ns\": 1000", "\"min_ns\": 9000");
+        assert!(matches!(from_json(&bad), Err(ReadError::Invalid(_))));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! file (`*.json`). Every command that takes `RUN…` resolves it here; the
 //! store is the one `--db` / `RTSCOPE_DB` chose.
 
-use crate::record::RunRecord;
+use crate::record::{ReadError, RunRecord};
 use crate::store::{self, Store, StoreError};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
@@ -75,12 +75,12 @@ pub fn load_stored(reference: &str) -> Result<RunRecord> {
 pub fn load_file(path: &Path) -> Result<RunRecord> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let rec: RunRecord = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not an rtscope run record", path.display()))?;
-    rec.validate()
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("{}", path.display()))?;
-    Ok(rec)
+    crate::record::from_json(&text).map_err(|e| match e {
+        ReadError::Json { .. } => {
+            anyhow::anyhow!("{} is not an rtscope run record: {e}", path.display())
+        }
+        ReadError::Invalid(why) => anyhow::anyhow!("{}: {why}", path.display()),
+    })
 }
 
 #[cfg(test)]

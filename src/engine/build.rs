@@ -4,6 +4,7 @@
 
 use super::plan::Plan;
 use super::run::{Snapshot, ThreadSnapshot};
+use crate::kinds::SourceKind;
 use crate::record::{
     EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, Outlier,
     RunRecord, RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo,
@@ -157,7 +158,7 @@ pub fn record(
         tool: ToolInfo::this(),
         status,
         source: RunSource {
-            kind: "measured".into(),
+            kind: SourceKind::Measured.into(),
             format: None,
             file: None,
             command_line: ctx.command_line.clone(),

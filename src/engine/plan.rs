@@ -110,7 +110,24 @@ pub struct Plan {
 pub const MIN_INTERVAL_NS: u64 = 10_000;
 pub const MAX_INTERVAL_NS: u64 = 3_600_000_000_000;
 pub const MIN_WINDOW_NS: u64 = 10_000_000;
+/// A window longer than a day would leave a run of days with one point.
+pub const MAX_WINDOW_NS: u64 = 86_400_000_000_000;
+/// Warm-up is measured too: a day is already more than any use of it.
+pub const MAX_WARMUP_NS: u64 = 86_400_000_000_000;
 pub const DEFAULT_PRIORITY: i32 = 95;
+/// Measuring threads per CPU they are placed on. Each thread locks about
+/// 1 MiB (histograms, window queue, stack) and takes real-time CPU time;
+/// beyond this many per CPU they measure each other, not the system.
+pub const MAX_THREADS_PER_CPU: usize = 64;
+/// Measuring threads in all, whatever the number of CPUs.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most measuring threads a run may have on `cpus` CPUs.
+pub fn max_threads(cpus: usize) -> usize {
+    cpus.max(1)
+        .saturating_mul(MAX_THREADS_PER_CPU)
+        .min(MAX_THREADS)
+}
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum PlanError {
@@ -120,6 +137,20 @@ pub enum PlanError {
     NoCpus,
     #[error("--threads must be at least 1")]
     ZeroThreads,
+    #[error(
+        "--threads {got} is above the limit of {max} ({per_cpu} per CPU on the {cpus} CPU(s) measured, {hard} at most): use fewer threads"
+    )]
+    TooManyThreads {
+        got: usize,
+        max: usize,
+        per_cpu: usize,
+        cpus: usize,
+        hard: usize,
+    },
+    #[error("--warmup {got} is above the {max} maximum")]
+    WarmupTooLong { got: String, max: String },
+    #[error("--window {got} is above the {max} maximum")]
+    WindowTooLong { got: String, max: String },
     #[error("interval {got} is below the {min} minimum: a wake-up itself costs microseconds")]
     IntervalTooShort { got: String, min: String },
     #[error("interval {got} is above the {max} maximum")]
@@ -206,6 +237,30 @@ impl Plan {
             Some(n) => n,
             None => place.len(),
         };
+        // Checked before anything is laid out: the layout itself is
+        // proportional to the count.
+        let max = max_threads(place.len());
+        if n > max {
+            return Err(PlanError::TooManyThreads {
+                got: n,
+                max,
+                per_cpu: MAX_THREADS_PER_CPU,
+                cpus: place.len(),
+                hard: MAX_THREADS,
+            });
+        }
+        if config.warmup_ns > MAX_WARMUP_NS {
+            return Err(PlanError::WarmupTooLong {
+                got: fmt_duration(config.warmup_ns),
+                max: fmt_duration(MAX_WARMUP_NS),
+            });
+        }
+        if config.window_ns > MAX_WINDOW_NS {
+            return Err(PlanError::WindowTooLong {
+                got: fmt_duration(config.window_ns),
+                max: fmt_duration(MAX_WINDOW_NS),
+            });
+        }
         if config.timer == TimerMethod::Itimer {
             if n != 1 {
                 return Err(PlanError::ItimerThreads);
@@ -506,6 +561,103 @@ mod tests {
             Err(PlanError::DeadlinePinned)
         ));
         assert!(matches!(Plan::build(cfg(), &[]), Err(PlanError::NoCpus)));
+    }
+
+    /// Numbers from the command line that would scale threads or memory
+    /// are refused before anything is laid out, with the value and the
+    /// limit in the message.
+    #[test]
+    fn counts_and_sizes_are_bounded() {
+        let e = Plan::build(
+            MeasureConfig {
+                threads: Some(100_000),
+                ..cfg()
+            },
+            &[0, 1],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            PlanError::TooManyThreads {
+                got: 100_000,
+                max: 128,
+                per_cpu: 64,
+                cpus: 2,
+                hard: 1024
+            }
+        );
+        let text = e.to_string();
+        assert!(text.contains("100000") && text.contains("128"), "{text}");
+        // The limit is that of the CPUs threads are placed on (-a).
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    cpus: Some(vec![1]),
+                    threads: Some(65),
+                    ..cfg()
+                },
+                &[0, 1]
+            ),
+            Err(PlanError::TooManyThreads { max: 64, .. })
+        ));
+        assert_eq!(
+            Plan::build(
+                MeasureConfig {
+                    cpus: Some(vec![1]),
+                    threads: Some(64),
+                    ..cfg()
+                },
+                &[0, 1]
+            )
+            .unwrap()
+            .threads
+            .len(),
+            64
+        );
+        // Many CPUs: the fixed ceiling.
+        let many: Vec<usize> = (0..64).collect();
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    threads: Some(1025),
+                    ..cfg()
+                },
+                &many
+            ),
+            Err(PlanError::TooManyThreads { max: 1024, .. })
+        ));
+        assert_eq!(max_threads(0), 64);
+        assert_eq!(max_threads(1000), MAX_THREADS);
+        let e = Plan::build(
+            MeasureConfig {
+                warmup_ns: u64::MAX,
+                ..cfg()
+            },
+            &[0],
+        )
+        .unwrap_err();
+        assert!(matches!(e, PlanError::WarmupTooLong { .. }), "{e}");
+        let e = Plan::build(
+            MeasureConfig {
+                window_ns: MAX_WINDOW_NS + 1,
+                ..cfg()
+            },
+            &[0],
+        )
+        .unwrap_err();
+        assert!(matches!(e, PlanError::WindowTooLong { .. }), "{e}");
+        // The interval's bounds hold for every thread (-d adds up).
+        assert!(matches!(
+            Plan::build(
+                MeasureConfig {
+                    threads: Some(3),
+                    distance_ns: MAX_INTERVAL_NS,
+                    ..cfg()
+                },
+                &[0, 1, 2]
+            ),
+            Err(PlanError::IntervalTooLong { .. })
+        ));
     }
 
     #[test]

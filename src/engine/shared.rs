@@ -92,14 +92,20 @@ impl Default for SharedStats {
 }
 
 /// The periods a late wake-up skipped, as omission correction records
-/// them: `extra` samples of `lat - j·interval` for j = 1..=extra.
+/// them (HdrHistogram's rule): `lat - j·interval` for j = 1, 2, … while
+/// that value is still at least one interval, and never more than the
+/// `extra` periods that were missed. A synthetic value below the interval
+/// would be a wake-up that could have happened on time: it is not
+/// recorded, so correction never invents small latencies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Skipped {
+    /// How many synthetic samples are recorded.
+    pub count: u64,
     /// The first (largest) of them: `lat - interval`.
     pub first_ns: u64,
     /// Their sum.
     pub sum_ns: u128,
-    /// The last (smallest) of them: `lat - extra·interval`.
+    /// The last (smallest) of them, at least `interval` (0 when none).
     pub low_ns: u64,
 }
 
@@ -107,11 +113,15 @@ impl Skipped {
     // HOT PATH
     #[inline(always)]
     pub fn of(lat_ns: u64, extra: u64, interval_ns: u64) -> Skipped {
-        let e = extra as u128;
+        // Values lat - j·interval >= interval  <=>  j <= lat/interval - 1.
+        let fit = (lat_ns / interval_ns.max(1)).saturating_sub(1);
+        let k = extra.min(fit);
+        let e = k as u128;
         Skipped {
+            count: k,
             first_ns: lat_ns.saturating_sub(interval_ns),
             sum_ns: e * lat_ns as u128 - (interval_ns as u128) * e * (e + 1) / 2,
-            low_ns: lat_ns.saturating_sub(interval_ns.saturating_mul(extra)),
+            low_ns: if k == 0 { 0 } else { lat_ns - interval_ns * k },
         }
     }
 }
@@ -159,7 +169,8 @@ impl SharedStats {
     // ---- writer side (the measuring thread only) ----
 
     /// One wake-up of a measured period: `lat_ns` late, with `extra`
-    /// later periods missed (recorded too when `correct` is set).
+    /// later periods missed (recorded too when `correct` is set, as
+    /// [`Skipped`] says: only those still at least an interval late).
     // HOT PATH
     #[inline(always)]
     pub fn record_wakeup(
@@ -173,18 +184,16 @@ impl SharedStats {
         self.hist.record_n(lat_ns, 1);
         let mut n = 1u64;
         let mut sum = lat_ns as u128;
-        let mut low = lat_ns;
-        let mut low_cycle = cycle;
         if extra > 0 {
             bump(&self.missed, extra);
             if correct {
                 let skipped = Skipped::of(lat_ns, extra, interval_ns);
-                self.hist
-                    .record_descending(skipped.first_ns, interval_ns, extra);
-                n += extra;
+                if skipped.count > 0 {
+                    self.hist
+                        .record_descending(skipped.first_ns, interval_ns, skipped.count);
+                }
+                n += skipped.count;
                 sum += skipped.sum_ns;
-                low = skipped.low_ns;
-                low_cycle = cycle + extra;
             }
         }
         bump(&self.samples, n);
@@ -192,10 +201,12 @@ impl SharedStats {
         let new_sum = self.sum().wrapping_add(sum);
         self.sum_lo.store(new_sum as u64, Relaxed);
         self.sum_hi.store((new_sum >> 64) as u64, Relaxed);
+        // The minimum is that of real wake-ups: corrected samples are
+        // estimates, and never the smallest thing a run saw.
         let min = self.min.load(Relaxed);
-        if min == NONE || low < min {
-            self.min.store(low, Relaxed);
-            self.min_cycle.store(low_cycle, Relaxed);
+        if min == NONE || lat_ns < min {
+            self.min.store(lat_ns, Relaxed);
+            self.min_cycle.store(cycle, Relaxed);
         }
         let max = self.max.load(Relaxed);
         if max == NONE || lat_ns > max {
@@ -350,11 +361,13 @@ mod tests {
             assert_eq!(snap.max_ns, Some(3_500_000));
             assert_eq!(snap.max_cycle, 2);
             if correct {
-                // The stall's periods: 3.5, 2.5, 1.5 and 0.5 ms late.
-                assert_eq!(snap.samples, 6);
+                // The stall's wake-up, 3.5 ms late, and the periods it
+                // skipped that were still at least an interval late: 2.5
+                // and 1.5 ms (the last one, 0.5 ms, is not recorded).
+                assert_eq!(snap.samples, 5);
                 assert_eq!(
                     snap.sum_ns,
-                    20_000 + 300_000 + 3_500_000 + 2_500_000 + 1_500_000 + 500_000
+                    20_000 + 300_000 + 3_500_000 + 2_500_000 + 1_500_000
                 );
                 assert_eq!(snap.hist.count_above(1_000_000), 3);
                 assert_eq!(snap.min_ns, Some(20_000));
@@ -386,13 +399,57 @@ mod tests {
     }
 
     #[test]
-    fn correction_can_set_the_minimum() {
+    fn skipped_periods_stop_at_one_interval() {
+        let i = 1_000_000;
+        // 3.5 intervals late, 3 periods missed: 2.5 and 1.5 recorded.
+        let s = Skipped::of(3_500_000, 3, i);
+        assert_eq!(s.count, 2);
+        assert_eq!(s.first_ns, 2_500_000);
+        assert_eq!(s.sum_ns, 4_000_000);
+        assert_eq!(s.low_ns, 1_500_000);
+        // Exactly 3 intervals late: 2 and 1 intervals (one interval counts).
+        let s = Skipped::of(3_000_000, 3, i);
+        assert_eq!((s.count, s.sum_ns, s.low_ns), (2, 3_000_000, 1_000_000));
+        // A periodic timer may report fewer expirations than lat/interval:
+        // never more samples than periods missed.
+        let s = Skipped::of(5_200_000, 2, i);
+        assert_eq!((s.count, s.sum_ns, s.low_ns), (2, 7_400_000, 3_200_000));
+        // Less than two intervals late: nothing is left to record.
+        let s = Skipped::of(1_999_999, 1, i);
+        assert_eq!((s.count, s.sum_ns, s.low_ns), (0, 0, 0));
+    }
+
+    /// The case that showed a minimum of 0.0 µs: a 20 µs interval and a
+    /// wake-up 60.005 µs late that skipped 3 periods. The skipped periods
+    /// 40.005 and 20.005 µs late are recorded; the one 0.005 µs "late" is
+    /// not, and the minimum is the smallest real wake-up.
+    #[test]
+    fn correction_never_sets_the_minimum_nor_records_below_the_interval() {
+        let i = 20_000;
+        let s = SharedStats::new();
+        // A synthetic timeline: on time-ish, a stall, then on time-ish.
+        s.record_wakeup(3_100, 0, i, 0, true);
+        s.record_wakeup(60_005, 3, i, 1, true);
+        s.record_wakeup(2_900, 0, i, 5, true);
+        let snap = s.snapshot();
+        assert_eq!(snap.wakeups, 3);
+        assert_eq!(snap.missed, 3);
+        assert_eq!(snap.samples, 5);
+        assert_eq!(snap.min_ns, Some(2_900));
+        assert_eq!(snap.min_cycle, 5);
+        assert_eq!(snap.sum_ns, 3_100 + 60_005 + 40_005 + 20_005 + 2_900);
+        // Nothing between the real wake-ups and the interval was invented.
+        assert_eq!(snap.hist.count_above(3_100), 3);
+        assert_eq!(snap.hist.count_above(19_999), 3);
+        // A stall alone: the minimum is the stall, not a corrected sample.
         let s = SharedStats::new();
         s.record_wakeup(2_000_100, 2, 1_000_000, 10, true);
         let snap = s.snapshot();
-        assert_eq!(snap.min_ns, Some(100));
-        assert_eq!(snap.min_cycle, 12);
-        assert_eq!(snap.samples, 3);
+        assert_eq!(snap.min_ns, Some(2_000_100));
+        assert_eq!(snap.min_cycle, 10);
+        assert_eq!(snap.samples, 2);
+        let h = snap.hist;
+        assert_eq!(h.count_above(900_000), 2);
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct WindowAcc {
     max: u64,
     sum: u128,
     missed: u64,
+    /// Smallest value in `hist` (corrected samples included): the
+    /// histogram is scanned and cleared from here.
+    hist_low: u64,
 }
 
 impl Default for WindowAcc {
@@ -48,6 +51,7 @@ impl WindowAcc {
             max: 0,
             sum: 0,
             missed: 0,
+            hist_low: u64::MAX,
         }
     }
 
@@ -74,7 +78,7 @@ impl WindowAcc {
         }
         let p99 = self
             .hist
-            .quantile_between(0.99, self.min, self.max)
+            .quantile_between(0.99, self.hist_low, self.max)
             .unwrap_or(self.max)
             .clamp(self.min, self.max);
         let stat = WindowStat {
@@ -88,17 +92,19 @@ impl WindowAcc {
                 missed: self.missed,
             },
         };
-        self.hist.clear_range(self.min, self.max);
+        self.hist.clear_range(self.hist_low, self.max);
         self.count = 0;
         self.min = u64::MAX;
         self.max = 0;
         self.sum = 0;
         self.missed = 0;
+        self.hist_low = u64::MAX;
         Some(stat)
     }
 
     /// Add a wake-up `lat_ns` late with `extra` missed periods after it
-    /// (recorded too when `correct`).
+    /// (recorded too when `correct`, as [`Skipped`] says). The window's
+    /// min is that of real wake-ups; corrected samples may lie below it.
     // HOT PATH
     #[inline]
     pub fn add(&mut self, lat_ns: u64, extra: u64, interval_ns: u64, correct: bool) {
@@ -106,17 +112,19 @@ impl WindowAcc {
         self.count += 1;
         self.sum += lat_ns as u128;
         self.max = self.max.max(lat_ns);
-        let mut low = lat_ns;
+        self.min = self.min.min(lat_ns);
+        self.hist_low = self.hist_low.min(lat_ns);
         self.missed += extra;
         if extra > 0 && correct {
             let skipped = Skipped::of(lat_ns, extra, interval_ns);
-            self.hist
-                .record_descending(skipped.first_ns, interval_ns, extra);
-            self.count += extra;
-            self.sum += skipped.sum_ns;
-            low = skipped.low_ns;
+            if skipped.count > 0 {
+                self.hist
+                    .record_descending(skipped.first_ns, interval_ns, skipped.count);
+                self.count += skipped.count;
+                self.sum += skipped.sum_ns;
+                self.hist_low = self.hist_low.min(skipped.low_ns);
+            }
         }
-        self.min = self.min.min(low);
     }
 }
 
@@ -209,18 +217,31 @@ mod tests {
         let stat = w.roll(2).unwrap();
         assert_eq!(stat.index, 0);
         let s = stat.point;
-        assert_eq!(s.count, 8);
+        // The stall adds the skipped periods still an interval late.
+        assert_eq!(s.count, 7);
         assert_eq!(s.min_ns, 1000);
         assert_eq!(s.max_ns, 3_500_000);
         assert_eq!(s.missed, 3);
-        assert_eq!(
-            s.avg_ns,
-            (10_000 + 3_500_000 + 2_500_000 + 1_500_000 + 500_000) / 8
-        );
+        assert_eq!(s.avg_ns, (10_000 + 3_500_000 + 2_500_000 + 1_500_000) / 7);
         // After a roll the accumulator is empty.
         assert!(w.finish().is_none());
         w.add(7, 0, 1_000_000, true);
         assert_eq!(w.finish().unwrap().index, 2);
+    }
+
+    /// A window of stalls only: corrected samples lie below the real
+    /// minimum, and the histogram is still cleared of them at the roll.
+    #[test]
+    fn corrected_samples_below_the_window_min_are_cleared() {
+        let mut w = WindowAcc::new();
+        w.add(3_500_000, 3, 1_000_000, true);
+        let s = w.roll(1).unwrap().point;
+        assert_eq!((s.count, s.min_ns, s.max_ns), (3, 3_500_000, 3_500_000));
+        assert!(s.p99_ns >= s.min_ns && s.p99_ns <= s.max_ns);
+        assert_eq!(w.hist.iter_nonzero().count(), 0, "buckets left behind");
+        w.add(5_000, 0, 1_000_000, true);
+        let s = w.roll(2).unwrap().point;
+        assert_eq!((s.count, s.min_ns, s.p99_ns), (1, 5_000, 5_000));
     }
 
     #[test]

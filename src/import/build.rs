@@ -4,8 +4,9 @@
 //! importing a file twice is noticed), and the warnings that say what had
 //! to be assumed. Pure: no files, no system.
 
-use super::Source;
+use super::{ImportError, Source};
 use crate::histogram::Histogram;
+use crate::kinds::SourceKind;
 use crate::record::{
     EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, RunRecord,
     RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, WindowSeries,
@@ -123,8 +124,52 @@ pub fn content_uuid(format: &str, text: &str) -> String {
     format!("{h:032x}")
 }
 
-/// Build the record.
-pub fn finish(src: &Source, run: RunIn) -> RunRecord {
+/// What a thread's own figures must agree on before they become a record
+/// (a file may contradict itself: a hand edit, a truncated or corrupted
+/// write). `tolerance_ns` is the source's resolution, within which its
+/// rounding may put an average a hair outside its extremes.
+fn check_thread(i: usize, t: &ThreadIn, tolerance_ns: u64) -> Result<(), ImportError> {
+    let refuse = |what: String| {
+        ImportError::whole(format!(
+            "thread {i} contradicts itself: {what}; the file is damaged or was edited"
+        ))
+    };
+    if let (Some(min), Some(max)) = (t.min_ns, t.max_ns)
+        && min > max
+    {
+        return Err(refuse(format!(
+            "its min ({min} ns) is above its max ({max} ns)"
+        )));
+    }
+    if let Some(avg) = t.avg_ns {
+        if !avg.is_finite() || avg < 0.0 {
+            return Err(refuse(format!("its avg ({avg} ns) is not a latency")));
+        }
+        let tol = tolerance_ns.max(1) as f64;
+        if let Some(min) = t.min_ns
+            && avg < min as f64 - tol
+        {
+            return Err(refuse(format!(
+                "its avg ({avg:.0} ns) is below its min ({min} ns)"
+            )));
+        }
+        if let Some(max) = t.max_ns
+            && avg > max as f64 + tol
+        {
+            return Err(refuse(format!(
+                "its avg ({avg:.0} ns) is above its max ({max} ns)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Build the record, or refuse a source whose threads contradict
+/// themselves (no record leaves here that statistics cannot be drawn from).
+pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
+    for (i, t) in run.threads.iter().enumerate() {
+        check_thread(i, t, run.resolution_ns)?;
+    }
     let mut warnings = run.warnings;
     let mut threads = Vec::with_capacity(run.threads.len());
     let mut hists = Vec::with_capacity(run.threads.len());
@@ -197,14 +242,14 @@ pub fn finish(src: &Source, run: RunIn) -> RunRecord {
     if run.duration_ns.is_none() {
         warnings.push("the source does not say how long it ran".into());
     }
-    RunRecord {
+    Ok(RunRecord {
         schema: SCHEMA_NAME.into(),
         schema_version: SCHEMA_VERSION,
         run_uuid: content_uuid(run.format, src.text),
         tool: run.tool,
         status: RunStatus::Complete,
         source: RunSource {
-            kind: "imported".into(),
+            kind: SourceKind::Imported.into(),
             format: Some(run.format.into()),
             file: Some(src.path.display().to_string()),
             command_line: run.command_line,
@@ -222,7 +267,7 @@ pub fn finish(src: &Source, run: RunIn) -> RunRecord {
         fingerprint: run.fingerprint,
         load: None,
         warnings,
-    }
+    })
 }
 
 /// Where a histogram sample of bucket `v` (in `unit` ns) is recorded:
@@ -281,7 +326,7 @@ mod tests {
         t.max_ns = Some(40_000);
         run.threads.push(t);
         run.duration_ns = Some(1_000_000_000);
-        let rec = finish(&src, run);
+        let rec = finish(&src, run).unwrap();
         rec.validate().unwrap();
         assert_eq!(rec.overall.samples, 500);
         assert_eq!(rec.overall.max_ns, Some(40_000));

@@ -88,12 +88,14 @@ pub fn parse_rfc2822(s: &str) -> Option<u64> {
         }
         _ => 0,
     };
-    let secs = crate::units::days_from_civil(year, month, day) * 86_400
-        + hms[0] * 3600
-        + hms[1] * 60
-        + hms[2]
-        - offset_s;
-    u64::try_from(secs).ok().map(|s| s * 1_000_000_000)
+    // Checked: a damaged date is no date, not an overflow.
+    let secs = crate::units::days_from_civil(year, month, day)
+        .checked_mul(86_400)?
+        .checked_add(hms[0].checked_mul(3600)?)?
+        .checked_add(hms[1].checked_mul(60)?)?
+        .checked_add(hms[2])?
+        .checked_sub(offset_s)?;
+    u64::try_from(secs).ok()?.checked_mul(1_000_000_000)
 }
 
 /// The value of an option in a cyclictest command line: `-i 200`,
@@ -169,8 +171,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             "other".into()
         }
     });
-    run.options.interval_ns = interval_us * 1000;
-    run.options.distance_ns = distance_us * 1000;
+    run.options.interval_ns = interval_us.saturating_mul(1000);
+    run.options.distance_ns = distance_us.saturating_mul(1000);
     run.options.priority = priority;
     run.options.policy = policy.into();
     run.options.mlockall = has_flag(&args, 'm', "mlockall");
@@ -263,7 +265,11 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         };
         let cycles = u64::try_from(int("cycles")?)
             .map_err(|_| at("cycles", "cycle count to be positive"))?;
-        let mut th = ThreadIn::new((interval_us + i as u64 * distance_us) * 1000);
+        let mut th = ThreadIn::new(
+            interval_us
+                .saturating_add((i as u64).saturating_mul(distance_us))
+                .saturating_mul(1000),
+        );
         th.priority = priority;
         th.cpu = field(t, "cpu")
             .and_then(Value::as_i64)
@@ -275,8 +281,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             let avg = field(t, "avg")
                 .and_then(Value::as_f64)
                 .ok_or_else(|| at("avg", "\"avg\" (a number)"))?;
-            th.min_ns = Some(min * unit);
-            th.max_ns = Some(max * unit);
+            th.min_ns = Some(min.saturating_mul(unit));
+            th.max_ns = Some(max.saturating_mul(unit));
             th.avg_ns = Some(avg * unit as f64);
         }
         if let Some(hv) = field(t, "histogram") {
@@ -330,7 +336,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         ));
     }
     run.options.cpus = run.threads.iter().map(|t| t.cpu).collect();
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]
@@ -446,5 +452,28 @@ mod tests {
         assert!(e.message.contains("thread 1"), "{e}");
         let e = read(&SAMPLE.replace("\"4\": 300", "\"4\": 301")).unwrap_err();
         assert!(e.message.contains("at most its 300 cycles"), "{e}");
+    }
+
+    /// The files fuzzing found: a thread whose figures contradict each
+    /// other is refused with the thread and what contradicts what.
+    #[test]
+    fn a_thread_that_contradicts_itself_is_refused() {
+        let e = read(
+            &SAMPLE
+                .replace("\"max\": 4,", "\"max\": 0,")
+                .replace("\"min\": 4,", "\"min\": 15,"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "thread 1 contradicts itself: its min (15000 ns) is above its max (0 ns); the file is damaged or was edited"
+        );
+        let e = read(&SAMPLE.replace("\"avg\": 4.00", "\"avg\": 40.00")).unwrap_err();
+        assert!(
+            e.message.contains("thread 1") && e.message.contains("above its max (4000 ns)"),
+            "{e}"
+        );
+        let e = read(&SAMPLE.replace("\"avg\": 18.74", "\"avg\": 1.5")).unwrap_err();
+        assert!(e.message.contains("below its min (5000 ns)"), "{e}");
     }
 }

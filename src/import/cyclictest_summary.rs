@@ -164,7 +164,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     let ns = |v: i64| (v.max(0) as u64).saturating_mul(unit);
     let mut duration_ns = 0u64;
     for t in last.into_iter().flatten() {
-        let mut th = ThreadIn::new(t.interval_us * 1000);
+        let mut th = ThreadIn::new(t.interval_us.saturating_mul(1000));
         th.tid = t.tid;
         th.priority = t.priority;
         th.samples = t.cycles;
@@ -173,7 +173,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             th.avg_ns = Some(ns(t.avg) as f64);
             th.max_ns = Some(ns(t.max));
         }
-        duration_ns = duration_ns.max(t.cycles.saturating_mul(t.interval_us * 1000));
+        duration_ns = duration_ns.max(t.cycles.saturating_mul(t.interval_us.saturating_mul(1000)));
         run.threads.push(th);
     }
     let first = &run.threads[0];
@@ -191,7 +191,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             "microseconds (cyclictest's default; use --ns for output of cyclictest -N)"
         }
     ));
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]

@@ -331,15 +331,15 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                 h.record_n(build::bucket_ns(limit_us, 1000), o - 1);
                 overflow_note |= o > 1;
             }
-            t.min_ns = Some(mins[j] * 1000);
+            t.min_ns = Some(mins[j].saturating_mul(1000));
             t.avg_ns = Some(avgs[j] as f64 * 1000.0);
-            t.max_ns = Some(maxs[j] * 1000);
+            t.max_ns = Some(maxs[j].saturating_mul(1000));
         }
         t.samples = samples;
         t.hist = Some(h);
         if let Some(tl) = t_lines.iter().rev().find(|tl| tl.thread == j as u32) {
             t.priority = tl.priority;
-            t.interval_ns = tl.interval_us * 1000;
+            t.interval_ns = tl.interval_us.saturating_mul(1000);
             t.tid = tl.tid;
         } else if let Some(tids) = &f.tids {
             t.tid = tids.get(j).map(|v| *v as u32);
@@ -358,7 +358,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         run.options.interval_ns = first.interval_ns;
         run.options.priority = first.priority;
     }
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]

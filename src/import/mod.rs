@@ -17,6 +17,9 @@ pub mod histfile;
 pub mod rtscope_run;
 pub mod xenomai;
 
+#[cfg(test)]
+mod fuzz;
+
 use crate::record::RunRecord;
 use std::fmt;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! with `--no-save`, or on another machine, joins the store unchanged.
 
 use super::{ImportError, Importer, Source};
-use crate::record::{RunRecord, SCHEMA_NAME};
+use crate::record::{self, ReadError, RunRecord, SCHEMA_NAME};
 
 pub static IMPORTER: Importer = Importer {
     name: "rtscope-run",
@@ -22,14 +22,13 @@ fn detect(text: &str) -> u8 {
 }
 
 fn parse(src: &Source) -> Result<RunRecord, ImportError> {
-    let rec: RunRecord = serde_json::from_str(src.text).map_err(|e| {
-        ImportError::at(
-            e.line(),
-            format!("expected an rtscope run record (see rtscope schema): {e}"),
-        )
-    })?;
-    rec.validate().map_err(ImportError::whole)?;
-    Ok(rec)
+    record::from_json(src.text).map_err(|e| match e {
+        ReadError::Json { line, message } => ImportError::at(
+            line,
+            format!("expected an rtscope run record (see rtscope schema): {message}"),
+        ),
+        ReadError::Invalid(why) => ImportError::whole(why),
+    })
 }
 
 #[cfg(test)]

@@ -65,7 +65,12 @@ fn hms(s: &str) -> Option<u64> {
         .split(':')
         .map(|x| x.trim().parse().ok())
         .collect::<Option<_>>()?;
-    (p.len() == 3).then(|| p[0] * 3600 + p[1] * 60 + p[2])
+    if p.len() != 3 {
+        return None;
+    }
+    p[0].checked_mul(3600)?
+        .checked_add(p[1].checked_mul(60)?)?
+        .checked_add(p[2])
 }
 
 struct Rtd {
@@ -203,7 +208,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     let per_second = 1_000_000 / period_us;
     let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1000);
     let user_mode = mode.as_deref().is_none_or(|m| m.contains("user"));
-    run.options.interval_ns = period_us * 1000;
+    run.options.interval_ns = period_us.saturating_mul(1000);
     run.options.policy = if user_mode {
         "fifo".into()
     } else {
@@ -233,7 +238,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         });
         prev_overruns = d.overruns;
     }
-    let mut t = ThreadIn::new(period_us * 1000);
+    let mut t = ThreadIn::new(period_us.saturating_mul(1000));
     t.cpu = cpu;
     t.priority = run.options.priority;
     let (min, avg, max, overruns, duration_s) = match rts {
@@ -286,7 +291,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     }
     run.fingerprint.preemption_evidence =
         vec!["measured with Xenomai latency (a co-kernel)".into()];
-    Ok(build::finish(src, run))
+    build::finish(src, run)
 }
 
 #[cfg(test)]

@@ -204,6 +204,7 @@ impl Comparison {
                 rec.threads.len(),
                 if rec.threads.len() == 1 { "" } else { "s" },
             );
+            let _ = writeln!(out, "   verdict: {}", super::verdict::status_line(rec));
         }
         let _ = writeln!(
             out,
@@ -266,6 +267,15 @@ mod tests {
         assert!(c.warnings.is_empty());
         let text = c.render(&a, &b);
         assert!(text.contains("CPU 0  10.0  15.0  1.50  +50.0%"), "{text}");
+        // Each run's verdict and whether it is provisional (60 s, no load).
+        assert_eq!(
+            text.matches(
+                "   verdict: tens of µs (co-kernel, e.g. Xenomai) (provisional: 60 s, no load)\n"
+            )
+            .count(),
+            2,
+            "{text}"
+        );
         // B worse overall by 50 %.
         let b2 = named("b2", synthetic(&[vec![15_000], vec![30_000]]));
         let c2 = compare(&a, &b2, "max").unwrap();

@@ -11,13 +11,41 @@
 
 use crate::histogram::{Histogram, bucket_index, bucket_value};
 use crate::record::RunRecord;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// Most rows a histogram may have (cyclictest's -h N).
+pub const MAX_ROWS: usize = 10_000_000;
+/// Most counts a histogram may print (rows × columns): about 7 bytes of
+/// text each, so this bounds the text at some 700 MB.
+pub const MAX_CELLS: usize = 100_000_000;
+
+/// Why a histogram of that size is refused, if it is.
+pub fn check_size(rows: usize, columns: usize) -> Result<(), String> {
+    if rows == 0 || rows > MAX_ROWS {
+        return Err(format!(
+            "histogram rows must be between 1 and {MAX_ROWS} (got {rows})"
+        ));
+    }
+    let cells = rows.saturating_mul(columns.max(1));
+    if cells > MAX_CELLS {
+        return Err(format!(
+            "a histogram of {rows} rows by {columns} columns holds {cells} counts, above the limit of {MAX_CELLS}: use fewer rows"
+        ));
+    }
+    Ok(())
+}
+
 /// Render `run` as a cyclictest histogram of `buckets` rows of 1 µs.
-/// `all_column` adds cyclictest's `-H` summary column.
+/// `all_column` adds cyclictest's `-H` summary column. Sizes beyond
+/// [`check_size`] are refused; memory is that of the non-empty rows plus
+/// the text.
 pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<String, String> {
     let n = run.threads.len();
-    let mut rows = vec![vec![0u64; n]; buckets];
+    let all = all_column && n > 1;
+    check_size(buckets, n + usize::from(all))?;
+    // Only rows that hold something are kept; the others print zeros.
+    let mut rows: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     let mut in_range = vec![0u64; n];
     let mut overflows = vec![0u64; n];
     for (j, t) in run.threads.iter().enumerate() {
@@ -26,17 +54,18 @@ pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<Strin
             let v = bucket_value(bucket_index(lower, h.sub_bits()), h.sub_bits());
             let us = (v / 1000) as usize;
             if us < buckets {
-                rows[us][j] += count;
+                rows.entry(us).or_insert_with(|| vec![0u64; n])[j] += count;
                 in_range[j] += count;
             } else {
                 overflows[j] += count;
             }
         }
     }
-    let all = all_column && n > 1;
-    let mut out = String::with_capacity(buckets * (8 + 7 * n));
+    let zeros = vec![0u64; n];
+    let mut out = String::with_capacity(buckets.saturating_mul(8 + 7 * n));
     out.push_str("# Histogram\n");
-    for (i, row) in rows.iter().enumerate() {
+    for i in 0..buckets {
+        let row = rows.get(&i).unwrap_or(&zeros);
         let _ = write!(out, "{i:06} ");
         for (j, c) in row.iter().enumerate() {
             let _ = write!(out, "{c:06}");
@@ -120,6 +149,21 @@ pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<Strin
 mod tests {
     use super::*;
     use crate::record::synthetic;
+
+    #[test]
+    fn sizes_beyond_the_limits_are_refused() {
+        let run = synthetic(&[vec![4_200], vec![5_100]]);
+        let e = render(&run, 0, false).unwrap_err();
+        assert!(e.contains("between 1 and 10000000 (got 0)"), "{e}");
+        let e = render(&run, MAX_ROWS + 1, false).unwrap_err();
+        assert!(e.contains("got 10000001"), "{e}");
+        let e = check_size(MAX_ROWS, 11).unwrap_err();
+        assert!(
+            e.contains("110000000 counts") && e.contains("100000000"),
+            "{e}"
+        );
+        assert!(check_size(MAX_ROWS, 10).is_ok());
+    }
 
     #[test]
     fn cyclictest_layout_counts_and_overflows() {

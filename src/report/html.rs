@@ -63,6 +63,8 @@ struct FigureView {
 #[derive(Serialize, Debug)]
 struct VerdictView {
     class: String,
+    /// Set when the evidence is not enough for a verdict.
+    provisional: bool,
     tolerance: String,
     headline: String,
     evidence: Vec<String>,
@@ -74,6 +76,7 @@ impl From<Verdict> for VerdictView {
     fn from(v: Verdict) -> Self {
         VerdictView {
             class: v.class.key().into(),
+            provisional: v.standing.is_provisional(),
             tolerance: v.class.tolerance().into(),
             headline: v.headline,
             evidence: v.evidence,
@@ -555,11 +558,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
     rows.push(text_row("missed periods", &|r| {
         fmt::count(r.overall.missed_periods)
     }));
-    rows.push(text_row("verdict", &|r| {
-        verdict::Class::of_max_ns(r.overall.max_ns)
-            .tolerance()
-            .to_string()
-    }));
+    rows.push(text_row("verdict", &|r| verdict::status_line(r)));
     Table {
         caption: "The runs side by side (all threads of each). Latencies in microseconds (µs); \
                   the lowest of each row is in bold."

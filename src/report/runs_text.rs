@@ -239,7 +239,7 @@ mod tests {
             id,
             uuid: "0123456789abcdef0123456789abcdef".into(),
             state: RunState::Complete,
-            source_kind: "measured".into(),
+            source_kind: SourceKind::Measured.into(),
             source_format: None,
             label: Some("a label much longer than the column allows for it".into()),
             started_at_unix_ns: 1_700_000_000_000_000_000,

@@ -6,11 +6,14 @@
 //! Xenomai; under 10 µs, not Linux.
 //!
 //! A verdict never claims a bound: a maximum observed is a fact about one
-//! run, not a guarantee about the system. Pure function of the record.
+//! run, not a guarantee about the system. And it is *provisional* unless
+//! the run was long and loaded enough to have met the rare events a
+//! verdict speaks of ([`Standing`]): then the headline says so first, and
+//! names the class it points to. Pure function of the record.
 
 use super::fmt;
 use crate::kinds::SourceKind;
-use crate::record::{EndReason, RunRecord, RunStatus};
+use crate::record::{EndReason, LoadRecord, RunRecord, RunStatus};
 
 /// The class of real time a worst case supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,9 +64,125 @@ impl Class {
     }
 }
 
+/// A verdict needs at least this long a run (rteval and OSADL measure
+/// for hours under load; one hour is the least this tool accepts).
+pub const VERDICT_MIN_DURATION_NS: u64 = 3_600_000_000_000;
+/// [`VERDICT_MIN_DURATION_NS`] in words.
+pub const VERDICT_MIN_DURATION_TEXT: &str = "1 h";
+/// A verdict needs a load that kept the CPUs it ran on at least this busy
+/// on average (rteval's aim: every CPU always has work to schedule).
+pub const VERDICT_MIN_LOAD_BUSY_PCT: f64 = 50.0;
+/// The load the provisional headline recommends.
+pub const RECOMMENDED_LOAD: &str = "hell";
+
+/// Whether a run's evidence is enough for a verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Standing {
+    /// Long enough, under a load that kept the CPUs busy.
+    Firm,
+    /// Short, unloaded, or loaded too lightly: what falls short, in a few
+    /// words each (e.g. "30 s", "no load").
+    Provisional(Vec<String>),
+}
+
+impl Standing {
+    /// The rule: at least [`VERDICT_MIN_DURATION_NS`] measured, under a
+    /// load recorded with the run whose achieved CPU busy time, averaged
+    /// over the CPUs it ran on, is at least [`VERDICT_MIN_LOAD_BUSY_PCT`].
+    /// A load whose achievement was not recorded (older records, imports)
+    /// does not count: nothing shows that it kept the CPUs busy.
+    pub fn of(run: &RunRecord) -> Standing {
+        let mut short = Vec::new();
+        let duration = fmt::duration(run.duration_ns);
+        if run.duration_ns < VERDICT_MIN_DURATION_NS {
+            short.push(duration.clone());
+        }
+        match &run.load {
+            None if run.source.kind.is(SourceKind::Imported) => short.push("load unknown".into()),
+            None => short.push("no load".into()),
+            Some(l) => match load_busy_pct(l) {
+                None => short.push(format!("load '{}' of unknown strength", l.profile)),
+                Some(b) if b < VERDICT_MIN_LOAD_BUSY_PCT => {
+                    short.push(format!("load '{}' kept the CPUs {b:.0}% busy", l.profile))
+                }
+                Some(_) => {}
+            },
+        }
+        if short.is_empty() {
+            Standing::Firm
+        } else {
+            // Always say how long it was, even when only the load falls short.
+            if run.duration_ns >= VERDICT_MIN_DURATION_NS {
+                short.insert(0, duration);
+            }
+            Standing::Provisional(short)
+        }
+    }
+
+    pub fn is_provisional(&self) -> bool {
+        matches!(self, Standing::Provisional(_))
+    }
+
+    /// "provisional: 30 s, no load; measure ≥ 1 h with --load hell for a
+    /// verdict", or `None` for a firm verdict.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Standing::Firm => None,
+            Standing::Provisional(why) => Some(format!(
+                "provisional: {}; measure ≥ {VERDICT_MIN_DURATION_TEXT} with --load {RECOMMENDED_LOAD} for a verdict",
+                why.join(", "),
+            )),
+        }
+    }
+}
+
+/// Average CPU busy time the load achieved over the CPUs it ran on (all
+/// CPUs sampled when it was not confined), if the record says.
+fn load_busy_pct(load: &LoadRecord) -> Option<f64> {
+    let achieved = load.achieved.as_ref()?;
+    let confined = load
+        .cpus
+        .as_deref()
+        .and_then(|c| crate::units::parse_cpu_list(c).ok());
+    let per_cpu: Vec<f64> = achieved["cpus"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| {
+                    let cpu = c["cpu"].as_u64().map(|v| v as usize);
+                    match (&confined, cpu) {
+                        (Some(list), Some(cpu)) => list.contains(&cpu),
+                        _ => true,
+                    }
+                })
+                .filter_map(|c| c["busy_pct_avg"].as_f64())
+                .collect()
+        })
+        .unwrap_or_default();
+    if per_cpu.is_empty() {
+        return achieved["cpu_busy_pct_avg"].as_f64();
+    }
+    Some(per_cpu.iter().sum::<f64>() / per_cpu.len() as f64)
+}
+
+/// One line for tables and `compare`: the class, and "(provisional: …)"
+/// when the evidence falls short.
+pub fn status_line(run: &RunRecord) -> String {
+    let class = Class::of_max_ns(run.overall.max_ns);
+    match (class, Standing::of(run)) {
+        (Class::NoData, _) => class.tolerance().into(),
+        (_, Standing::Firm) => class.tolerance().into(),
+        (_, Standing::Provisional(why)) => {
+            format!("{} (provisional: {})", class.tolerance(), why.join(", "))
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     pub class: Class,
+    /// Whether the evidence is enough for a verdict.
+    pub standing: Standing,
     /// The verdict in one or two sentences.
     pub headline: String,
     /// What it rests on.
@@ -102,6 +221,29 @@ fn headline(class: Class, max: &str) -> String {
              of the system."
         ),
     }
+}
+
+/// The headline of a provisional verdict: what falls short first, then
+/// the class the run points to, without "fit for".
+fn provisional_headline(class: Class, max: &str, note: &str) -> String {
+    let points = match class {
+        Class::NoData => return headline(class, max),
+        Class::Milliseconds => {
+            "tolerances of milliseconds, the class for which a vanilla kernel suffices"
+        }
+        Class::HundredsOfMicros => {
+            "tolerances of hundreds of microseconds, the class PREEMPT_RT is meant for"
+        }
+        Class::TensOfMicros => {
+            "tolerances of tens of microseconds, the class for which the rule of thumb turns to a co-kernel such as Xenomai"
+        }
+        Class::UnderTenMicros => "under 10 µs, where the rule of thumb no longer trusts Linux",
+    };
+    let mut note = note.to_string();
+    if let Some(first) = note.get(..1) {
+        note.replace_range(..1, &first.to_uppercase());
+    }
+    format!("{note}. So far the worst case, {max}, points to {points}.")
 }
 
 /// Where a sample was taken, for prose: `CPU 1, 8.77 s into the run
@@ -316,9 +458,15 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         _ => {}
     }
 
+    let standing = Standing::of(run);
+    let headline = match standing.note() {
+        Some(note) => provisional_headline(class, &max, &note),
+        None => headline(class, &max),
+    };
     Verdict {
         class,
-        headline: headline(class, &max),
+        standing,
+        headline,
         evidence,
         limits,
         advice,
@@ -370,8 +518,20 @@ mod tests {
         let run = synthetic(&[vec![5_000, 7_000, 3_432_529]]);
         let v = verdict(&run);
         assert_eq!(v.class, Class::Milliseconds);
+        assert_eq!(
+            v.standing,
+            Standing::Provisional(vec!["60 s".into(), "no load".into()])
+        );
+        assert!(
+            v.headline.starts_with(
+                "Provisional: 60 s, no load; measure ≥ 1 h with --load hell for a verdict. "
+            ),
+            "{}",
+            v.headline
+        );
         assert!(v.headline.contains("3.43 ms"), "{}", v.headline);
         assert!(v.headline.contains("vanilla kernel suffices"));
+        assert!(!v.headline.contains("fit for"), "{}", v.headline);
         let limits = v.limits.join("\n");
         assert!(limits.contains("not a bound guaranteed"));
         assert!(limits.contains("3/N = 1 (one period in 1)"), "{limits}");
@@ -394,18 +554,95 @@ mod tests {
         let mut run = synthetic(&[vec![5_000; 1000], vec![42_000]]);
         run.fingerprint.preemption_model = "rt".into();
         run.duration_ns = 12 * 3_600_000_000_000;
-        run.load = Some(crate::record::LoadRecord {
-            profile: "hell".into(),
-            ..Default::default()
-        });
+        run.load = Some(loaded("hell", None, &[(0, 97.0), (1, 91.0)]));
         let v = verdict(&run);
         assert_eq!(v.class, Class::TensOfMicros);
+        assert_eq!(v.standing, Standing::Firm);
+        assert!(v.headline.starts_with("Worst case 42"), "{}", v.headline);
         assert!(v.headline.contains("Xenomai"));
         let limits = v.limits.join("\n");
         assert!(!limits.contains("No load"));
         assert!(!limits.contains("lasted"));
         assert!(v.evidence.join(" ").contains("load 'hell'"));
         assert!(v.evidence.join(" ").contains("12 hours"));
+    }
+
+    /// A load record whose sampler saw these CPUs this busy.
+    fn loaded(profile: &str, cpus: Option<&str>, busy: &[(u32, f64)]) -> LoadRecord {
+        let per_cpu: Vec<serde_json::Value> = busy
+            .iter()
+            .map(|(c, b)| serde_json::json!({"cpu": c, "busy_pct_avg": b}))
+            .collect();
+        let all = busy.iter().map(|(_, b)| b).sum::<f64>() / busy.len().max(1) as f64;
+        LoadRecord {
+            profile: profile.into(),
+            cpus: cpus.map(String::from),
+            achieved: Some(serde_json::json!({"cpu_busy_pct_avg": all, "cpus": per_cpu})),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn provisional_unless_an_hour_under_a_load_that_kept_the_cpus_busy() {
+        const HOUR: u64 = 3_600_000_000_000;
+        // Short and idle: the case of twenty 1 s runs on an idle VM.
+        let mut run = synthetic(&[vec![5_000, 42_000]]);
+        run.duration_ns = 1_000_000_000;
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::TensOfMicros);
+        assert_eq!(
+            v.standing,
+            Standing::Provisional(vec!["1 s".into(), "no load".into()])
+        );
+        assert!(v.headline.starts_with("Provisional: 1 s, no load;"));
+        assert!(
+            v.headline
+                .contains("points to tolerances of tens of microseconds")
+        );
+        assert_eq!(
+            status_line(&run),
+            "tens of µs (co-kernel, e.g. Xenomai) (provisional: 1 s, no load)"
+        );
+        // Long but idle.
+        run.duration_ns = 2 * HOUR;
+        assert_eq!(
+            Standing::of(&run),
+            Standing::Provisional(vec!["2 h".into(), "no load".into()])
+        );
+        // Loaded, but lightly.
+        run.load = Some(loaded("hackbench", None, &[(0, 30.0), (1, 10.0)]));
+        assert_eq!(
+            Standing::of(&run),
+            Standing::Provisional(vec![
+                "2 h".into(),
+                "load 'hackbench' kept the CPUs 20% busy".into()
+            ])
+        );
+        // A load whose achievement is unknown does not count.
+        run.load = Some(LoadRecord {
+            profile: "hell".into(),
+            ..Default::default()
+        });
+        assert!(Standing::of(&run).is_provisional());
+        // Busy on the CPUs it was confined to (the measuring CPU idle).
+        run.load = Some(loaded("hell", Some("0"), &[(0, 96.0), (1, 3.0)]));
+        assert_eq!(Standing::of(&run), Standing::Firm);
+        assert_eq!(status_line(&run), "tens of µs (co-kernel, e.g. Xenomai)");
+        let v = verdict(&run);
+        assert!(v.headline.starts_with("Worst case"), "{}", v.headline);
+        // Exactly an hour is enough; a second less is not.
+        run.duration_ns = HOUR;
+        assert_eq!(Standing::of(&run), Standing::Firm);
+        run.duration_ns = HOUR - 1_000_000_000;
+        assert!(Standing::of(&run).is_provisional());
+        // An import says nothing of its load.
+        let mut imported = synthetic(&[vec![5_000]]);
+        imported.duration_ns = 12 * HOUR;
+        imported.source.kind = SourceKind::Imported.into();
+        assert_eq!(
+            Standing::of(&imported),
+            Standing::Provisional(vec!["12 h".into(), "load unknown".into()])
+        );
     }
 
     #[test]

@@ -300,6 +300,10 @@ impl Store {
                 missed: g(7)?,
             });
         }
+        // Checked like every record read back: a damaged row is refused
+        // here, not found by the statistics.
+        rec.validate()
+            .map_err(|e| bad(format!("its record: {e}")))?;
         Ok(rec)
     }
 

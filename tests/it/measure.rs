@@ -461,6 +461,36 @@ fn bad_input_is_refused_with_exit_2() {
     expect_refusal(&["-r", "-x", "-D", "1"], "conflicting timer options");
 }
 
+/// Numbers from the command line that scale threads or memory are
+/// bounded: a message with the value and the limit, exit 2, never a panic
+/// (`-t 100000` used to abort on a stack guard page).
+#[test]
+fn counts_that_scale_threads_or_memory_are_refused_with_exit_2() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let limit = (cpus * 64).min(1024);
+    expect_refusal(
+        &["-t", "100000", "-D", "1"],
+        &format!("--threads 100000 is above the limit of {limit} (64 per CPU"),
+    );
+    expect_refusal(
+        &["-t", &(limit + 1).to_string(), "-D", "1"],
+        &format!("is above the limit of {limit}"),
+    );
+    expect_refusal(&["-a", "0", "-t", "65", "-D", "1"], "above the limit of 64");
+    expect_refusal(
+        &["--warmup", "1000d", "-D", "1"],
+        "--warmup 24000h00m00s is above the 24h00m00s maximum",
+    );
+    expect_refusal(
+        &["--window", "2d", "-D", "1"],
+        "--window 48h00m00s is above the 24h00m00s maximum",
+    );
+    expect_refusal(&["-h", "0", "-D", "1"], "(got 0)");
+    expect_refusal(&["-h", "10000001", "-D", "1"], "between 1 and 10000000");
+    expect_refusal(&["-l", "0", "-D", "1"], "--loops must be at least 1");
+    expect_refusal(&["-i", "99999999999999", "-D", "1"], "maximum");
+}
+
 /// Run the binary as `nobody` with extra limits (setpriv, prlimit from
 /// util-linux).
 fn as_nobody(dir: &TempDir, limits: &[&str], args: &[&str]) -> std::process::Output {

@@ -321,8 +321,12 @@ fn report_of_one_run_has_the_expected_structure() {
     ] {
         assert!(!html.contains(bad), "the report contains {bad}");
     }
-    // The verdict with its evidence and limits.
-    assert!(html.contains("class=\"verdict milliseconds\""));
+    // The verdict with its evidence and limits: provisional, as a minute
+    // under a load of unknown strength is not enough for one.
+    assert!(html.contains("class=\"verdict milliseconds provisional\""));
+    assert!(html.contains("<h3>Provisional verdict: milliseconds (vanilla kernel)</h3>"));
+    assert!(html.contains("Provisional: 60 s, load"));
+    assert!(html.contains("measure ≥ 1 h with --load hell for a verdict."));
     assert!(html.contains("not a bound guaranteed"));
     assert!(html.contains("120\u{202f}000 periods measured over 60 s"));
     // The same run gives the same bytes.
