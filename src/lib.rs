@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod doctor;
 pub mod engine;
+pub mod explain;
 pub mod histogram;
 pub mod import;
 pub mod load;
