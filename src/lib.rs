@@ -22,6 +22,7 @@ pub mod runref;
 pub mod store;
 pub mod sys;
 pub mod sysinfo;
+pub mod trace;
 pub mod tune;
 pub mod ui;
 pub mod units;
