@@ -15,10 +15,10 @@ pub const CYCLICTEST_MARK: &str = "hit latency threshold (";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceFileError {
-    #[error("cannot read the trace {path}: {source}")]
+    #[error("cannot read the trace {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(
         "{path}:{line}: not a kernel trace ({reason}): give the text of `trace-cmd report` or of tracefs' `trace` file"
@@ -109,9 +109,9 @@ impl TraceText {
     }
 
     pub fn load(path: &Path) -> Result<TraceText, TraceFileError> {
-        let bytes = std::fs::read(path).map_err(|source| TraceFileError::Read {
+        let bytes = std::fs::read(path).map_err(|error| TraceFileError::Read {
             path: path.into(),
-            source,
+            error,
         })?;
         TraceText::parse(&String::from_utf8_lossy(&bytes), path)
     }

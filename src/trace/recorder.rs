@@ -53,15 +53,15 @@ impl TraceConfig {
 pub enum TraceError {
     #[error("tracing needs root (it mounts tracefs and writes its files): run with sudo")]
     NotPermitted,
-    #[error("tracefs is not mounted and cannot be mounted at {dir}: {source}")]
-    Mount { dir: PathBuf, source: io::Error },
-    #[error("cannot create the trace instance {dir}: {source}")]
-    Instance { dir: PathBuf, source: io::Error },
-    #[error("cannot set {file} to `{value}`: {source}")]
+    #[error("tracefs is not mounted and cannot be mounted at {dir}: {error}")]
+    Mount { dir: PathBuf, error: io::Error },
+    #[error("cannot create the trace instance {dir}: {error}")]
+    Instance { dir: PathBuf, error: io::Error },
+    #[error("cannot set {file} to `{value}`: {error}")]
     Setting {
         file: PathBuf,
         value: String,
-        source: io::Error,
+        error: io::Error,
     },
     #[error(
         "the trace clock `mono` is not offered in {file}: this kernel cannot trace on CLOCK_MONOTONIC"
@@ -69,10 +69,10 @@ pub enum TraceError {
     NoMonoClock { file: PathBuf },
     #[error("the kernel has no {0} event: explain cannot work without it (CONFIG_TRACING?)")]
     MissingEvent(String),
-    #[error("cannot write the trace journal {path}: {source}")]
-    Journal { path: PathBuf, source: io::Error },
-    #[error("cannot open {path}: {source}")]
-    Pipe { path: PathBuf, source: io::Error },
+    #[error("cannot write the trace journal {path}: {error}")]
+    Journal { path: PathBuf, error: io::Error },
+    #[error("cannot open {path}: {error}")]
+    Pipe { path: PathBuf, error: io::Error },
     #[error("cannot start the trace reader thread: {0}")]
     Spawn(io::Error),
     #[error("no CPU to trace was given")]
@@ -87,7 +87,7 @@ impl From<SettingError> for TraceError {
         TraceError::Setting {
             file: e.file,
             value: e.value,
-            source: e.source,
+            error: e.source,
         }
     }
 }
@@ -239,9 +239,9 @@ impl Recorder {
         }
         let pid = std::process::id();
         let journal_path = journal::path_in(&cfg.state_dir, pid);
-        let jerr = |source| TraceError::Journal {
+        let jerr = |error| TraceError::Journal {
             path: journal_path.clone(),
-            source,
+            error,
         };
         let (tracefs, mount_needed) = match tracefs::find() {
             Some(t) => (t, false),
@@ -279,7 +279,7 @@ impl Recorder {
                 } else {
                     TraceError::Mount {
                         dir: tracefs.clone(),
-                        source,
+                        error: source,
                     }
                 }
             })?;
@@ -290,7 +290,7 @@ impl Recorder {
             } else {
                 TraceError::Instance {
                     dir: instance.clone(),
-                    source,
+                    error: source,
                 }
             }
         })?;
@@ -338,9 +338,9 @@ impl Recorder {
             .read(true)
             .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
             .open(&path)
-            .map_err(|source| TraceError::Pipe {
+            .map_err(|error| TraceError::Pipe {
                 path: path.clone(),
-                source,
+                error,
             })?;
         let ctx = ReaderCtx {
             pipe,
