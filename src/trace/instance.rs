@@ -100,7 +100,11 @@ pub fn enable_events(dir: &Path) -> Result<Vec<EventSpec>, SettingError> {
     }
     let has = |g: &str| WANTED.iter().any(|e| e.group == g && exists(e));
     let (vectors, ipi) = (has("irq_vectors"), has("ipi"));
-    missing.retain(|e| !(e.group == "ipi" && vectors) && !(e.group == "irq_vectors" && ipi));
+    missing.retain(|e| match e.group {
+        "ipi" => !vectors,
+        "irq_vectors" => !ipi,
+        _ => true,
+    });
     Ok(missing)
 }
 
