@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod doctor;
 pub mod engine;
+pub mod explain;
 pub mod histogram;
 pub mod import;
 pub mod kinds;
@@ -23,6 +24,7 @@ pub mod runref;
 pub mod store;
 pub mod sys;
 pub mod sysinfo;
+pub mod trace;
 pub mod tune;
 pub mod ui;
 pub mod units;

@@ -44,6 +44,7 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
 
 pub mod compare;
 pub mod doctor;
+pub mod explain;
 pub mod import;
 pub mod load;
 pub mod man;
@@ -95,6 +96,8 @@ pub enum Command {
     // long help) is used.
     Runs(runs::RunsArgs),
     Import(import::ImportArgs),
+    // The help of `explain` comes from `ExplainArgs`.
+    Explain(explain::ExplainArgs),
     /// Internal: the load supervisor, started by rtscope itself.
     #[command(name = "__load-supervisor", hide = true)]
     LoadSupervisor(load::SupervisorArgs),
@@ -150,6 +153,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(args) => compare::run(&args),
         Command::Runs(args) => runs::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),
         Command::RtInterference(args) => load::run_interference(&args),

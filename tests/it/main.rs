@@ -4,6 +4,7 @@
 //! area.
 
 mod doctor;
+mod explain;
 mod import;
 mod load;
 mod measure;

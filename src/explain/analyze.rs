@@ -1,0 +1,647 @@
+//! The analysis: given the events of one CPU and a late wake-up on it,
+//! walk from the deadline to the switch to the thread and say what the
+//! CPU did meanwhile, in the spirit of rtla's timerlat auto-analysis:
+//! the delay before the timer fired, the interrupt handlers and softirqs
+//! that ran, the threads that ran instead, and what no event explains.
+//! Pure: no I/O, no panic on any input.
+
+use super::event::{Event, EventKind, KernelPrio, Window};
+use super::model::{Completeness, Culprit, Explanation, Part, Priority, Spike, Step};
+use std::collections::HashMap;
+
+/// Text traces give microseconds: times within this are "the same".
+const TOLERANCE_NS: u64 = 1_000;
+/// The timer's expiry is looked for this long before the wake-up.
+const FIRE_LOOKBACK_NS: u64 = 1_000_000;
+/// The timeline keeps at most this many steps (the middle is elided).
+const MAX_STEPS: usize = 48;
+/// Workqueue functions kept per thread.
+const MAX_WORK: usize = 4;
+
+#[derive(Clone, Debug, PartialEq)]
+struct Task {
+    pid: i32,
+    comm: String,
+    prio: Option<KernelPrio>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Ctx {
+    Irq { irq: u32, name: String },
+    Softirq { vec: u32, action: String },
+    Vector { name: String, vector: Option<u32> },
+}
+
+/// What the CPU was doing, replayed event by event.
+#[derive(Default)]
+struct Cpu {
+    task: Option<Task>,
+    stack: Vec<Ctx>,
+    /// Workqueue function running per kworker.
+    work: HashMap<i32, String>,
+}
+
+/// Names and priorities by pid: the latest the trace shows (sched_switch
+/// and wake-ups carry them; a task that exec'd keeps its last name).
+fn names(events: &[&Event]) -> HashMap<i32, (String, Option<KernelPrio>)> {
+    let mut m: HashMap<i32, (String, Option<KernelPrio>)> = HashMap::new();
+    for e in events {
+        match &e.kind {
+            EventKind::SchedSwitch {
+                prev_comm,
+                prev_pid,
+                prev_prio,
+                next_comm,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                m.insert(*prev_pid, (prev_comm.clone(), *prev_prio));
+                m.insert(*next_pid, (next_comm.clone(), *next_prio));
+            }
+            EventKind::SchedWaking {
+                comm, pid, prio, ..
+            }
+            | EventKind::SchedWakeup {
+                comm, pid, prio, ..
+            } => {
+                m.insert(*pid, (comm.clone(), *prio));
+            }
+            _ => {
+                m.entry(e.pid).or_insert_with(|| (e.comm.clone(), None));
+            }
+        }
+    }
+    m
+}
+
+impl Cpu {
+    fn apply(&mut self, e: &Event, names: &HashMap<i32, (String, Option<KernelPrio>)>) {
+        let task_of = |pid: i32, comm: &str, prio: Option<KernelPrio>| {
+            let (n, p) = names
+                .get(&pid)
+                .cloned()
+                .unwrap_or_else(|| (comm.to_string(), prio));
+            // The latest priority up to the switch to the thread is the
+            // one the task ran at (chrt may change it while it runs).
+            Task {
+                pid,
+                comm: if pid == 0 { comm.to_string() } else { n },
+                prio: p.or(prio),
+            }
+        };
+        match &e.kind {
+            EventKind::SchedSwitch {
+                next_comm,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                self.task = Some(task_of(*next_pid, next_comm, *next_prio));
+                self.stack.clear();
+                return;
+            }
+            EventKind::IrqEntry { irq, name } => self.stack.push(Ctx::Irq {
+                irq: *irq,
+                name: name.clone(),
+            }),
+            EventKind::IrqExit { irq } => {
+                self.pop(|c| matches!(c, Ctx::Irq { irq: i, .. } if i == irq))
+            }
+            EventKind::SoftirqEntry { vec, action } => self.stack.push(Ctx::Softirq {
+                vec: *vec,
+                action: action.clone(),
+            }),
+            EventKind::SoftirqExit { vec } => {
+                self.pop(|c| matches!(c, Ctx::Softirq { vec: v, .. } if v == vec))
+            }
+            EventKind::VectorEntry { name, vector } => self.stack.push(Ctx::Vector {
+                name: name.clone(),
+                vector: *vector,
+            }),
+            EventKind::VectorExit { name } => {
+                self.pop(|c| matches!(c, Ctx::Vector { name: n, .. } if n == name))
+            }
+            EventKind::WorkStart { function } => {
+                self.work.insert(e.pid, function.clone());
+            }
+            EventKind::WorkEnd => {
+                self.work.remove(&e.pid);
+            }
+            _ => {}
+        }
+        // Every event names the task current on its CPU.
+        if self.task.as_ref().map(|t| t.pid) != Some(e.pid) {
+            self.task = Some(task_of(e.pid, &e.comm, None));
+        }
+    }
+
+    fn pop(&mut self, is: impl Fn(&Ctx) -> bool) {
+        if let Some(i) = self.stack.iter().rposition(is) {
+            self.stack.truncate(i);
+        }
+    }
+}
+
+/// One culprit being summed up.
+struct Acc {
+    culprit: Culprit,
+    duration_ns: u64,
+    occurrences: u32,
+    order: usize,
+}
+
+#[derive(Default)]
+struct Parts {
+    by_key: HashMap<String, Acc>,
+    last_key: Option<String>,
+    /// Contiguous runs (key, culprit, from, to), for the timeline.
+    runs: Vec<(String, Culprit, u64, u64)>,
+}
+
+fn key_of(c: &Culprit) -> String {
+    match c {
+        Culprit::TimerDelay { .. } => "timer".into(),
+        Culprit::Irq { irq, .. } => format!("irq:{irq}"),
+        Culprit::Vector { name, .. } => format!("vector:{name}"),
+        Culprit::Softirq { vec, .. } => format!("softirq:{vec}"),
+        Culprit::Thread { pid, .. } => format!("thread:{pid}"),
+        Culprit::Idle => "idle".into(),
+        Culprit::Switch => "switch".into(),
+    }
+}
+
+impl Parts {
+    fn add(&mut self, culprit: Culprit, from_ns: u64, to_ns: u64) {
+        if to_ns <= from_ns {
+            return;
+        }
+        let key = key_of(&culprit);
+        let new_run = self.last_key.as_deref() != Some(key.as_str());
+        match self.runs.last_mut() {
+            Some(r) if !new_run => r.3 = to_ns,
+            _ => self
+                .runs
+                .push((key.clone(), culprit.clone(), from_ns, to_ns)),
+        }
+        let order = self.by_key.len();
+        let acc = self.by_key.entry(key.clone()).or_insert(Acc {
+            culprit: culprit.clone(),
+            duration_ns: 0,
+            occurrences: 0,
+            order,
+        });
+        acc.duration_ns += to_ns - from_ns;
+        if new_run {
+            acc.occurrences += 1;
+        }
+        if let (Culprit::Thread { work: have, .. }, Culprit::Thread { work: more, .. }) =
+            (&mut acc.culprit, &culprit)
+        {
+            for w in more {
+                if have.len() < MAX_WORK && !have.contains(w) {
+                    have.push(w.clone());
+                }
+            }
+        }
+        self.last_key = Some(key);
+    }
+
+    /// A gap no event explains breaks a run.
+    fn gap(&mut self) {
+        self.last_key = None;
+    }
+}
+
+fn step(at_ns: u64, deadline_ns: u64, what: String) -> Step {
+    Step {
+        at_ns,
+        since_deadline_ns: at_ns as i64 - deadline_ns as i64,
+        what,
+    }
+}
+
+fn fmt_task(comm: &str, pid: i32, priority: &Priority) -> String {
+    match priority {
+        Priority::Unknown => format!("{comm}:{pid}"),
+        p => format!("{comm}:{pid} ({p})"),
+    }
+}
+
+/// The culprit in words.
+pub fn label(c: &Culprit) -> String {
+    match c {
+        Culprit::TimerDelay { idle: false } => {
+            "the timer fired late: interrupts were off or the hypervisor stalled this CPU (a trace cannot tell which)".into()
+        }
+        Culprit::TimerDelay { idle: true } => {
+            "the timer fired late while the CPU was idle: leaving an idle state, interrupts off, or a hypervisor stall (a trace cannot tell which)".into()
+        }
+        Culprit::Irq { irq, name } => format!("IRQ {irq} {name}"),
+        Culprit::Vector {
+            name,
+            vector: Some(v),
+        } => format!("{name} interrupt (vector {v})"),
+        Culprit::Vector { name, vector: None } => format!("{name} interrupt"),
+        Culprit::Softirq { vec, action } => format!("softirq {action} (vec {vec})"),
+        Culprit::Thread {
+            comm,
+            pid,
+            priority,
+            work,
+        } => {
+            let mut s = fmt_task(comm, *pid, priority);
+            if !work.is_empty() {
+                s.push_str(&format!(" running {}", work.join(", ")));
+            }
+            s
+        }
+        Culprit::Idle => "the CPU was idle (waking it up)".into(),
+        Culprit::Switch => "the switch to the thread and its return to the clock read".into(),
+    }
+}
+
+/// The timeline's runs: interruptions shorter than 2 % of the latency
+/// are left to the parts table, and the runs they split are joined.
+fn timeline_runs(
+    runs: &[(String, Culprit, u64, u64)],
+    latency_ns: u64,
+    deadline: u64,
+) -> Vec<Step> {
+    let short = latency_ns / 50;
+    let mut kept: Vec<(&String, &Culprit, u64, u64)> = Vec::new();
+    for (k, c, a, b) in runs {
+        let brief = matches!(
+            c,
+            Culprit::Irq { .. } | Culprit::Softirq { .. } | Culprit::Vector { .. }
+        ) && b - a < short;
+        if brief {
+            continue;
+        }
+        match kept.last_mut() {
+            Some(last) if last.0 == k => last.3 = *b,
+            _ => kept.push((k, c, *a, *b)),
+        }
+    }
+    kept.into_iter()
+        .map(|(_, c, a, b)| step(a, deadline, format!("{} for {}", starts(c), fmt_ns(b - a))))
+        .collect()
+}
+
+fn starts(c: &Culprit) -> String {
+    match c {
+        Culprit::TimerDelay { .. } => "waiting for the timer to fire".into(),
+        Culprit::Thread { .. } => format!("{} runs", label(c)),
+        Culprit::Idle => "the CPU is idle".into(),
+        Culprit::Switch => "the thread runs".into(),
+        _ => format!("{} runs", label(c)),
+    }
+}
+
+/// Durations the way the cause line prints them.
+pub fn fmt_ns(ns: u64) -> String {
+    if ns >= 1_000_000 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} us", ns as f64 / 1e3)
+    }
+}
+
+fn pct(part_ns: u64, whole_ns: u64) -> f64 {
+    if whole_ns == 0 {
+        return 0.0;
+    }
+    ((part_ns as f64 / whole_ns as f64) * 1000.0).round() / 10.0
+}
+
+/// Explain `spike` from the events of its CPU.
+pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
+    let deadline = spike.deadline_ns;
+    let wake = spike.wake_ns.max(deadline);
+    let mut events: Vec<&Event> = window
+        .events
+        .iter()
+        .filter(|e| e.cpu == spike.cpu)
+        .collect();
+    events.sort_by_key(|e| e.ts_ns);
+    let mut partial: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let tid = spike.tid;
+    let lo = deadline.saturating_sub(TOLERANCE_NS);
+
+    // The switch to the thread: the last one up to its wake-up.
+    let run = events.iter().rposition(|e| {
+        e.ts_ns >= lo
+            && e.ts_ns <= wake + TOLERANCE_NS
+            && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
+    });
+    let switched_in = run.map(|i| events[i].ts_ns);
+    let end = switched_in.map(|t| t.clamp(deadline, wake)).unwrap_or(wake);
+    let known = events.partition_point(|e| e.ts_ns <= end);
+    let names = names(&events[..known]);
+    if run.is_none() {
+        partial.push(format!(
+            "the switch to thread {tid} is not in the trace of CPU {}",
+            spike.cpu
+        ));
+    }
+
+    // Its wake-up and the timer expiry that caused it.
+    let waking = events
+        .iter()
+        .position(|e| {
+            e.ts_ns >= lo
+                && e.ts_ns <= end + TOLERANCE_NS
+                && matches!(e.kind, EventKind::SchedWaking { pid, .. } if pid == tid)
+        })
+        .or_else(|| {
+            events.iter().position(|e| {
+                e.ts_ns >= lo
+                    && e.ts_ns <= end + TOLERANCE_NS
+                    && matches!(e.kind, EventKind::SchedWakeup { pid, .. } if pid == tid)
+            })
+        });
+    let waking_ns = waking.map(|i| events[i].ts_ns);
+    let fire = waking.and_then(|w| {
+        let w_ts = events[w].ts_ns;
+        events[..w]
+            .iter()
+            .rev()
+            .take_while(|e| e.ts_ns + FIRE_LOOKBACK_NS >= w_ts)
+            .find_map(|e| match &e.kind {
+                EventKind::HrtimerExpireEntry {
+                    function, now_ns, ..
+                } if function.is_empty() || function == "hrtimer_wakeup" => {
+                    Some(now_ns.unwrap_or(e.ts_ns))
+                }
+                _ => None,
+            })
+    });
+    let fired = match (fire, waking_ns) {
+        (Some(f), _) => Some(f.clamp(deadline, end)),
+        (None, Some(w)) => {
+            notes.push(
+                "the timer's expiry is not in the trace: its wake-up (sched_waking) stands for it"
+                    .into(),
+            );
+            Some(w.clamp(deadline, end))
+        }
+        (None, None) => {
+            partial.push(format!(
+                "the wake-up of thread {tid} is not in the trace of CPU {}",
+                spike.cpu
+            ));
+            None
+        }
+    };
+
+    // Coverage and losses.
+    if let Some(from) = window.complete_from_ns.or(events.first().map(|e| e.ts_ns))
+        && from > deadline
+    {
+        partial.push(format!(
+            "the trace of CPU {} begins {} after the deadline",
+            spike.cpu,
+            fmt_ns(from - deadline)
+        ));
+    }
+    if events.is_empty() {
+        partial.push(format!("the trace holds no event of CPU {}", spike.cpu));
+    }
+    let lost: Vec<_> = window
+        .losses
+        .iter()
+        .filter(|l| l.cpu == spike.cpu && l.overlaps(lo, wake))
+        .collect();
+    if !lost.is_empty() {
+        let counted: u64 = lost.iter().filter_map(|l| l.count).sum();
+        partial.push(if counted > 0 {
+            format!(
+                "the trace lost {counted} events of CPU {} in this interval",
+                spike.cpu
+            )
+        } else {
+            format!(
+                "the trace lost events of CPU {} in this interval",
+                spike.cpu
+            )
+        });
+    }
+
+    // Replay up to the deadline, then sweep to the switch.
+    let mut cpu = Cpu::default();
+    let mut parts = Parts::default();
+    let mut i = 0;
+    while i < events.len() && events[i].ts_ns <= deadline {
+        cpu.apply(events[i], &names);
+        i += 1;
+    }
+    if cpu.task.is_none() {
+        // The first event after the deadline names the task current since.
+        cpu.task = events.get(i).map(|e| match &e.kind {
+            EventKind::SchedSwitch {
+                prev_comm,
+                prev_pid,
+                prev_prio,
+                ..
+            } => Task {
+                pid: *prev_pid,
+                comm: prev_comm.clone(),
+                prio: *prev_prio,
+            },
+            _ => Task {
+                pid: e.pid,
+                comm: names
+                    .get(&e.pid)
+                    .map(|n| n.0.clone())
+                    .unwrap_or(e.comm.clone()),
+                prio: names.get(&e.pid).and_then(|n| n.1),
+            },
+        });
+    }
+    let mut t = deadline;
+    let attribute = |cpu: &Cpu, parts: &mut Parts, from: u64, to: u64| {
+        if to <= from {
+            return;
+        }
+        let split = fired.filter(|&f| f > from && f < to);
+        let segs: &[(u64, u64)] = &match split {
+            Some(f) => [(from, f), (f, to)],
+            None => [(from, to), (to, to)],
+        };
+        for &(a, b) in segs {
+            let before_fire = fired.is_none_or(|f| a < f);
+            let culprit = match cpu.stack.last() {
+                Some(Ctx::Irq { irq, name }) => Some(Culprit::Irq {
+                    irq: *irq,
+                    name: name.clone(),
+                }),
+                Some(Ctx::Softirq { vec, action }) => Some(Culprit::Softirq {
+                    vec: *vec,
+                    action: action.clone(),
+                }),
+                Some(Ctx::Vector { name, vector }) => Some(Culprit::Vector {
+                    name: name.clone(),
+                    vector: *vector,
+                }),
+                None if before_fire && fired.is_some() => Some(Culprit::TimerDelay {
+                    idle: cpu.task.as_ref().is_some_and(|t| t.pid == 0),
+                }),
+                None => match &cpu.task {
+                    Some(t) if t.pid == 0 => Some(Culprit::Idle),
+                    Some(t) if t.pid == tid => Some(Culprit::Switch),
+                    Some(t) => Some(Culprit::Thread {
+                        comm: t.comm.clone(),
+                        pid: t.pid,
+                        priority: Priority::from_kernel(t.prio.map(|p| p.0)),
+                        work: cpu.work.get(&t.pid).cloned().into_iter().collect(),
+                    }),
+                    None => None,
+                },
+            };
+            match culprit {
+                Some(c) => parts.add(c, a, b),
+                None => parts.gap(),
+            }
+        }
+    };
+    while i < events.len() && events[i].ts_ns < end {
+        let e = events[i];
+        attribute(&cpu, &mut parts, t, e.ts_ns);
+        t = t.max(e.ts_ns);
+        cpu.apply(e, &names);
+        i += 1;
+    }
+    attribute(&cpu, &mut parts, t, end);
+
+    let mut steps = vec![step(
+        deadline,
+        deadline,
+        format!("deadline of thread {tid}"),
+    )];
+    if let Some(f) = fired {
+        steps.push(step(
+            f,
+            deadline,
+            format!("the timer of thread {tid} fires"),
+        ));
+    }
+    if let Some(w) = waking_ns {
+        steps.push(step(w, deadline, format!("thread {tid} is woken")));
+    }
+    if let Some(s) = switched_in {
+        steps.push(step(
+            s,
+            deadline,
+            format!("CPU {} switches to thread {tid}", spike.cpu),
+        ));
+    }
+    steps.push(step(
+        spike.wake_ns,
+        deadline,
+        format!(
+            "thread {tid} reads the clock: {} late",
+            fmt_ns(spike.latency_ns)
+        ),
+    ));
+    steps.extend(timeline_runs(&parts.runs, spike.latency_ns, deadline));
+    // Stable: at equal times the marks come before the runs.
+    steps.sort_by_key(|s| s.at_ns);
+    if steps.len() > MAX_STEPS {
+        let keep = MAX_STEPS / 2;
+        let elided = steps.len() - 2 * keep;
+        let mut short: Vec<Step> = steps[..keep].to_vec();
+        let at = steps[keep].at_ns;
+        short.push(step(at, deadline, format!("... {elided} more steps ...")));
+        short.extend_from_slice(&steps[steps.len() - keep..]);
+        steps = short;
+    }
+
+    let mut accs: Vec<Acc> = parts.by_key.into_values().collect();
+    if switched_in.is_some() && end < spike.wake_ns {
+        accs.push(Acc {
+            culprit: Culprit::Switch,
+            duration_ns: spike.wake_ns - end,
+            occurrences: 1,
+            order: usize::MAX,
+        });
+    }
+    accs.sort_by(|a, b| {
+        b.duration_ns
+            .cmp(&a.duration_ns)
+            .then(a.order.cmp(&b.order))
+    });
+    let latency = spike.latency_ns;
+    let parts: Vec<Part> = accs
+        .into_iter()
+        .map(|a| Part {
+            label: label(&a.culprit),
+            share_pct: pct(a.duration_ns, latency).min(100.0),
+            duration_ns: a.duration_ns,
+            culprit: a.culprit,
+            occurrences: a.occurrences,
+        })
+        .collect();
+    let explained: u64 = parts.iter().map(|p| p.duration_ns).sum();
+    let unexplained_ns = latency.saturating_sub(explained);
+    let completeness = if partial.is_empty() {
+        Completeness::Complete
+    } else {
+        Completeness::Partial
+    };
+    let cause = cause(&parts, unexplained_ns, latency, completeness);
+    Explanation {
+        thread_comm: names.get(&tid).map(|n| n.0.clone()),
+        spike: spike.clone(),
+        completeness,
+        partial_reasons: partial,
+        timer_fired_ns: fired,
+        waking_ns,
+        switched_in_ns: switched_in,
+        timeline: steps,
+        parts,
+        unexplained_ns,
+        unexplained_pct: pct(unexplained_ns, latency),
+        cause,
+        notes,
+    }
+}
+
+/// The one-line cause: the largest part when it dominates, else the
+/// first few.
+fn cause(parts: &[Part], unexplained_ns: u64, latency_ns: u64, c: Completeness) -> String {
+    let verb = |p: &Part| match &p.culprit {
+        Culprit::Thread { .. } => format!("blocked by {}", p.label),
+        Culprit::TimerDelay { .. } => p.label.clone(),
+        Culprit::Idle => "the CPU was idle".into(),
+        Culprit::Switch => "the switch to the thread".into(),
+        _ => format!("held up by {}", p.label),
+    };
+    let top = parts.first().filter(|p| p.duration_ns >= unexplained_ns);
+    let mut s = match top {
+        Some(p) if p.share_pct >= 50.0 => format!(
+            "{} for {}, {:.1} %",
+            verb(p),
+            fmt_ns(p.duration_ns),
+            p.share_pct
+        ),
+        Some(_) => {
+            let list: Vec<String> = parts
+                .iter()
+                .take(3)
+                .map(|p| format!("{} {:.0} %", p.label, p.share_pct))
+                .collect();
+            format!("no single cause: {}", list.join(", "))
+        }
+        None if latency_ns == 0 => "no latency to explain".into(),
+        None => format!(
+            "unexplained: no event accounts for {} ({:.0} %)",
+            fmt_ns(unexplained_ns),
+            pct(unexplained_ns, latency_ns)
+        ),
+    };
+    if c == Completeness::Partial {
+        s.push_str(" (partial: the trace misses events)");
+    }
+    s
+}

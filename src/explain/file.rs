@@ -1,0 +1,257 @@
+//! `explain --trace FILE`: read a whole trace file (`trace-cmd report`
+//! text or an ftrace `trace` file), find the spikes cyclictest marked in
+//! it (`-b N --tracemark` writes `hit latency threshold (LAT > N)`
+//! through trace_marker, from the thread that hit it, once it runs) and
+//! explain each one. Reads the file; changes nothing.
+
+use super::analyze::analyze;
+use super::event::{Event, EventKind, Loss, Window};
+use super::model::{Explanation, Spike};
+use super::parse::{Line, parse_line};
+use std::path::{Path, PathBuf};
+
+/// The marker cyclictest writes when a thread crosses `-b`.
+pub const CYCLICTEST_MARK: &str = "hit latency threshold (";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceFileError {
+    #[error("cannot read the trace {path}: {error}")]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(
+        "{path}:{line}: not a kernel trace ({reason}): give the text of `trace-cmd report` or of tracefs' `trace` file"
+    )]
+    NotATrace {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error(
+        "{path} holds no latency spike marked by cyclictest (`hit latency threshold`): record with `cyclictest -b USEC --tracemark` while tracing"
+    )]
+    NoSpike { path: PathBuf },
+    #[error("{path}:{line}: cannot read cyclictest's latency in `{text}`")]
+    BadMark {
+        path: PathBuf,
+        line: usize,
+        text: String,
+    },
+}
+
+/// The events of a trace file, in time order.
+#[derive(Clone, Debug, Default)]
+pub struct TraceText {
+    pub events: Vec<Event>,
+    pub losses: Vec<Loss>,
+    /// Line number (1-based) of each event, for messages.
+    pub lines: Vec<usize>,
+    /// Lines that are not trace text (tolerated when few).
+    pub unreadable_lines: usize,
+}
+
+impl TraceText {
+    /// Parse trace text; `path` is for messages.
+    pub fn parse(text: &str, path: &Path) -> Result<TraceText, TraceFileError> {
+        let mut t = TraceText::default();
+        let mut first_bad: Option<(usize, String)> = None;
+        let mut last_ts: Vec<u64> = Vec::new();
+        for (n, raw) in text.lines().enumerate() {
+            match parse_line(raw) {
+                Ok(Line::Event(e)) => {
+                    if last_ts.len() <= e.cpu.min(4096) {
+                        last_ts.resize(e.cpu.min(4096) + 1, 0);
+                    }
+                    if let Some(slot) = last_ts.get_mut(e.cpu) {
+                        *slot = e.ts_ns;
+                    }
+                    for l in t.losses.iter_mut() {
+                        if l.cpu == e.cpu && l.before_ns == u64::MAX {
+                            l.before_ns = e.ts_ns;
+                        }
+                    }
+                    t.events.push(e);
+                    t.lines.push(n + 1);
+                }
+                Ok(Line::Lost { cpu, count }) => t.losses.push(Loss {
+                    cpu,
+                    after_ns: last_ts.get(cpu).copied().unwrap_or(0),
+                    before_ns: u64::MAX,
+                    count,
+                }),
+                Ok(Line::Ignored) => {}
+                Err(e) => {
+                    t.unreadable_lines += 1;
+                    if first_bad.is_none() {
+                        first_bad = Some((n + 1, e.reason.to_string()));
+                    }
+                }
+            }
+        }
+        // A trace has far more event lines than anything else.
+        if t.events.is_empty() || t.unreadable_lines > t.events.len() {
+            let (line, reason) = first_bad.unwrap_or((1, "no event line in the file".to_string()));
+            return Err(TraceFileError::NotATrace {
+                path: path.into(),
+                line,
+                reason,
+            });
+        }
+        // Text of several CPUs is merged by time already; keep it stable.
+        let mut order: Vec<usize> = (0..t.events.len()).collect();
+        order.sort_by_key(|&i| t.events[i].ts_ns);
+        if order.windows(2).any(|w| w[0] > w[1]) {
+            t.events = order.iter().map(|&i| t.events[i].clone()).collect();
+            t.lines = order.iter().map(|&i| t.lines[i]).collect();
+        }
+        Ok(t)
+    }
+
+    pub fn load(path: &Path) -> Result<TraceText, TraceFileError> {
+        let bytes = std::fs::read(path).map_err(|error| TraceFileError::Read {
+            path: path.into(),
+            error,
+        })?;
+        TraceText::parse(&String::from_utf8_lossy(&bytes), path)
+    }
+
+    /// The events of one CPU, as the analysis reads them.
+    pub fn window(&self, cpu: usize) -> Window {
+        let events: Vec<Event> = self
+            .events
+            .iter()
+            .filter(|e| e.cpu == cpu)
+            .cloned()
+            .collect();
+        Window {
+            cpu,
+            complete_from_ns: events.first().map(|e| e.ts_ns),
+            events,
+            losses: self
+                .losses
+                .iter()
+                .filter(|l| l.cpu == cpu)
+                .copied()
+                .collect(),
+        }
+    }
+
+    /// The spikes cyclictest marked, with a note each on how their
+    /// deadline was found.
+    pub fn cyclictest_spikes(
+        &self,
+        path: &Path,
+    ) -> Result<Vec<(Spike, Vec<String>)>, TraceFileError> {
+        let mut out = Vec::new();
+        for (idx, e) in self.events.iter().enumerate() {
+            let EventKind::Marker { text } = &e.kind else {
+                continue;
+            };
+            let Some(at) = text.find(CYCLICTEST_MARK) else {
+                continue;
+            };
+            let bad = || TraceFileError::BadMark {
+                path: path.into(),
+                line: self.lines[idx],
+                text: text.clone(),
+            };
+            let rest = &text[at + CYCLICTEST_MARK.len()..];
+            let value: u64 = rest
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(bad)?;
+            out.push(self.spike_at(idx, value));
+        }
+        if out.is_empty() {
+            return Err(TraceFileError::NoSpike { path: path.into() });
+        }
+        Ok(out)
+    }
+
+    /// The spike behind the marker at `idx`: the thread that wrote it,
+    /// its switch-in before the marker, and its deadline (the `expires`
+    /// of its last timer when the trace has `hrtimer_start`, else the
+    /// switch-in less the latency).
+    fn spike_at(&self, idx: usize, value: u64) -> (Spike, Vec<String>) {
+        let mark = &self.events[idx];
+        let (tid, cpu) = (mark.pid, mark.cpu);
+        let mut notes = Vec::new();
+        let before = &self.events[..idx];
+        let switch = before.iter().rev().find(|e| {
+            e.cpu == cpu
+                && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
+        });
+        let run_ns = switch.map(|e| e.ts_ns).unwrap_or(mark.ts_ns);
+        let expires = before.iter().rev().find_map(|e| match &e.kind {
+            EventKind::HrtimerStart {
+                function,
+                expires_ns: Some(x),
+                ..
+            } if e.pid == tid && function == "hrtimer_wakeup" && *x <= run_ns => Some(*x),
+            _ => None,
+        });
+        // cyclictest prints microseconds, or nanoseconds under -N: the
+        // timer's expiry tells which when the trace has it.
+        let (latency_ns, deadline_ns) = match expires {
+            Some(x) => {
+                let as_us = value.saturating_mul(1000);
+                let gap = run_ns - x;
+                let latency_ns = if gap.abs_diff(as_us) <= gap.abs_diff(value) {
+                    as_us
+                } else {
+                    notes.push("cyclictest's latency read as nanoseconds (-N)".into());
+                    value
+                };
+                notes.push("deadline: the expiry of the thread's timer (hrtimer_start)".into());
+                (latency_ns, x)
+            }
+            None => {
+                let latency_ns = value.saturating_mul(1000);
+                notes.push(
+                    "deadline: the switch to the thread less cyclictest's latency (read as microseconds, cyclictest's default)"
+                        .into(),
+                );
+                (latency_ns, run_ns.saturating_sub(latency_ns))
+            }
+        };
+        (
+            Spike {
+                thread: 0,
+                cpu,
+                tid,
+                deadline_ns,
+                wake_ns: deadline_ns + latency_ns,
+                latency_ns,
+                cycle: None,
+            },
+            notes,
+        )
+    }
+}
+
+/// Explain every spike cyclictest marked in the trace file at `path`.
+pub fn explain_trace_file(path: &Path) -> Result<Vec<Explanation>, TraceFileError> {
+    let trace = TraceText::load(path)?;
+    explain_trace(&trace, path)
+}
+
+/// As [`explain_trace_file`], for a trace already read.
+pub fn explain_trace(trace: &TraceText, path: &Path) -> Result<Vec<Explanation>, TraceFileError> {
+    let spikes = trace.cyclictest_spikes(path)?;
+    Ok(spikes
+        .into_iter()
+        .map(|(spike, notes)| {
+            let mut x = analyze(&trace.window(spike.cpu), &spike);
+            x.notes.extend(notes);
+            if trace.unreadable_lines > 0 {
+                x.notes.push(format!(
+                    "{} lines of the file were not trace text and were skipped",
+                    trace.unreadable_lines
+                ));
+            }
+            x
+        })
+        .collect())
+}

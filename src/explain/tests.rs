@@ -1,0 +1,236 @@
+//! Tests of the analysis on recorded text: a real ftrace `trace` file of
+//! cyclictest blocked by a SCHED_FIFO hog (recorded on the development
+//! VM) and the same events in `trace-cmd report`'s layout, plus small
+//! synthetic timelines for the cases a recording cannot stage at will.
+
+use super::*;
+use std::path::Path;
+
+const TRACE: &str = include_str!("../../tests/fixtures/explain/cyclictest-hog.trace");
+const REPORT: &str = include_str!("../../tests/fixtures/explain/cyclictest-hog.report.txt");
+
+fn explain_text(text: &str) -> Result<Vec<Explanation>, TraceFileError> {
+    let p = Path::new("fixture");
+    file::explain_trace(&TraceText::parse(text, p)?, p)
+}
+
+fn assert_hog(x: &Explanation) {
+    assert_eq!(x.spike.tid, 11982);
+    assert_eq!(x.spike.cpu, 1);
+    assert_eq!(x.spike.latency_ns, 37_344_000);
+    assert_eq!(x.spike.deadline_ns, 545_488_103_306, "from hrtimer_start");
+    assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
+    assert_eq!(x.thread_comm.as_deref(), Some("cyclictest"));
+    let top = &x.parts[0];
+    assert!(
+        matches!(&top.culprit, Culprit::Thread { comm, pid: 11979, priority: Priority::Realtime { rt_priority: 95 }, .. } if comm == "perl"),
+        "{top:#?}"
+    );
+    assert!(top.share_pct >= 90.0, "{top:#?}");
+    assert!(
+        x.cause
+            .starts_with("blocked by perl:11979 (RT 95) for 37.2 ms, 99.5 %"),
+        "{}",
+        x.cause
+    );
+    // The timer fired on time (the hog ran with interrupts on), and the
+    // timer interrupts that came meanwhile are named.
+    assert!(x.timer_fired_ns.unwrap() - x.spike.deadline_ns < 10_000);
+    assert!(x.parts.iter().any(|p| matches!(&p.culprit, Culprit::Vector { name, vector: Some(236) } if name == "local_timer")));
+    let shares: f64 = x.parts.iter().map(|p| p.share_pct).sum::<f64>() + x.unexplained_pct;
+    assert!((shares - 100.0).abs() < 1.0, "{shares}");
+    let text = text::render(x);
+    assert!(
+        text.contains("cause: blocked by perl:11979 (RT 95)"),
+        "{text}"
+    );
+    assert!(!text.contains("PARTIAL"));
+}
+
+#[test]
+fn a_real_ftrace_trace_names_the_hog() {
+    let xs = explain_text(TRACE).unwrap();
+    assert_eq!(xs.len(), 1);
+    assert_hog(&xs[0]);
+}
+
+#[test]
+fn trace_cmd_report_text_gives_the_same_explanation() {
+    let a = explain_text(TRACE).unwrap();
+    let b = explain_text(REPORT).unwrap();
+    assert_hog(&b[0]);
+    assert_eq!(a[0].parts, b[0].parts);
+    assert_eq!(a[0].cause, b[0].cause);
+}
+
+#[test]
+fn lost_events_make_it_partial() {
+    let mut lines: Vec<&str> = TRACE.lines().collect();
+    let at = lines.iter().position(|l| l.contains("545.50")).unwrap();
+    lines.insert(at, "CPU:1 [LOST 42 EVENTS]");
+    let xs = explain_text(&lines.join("\n")).unwrap();
+    assert_eq!(xs[0].completeness, Completeness::Partial);
+    assert!(
+        xs[0].partial_reasons[0].contains("lost 42 events"),
+        "{:?}",
+        xs[0].partial_reasons
+    );
+    assert!(xs[0].cause.ends_with("(partial: the trace misses events)"));
+    assert!(text::render(&xs[0]).contains("PARTIAL"));
+    // A loss before the interval does not matter.
+    let mut lines: Vec<&str> = TRACE.lines().collect();
+    lines.insert(14, "CPU:1 [LOST 42 EVENTS]");
+    assert_eq!(
+        explain_text(&lines.join("\n")).unwrap()[0].completeness,
+        Completeness::Complete
+    );
+}
+
+#[test]
+fn files_that_are_not_traces_are_refused_with_their_line() {
+    let p = Path::new("notes.txt");
+    match TraceText::parse("hello\nworld\n", p) {
+        Err(TraceFileError::NotATrace { line: 1, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let e = TraceText::parse("{\"schema\": \"rtscope.run\"}\n", p).unwrap_err();
+    assert!(
+        e.to_string().starts_with("notes.txt:1: not a kernel trace"),
+        "{e}"
+    );
+    assert!(TraceText::parse("", p).is_err());
+    let no_mark: String = TRACE
+        .lines()
+        .filter(|l| !l.contains("tracing_mark_write"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(matches!(
+        explain_text(&no_mark),
+        Err(TraceFileError::NoSpike { .. })
+    ));
+    let bad_mark = TRACE.replace("(37344 > 5000)", "(lots > 5000)");
+    assert!(matches!(
+        explain_text(&bad_mark),
+        Err(TraceFileError::BadMark { .. })
+    ));
+}
+
+/// A synthetic timeline on CPU 2, times in µs from 1 s.
+fn synthetic(lines: &[&str]) -> Window {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    TraceText::parse(&text, Path::new("x")).unwrap().window(2)
+}
+
+fn spike(deadline_us: u64, wake_us: u64) -> Spike {
+    Spike {
+        thread: 0,
+        cpu: 2,
+        tid: 500,
+        deadline_ns: 1_000_000_000 + deadline_us * 1000,
+        wake_ns: 1_000_000_000 + wake_us * 1000,
+        latency_ns: (wake_us - deadline_us) * 1000,
+        cycle: Some(7),
+    }
+}
+
+#[test]
+fn a_late_timer_is_reported_as_interrupts_off_or_hypervisor() {
+    let w = synthetic(&[
+        "app-77 [002] 1.000050: sched_switch: prev_comm=x prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=app next_pid=77 next_prio=120",
+        "app-77 [002] 1.000900: local_timer_entry: vector=236",
+        "app-77 [002] 1.000901: hrtimer_expire_entry: hrtimer=1 function=hrtimer_wakeup now=1000900500",
+        "app-77 [002] 1.000902: sched_waking: comm=rt pid=500 prio=9 target_cpu=002",
+        "app-77 [002] 1.000903: hrtimer_expire_exit: hrtimer=1",
+        "app-77 [002] 1.000904: local_timer_exit: vector=236",
+        "app-77 [002] 1.000905: sched_switch: prev_comm=app prev_pid=77 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=9",
+    ]);
+    let x = analyze(&w, &spike(100, 906));
+    assert_eq!(x.completeness, Completeness::Complete);
+    assert!(matches!(
+        x.parts[0].culprit,
+        Culprit::TimerDelay { idle: false }
+    ));
+    assert_eq!(x.parts[0].duration_ns, 800_000);
+    assert!(
+        x.cause
+            .contains("interrupts were off or the hypervisor stalled"),
+        "{}",
+        x.cause
+    );
+    assert!(
+        x.parts
+            .iter()
+            .any(|p| p.culprit == Culprit::Switch && p.duration_ns == 1_000)
+    );
+    assert_eq!(x.timer_fired_ns, Some(1_000_900_500));
+    assert_eq!(x.spike.cycle, Some(7));
+}
+
+#[test]
+fn irq_and_softirq_time_is_named_and_nested() {
+    let w = synthetic(&[
+        "<idle>-0 [002] 1.000000: sched_switch: prev_comm=rt prev_pid=500 prev_prio=9 prev_state=S ==> next_comm=swapper/2 next_pid=0 next_prio=120",
+        "<idle>-0 [002] 1.000100: local_timer_entry: vector=236",
+        "<idle>-0 [002] 1.000100: hrtimer_expire_entry: hrtimer=1 function=hrtimer_wakeup now=1000100000",
+        "<idle>-0 [002] 1.000101: sched_waking: comm=rt pid=500 prio=9 target_cpu=002",
+        "<idle>-0 [002] 1.000102: local_timer_exit: vector=236",
+        "<idle>-0 [002] 1.000102: irq_handler_entry: irq=24 name=eth0",
+        "<idle>-0 [002] 1.000302: irq_handler_exit: irq=24 ret=handled",
+        "<idle>-0 [002] 1.000302: softirq_entry: vec=3 [action=NET_RX]",
+        "<idle>-0 [002] 1.000400: irq_handler_entry: irq=24 name=eth0",
+        "<idle>-0 [002] 1.000500: irq_handler_exit: irq=24 ret=handled",
+        "<idle>-0 [002] 1.000900: softirq_exit: vec=3 [action=NET_RX]",
+        "<idle>-0 [002] 1.000910: sched_switch: prev_comm=swapper/2 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=9",
+    ]);
+    let x = analyze(&w, &spike(100, 910));
+    let get = |k: &str| {
+        x.parts
+            .iter()
+            .find(|p| p.label.contains(k))
+            .unwrap_or_else(|| panic!("{k} in {:#?}", x.parts))
+    };
+    assert_eq!(get("NET_RX").duration_ns, 498_000);
+    assert_eq!(get("IRQ 24 eth0").duration_ns, 300_000);
+    assert_eq!(get("IRQ 24 eth0").occurrences, 2);
+    assert!(
+        x.cause.starts_with("held up by softirq NET_RX (vec 3)"),
+        "{}",
+        x.cause
+    );
+    assert!(x.parts.iter().any(|p| p.culprit == Culprit::Idle));
+}
+
+#[test]
+fn a_window_that_starts_after_the_deadline_is_partial() {
+    let w = synthetic(&[
+        "hog-9 [002] 1.000500: sched_waking: comm=rt pid=500 prio=9 target_cpu=002",
+        "hog-9 [002] 1.000600: sched_switch: prev_comm=hog prev_pid=9 prev_prio=0 prev_state=R ==> next_comm=rt next_pid=500 next_prio=9",
+    ]);
+    let x = analyze(&w, &spike(100, 600));
+    assert_eq!(x.completeness, Completeness::Partial);
+    assert!(x.partial_reasons.iter().any(|r| r.contains("begins")));
+    let w = Window::default();
+    let x = analyze(&w, &spike(100, 600));
+    assert_eq!(x.completeness, Completeness::Partial);
+    assert_eq!(x.unexplained_ns, 500_000);
+    assert!(x.cause.starts_with("unexplained"), "{}", x.cause);
+}
+
+#[test]
+fn explanations_round_trip_through_json() {
+    let x = explain_text(TRACE).unwrap().remove(0);
+    let json = serde_json::to_string(&x).unwrap();
+    assert!(json.contains("\"duration_ns\"") && json.contains("\"kind\":\"thread\""));
+    let back: Explanation = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, x);
+    let schema = serde_json::to_string(&schemars::schema_for!(Explanation)).unwrap();
+    assert!(schema.contains("share_pct"));
+}
+
+#[test]
+#[ignore = "prints the fixture's explanation for a look"]
+fn show() {
+    for x in explain_text(TRACE).unwrap() {
+        print!("{}", text::render(&x));
+    }
+}

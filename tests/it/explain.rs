@@ -1,0 +1,255 @@
+//! `explain`: the CLI on recorded traces, and the real thing: rtscope's
+//! trace recorder on CPU 1 while a SCHED_FIFO hog blocks a periodic
+//! real-time thread there. Asserts facts (who is named, the share, that
+//! the instance and the mount state are put back), never timings.
+
+use crate::util::*;
+use rtscope::explain::{Completeness, Culprit, Spike};
+use rtscope::sys::clock::{Clock, now_ns, sleep_until_ns};
+use rtscope::sys::sched::{KernelPolicy, gettid, set_affinity, set_scheduler_current};
+use rtscope::trace::{Recorder, TraceConfig, tracefs};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/explain");
+
+#[test]
+fn explain_a_trace_file_as_text_and_json() {
+    let dir = TempDir::new("explain-cli");
+    for file in ["cyclictest-hog.trace", "cyclictest-hog.report.txt"] {
+        let path = Path::new(FIXTURES).join(file);
+        let o = rtscope(dir.path())
+            .args(["explain", "--trace"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let text = stdout(&o);
+        assert!(
+            text.contains("cause: blocked by perl:11979 (RT 95)"),
+            "{text}"
+        );
+        let o = rtscope(dir.path())
+            .args(["explain", "--json", "--trace"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v[0]["parts"][0]["culprit"]["pid"], 11979);
+        assert_eq!(v[0]["completeness"], "complete");
+    }
+}
+
+#[test]
+fn explain_refuses_what_is_not_a_trace() {
+    let dir = TempDir::new("explain-bad");
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "shopping list\nmilk\n").unwrap();
+    let o = rtscope(dir.path())
+        .args(["explain", "--trace"])
+        .arg(&notes)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("notes.txt:1: not a kernel trace"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let o = rtscope(dir.path()).args(["explain"]).output().unwrap();
+    assert_code(&o, 2);
+}
+
+/// A SCHED_FIFO 90 thread named `rtscope-hog` on `cpu`: busy 20 ms every
+/// 100 ms until stopped.
+fn hog(cpu: usize, stop: Arc<AtomicBool>, tid: Arc<AtomicI32>) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("rtscope-hog".into())
+        .spawn(move || {
+            set_affinity(0, &[cpu]).unwrap();
+            set_scheduler_current(KernelPolicy::Fifo, 90).unwrap();
+            tid.store(gettid(), Ordering::Release);
+            while !stop.load(Ordering::Relaxed) {
+                let until = Instant::now() + Duration::from_millis(20);
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+                std::thread::sleep(Duration::from_millis(80));
+            }
+        })
+        .unwrap()
+}
+
+/// A SCHED_FIFO 80 thread on `cpu` waking every millisecond for
+/// `duration`; returns its worst wake-up as a spike.
+fn periodic(cpu: usize, duration: Duration) -> Spike {
+    std::thread::Builder::new()
+        .name("rtscope-wake".into())
+        .spawn(move || {
+            set_affinity(0, &[cpu]).unwrap();
+            set_scheduler_current(KernelPolicy::Fifo, 80).unwrap();
+            let tid = gettid();
+            let period_ns = 1_000_000;
+            let mut deadline = now_ns(Clock::Monotonic) + period_ns;
+            let end = deadline + duration.as_nanos() as u64;
+            let mut worst = (0u64, 0u64, 0u64);
+            let mut cycle = 0u64;
+            let mut worst_cycle = 0;
+            while deadline < end {
+                let _ = sleep_until_ns(Clock::Monotonic, deadline);
+                let wake = now_ns(Clock::Monotonic);
+                let lat = wake.saturating_sub(deadline);
+                if lat > worst.2 {
+                    worst = (deadline, wake, lat);
+                    worst_cycle = cycle;
+                }
+                cycle += 1;
+                // The next deadline after this wake-up (missed ones are
+                // skipped, as the engine does).
+                while deadline <= wake {
+                    deadline += period_ns;
+                }
+            }
+            Spike {
+                thread: 0,
+                cpu,
+                tid,
+                deadline_ns: worst.0,
+                wake_ns: worst.1,
+                latency_ns: worst.2,
+                cycle: Some(worst_cycle),
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn the_recorder_names_a_fifo_hog_and_puts_tracefs_back() {
+    if !is_root() || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: needs root and CPU 1");
+        return;
+    }
+    let _system = exclusive_system();
+    let state = TempDir::new("explain-trace");
+    let mounts_before = tracefs::mount_points();
+    let mut cfg = TraceConfig::for_cpus(&[1]);
+    cfg.state_dir = state.path().to_path_buf();
+    cfg.reader_cpus = Some(vec![0]);
+    let rec = Recorder::start(&cfg).unwrap();
+    let instance = rec.instance_dir().to_path_buf();
+    assert!(instance.is_dir());
+    assert!(instance.ends_with(format!("rtscope-{}", std::process::id())));
+    let clock = std::fs::read_to_string(instance.join("trace_clock")).unwrap();
+    assert!(clock.contains("[mono]"), "{clock}");
+    let journal = state.join(&format!("trace-{}.json", std::process::id()));
+    assert!(journal.exists(), "journaled while tracing");
+    assert!(
+        rec.missing_events()
+            .iter()
+            .all(|e| !e.starts_with("sched:")),
+        "{:?}",
+        rec.missing_events()
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let hog_tid = Arc::new(AtomicI32::new(0));
+    let h = hog(1, stop.clone(), hog_tid.clone());
+    let spike = periodic(1, Duration::from_millis(450));
+    stop.store(true, Ordering::Relaxed);
+    h.join().unwrap();
+    let hog_tid = hog_tid.load(Ordering::Acquire);
+    assert!(
+        spike.latency_ns > 1_000_000,
+        "the hog blocked the thread: {spike:?}"
+    );
+
+    let x = rec.explain(&spike, 2_000_000_000);
+    let stats = rec.stats();
+    assert_eq!(stats.error, None);
+    assert!(stats.events_read > 0);
+    let text = rtscope::explain::text::render(&x);
+    assert_eq!(x.completeness, Completeness::Complete, "{text}\n{stats:?}");
+    let top = &x.parts[0];
+    assert!(
+        matches!(&top.culprit, Culprit::Thread { comm, pid, .. } if comm == "rtscope-hog" && *pid == hog_tid),
+        "hog {hog_tid}:\n{text}"
+    );
+    assert!(top.share_pct >= 90.0, "{text}");
+    assert!(
+        x.cause
+            .starts_with(&format!("blocked by rtscope-hog:{hog_tid} (RT 90)")),
+        "{text}"
+    );
+
+    drop(rec);
+    assert!(!instance.exists(), "the instance is removed");
+    assert_eq!(
+        tracefs::mount_points(),
+        mounts_before,
+        "mount state restored"
+    );
+    assert!(!journal.exists(), "the journal is removed");
+}
+
+/// Run by `a_killed_recorder_is_cleaned_up_by_the_next_command` in a
+/// child process: trace until killed.
+#[test]
+fn recorder_child_until_killed() {
+    let Some(state) = std::env::var_os("RTSCOPE_IT_TRACE_CHILD") else {
+        return;
+    };
+    let mut cfg = TraceConfig::for_cpus(&[0]);
+    cfg.state_dir = state.into();
+    let _rec = Recorder::start(&cfg).unwrap();
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+#[test]
+fn a_killed_recorder_is_cleaned_up_by_the_next_command() {
+    if !is_root() {
+        return;
+    }
+    let _system = exclusive_system();
+    let state = TempDir::new("explain-kill");
+    let mounts_before = tracefs::mount_points();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "explain::recorder_child_until_killed",
+            "--nocapture",
+        ])
+        .env("RTSCOPE_IT_TRACE_CHILD", state.path())
+        .spawn()
+        .unwrap();
+    let journal = state.join(&format!("trace-{}.json", child.id()));
+    let give_up = Instant::now() + Duration::from_secs(20);
+    let entry = loop {
+        let e = std::fs::read_to_string(&journal)
+            .ok()
+            .and_then(|t| serde_json::from_str::<rtscope::trace::journal::Entry>(&t).ok());
+        if let Some(e) = e.filter(|e| e.instance.is_dir()) {
+            break e;
+        }
+        assert!(Instant::now() < give_up, "the child never traced");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Let it finish setting up, then SIGKILL: nothing of its own runs.
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(entry.instance.is_dir(), "left behind by the kill");
+    let msgs = rtscope::trace::journal::cleanup_stale_in(state.path());
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(msgs[0].contains("removed the trace instance"), "{msgs:?}");
+    assert!(!entry.instance.exists());
+    assert!(!journal.exists());
+    assert_eq!(
+        tracefs::mount_points(),
+        mounts_before,
+        "mount state restored"
+    );
+    assert!(rtscope::trace::journal::cleanup_stale_in(state.path()).is_empty());
+}
