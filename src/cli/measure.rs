@@ -70,6 +70,7 @@ pub struct MeasureArgs {
     pub affinity: Option<Option<CpuList>>,
 
     /// Number of threads. Without N (or without -t): one per CPU of -a.
+    /// At most 64 per CPU measured, 1024 in all.
     #[arg(short = 't', long = "threads", value_name = "N", num_args = 0..=1)]
     pub threads: Option<Option<usize>>,
 

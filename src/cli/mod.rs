@@ -141,6 +141,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     {
         eprintln!("rtscope: {w}");
     }
+    // Trace instances and mounts left by an rtscope that was killed are
+    // removed by the next command.
+    if !internal && crate::sys::sched::euid() == 0 {
+        for m in crate::trace::cleanup_stale() {
+            eprintln!("rtscope: {m}");
+        }
+    }
     crate::store::choose(cli.db.clone());
     match cli.command {
         Command::Measure(args) => measure::run(&args),

@@ -5,19 +5,22 @@
 //! record, write the outputs and save it. The command layer only turns
 //! flags into a [`Request`] and prints the [`Outcome`].
 //!
-//! Layout: `request` (what is asked, typed and checked), `session`
+//! Layout: `request` (what is asked, typed and checked), `error` (why it
+//! could not be made), `session`
 //! ([`Session`]: prepare → run → finish), `outputs` (the result files),
 //! `outcome` (how it ended and the exit status it implies).
 //!
 //! Never prints the live display (the caller's observer does) and never
 //! runs on a measuring thread.
 
+pub mod error;
 pub mod outcome;
 pub mod outputs;
 pub mod request;
 pub mod session;
 
+pub use error::SessionError;
 pub use outcome::{Outcome, Saved, Status};
 pub use outputs::{HistOutput, Outputs};
 pub use request::Request;
-pub use session::{Session, SessionError};
+pub use session::Session;

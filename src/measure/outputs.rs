@@ -3,7 +3,7 @@
 //! measuring and written atomically at the end. A failure of one never
 //! keeps the others from being written.
 
-use super::session::SessionError;
+use super::error::SessionError;
 use crate::output;
 use crate::record::RunRecord;
 use crate::report::histfile;

@@ -3,8 +3,8 @@
 //! checks refuse, before anything is touched, the combinations that
 //! cannot work. Knows no flag syntax and touches nothing.
 
+use super::error::SessionError;
 use super::outputs::Outputs;
-use super::session::SessionError;
 use crate::engine::MeasureConfig;
 use crate::load::LoadRequest;
 use crate::units::fmt_duration;

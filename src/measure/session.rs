@@ -14,51 +14,18 @@
 //! (the load stops, the isolation reverts on drop) and a session dropped
 //! before it measured removes its row from the store.
 
+use super::error::SessionError;
 use super::outcome::{Outcome, Saved};
 use super::request::Request;
 use crate::engine::build::{self, RecordContext};
-use crate::engine::{self, EngineError, Fanout, Observer, Plan, PlanError, preflight};
-use crate::load::{LoadError, LoadSession, Verbosity, session::SessionError as LoadStartError};
+use crate::engine::{self, Fanout, Observer, Plan, preflight};
+use crate::load::{LoadSession, Verbosity};
 use crate::record::{self, RunRecord, RunStatus};
+use crate::store::Store;
 use crate::store::checkpoint::RunSaver;
-use crate::store::{Store, StoreError};
 use crate::sysinfo::{SysRoot, cpu, fingerprint};
 use crate::tune::session::{self as isolation, Isolation};
 use std::sync::atomic::{AtomicBool, Ordering};
-use thiserror::Error;
-
-/// Why a measurement could not be made; nothing measured is lost by any
-/// of these (they happen before measuring, or the engine never started).
-#[derive(Debug, Error)]
-pub enum SessionError {
-    /// Options that cannot work together.
-    #[error("{0}")]
-    Usage(String),
-    #[error("sched_getaffinity failed")]
-    Affinity(#[source] std::io::Error),
-    #[error(transparent)]
-    Plan(#[from] PlanError),
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error(transparent)]
-    LoadStart(#[from] LoadStartError),
-    /// Real-time threads without the privilege for them.
-    #[error("{0}")]
-    Privilege(String),
-    #[error("the run store cannot be used (--no-save measures without it)")]
-    StoreOpen(#[source] StoreError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Isolation(anyhow::Error),
-    /// A result file that cannot be written.
-    #[error(transparent)]
-    Output(anyhow::Error),
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error("stopped by a signal before measuring began; nothing was measured")]
-    Interrupted,
-}
 
 fn allowed_cpus() -> Result<Vec<usize>, SessionError> {
     cpu::allowed_cpus().map_err(SessionError::Affinity)
