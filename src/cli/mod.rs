@@ -37,6 +37,7 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
 }
 
 pub mod compare;
+pub mod completions;
 pub mod doctor;
 pub mod import;
 pub mod load;
@@ -89,6 +90,8 @@ pub enum Command {
     // long help) is used.
     Runs(runs::RunsArgs),
     Import(import::ImportArgs),
+    // The help comes from `CompletionsArgs`.
+    Completions(completions::CompletionsArgs),
     /// Internal: the load supervisor, started by rtscope itself.
     #[command(name = "__load-supervisor", hide = true)]
     LoadSupervisor(load::SupervisorArgs),
@@ -144,6 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(args) => compare::run(&args),
         Command::Runs(args) => runs::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Completions(args) => completions::run(&args),
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),
         Command::RtInterference(args) => load::run_interference(&args),
