@@ -51,12 +51,22 @@ fn bash_completes_subcommands_flags_and_shells() {
         assert!(all.iter().any(|w| w == sub), "{sub} not in {all:?}");
     }
     assert!(
-        !all.iter().any(|w| w.starts_with("__")),
+        !all.iter().any(|w| w.starts_with("__") || w == "man"),
         "hidden offered: {all:?}"
     );
+    let tune = bash_complete(&script, "rtscope tune ");
+    assert!(tune.iter().any(|w| w == "isolate"), "{tune:?}");
+    assert!(!tune.iter().any(|w| w == "hold-dma-latency"), "{tune:?}");
+    let doctor = bash_complete(&script, "rtscope doctor --");
+    assert!(doctor.iter().any(|w| w == "--strict"), "{doctor:?}");
+    assert!(!doctor.iter().any(|w| w == "--sysroot"), "{doctor:?}");
     let flags = bash_complete(&script, "rtscope measure --jso");
     assert!(flags.iter().any(|w| w == "--json"), "{flags:?}");
-    let mut shells = bash_complete(&script, "rtscope completions ");
+    // Flags are offered too; the values are the three shells.
+    let mut shells: Vec<String> = bash_complete(&script, "rtscope completions ")
+        .into_iter()
+        .filter(|w| !w.starts_with('-'))
+        .collect();
     shells.sort();
     assert_eq!(shells, ["bash", "fish", "zsh"]);
 }
