@@ -82,8 +82,12 @@ run: build
 	@echo "run record: $(RESULTS)/latest.json  cyclictest histogram: $(RESULTS)/latest.hist"
 	@echo "report: $(abspath $(RESULTS)/latest.html)"
 
-test: deps
-	$(CARGO) test --release --locked
+# The static binary and the package are built first and checked by the
+# tests in tests/it/static_binary.rs and tests/it/package.rs (which skip,
+# saying so, under a plain `cargo test`).
+test: deps deb
+	RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
+	    $(CARGO) test --release --locked
 
 # Side-by-side comparison with cyclictest (minutes; not part of `make test`).
 bench: build
