@@ -8,16 +8,17 @@
 //! The Makefile names the package in RTSCOPE_DEB; a plain `cargo test` has
 //! none and skips, saying so.
 
+use crate::static_binary::skip;
 use crate::util::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn deb() -> Option<PathBuf> {
+fn deb(test: &str) -> Option<PathBuf> {
     let Some(p) = std::env::var_os("RTSCOPE_DEB") else {
-        eprintln!(
-            "SKIP package tests: RTSCOPE_DEB is not set (`make test` builds the package with `make deb` and sets it)"
-        );
+        skip(&format!(
+            "{test}: RTSCOPE_DEB is not set (`make test` builds the package with `make deb` and sets it)"
+        ));
         return None;
     };
     let p = PathBuf::from(p);
@@ -57,7 +58,9 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn the_package_holds_every_page_completion_and_doc() {
-    let Some(deb) = deb() else { return };
+    let Some(deb) = deb("the_package_holds_every_page_completion_and_doc") else {
+        return;
+    };
     let fields = run(Command::new("dpkg-deb").arg("-f").arg(&deb));
     let field = |name: &str| {
         fields
@@ -130,9 +133,11 @@ fn the_package_holds_every_page_completion_and_doc() {
 
 #[test]
 fn the_package_installs_into_an_empty_root_and_runs() {
-    let Some(deb) = deb() else { return };
+    let Some(deb) = deb("the_package_installs_into_an_empty_root_and_runs") else {
+        return;
+    };
     if !is_root() {
-        eprintln!("SKIP the_package_installs_into_an_empty_root_and_runs: dpkg --root needs root");
+        skip("the_package_installs_into_an_empty_root_and_runs: dpkg --root needs root");
         return;
     }
     let root = TempDir::new("package-root");

@@ -156,7 +156,9 @@ impl Drop for EmptyRoot {
         if left.is_empty() {
             let _ = std::fs::remove_dir_all(&self.0);
         } else {
-            eprintln!(
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
                 "WARNING: {} left in place: still mounted below it: {left:?}",
                 self.0.display()
             );
@@ -164,13 +166,20 @@ impl Drop for EmptyRoot {
     }
 }
 
+/// Say that a test is skipped, past libtest's capture of `eprintln!`, so
+/// the line shows under a plain `cargo test`.
+pub fn skip(why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIP {why}");
+}
+
 /// The static binary the Makefile built, or None (with a SKIP line) when
 /// the tests run without it.
 fn static_bin(test: &str) -> Option<PathBuf> {
     let Some(p) = std::env::var_os("RTSCOPE_STATIC_BIN") else {
-        eprintln!(
-            "SKIP {test}: RTSCOPE_STATIC_BIN is not set (`make test` builds the static binary and sets it)"
-        );
+        skip(&format!(
+            "{test}: RTSCOPE_STATIC_BIN is not set (`make test` builds the static binary and sets it)"
+        ));
         return None;
     };
     let p = PathBuf::from(p);
@@ -207,7 +216,7 @@ fn the_static_binary_works_alone_in_an_empty_root() {
         return;
     };
     if !is_root() {
-        eprintln!("SKIP the_static_binary_works_alone_in_an_empty_root: chroot needs root");
+        skip("the_static_binary_works_alone_in_an_empty_root: chroot needs root");
         return;
     }
     let root = EmptyRoot::new(&p);
@@ -218,6 +227,10 @@ fn the_static_binary_works_alone_in_an_empty_root() {
         stdout(&o).trim(),
         format!("rtscope {}", env!("CARGO_PKG_VERSION"))
     );
+
+    // A command that fails leaves no mount either (run checks).
+    let o = root.run(&["measure", "--no-such-flag"]);
+    assert_code(&o, 2);
 
     let o = root.run(&["doctor"]);
     assert_code(&o, 0);
