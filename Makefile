@@ -6,8 +6,17 @@ BIN      := target/release/rtscope
 DURATION ?= 30s
 RESULTS  ?= results
 SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+HOST     := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+# The statically linked binary `make static` builds.
+STATIC_BIN := target/$(HOST)/release/rtscope
+# Debian's spelling of Cargo's version (0.2.0-rc.1 becomes 0.2.0~rc.1).
+VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1 | tr - '~')
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB      := target/deb/rtscope_$(VERSION)_$(DEB_ARCH).deb
+DEB_ROOT := target/deb/root
+MAINTAINER ?= rtscope maintainers <maintainers@users.noreply.a-seed-e938a50f.example>
 
-.PHONY: all deps build static run test fuzz bench bench-load man clean
+.PHONY: all deps build static deb run test fuzz bench bench-load man clean
 
 all: build
 
@@ -20,7 +29,48 @@ build: deps
 # One statically linked binary to copy to the target board
 # (target/x86_64-unknown-linux-gnu/release/rtscope on x86_64).
 static: deps
-	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $$(rustc -vV | sed -n 's/^host: //p')
+	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $(HOST)
+
+# The Debian package, target/deb/rtscope_<version>_<arch>.deb, built with
+# dpkg-deb from the static binary: man pages and shell completions come
+# from the binary itself (the same clap definitions as --help); examples/
+# and contrib/systemd/*.service are packaged when they exist.
+DOC := $(DEB_ROOT)/usr/share/doc/rtscope
+deb: static
+	@rm -rf $(DEB_ROOT) $(DEB)
+	install -D -m 0755 $(STATIC_BIN) $(DEB_ROOT)/usr/bin/rtscope
+	$(STATIC_BIN) man $(DEB_ROOT)/usr/share/man/man1 >/dev/null
+	gzip -9n $(DEB_ROOT)/usr/share/man/man1/*.1
+	install -d $(DEB_ROOT)/usr/share/bash-completion/completions \
+	    $(DEB_ROOT)/usr/share/zsh/vendor-completions $(DEB_ROOT)/usr/share/fish/vendor_completions.d
+	$(STATIC_BIN) completions bash > $(DEB_ROOT)/usr/share/bash-completion/completions/rtscope
+	$(STATIC_BIN) completions zsh > $(DEB_ROOT)/usr/share/zsh/vendor-completions/_rtscope
+	$(STATIC_BIN) completions fish > $(DEB_ROOT)/usr/share/fish/vendor_completions.d/rtscope.fish
+	install -D -m 0644 -t $(DOC) README.md docs/*.md
+	{ cat contrib/deb/copyright; \
+	  $(CARGO) tree --locked -e normal,no-proc-macro --prefix none -f '{p} ({l})' | sed -e 1d -e 's/ (\*)$$//' -e 's/^/ /' | sort -u; \
+	} > $(DOC)/copyright
+	$(if $(wildcard examples),cp -R examples $(DOC)/examples)
+	$(if $(wildcard contrib/systemd/*.service),install -D -m 0644 -t $(DEB_ROOT)/usr/lib/systemd/system $(wildcard contrib/systemd/*.service))
+	chmod -R u+rwX,go+rX,go-w $(DEB_ROOT)
+	mkdir -p $(DEB_ROOT)/DEBIAN
+	cd $(DEB_ROOT) && find usr -type f -print0 | sort -z | xargs -0 md5sum > DEBIAN/md5sums
+	{ echo "Package: rtscope"; \
+	  echo "Version: $(VERSION)"; \
+	  echo "Architecture: $(DEB_ARCH)"; \
+	  echo "Maintainer: $(MAINTAINER)"; \
+	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)"; \
+	  echo "Section: utils"; \
+	  echo "Priority: optional"; \
+	  echo "Recommends: rt-tests, stress-ng"; \
+	  echo "Description: oscilloscope for real-time Linux (wake-up latency)"; \
+	  echo " rtscope measures how late periodic real-time threads wake up, the way"; \
+	  echo " cyclictest does, with histograms that never overflow, honest counts of"; \
+	  echo " missed periods and results written as the run goes; it stores runs,"; \
+	  echo " reports and compares them, applies loads, and tunes the system with a"; \
+	  echo " guaranteed revert. One statically linked binary."; \
+	} > $(DEB_ROOT)/DEBIAN/control
+	dpkg-deb --root-owner-group --build $(DEB_ROOT) $(DEB)
 
 # The main job on sensible defaults: one FIFO-95 thread per CPU at 1 ms
 # for $(DURATION), results kept in $(RESULTS)/, ending with an HTML report
@@ -32,8 +82,12 @@ run: build
 	@echo "run record: $(RESULTS)/latest.json  cyclictest histogram: $(RESULTS)/latest.hist"
 	@echo "report: $(abspath $(RESULTS)/latest.html)"
 
-test: deps
-	$(CARGO) test --release --locked
+# The static binary and the package are built first and checked by the
+# tests in tests/it/static_binary.rs and tests/it/package.rs (which skip,
+# saying so, under a plain `cargo test`).
+test: deps deb
+	RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
+	    $(CARGO) test --release --locked
 
 # The property tests of every importer and of the run-record reader
 # (src/import/fuzz.rs), with FUZZ_CASES cases each instead of the few that

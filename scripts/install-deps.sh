@@ -5,9 +5,11 @@ set -eu
 
 # Debian packages: rt-tests (cyclictest, hackbench: the reference and a
 # load), stress-ng (loads), strace (the hot-path syscall test), util-linux
-# (taskset and setpriv: the tune tests), chromium (the report test renders
-# and prints the HTML report headless).
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux chromium}"
+# (taskset and setpriv: the tune tests; unshare: the static-binary test),
+# mount (its bind mounts), chromium (the report test renders and prints
+# the HTML report headless). `make deb` and its test need only dpkg-deb,
+# gzip and bash, which every Debian system has.
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium}"
 
 missing=""
 for p in $PACKAGES; do

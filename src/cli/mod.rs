@@ -43,6 +43,7 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
 }
 
 pub mod compare;
+pub mod completions;
 pub mod doctor;
 pub mod explain;
 pub mod import;
@@ -98,6 +99,8 @@ pub enum Command {
     Import(import::ImportArgs),
     // The help of `explain` comes from `ExplainArgs`.
     Explain(explain::ExplainArgs),
+    // The help comes from `CompletionsArgs`.
+    Completions(completions::CompletionsArgs),
     /// Internal: the load supervisor, started by rtscope itself.
     #[command(name = "__load-supervisor", hide = true)]
     LoadSupervisor(load::SupervisorArgs),
@@ -161,6 +164,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Runs(args) => runs::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Completions(args) => completions::run(&args),
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),
         Command::RtInterference(args) => load::run_interference(&args),

@@ -3,12 +3,15 @@
 //! exit codes, restore), never timings. One test binary; one module per
 //! area.
 
+mod completions;
 mod doctor;
 mod explain;
 mod import;
 mod load;
 mod measure;
+mod package;
 mod report;
+mod static_binary;
 mod store;
 mod tune;
 mod util;
