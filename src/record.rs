@@ -7,6 +7,7 @@
 //! The JSON Schema is generated from these types (`rtscope schema`) and
 //! kept in `docs/run-record.schema.json`.
 
+use crate::explain::Explanation;
 use crate::histogram::{Histogram, LATENCY_SUB_BITS};
 use crate::kinds::{Named, Policy, SourceKind, TimerMethod};
 use crate::sys::clock::Clock;
@@ -61,6 +62,34 @@ pub struct RunRecord {
     /// Things the user should know about how this run went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Why the largest wake-ups were late, from kernel trace events
+    /// (`measure --explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<ExplainRecord>,
+}
+
+/// What `measure --explain` found: the wake-ups at least `threshold_ns`
+/// late, each explained from the kernel's trace events on its CPU.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExplainRecord {
+    /// Wake-ups at least this late were explained.
+    pub threshold_ns: u64,
+    /// Trace events recorded, and those this kernel does not have.
+    pub events: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_events: Vec<String>,
+    /// Wake-ups at least `threshold_ns` late.
+    pub spikes_seen: u64,
+    /// Of those, how many were explained (at most one per thread every
+    /// 50 ms: the largest of each such interval).
+    pub spikes_explained: u64,
+    /// Trace events read, and those the kernel dropped (buffer overrun):
+    /// explanations whose window lost events are marked partial.
+    pub events_read: u64,
+    pub events_lost: u64,
+    /// The explanations kept, largest wake-up first (each thread's
+    /// largest, then the largest of the rest, up to a bound).
+    pub explanations: Vec<Explanation>,
 }
 
 /// A load run beside the measurement.
@@ -1083,6 +1112,7 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
             ..Default::default()
         },
         warnings: vec![],
+        explain: None,
     }
 }
 

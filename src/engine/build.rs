@@ -181,5 +181,6 @@ pub fn record(
         fingerprint: ctx.fingerprint.clone(),
         load: None,
         warnings: ctx.warnings.clone(),
+        explain: None,
     }
 }

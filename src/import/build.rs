@@ -267,6 +267,7 @@ pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
         fingerprint: run.fingerprint,
         load: None,
         warnings,
+        explain: None,
     })
 }
 
