@@ -223,6 +223,13 @@ pub struct MeasureArgs {
     #[arg(long = "isolate", value_name = "CPULIST", value_parser = cpulist)]
     pub isolate: Option<CpuList>,
 
+    /// Explain every wake-up at least ABOVE late (bare number: us; default
+    /// 100us) from kernel trace events while the run goes on: what ran
+    /// instead, which IRQ, for how long. Uses a tracefs instance of its
+    /// own (mounted if needed, removed at the end). Needs root.
+    #[arg(long = "explain", value_name = "ABOVE", num_args = 0..=1, default_missing_value = "100", value_parser = micros)]
+    pub explain_ns: Option<u64>,
+
     /// Do not save the run in the run store (by default every run is
     /// saved, as it goes: see --checkpoint and --db).
     #[arg(long = "no-save")]
@@ -306,6 +313,7 @@ impl MeasureArgs {
             break_ns: self.break_ns,
             tracemark: self.tracemark,
             main_affinity: self.main_affinity.clone().map(|c| c.0),
+            late_above_ns: None,
         })
     }
 
@@ -340,6 +348,7 @@ impl MeasureArgs {
             tags: super::import::tag_map(&self.tags)?,
             max_latency_ns: self.max_latency_ns,
             command_line: std::env::args().collect(),
+            explain_above_ns: self.explain_ns,
         })
     }
 }

@@ -22,4 +22,6 @@ pub mod window;
 
 pub use fanout::Fanout;
 pub use plan::{MeasureConfig, Plan, PlanError, Policy, ThreadPlan, TimerMethod};
-pub use run::{Control, EngineError, Observer, Outcome, RunView, Snapshot, ThreadSnapshot, run};
+pub use run::{
+    Control, EngineError, Late, Observer, Outcome, RunView, Snapshot, ThreadSnapshot, run,
+};

@@ -57,6 +57,9 @@ pub struct MeasureConfig {
     /// `--tracemark`: on a break, mark the trace and stop tracing.
     pub tracemark: bool,
     pub main_affinity: Option<Vec<usize>>,
+    /// Report wake-ups at least this late to observers, one by one (for
+    /// explaining them); `None`: only statistics.
+    pub late_above_ns: Option<u64>,
 }
 
 impl Default for MeasureConfig {
@@ -85,6 +88,7 @@ impl Default for MeasureConfig {
             break_ns: None,
             tracemark: false,
             main_affinity: None,
+            late_above_ns: None,
         }
     }
 }

@@ -8,7 +8,7 @@
 use super::plan::{Plan, Policy};
 use super::preflight;
 use super::shared::{LiveStats, SharedStats, StatsSnapshot};
-use super::thread::{self, Gate, LoopEnd, SetupMsg, SetupStep, ThreadCtx, TraceMark};
+use super::thread::{self, Gate, LateWakeup, LoopEnd, SetupMsg, SetupStep, ThreadCtx, TraceMark};
 use super::window::{SERIES_CAPACITY, SeriesBuilder, WindowStat};
 use crate::record::{BreakEvent, EndReason, SampleAt, WindowSeries};
 use crate::sys::clock::{self, Clock};
@@ -24,6 +24,8 @@ use thiserror::Error;
 
 /// Capacity of each thread's window queue (windows, not samples).
 const WINDOW_QUEUE: usize = 4096;
+/// Capacity of each thread's queue of late wake-ups (drained every tick).
+const LATE_QUEUE: usize = 1024;
 /// How often the control thread wakes up.
 const TICK: Duration = Duration::from_millis(50);
 /// Time between "all threads ready" and the first deadline.
@@ -80,11 +82,22 @@ pub trait Observer {
 pub struct Quiet;
 impl Observer for Quiet {}
 
+/// A late wake-up of one thread, as observers see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Late {
+    /// Index of the thread in the plan.
+    pub thread: usize,
+    pub wakeup: LateWakeup,
+}
+
 /// Read access to a running measurement.
 pub struct RunView<'a> {
     pub plan: &'a Plan,
     shared: &'a [Arc<SharedStats>],
     series: &'a [SeriesBuilder],
+    /// Wake-ups at least `late_above_ns` late since the last tick (empty
+    /// unless the plan asks for them).
+    pub late: &'a [Late],
     pub t0_ns: u64,
     pub t0_unix_ns: u64,
 }
@@ -156,6 +169,11 @@ impl RunView<'_> {
 
     pub fn thread_count(&self) -> usize {
         self.shared.len()
+    }
+
+    /// Late wake-ups of `thread` that found its queue full.
+    pub fn late_dropped(&self, thread: usize) -> u64 {
+        self.shared[thread].dropped_late()
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -298,6 +316,9 @@ struct Collected {
     shared: Vec<Arc<SharedStats>>,
     consumers: Vec<rtrb::Consumer<WindowStat>>,
     series: Vec<SeriesBuilder>,
+    late_queues: Vec<Option<rtrb::Consumer<LateWakeup>>>,
+    /// Late wake-ups taken from the queues at the last drain.
+    late: Vec<Late>,
     t0_ns: u64,
     t0_unix_ns: u64,
 }
@@ -311,6 +332,14 @@ impl Collected {
                 s.push(w);
             }
         }
+        self.late.clear();
+        for (thread, q) in self.late_queues.iter_mut().enumerate() {
+            if let Some(q) = q {
+                while let Ok(wakeup) = q.pop() {
+                    self.late.push(Late { thread, wakeup });
+                }
+            }
+        }
     }
 
     fn all_done(&self) -> bool {
@@ -322,6 +351,7 @@ impl Collected {
             plan,
             shared: &self.shared,
             series: &self.series,
+            late: &self.late,
             t0_ns: self.t0_ns,
             t0_unix_ns: self.t0_unix_ns,
         }
@@ -344,12 +374,21 @@ fn spawn(
         shared: Vec::with_capacity(n),
         consumers: Vec::with_capacity(n),
         series: Vec::with_capacity(n),
+        late_queues: Vec::with_capacity(n),
+        late: Vec::new(),
         t0_ns: 0,
         t0_unix_ns: 0,
     };
     for t in &plan.threads {
         let stats = Arc::new(SharedStats::new());
         let (producer, consumer) = rtrb::RingBuffer::new(WINDOW_QUEUE);
+        let (late, late_queue) = match cfg.late_above_ns {
+            Some(_) => {
+                let (p, c) = rtrb::RingBuffer::new(LATE_QUEUE);
+                (Some(p), Some(c))
+            }
+            None => (None, None),
+        };
         let ctx = ThreadCtx {
             plan: t.clone(),
             policy: cfg.policy,
@@ -364,6 +403,8 @@ fn spawn(
             correct: cfg.omission_correction,
             break_ns: cfg.break_ns,
             tracemark: tracemark.clone(),
+            late_above_ns: cfg.late_above_ns.unwrap_or(u64::MAX),
+            late,
         };
         let (gate, tx) = (threads.gate.clone(), ready.clone());
         let handle = std::thread::Builder::new()
@@ -377,6 +418,7 @@ fn spawn(
         threads.handles.push(handle);
         collected.shared.push(stats);
         collected.consumers.push(consumer);
+        collected.late_queues.push(late_queue);
         collected
             .series
             .push(SeriesBuilder::new(cfg.window_ns, SERIES_CAPACITY));

@@ -32,6 +32,7 @@ pub struct SharedStats {
     sum_hi: AtomicU64,
     last: AtomicU64,
     dropped_windows: AtomicU64,
+    dropped_late: AtomicU64,
     warm_samples: AtomicU64,
     warm_min: AtomicU64,
     warm_max: AtomicU64,
@@ -143,6 +144,7 @@ impl SharedStats {
             sum_hi: AtomicU64::new(0),
             last: AtomicU64::new(NONE),
             dropped_windows: AtomicU64::new(0),
+            dropped_late: AtomicU64::new(0),
             warm_samples: AtomicU64::new(0),
             warm_min: AtomicU64::new(NONE),
             warm_max: AtomicU64::new(NONE),
@@ -276,6 +278,16 @@ impl SharedStats {
     #[inline(always)]
     pub fn record_dropped_window(&self) {
         bump(&self.dropped_windows, 1);
+    }
+
+    /// A late wake-up that did not fit in the queue of late wake-ups.
+    pub fn record_dropped_late(&self) {
+        bump(&self.dropped_late, 1);
+    }
+
+    /// Late wake-ups that did not fit in the queue so far.
+    pub fn dropped_late(&self) -> u64 {
+        self.dropped_late.load(Relaxed)
     }
 
     // ---- reader side ----

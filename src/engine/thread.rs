@@ -34,6 +34,18 @@ pub struct ThreadCtx {
     pub correct: bool,
     pub break_ns: Option<u64>,
     pub tracemark: Option<Arc<TraceMark>>,
+    /// Wake-ups at least this late go into `late` (for explaining).
+    pub late_above_ns: u64,
+    pub late: Option<rtrb::Producer<LateWakeup>>,
+}
+
+/// One wake-up at least the threshold late, on the run's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LateWakeup {
+    pub cycle: u64,
+    pub deadline_ns: u64,
+    pub wake_ns: u64,
+    pub latency_ns: u64,
 }
 
 /// The start line shared by all threads and the control thread.
@@ -281,6 +293,19 @@ fn measure_loop(
             }
             acc.add(lat, extra, interval, correct);
             wakeups += 1;
+            if lat >= ctx.late_above_ns
+                && let Some(q) = &mut ctx.late
+            {
+                let late = LateWakeup {
+                    cycle,
+                    deadline_ns: deadline,
+                    wake_ns: now,
+                    latency_ns: lat,
+                };
+                if q.push(late).is_err() {
+                    shared.record_dropped_late();
+                }
+            }
             if let Some(limit) = ctx.break_ns
                 && lat > limit
             {

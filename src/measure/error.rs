@@ -35,6 +35,9 @@ pub enum SessionError {
     Output(anyhow::Error),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Kernel tracing for --explain could not be set up.
+    #[error("--explain: {0}")]
+    Explain(#[from] crate::trace::TraceError),
     #[error("stopped by a signal before measuring began; nothing was measured")]
     Interrupted,
 }

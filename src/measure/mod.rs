@@ -8,12 +8,14 @@
 //! Layout: `request` (what is asked, typed and checked), `error` (why it
 //! could not be made), `session`
 //! ([`Session`]: prepare → run → finish), `outputs` (the result files),
-//! `outcome` (how it ended and the exit status it implies).
+//! `outcome` (how it ended and the exit status it implies), `explain`
+//! (`--explain`: late wake-ups explained from kernel trace events).
 //!
 //! Never prints the live display (the caller's observer does) and never
 //! runs on a measuring thread.
 
 pub mod error;
+pub mod explain;
 pub mod outcome;
 pub mod outputs;
 pub mod request;

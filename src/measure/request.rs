@@ -32,6 +32,8 @@ pub struct Request {
     pub max_latency_ns: Option<u64>,
     /// The command line recorded with the run.
     pub command_line: Vec<String>,
+    /// Explain the wake-ups at least this late from kernel trace events.
+    pub explain_above_ns: Option<u64>,
 }
 
 impl Request {
@@ -60,9 +62,26 @@ impl Request {
         Ok(())
     }
 
-    /// Refuse outputs and checkpoints that cannot work, before the system
-    /// is touched.
+    /// Refuse outputs, checkpoints and explaining that cannot work,
+    /// before the system is touched.
     pub fn check_outputs(&self) -> Result<(), SessionError> {
+        if let Some(above) = self.explain_above_ns {
+            if !super::explain::clock_supported(self.config.clock) {
+                return Err(SessionError::Usage(
+                    "--explain needs the monotonic clock (kernel trace events are stamped on it): leave out --clock realtime".into(),
+                ));
+            }
+            if above == 0 {
+                return Err(SessionError::Usage(
+                    "--explain threshold must be greater than 0".into(),
+                ));
+            }
+            if crate::sys::sched::euid() != 0 {
+                return Err(SessionError::Usage(
+                    "--explain reads kernel trace events (tracefs) and needs root: run with sudo, or leave out --explain".into(),
+                ));
+            }
+        }
         if let Some(h) = &self.outputs.histogram
             && (h.rows == 0 || h.rows > MAX_HIST_ROWS)
         {

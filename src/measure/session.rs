@@ -15,6 +15,7 @@
 //! before it measured removes its row from the store.
 
 use super::error::SessionError;
+use super::explain::Explainer;
 use super::outcome::{Outcome, Saved};
 use super::request::Request;
 use crate::engine::build::{self, RecordContext};
@@ -36,6 +37,7 @@ pub struct Session {
     // Fields drop in this order on an error: the store row goes first,
     // then the isolation is undone, then the load stops.
     saver: Option<RunSaver>,
+    explainer: Option<Explainer>,
     isolation: Option<Isolation>,
     load: Option<LoadSession>,
     request: Request,
@@ -47,7 +49,8 @@ impl Session {
     /// Check `request`, then set everything up: load, isolation, plan,
     /// the run's row in the store. `stop` (set by a signal) ends the
     /// set-up early with [`SessionError::Interrupted`].
-    pub fn prepare(request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
+    pub fn prepare(mut request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
+        request.config.late_above_ns = request.explain_above_ns;
         let allowed = allowed_cpus()?;
         let check = Plan::build(request.config.clone(), &allowed)?;
         request.check_cpus()?;
@@ -114,8 +117,13 @@ impl Session {
             fingerprint: fingerprint::take(&SysRoot::host()),
             ..Default::default()
         };
+        let explainer = match request.explain_above_ns {
+            Some(above) => Some(Explainer::start(&plan, above)?),
+            None => None,
+        };
         let mut session = Session {
             saver: None,
+            explainer,
             isolation,
             load,
             request,
@@ -157,6 +165,9 @@ impl Session {
             if let Some(l) = self.load.as_mut() {
                 parts.push(l);
             }
+            if let Some(x) = self.explainer.as_mut() {
+                parts.push(x);
+            }
             engine::run(&self.plan, &mut Fanout::new(parts))
         };
         observer.ended();
@@ -175,7 +186,14 @@ impl Session {
     /// Build the record, write the files, save the run: all of them,
     /// whatever fails (failures are in the outcome).
     fn finish(mut self, outcome: engine::Outcome) -> Outcome {
-        let rec = self.record(&outcome);
+        let mut rec = self.record(&outcome);
+        if let Some(x) = self.explainer.take() {
+            let (explained, undo) = x.finish();
+            rec.explain = Some(explained);
+            if let Some(e) = undo {
+                rec.warnings.push(format!("--explain: {e}"));
+            }
+        }
         let mut failures = self.request.outputs.write(&rec);
         let mut saved = None;
         if let Some(s) = self.saver.take() {

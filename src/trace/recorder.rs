@@ -359,6 +359,16 @@ impl Recorder {
         Ok(())
     }
 
+    /// The events recorded (those of the wanted ones this kernel has).
+    pub fn events(&self) -> Vec<String> {
+        let events = self.entry.instance.join("events");
+        instance::WANTED
+            .iter()
+            .filter(|e| events.join(e.group).join(e.name).is_dir())
+            .map(|e| e.to_string())
+            .collect()
+    }
+
     /// The wanted events this kernel does not have.
     pub fn missing_events(&self) -> Vec<String> {
         self.missing.iter().map(|e| e.to_string()).collect()

@@ -9,6 +9,7 @@ mod explain;
 mod import;
 mod load;
 mod measure;
+mod measure_explain;
 mod package;
 mod report;
 mod static_binary;

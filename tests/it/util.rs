@@ -103,16 +103,24 @@ pub fn read_json(p: &Path) -> serde_json::Value {
 pub struct Hog {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
+    /// Its kernel thread id (its comm is [`Hog::COMM`]).
+    pub tid: i32,
 }
 
 impl Hog {
+    /// The hog thread's name, as the kernel shows it.
+    pub const COMM: &'static str = "rtscope-hog";
+
     pub fn start(cpu: usize) -> Hog {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::time::{Duration, Instant};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let handle = std::thread::spawn(move || {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let body = move || {
             // SAFETY: plain libc calls on this thread with valid arguments.
+            let _ = tid_tx.send(unsafe { libc::gettid() });
+            // SAFETY: as above.
             unsafe {
                 let mut set: libc::cpu_set_t = std::mem::zeroed();
                 libc::CPU_SET(cpu, &mut set);
@@ -134,10 +142,15 @@ impl Hog {
                     std::thread::sleep(d);
                 }
             }
-        });
+        };
+        let handle = std::thread::Builder::new()
+            .name(Hog::COMM.into())
+            .spawn(body)
+            .unwrap();
         Hog {
             stop,
             handle: Some(handle),
+            tid: tid_rx.recv().unwrap(),
         }
     }
 }
