@@ -14,6 +14,7 @@ pub mod runs_text;
 pub mod summary;
 pub mod table;
 pub mod verdict;
+pub mod why;
 
 use crate::record::RunRecord;
 
