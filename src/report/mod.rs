@@ -15,6 +15,7 @@ pub mod summary;
 pub mod table;
 pub mod verdict;
 pub mod why;
+pub mod why_svg;
 
 use crate::record::RunRecord;
 
