@@ -6,7 +6,24 @@
 use crate::record::{ReadError, RunRecord};
 use crate::store::{self, Store, StoreError};
 use anyhow::{Context, Result, bail};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Where a run was loaded from, for messages: `run 3`, or `the run
+/// record FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Stored { id: i64 },
+    File(PathBuf),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Stored { id } => write!(f, "run {id}"),
+            Origin::File(p) => write!(f, "the run record {}", p.display()),
+        }
+    }
+}
 
 /// True when `reference` can only mean a stored run (a number, `last`).
 fn is_store_only(reference: &str) -> bool {
@@ -22,21 +39,32 @@ fn may_be_uuid(reference: &str) -> bool {
 
 /// Load the run that `reference` names.
 pub fn load(reference: &str) -> Result<RunRecord> {
+    load_with_origin(reference).map(|(rec, _)| rec)
+}
+
+/// Load the run that `reference` names, and say where it came from.
+pub fn load_with_origin(reference: &str) -> Result<(RunRecord, Origin)> {
     let path = Path::new(reference);
     let stored = is_store_only(reference) || may_be_uuid(reference);
+    let from_file = || load_file(path).map(|rec| (rec, Origin::File(path.to_path_buf())));
     if path.is_file() && !is_store_only(reference) {
-        return load_file(path);
+        return from_file();
     }
     if !stored {
         bail!(
             "no run '{reference}': give a stored run's id (see rtscope runs), last, or the path of a run record (.json)"
         );
     }
-    match load_stored(reference) {
-        Ok(rec) => Ok(rec),
+    let from_store = || -> Result<(RunRecord, Origin)> {
+        let s = open_store(reference)?;
+        let id = s.resolve(reference)?;
+        Ok((s.load(id)?, Origin::Stored { id }))
+    };
+    match from_store() {
+        Ok(found) => Ok(found),
         // A file called "3" loses to run 3, but is still found when there
         // is no run 3.
-        Err(e) if path.is_file() => load_file(path).map_err(|_| e),
+        Err(e) if path.is_file() => from_file().map_err(|_| e),
         Err(e) => Err(e),
     }
 }

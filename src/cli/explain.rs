@@ -1,14 +1,23 @@
 //! `rtscope explain`: why was a wake-up late? Maps the flags to the
-//! library (`crate::explain`) and prints its explanations; nothing else.
-//! Today it reads trace files (`--trace`); explaining a stored RUN comes
-//! with `measure --explain`.
+//! library and prints: the explanations a run measured with `--explain`
+//! kept (`RUN`), or those of the spikes cyclictest marked in a trace
+//! file (`--trace`, through `crate::explain`). Nothing else.
 
 use super::Exit;
+use crate::report::why;
+use crate::runref;
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::PathBuf;
 
 /// Explain why a wake-up was late, from kernel trace events.
+///
+/// RUN is a run measured with `rtscope measure --explain`: its id (see
+/// `rtscope runs`), `last`, the start of its uuid, or a run record file.
+/// Every explanation the run kept is printed, largest wake-up first, after
+/// one line of counts (threshold, wake-ups that reached it, explained,
+/// trace events read and lost). With --json, the run's explain record
+/// (the same fields, and the explanations) is printed as JSON.
 ///
 /// --trace FILE reads a trace as text: the output of `trace-cmd report`,
 /// or tracefs' `trace` file. It must hold the marker cyclictest writes
@@ -17,14 +26,20 @@ use std::path::PathBuf;
 /// sched_wakeup, and for a finer split timer:hrtimer_*, irq:*,
 /// irq_vectors:* and workqueue:* (record with e.g. `trace-cmd record -e
 /// sched -e timer -e irq -e irq_vectors -e workqueue cyclictest -b 500
-/// --tracemark ...`). For each marked spike it prints the main cause, the
-/// latency split into named parts (timer delay, interrupt handlers,
-/// softirqs, threads that ran instead, unexplained) with durations and
-/// shares, and the timeline from the deadline to the thread running. An
-/// explanation from a trace that lost events is marked PARTIAL.
+/// --tracemark ...`). With --json, an array of explanations.
+///
+/// Each explanation gives the main cause, the latency split into named
+/// parts (timer delay, interrupt handlers, softirqs, threads that ran
+/// instead, unexplained) with durations and shares, and the timeline from
+/// the deadline to the thread running. An explanation from a trace that
+/// lost events is marked PARTIAL. See docs/explain.md.
+///
+/// Exit status: 0 explained (or nothing reached the threshold), 2 the run
+/// was measured without --explain, or bad input.
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
-    /// A stored run to explain (not available yet: use --trace).
+    /// A run measured with --explain: id, `last`, uuid prefix, or a run
+    /// record file.
     #[arg(value_name = "RUN")]
     pub run: Option<String>,
 
@@ -32,32 +47,62 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// Print the explanations as JSON (an array) instead of text.
+    /// Print JSON instead of text: the run's explain record, or for
+    /// --trace an array of explanations.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &ExplainArgs) -> Result<Exit> {
-    let path = match (&args.trace, &args.run) {
-        (Some(p), None) => p,
+    match (&args.trace, &args.run) {
+        (Some(path), None) => explain_trace(path, args.json),
+        (None, Some(run)) => explain_run(run, args.json),
         (Some(_), Some(run)) => {
             bail!("give either RUN ({run}) or --trace FILE, not both")
         }
-        (None, Some(run)) => bail!(
-            "explaining a stored run ({run}) is not available yet: record a trace and give --trace FILE"
+        (None, None) => bail!(
+            "nothing to explain: give a RUN measured with --explain, or --trace FILE (see --help)"
         ),
-        (None, None) => bail!("nothing to explain: give --trace FILE (see --help)"),
-    };
+    }
+}
+
+fn print_explanations(explanations: &[crate::explain::Explanation]) {
+    for (i, x) in explanations.iter().enumerate() {
+        if i > 0 {
+            outln!();
+        }
+        out!("{}", crate::explain::text::render(x));
+    }
+}
+
+fn explain_trace(path: &std::path::Path, json: bool) -> Result<Exit> {
     let explanations = crate::explain::explain_trace_file(path)?;
-    if args.json {
+    if json {
         super::print_json(&explanations)?;
     } else {
-        for (i, x) in explanations.iter().enumerate() {
-            if i > 0 {
-                outln!();
-            }
-            out!("{}", crate::explain::text::render(x));
-        }
+        print_explanations(&explanations);
+    }
+    Ok(Exit::Ok)
+}
+
+fn explain_run(reference: &str, json: bool) -> Result<Exit> {
+    let (rec, origin) = runref::load_with_origin(reference)?;
+    let Some(x) = &rec.explain else {
+        bail!(
+            "{origin} was measured without --explain: nothing to explain (measure with --explain)"
+        );
+    };
+    if json {
+        super::print_json(x)?;
+        return Ok(Exit::Ok);
+    }
+    if let Some(nothing) = why::nothing_line(x) {
+        outln!("{nothing}");
+    }
+    outln!("{}", why::counts_line(x));
+    if !x.explanations.is_empty() {
+        outln!();
+        print_explanations(&x.explanations);
     }
     Ok(Exit::Ok)
 }

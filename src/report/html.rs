@@ -1,7 +1,8 @@
 //! The HTML report: one self-contained file (CSS and SVG inline, no
 //! script, no network) that reads on a laptop screen and prints on A4.
 //! Per run: verdict, summary table per CPU, histogram, exceedance and
-//! timeline, largest wake-ups, set-up, load, fingerprint. With several
+//! timeline, largest wake-ups and why they were late (`measure
+//! --explain`), set-up, load, fingerprint. With several
 //! runs, first a comparison: fairness warnings for every pair, a side by
 //! side table and overlaid curves.
 //!
@@ -12,7 +13,9 @@
 
 use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
-use super::{NamedRun, fairness, fmt};
+use super::why::{self, PartKind};
+use super::{NamedRun, fairness, fmt, why_svg};
+use crate::explain::{Completeness, Explanation};
 use crate::record::{METRICS, RunRecord, ThreadRecord};
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
@@ -110,9 +113,35 @@ struct RunView {
     missing: Vec<String>,
     warnings: Vec<String>,
     outliers: Option<Table>,
+    why: Option<WhyView>,
     setup: Vec<Pair>,
     load: Vec<Pair>,
     fingerprint: Vec<Pair>,
+}
+
+/// Why the largest wake-ups were late: the counts, and each kept
+/// explanation with its bar, parts and timeline.
+#[derive(Serialize, Debug)]
+struct WhyView {
+    counts: Vec<Pair>,
+    /// Set when no wake-up reached the threshold.
+    nothing: Option<String>,
+    items: Vec<WhyItem>,
+    /// Set when more explanations were kept than the report shows.
+    more: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct WhyItem {
+    id: String,
+    heading: String,
+    cause: String,
+    partial: bool,
+    partial_reasons: Vec<String>,
+    bar: String,
+    parts: Table,
+    timeline: Table,
+    notes: Vec<String>,
 }
 
 #[derive(Serialize, Debug)]
@@ -233,6 +262,152 @@ fn outlier_table(run: &RunRecord) -> Option<Table> {
         .collect(),
         rows,
         numeric_from: 1,
+    })
+}
+
+/// Explanations the report shows per run (`explain RUN` prints all).
+const MAX_EXPLANATIONS: usize = 12;
+/// Parts listed per explanation; the rest are summed in one row.
+const MAX_PARTS: usize = 8;
+
+/// A signed offset from the deadline, for timelines.
+fn offset(ns: i64) -> String {
+    let sign = if ns < 0 { "−" } else { "+" };
+    format!("{sign}{}", fmt::latency(ns.unsigned_abs()))
+}
+
+fn why_item(anchor: &str, i: usize, x: &Explanation) -> WhyItem {
+    let id = format!("{anchor}-why-{}", i + 1);
+    let mut heading = format!("{}: {} late", why::who(x), fmt::latency(x.spike.latency_ns));
+    if let Some(c) = x.spike.cycle {
+        heading.push_str(&format!(" at cycle {c}"));
+    }
+    if let Some(comm) = &x.thread_comm {
+        heading.push_str(&format!(" ({comm}:{})", x.spike.tid));
+    }
+    let mut rows: Vec<TableRow> = x
+        .parts
+        .iter()
+        .take(MAX_PARTS)
+        .map(|p| {
+            let kind = PartKind::of(&p.culprit);
+            let times = if p.occurrences > 1 {
+                format!(" ({} times)", p.occurrences)
+            } else {
+                String::new()
+            };
+            let mut row = TableRow::plain(vec![
+                format!("{}{times}", p.label),
+                fmt::latency(p.duration_ns),
+                format!("{:.1} %", p.share_pct),
+            ]);
+            row.class = format!("kind-{}", kind.key());
+            row
+        })
+        .collect();
+    let rest = &x.parts[x.parts.len().min(MAX_PARTS)..];
+    if !rest.is_empty() {
+        let ns: u64 = rest.iter().map(|p| p.duration_ns).sum();
+        let pct: f64 = rest.iter().map(|p| p.share_pct).sum();
+        rows.push(TableRow::plain(vec![
+            format!("{} more parts", rest.len()),
+            fmt::latency(ns),
+            format!("{pct:.1} %"),
+        ]));
+    }
+    let mut unexplained = TableRow::plain(vec![
+        "unexplained".into(),
+        fmt::latency(x.unexplained_ns),
+        format!("{:.1} %", x.unexplained_pct),
+    ]);
+    unexplained.class = format!("kind-{}", PartKind::Unexplained.key());
+    rows.push(unexplained);
+    let parts = Table {
+        caption: "Where the time went: each part's duration and share of the latency.".into(),
+        head: ["part", "time", "share"].map(String::from).to_vec(),
+        rows,
+        numeric_from: 1,
+    };
+    let timeline = Table {
+        caption: "From the deadline to the thread running, as the trace tells it.".into(),
+        head: ["from the deadline", "what happened"]
+            .map(String::from)
+            .to_vec(),
+        rows: x
+            .timeline
+            .iter()
+            .map(|s| TableRow::plain(vec![offset(s.since_deadline_ns), s.what.clone()]))
+            .collect(),
+        numeric_from: 2,
+    };
+    WhyItem {
+        bar: why_svg::bar(x, &id),
+        id,
+        heading,
+        cause: why::cause(x),
+        partial: x.completeness == Completeness::Partial,
+        partial_reasons: x.partial_reasons.clone(),
+        parts,
+        timeline,
+        notes: x.notes.clone(),
+    }
+}
+
+fn why_view(anchor: &str, rec: &RunRecord) -> Option<WhyView> {
+    let x = rec.explain.as_ref()?;
+    let mut counts = vec![
+        pair(
+            "threshold",
+            format!("{} or later", fmt::period(x.threshold_ns)),
+        ),
+        pair("wake-ups that reached it", fmt::count(x.spikes_seen)),
+        pair(
+            "explained",
+            format!(
+                "{} (at most one per thread every 50 ms, the largest)",
+                fmt::count(x.spikes_explained)
+            ),
+        ),
+        pair("trace events read", fmt::count(x.events_read)),
+        pair(
+            "trace events lost",
+            if x.events_lost > 0 {
+                format!(
+                    "{} (explanations whose interval lost events are marked partial)",
+                    fmt::count(x.events_lost)
+                )
+            } else {
+                "0".into()
+            },
+        ),
+    ];
+    if !x.events.is_empty() {
+        counts.push(pair("events recorded", x.events.join(", ")));
+    }
+    if !x.missing_events.is_empty() {
+        counts.push(pair(
+            "events this kernel lacks",
+            x.missing_events.join(", "),
+        ));
+    }
+    let items = x
+        .explanations
+        .iter()
+        .take(MAX_EXPLANATIONS)
+        .enumerate()
+        .map(|(i, e)| why_item(anchor, i, e))
+        .collect();
+    let more = (x.explanations.len() > MAX_EXPLANATIONS).then(|| {
+        format!(
+            "{} more explanations are in the run record: rtscope explain RUN prints them all.",
+            x.explanations.len() - MAX_EXPLANATIONS
+        )
+    });
+    Some(WhyView {
+        counts,
+        nothing: why::nothing_line(x),
+        items,
+        more,
     })
 }
 
@@ -485,6 +660,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
         caption.push('.');
         figures.push(figure(&t, &format!("{anchor}-timeline"), caption)?);
     }
+    let why = why_view(&anchor, rec);
     Ok(RunView {
         anchor,
         name: r.name.clone(),
@@ -495,6 +671,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
         missing: missing(rec),
         warnings: rec.warnings.clone(),
         outliers: outlier_table(rec),
+        why,
         setup: setup(rec),
         load: load(rec),
         fingerprint: fingerprint(rec),
@@ -706,6 +883,86 @@ mod tests {
         assert!(html.contains("hundreds of µs"));
         assert!(html.contains("not a bound guaranteed"));
         assert!(!html.contains("Comparison"));
+    }
+
+    fn explained_run() -> RunRecord {
+        let mut r = synthetic(&[vec![5_000, 20_000_000], vec![4_000, 300_000]]);
+        let explanations = vec![
+            crate::report::why::synthetic(0, 0, 20_000_000, false),
+            crate::report::why::synthetic(1, 1, 300_000, true),
+        ];
+        r.explain = Some(crate::record::ExplainRecord {
+            threshold_ns: 100_000,
+            events: vec!["sched:sched_switch".into(), "irq:irq_handler_entry".into()],
+            missing_events: vec!["irq_vectors:local_timer_entry".into()],
+            spikes_seen: 9,
+            spikes_explained: 2,
+            events_read: 5_000,
+            events_lost: 42,
+            explanations,
+        });
+        r
+    }
+
+    #[test]
+    fn explanations_get_a_section_with_bars_timelines_and_a_partial_badge() {
+        let runs = name_runs(vec![("a.json".into(), explained_run())]);
+        let html = render(&runs, None).unwrap();
+        let at = html
+            .find("<h3>Why were they late?</h3>")
+            .expect("the section");
+        assert!(
+            html.find("<h3>Largest wake-ups</h3>").unwrap() < at,
+            "beside the largest wake-ups"
+        );
+        let why = &html[at..];
+        assert_eq!(why.matches("<svg id=\"run-1-why-").count(), 2);
+        assert_eq!(why.matches("class=\"part thread\"").count(), 2);
+        assert!(why.contains("thread 0 (CPU 0): 20.00 ms late at cycle 42 (rtscope-t0:100)"));
+        assert!(why.contains("blocked by rtscope-hog:4242 (RT 90) for"));
+        assert_eq!(
+            why.matches("partial: events were lost, this story is incomplete")
+                .count(),
+            1
+        );
+        assert!(why.contains("the trace lost 42 events of CPU 1 in this interval"));
+        assert!(
+            why.contains("<th class=\"num\">from the deadline</th>")
+                || why.contains("<th>from the deadline</th>")
+        );
+        assert!(why.contains("CPU 0 switches to thread 100"), "the timeline");
+        assert!(why.contains("<dd>9</dd>") && why.contains("irq_vectors:local_timer_entry"));
+        assert!(!why.contains("nothing to explain"));
+        // Still self-contained.
+        assert!(only_svg_namespace(&html));
+        assert!(!html.contains("<script"));
+
+        let mut quiet = synthetic(&[vec![5_000]]);
+        quiet.explain = Some(crate::record::ExplainRecord {
+            threshold_ns: 100_000,
+            ..Default::default()
+        });
+        let html = render(&name_runs(vec![("b.json".into(), quiet)]), None).unwrap();
+        assert!(html.contains("no wake-up reached 100 µs: nothing to explain"));
+        assert!(!html.contains("class=\"why-bar\""));
+        // Without --explain, no section.
+        let html = render(
+            &name_runs(vec![("c.json".into(), synthetic(&[vec![5_000]]))]),
+            None,
+        )
+        .unwrap();
+        assert!(!html.contains("Why were they late?"));
+    }
+
+    #[test]
+    fn names_from_the_trace_are_escaped() {
+        let mut r = explained_run();
+        let x = &mut r.explain.as_mut().unwrap().explanations[0];
+        x.cause = "blocked by <img src=x>:1".into();
+        x.parts[0].label = "<img src=x>:1".into();
+        x.timeline[0].what = "<img src=x> runs".into();
+        let html = render(&name_runs(vec![("a.json".into(), r)]), None).unwrap();
+        assert!(!html.contains("<img"), "escaped everywhere");
     }
 
     fn only_svg_namespace(html: &str) -> bool {

@@ -14,6 +14,8 @@ pub mod runs_text;
 pub mod summary;
 pub mod table;
 pub mod verdict;
+pub mod why;
+pub mod why_svg;
 
 use crate::record::RunRecord;
 

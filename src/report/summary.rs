@@ -1,5 +1,7 @@
 //! The end-of-run summary table: one row per thread and one for all
-//! threads, in microseconds with 0.1 µs precision.
+//! threads, in microseconds with 0.1 µs precision; for a run measured
+//! with `--explain`, a line per thread on why its largest wake-up was
+//! late, and the counts (`super::why`).
 
 use crate::record::{LatencyStats, METRICS, RunRecord};
 use crate::units::{fmt_duration, us_cell_f, us1};
@@ -79,6 +81,9 @@ pub fn render(run: &RunRecord) -> String {
             b.at.cycle,
             us1(run.limits.break_ns.unwrap_or(0))
         );
+    }
+    for line in super::why::summary_lines(run) {
+        let _ = writeln!(out, "{line}");
     }
     out
 }

@@ -253,3 +253,178 @@ fn a_killed_recorder_is_cleaned_up_by_the_next_command() {
     );
     assert!(rtscope::trace::journal::cleanup_stale_in(state.path()).is_empty());
 }
+
+// ------------------------------------------------ explain RUN (no measuring)
+
+/// A run record as `measure --explain` writes it: two threads, the hog
+/// of the recorded cyclictest trace on thread 0's CPU, a made-up partial
+/// explanation on thread 1's.
+fn explained_record() -> rtscope::record::RunRecord {
+    let mut r = rtscope::record::synthetic(&[vec![5_000, 37_344_000], vec![4_000, 300_000]]);
+    r.run_uuid = "abcdef0123456789abcdef0123456789".into();
+    let mut real =
+        rtscope::explain::explain_trace_file(&Path::new(FIXTURES).join("cyclictest-hog.trace"))
+            .unwrap()
+            .remove(0);
+    real.spike.thread = 0;
+    let made_up = rtscope::report::why::synthetic(1, 1, 300_000, true);
+    r.explain = Some(rtscope::record::ExplainRecord {
+        threshold_ns: 100_000,
+        events: vec!["sched:sched_switch".into(), "sched:sched_waking".into()],
+        missing_events: vec![],
+        spikes_seen: 5,
+        spikes_explained: 2,
+        events_read: 123_456,
+        events_lost: 42,
+        explanations: vec![real, made_up],
+    });
+    r
+}
+
+fn write_record(dir: &TempDir, name: &str, r: &rtscope::record::RunRecord) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string_pretty(r).unwrap()).unwrap();
+    p
+}
+
+fn explain_cmd(dir: &TempDir, args: &[&str]) -> std::process::Output {
+    rtscope(dir.path())
+        .arg("explain")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn explain_run_prints_every_kept_explanation_from_the_store_or_a_file() {
+    let dir = TempDir::new("explain-run");
+    let file = write_record(&dir, "explained.json", &explained_record());
+    let o = rtscope(dir.path())
+        .arg("import")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    for reference in ["last", "1", "abcdef01", file.to_str().unwrap()] {
+        let o = explain_cmd(&dir, &[reference]);
+        assert_code(&o, 0);
+        let text = stdout(&o);
+        let first = text.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "explain: 5 wake-ups reached 100 µs, 2 explained; trace events: 123\u{202f}456 read, 42 lost (explanations whose interval lost events are marked partial)",
+            "{reference}"
+        );
+        assert!(
+            text.contains("cyclictest:11982 on CPU 1 woke 37.3 ms late"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cause: blocked by perl:11979 (RT 95) for 37.2 ms, 99.5 %"),
+            "{text}"
+        );
+        assert!(
+            text.contains("rtscope-t1:101 on CPU 1 woke 300.0 us late"),
+            "{text}"
+        );
+        assert_eq!(text.matches("PARTIAL").count(), 1, "{text}");
+        assert_eq!(text.matches("timeline (from the deadline):").count(), 2);
+    }
+    let o = explain_cmd(&dir, &["last", "--json"]);
+    assert_code(&o, 0);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["threshold_ns"], 100_000);
+    assert_eq!(v["events_lost"], 42);
+    assert_eq!(v["explanations"].as_array().unwrap().len(), 2);
+    assert_eq!(v["explanations"][0]["parts"][0]["culprit"]["pid"], 11979);
+    assert_eq!(v["explanations"][1]["completeness"], "partial");
+    // The stored record gives the same JSON as the file.
+    let o2 = explain_cmd(&dir, &[file.to_str().unwrap(), "--json"]);
+    assert_eq!(o.stdout, o2.stdout);
+
+    // The summary of `runs show` has a line per thread and the counts.
+    let o = rtscope(dir.path())
+        .args(["runs", "show", "last"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "thread 0 (CPU 1) max 37.34 ms: blocked by perl:11979 (RT 95) for 37.2 ms, 99.5 %"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("thread 1 (CPU 1) max 300 µs: ")
+            && text.contains("(partial: the trace misses events)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn explain_run_with_nothing_above_the_threshold_says_so() {
+    let dir = TempDir::new("explain-quiet");
+    let mut r = rtscope::record::synthetic(&[vec![5_000, 20_000]]);
+    r.explain = Some(rtscope::record::ExplainRecord {
+        threshold_ns: 100_000,
+        events: vec!["sched:sched_switch".into()],
+        events_read: 1_000,
+        ..Default::default()
+    });
+    let file = write_record(&dir, "quiet.json", &r);
+    let o = explain_cmd(&dir, &[file.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let text = stdout(&o);
+    assert_eq!(
+        text.lines().next(),
+        Some("no wake-up reached 100 µs: nothing to explain"),
+        "{text}"
+    );
+    assert!(!text.contains("cause:"), "{text}");
+}
+
+#[test]
+fn explain_run_refuses_runs_without_explanations_and_mixed_arguments() {
+    let dir = TempDir::new("explain-refuse");
+    let plain = write_record(
+        &dir,
+        "plain.json",
+        &rtscope::record::synthetic(&[vec![5_000]]),
+    );
+    let o = rtscope(dir.path())
+        .arg("import")
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let one_line = |o: &std::process::Output, expect: &str| {
+        assert_code(o, 2);
+        let err = stderr(o);
+        assert!(err.contains(expect), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(o.stdout.is_empty(), "{}", stdout(o));
+    };
+    for args in [vec!["1"], vec!["last", "--json"]] {
+        one_line(
+            &explain_cmd(&dir, &args),
+            "run 1 was measured without --explain: nothing to explain (measure with --explain)",
+        );
+    }
+    one_line(
+        &explain_cmd(&dir, &[plain.to_str().unwrap()]),
+        &format!(
+            "the run record {} was measured without --explain: nothing to explain",
+            plain.display()
+        ),
+    );
+    let trace = Path::new(FIXTURES).join("cyclictest-hog.trace");
+    one_line(
+        &explain_cmd(&dir, &["1", "--trace", trace.to_str().unwrap()]),
+        "give either RUN (1) or --trace FILE, not both",
+    );
+    one_line(&explain_cmd(&dir, &["7"]), "7");
+    one_line(&explain_cmd(&dir, &["no-such-run"]), "no run 'no-such-run'");
+    // --trace still works beside a store.
+    assert_code(&explain_cmd(&dir, &["--trace", trace.to_str().unwrap()]), 0);
+}

@@ -522,6 +522,111 @@ fn the_report_renders_and_prints_in_a_headless_browser() {
     }
 }
 
+/// `rich_run` measured with --explain: each thread's maximum explained
+/// (a SCHED_FIFO hog), thread 1's from a trace that lost events.
+fn explained_run() -> RunRecord {
+    let mut r = rich_run(1, "vanilla", "none", 3_000_000);
+    let explanations: Vec<_> = r
+        .threads
+        .iter()
+        .map(|t| {
+            rtscope::report::why::synthetic(
+                t.index,
+                t.cpu.unwrap_or(0) as usize,
+                t.stats.max_ns.unwrap(),
+                t.index == 1,
+            )
+        })
+        .collect();
+    r.explain = Some(rtscope::record::ExplainRecord {
+        threshold_ns: 100_000,
+        events: vec!["sched:sched_switch".into(), "irq:irq_handler_entry".into()],
+        missing_events: vec![],
+        spikes_seen: 400,
+        spikes_explained: 2,
+        events_read: 1_000_000,
+        events_lost: 42,
+        explanations,
+    });
+    r
+}
+
+#[test]
+fn explanations_show_as_bars_beside_the_largest_wake_ups() {
+    let dir = TempDir::new("report-why");
+    let run = write_run(&dir, "explained.json", &explained_run());
+    let out = dir.join("report.html");
+    run_ok(&dir, &["report", s(&run), "-o", s(&out)]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    let sk = skeleton(&html);
+    let largest = sk.find("h3 Largest wake-ups").expect(&sk);
+    let why = sk.find("h3 Why were they late?").expect(&sk);
+    assert!(largest < why, "{sk}");
+    assert_eq!(
+        sk.matches("h4 thread ").count(),
+        2,
+        "one heading per explanation: {sk}"
+    );
+    assert_eq!(
+        sk.matches("partial: events were lost, this story is incomplete")
+            .count(),
+        1,
+        "{sk}"
+    );
+    assert_eq!(html.matches("<svg id=\"run-1-why-").count(), 2);
+    assert!(html.contains("blocked by rtscope-hog:4242 (RT 90)"));
+    for bad in ["<script", "<link", "<img", "url(", "https://"] {
+        assert!(!html.contains(bad), "the report contains {bad}");
+    }
+    // The run without --explain has no such section (the snapshots).
+    let plain = write_run(
+        &dir,
+        "plain.json",
+        &rich_run(1, "vanilla", "none", 3_000_000),
+    );
+    run_ok(&dir, &["report", s(&plain), "-o", s(&out)]);
+    assert!(
+        !std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("Why were they late?")
+    );
+}
+
+#[test]
+fn explanation_bars_render_in_a_headless_browser() {
+    let _g = exclusive_system();
+    let dir = TempDir::new("report-why-browser");
+    let run = write_run(&dir, "explained.json", &explained_run());
+    let out = dir.join("report.html");
+    run_ok(&dir, &["report", s(&run), "-o", s(&out)]);
+    let url = format!("file://{}", out.display());
+    let shot = dir.join("why.png");
+    let mut c = chromium(&dir.join("profile"));
+    c.arg("--window-size=1366,6000")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url);
+    let o = output_within(c, Duration::from_secs(90));
+    assert!(shot.exists(), "no screenshot: {}", stderr(&o));
+    let (_, _, px) = decode_png(&shot);
+    // Two bars almost all "threads that ran instead" (red), each about
+    // 36 px high across the section: far more red than anything else of
+    // the page draws.
+    assert!(
+        has_color(&px, [0xe1, 0x57, 0x59], 30_000),
+        "no explanation bar visible"
+    );
+    // The partial badge.
+    assert!(
+        has_color(&px, [0xb3, 0x26, 0x1e], 300),
+        "no partial badge visible"
+    );
+    if let Some(keep) = std::env::var_os("RTSCOPE_KEEP_SCREENSHOTS") {
+        let keep = PathBuf::from(keep);
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&shot, keep.join("why.png")).unwrap();
+    }
+}
+
 #[test]
 fn plot_writes_svg_and_png_the_same_every_time() {
     let dir = TempDir::new("plot");

@@ -1,0 +1,383 @@
+//! The explanations of a run (`measure --explain`) as reports show them:
+//! each thread's largest explained wake-up, the counts in words, and the
+//! culprits sorted into the few kinds that the HTML report's stacked bars
+//! colour. Reads the record only: the analysis itself is
+//! `crate::explain`, and nothing here prints.
+
+use super::fmt;
+use crate::explain::{Completeness, Culprit, Explanation};
+use crate::record::{ExplainRecord, RunRecord};
+
+/// What a share of the latency was, in the few kinds a reader compares
+/// at a glance (the parts name each culprit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PartKind {
+    /// The timer fired late: interrupts off or a hypervisor stall.
+    TimerDelay,
+    /// Device interrupts and architecture vectors (IPIs, local timer).
+    Irq,
+    Softirq,
+    /// Threads that ran instead.
+    Thread,
+    /// Leaving idle, and the switch to the thread.
+    IdleSwitch,
+    Unexplained,
+}
+
+impl PartKind {
+    pub const ALL: [PartKind; 6] = [
+        PartKind::TimerDelay,
+        PartKind::Irq,
+        PartKind::Softirq,
+        PartKind::Thread,
+        PartKind::IdleSwitch,
+        PartKind::Unexplained,
+    ];
+
+    pub fn of(c: &Culprit) -> PartKind {
+        match c {
+            Culprit::TimerDelay { .. } => PartKind::TimerDelay,
+            Culprit::Irq { .. } | Culprit::Vector { .. } => PartKind::Irq,
+            Culprit::Softirq { .. } => PartKind::Softirq,
+            Culprit::Thread { .. } => PartKind::Thread,
+            Culprit::Idle | Culprit::Switch => PartKind::IdleSwitch,
+        }
+    }
+
+    /// For legends.
+    pub fn name(self) -> &'static str {
+        match self {
+            PartKind::TimerDelay => "timer delay (interrupts off or hypervisor)",
+            PartKind::Irq => "interrupts",
+            PartKind::Softirq => "softirqs",
+            PartKind::Thread => "threads that ran instead",
+            PartKind::IdleSwitch => "idle exit and switch",
+            PartKind::Unexplained => "unexplained",
+        }
+    }
+
+    /// A short key for CSS classes.
+    pub fn key(self) -> &'static str {
+        match self {
+            PartKind::TimerDelay => "timer",
+            PartKind::Irq => "irq",
+            PartKind::Softirq => "softirq",
+            PartKind::Thread => "thread",
+            PartKind::IdleSwitch => "switch",
+            PartKind::Unexplained => "unexplained",
+        }
+    }
+
+    /// Its colour in the figures (from the report's palette; grey for
+    /// what nothing explains).
+    pub fn color(self) -> &'static str {
+        match self {
+            PartKind::TimerDelay => "#9c755f",
+            PartKind::Irq => "#f28e2b",
+            PartKind::Softirq => "#edc948",
+            PartKind::Thread => "#e15759",
+            PartKind::IdleSwitch => "#76b7b2",
+            PartKind::Unexplained => "#c9c9c9",
+        }
+    }
+}
+
+/// Who a spike happened to, for headings: `thread 0 (CPU 1)`.
+pub fn who(x: &Explanation) -> String {
+    format!("thread {} (CPU {})", x.spike.thread, x.spike.cpu)
+}
+
+/// The cause line, marked when the story is partial (the analysis marks
+/// it already; this keeps the mark whatever wrote the record).
+pub fn cause(x: &Explanation) -> String {
+    if x.completeness == Completeness::Partial && !x.cause.contains("partial") {
+        format!("{} (partial: the trace misses events)", x.cause)
+    } else {
+        x.cause.clone()
+    }
+}
+
+/// Each thread's largest explained wake-up, by thread index.
+pub fn largest_per_thread(x: &ExplainRecord) -> Vec<&Explanation> {
+    let mut best: Vec<&Explanation> = Vec::new();
+    for e in &x.explanations {
+        match best.iter_mut().find(|b| b.spike.thread == e.spike.thread) {
+            Some(b) if e.spike.latency_ns > b.spike.latency_ns => *b = e,
+            Some(_) => {}
+            None => best.push(e),
+        }
+    }
+    best.sort_by_key(|e| e.spike.thread);
+    best
+}
+
+/// The sentence when no wake-up reached the threshold.
+pub fn nothing_line(x: &ExplainRecord) -> Option<String> {
+    (x.spikes_seen == 0).then(|| {
+        format!(
+            "no wake-up reached {}: nothing to explain",
+            fmt::period(x.threshold_ns)
+        )
+    })
+}
+
+/// The counts in one line: threshold, spikes seen and explained, trace
+/// events read and lost, events this kernel lacks.
+pub fn counts_line(x: &ExplainRecord) -> String {
+    let mut s = format!(
+        "explain: {} wake-ups reached {}, {} explained; trace events: {} read, {} lost",
+        fmt::count(x.spikes_seen),
+        fmt::period(x.threshold_ns),
+        fmt::count(x.spikes_explained),
+        fmt::count(x.events_read),
+        fmt::count(x.events_lost),
+    );
+    if x.events_lost > 0 {
+        s.push_str(" (explanations whose interval lost events are marked partial)");
+    }
+    if !x.missing_events.is_empty() {
+        s.push_str(&format!(
+            "; not on this kernel: {}",
+            x.missing_events.join(", ")
+        ));
+    }
+    s
+}
+
+/// The lines the terminal summary adds for a run measured with
+/// `--explain`: one per thread (its largest explained wake-up, or that
+/// its maximum was not explained), then the counts. Empty without
+/// `explain`.
+pub fn summary_lines(run: &RunRecord) -> Vec<String> {
+    let Some(x) = &run.explain else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    if let Some(nothing) = nothing_line(x) {
+        out.push(nothing);
+    }
+    let best = largest_per_thread(x);
+    for t in &run.threads {
+        let max = t.stats.max_ns.filter(|m| *m >= x.threshold_ns);
+        match best.iter().find(|e| e.spike.thread == t.index) {
+            Some(e) => {
+                let what = if max.is_none_or(|m| m == e.spike.latency_ns) {
+                    "max"
+                } else {
+                    "largest explained"
+                };
+                out.push(format!(
+                    "{} {what} {}: {}",
+                    who(e),
+                    fmt::latency(e.spike.latency_ns),
+                    cause(e)
+                ));
+            }
+            None => {
+                if let Some(m) = max {
+                    let cpu = t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
+                    out.push(format!(
+                        "thread {} (CPU {cpu}) max {}: not explained",
+                        t.index,
+                        fmt::latency(m)
+                    ));
+                }
+            }
+        }
+    }
+    // Explanations of threads the record does not list (a record from
+    // elsewhere): still shown.
+    for e in &best {
+        if !run.threads.iter().any(|t| t.index == e.spike.thread) {
+            out.push(format!(
+                "{} max {}: {}",
+                who(e),
+                fmt::latency(e.spike.latency_ns),
+                cause(e)
+            ));
+        }
+    }
+    out.push(counts_line(x));
+    out
+}
+
+/// A made-up explanation for tests of readers and writers: a SCHED_FIFO
+/// 90 hog (`rtscope-hog:4242`) ran on `cpu` for most of `latency_ns`, a
+/// network interrupt came meanwhile; with `lost`, the trace lost events
+/// in the interval (the explanation is partial). `latency_ns` is used to
+/// the microsecond and should be at least 100 µs.
+#[doc(hidden)]
+pub fn synthetic(thread: u32, cpu: usize, latency_ns: u64, lost: bool) -> Explanation {
+    use crate::explain::{Spike, TraceText, analyze};
+    let lat_us = (latency_ns / 1000).max(100);
+    let l = lat_us as i64;
+    let deadline_us = 10_000_000 + u64::from(thread) * 1_000_000;
+    let tid = 100 + thread as i32;
+    // Trace text time of `us` microseconds after the deadline.
+    let at = |us: i64| {
+        let t = deadline_us.saturating_add_signed(us);
+        format!("{}.{:06}", t / 1_000_000, t % 1_000_000)
+    };
+    let me = format!("rtscope-t{thread}");
+    let mut lines = vec![
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: sched_switch: prev_comm={me} prev_pid={tid} prev_prio=4 prev_state=S ==> next_comm=rtscope-hog next_pid=4242 next_prio=9",
+            at(-50)
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: local_timer_entry: vector=236",
+            at(2)
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: hrtimer_expire_entry: hrtimer=1 function=hrtimer_wakeup now={}",
+            at(3),
+            (deadline_us + 3) * 1000
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: sched_waking: comm={me} pid={tid} prio=4 target_cpu={cpu:03}",
+            at(4)
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: hrtimer_expire_exit: hrtimer=1",
+            at(5)
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: local_timer_exit: vector=236",
+            at(6)
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: irq_handler_entry: irq=24 name=eth0",
+            at(l / 2)
+        ),
+    ];
+    if lost {
+        lines.push(format!("CPU:{cpu} [LOST 42 EVENTS]"));
+    }
+    lines.extend([
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: irq_handler_exit: irq=24 ret=handled",
+            at(l / 2 + l / 50)
+        ),
+        format!(
+            "rtscope-hog-4242 [{cpu:03}] {}: sched_switch: prev_comm=rtscope-hog prev_pid=4242 prev_prio=9 prev_state=R ==> next_comm={me} next_pid={tid} next_prio=4",
+            at(l - 3)
+        ),
+    ]);
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let window = TraceText::parse(&text, std::path::Path::new("synthetic"))
+        .map(|t| t.window(cpu))
+        .unwrap_or_default();
+    let spike = Spike {
+        thread,
+        cpu,
+        tid,
+        deadline_ns: deadline_us * 1000,
+        wake_ns: (deadline_us + lat_us) * 1000,
+        latency_ns: lat_us * 1000,
+        cycle: Some(42),
+    };
+    analyze(&window, &spike)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic as run_of;
+
+    fn explained(run: &RunRecord, lost_on: Option<u32>) -> ExplainRecord {
+        let explanations: Vec<Explanation> = run
+            .threads
+            .iter()
+            .map(|t| {
+                synthetic(
+                    t.index,
+                    t.cpu.unwrap_or(0) as usize,
+                    t.stats.max_ns.unwrap_or(0),
+                    lost_on == Some(t.index),
+                )
+            })
+            .collect();
+        ExplainRecord {
+            threshold_ns: 100_000,
+            events: vec!["sched:sched_switch".into()],
+            missing_events: vec![],
+            spikes_seen: 7,
+            spikes_explained: explanations.len() as u64,
+            events_read: 12_345,
+            events_lost: if lost_on.is_some() { 42 } else { 0 },
+            explanations,
+        }
+    }
+
+    #[test]
+    fn the_synthetic_explanation_names_the_hog() {
+        let x = synthetic(0, 1, 20_000_000, false);
+        assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
+        assert!(
+            x.cause
+                .starts_with("blocked by rtscope-hog:4242 (RT 90) for 19."),
+            "{}",
+            x.cause
+        );
+        assert_eq!(PartKind::of(&x.parts[0].culprit), PartKind::Thread);
+        assert!(
+            x.parts
+                .iter()
+                .any(|p| PartKind::of(&p.culprit) == PartKind::Irq)
+        );
+        let x = synthetic(0, 1, 20_000_000, true);
+        assert_eq!(x.completeness, Completeness::Partial, "{x:#?}");
+    }
+
+    #[test]
+    fn summary_lines_name_each_threads_largest_and_the_counts() {
+        let mut run = run_of(&[vec![5_000, 20_000_000], vec![4_000, 300_000]]);
+        run.explain = Some(explained(&run, Some(1)));
+        let lines = summary_lines(&run);
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(
+            lines[0].starts_with(
+                "thread 0 (CPU 0) max 20.00 ms: blocked by rtscope-hog:4242 (RT 90) for"
+            ),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[1].starts_with("thread 1 (CPU 1) max 300 µs: "),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[1].ends_with("(partial: the trace misses events)"),
+            "{lines:#?}"
+        );
+        assert_eq!(
+            lines[2],
+            "explain: 7 wake-ups reached 100 µs, 2 explained; trace events: 12\u{202f}345 read, 42 lost (explanations whose interval lost events are marked partial)"
+        );
+    }
+
+    #[test]
+    fn a_run_with_nothing_above_the_threshold_says_so() {
+        let mut run = run_of(&[vec![5_000, 20_000]]);
+        run.explain = Some(ExplainRecord {
+            threshold_ns: 100_000,
+            ..Default::default()
+        });
+        let lines = summary_lines(&run);
+        assert_eq!(lines[0], "no wake-up reached 100 µs: nothing to explain");
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        run.explain = None;
+        assert!(summary_lines(&run).is_empty());
+    }
+
+    #[test]
+    fn a_maximum_left_unexplained_is_said() {
+        let mut run = run_of(&[vec![5_000, 900_000]]);
+        run.explain = Some(ExplainRecord {
+            threshold_ns: 100_000,
+            spikes_seen: 1,
+            ..Default::default()
+        });
+        let lines = summary_lines(&run);
+        assert_eq!(lines[0], "thread 0 (CPU 0) max 900 µs: not explained");
+    }
+}
