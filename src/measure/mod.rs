@@ -24,3 +24,6 @@ pub use outcome::{Outcome, Saved, Status};
 pub use outputs::{HistOutput, Outputs};
 pub use request::Request;
 pub use session::Session;
+
+#[cfg(test)]
+mod tests;
