@@ -13,6 +13,28 @@
 //! allocates.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use thiserror::Error;
+
+/// Why a histogram cannot be rebuilt from its sparse form (a record's
+/// buckets).
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum HistogramError {
+    #[error("sub_bucket_bits {0} is outside 1..=16")]
+    Precision(u32),
+    #[error("{0} ns is not the start of a bucket")]
+    NotBucketStart(u64),
+    /// An encoding other than log-linear (from a newer version).
+    #[error("unknown histogram encoding '{0}'")]
+    Encoding(String),
+}
+
+/// The reports' functions give their failures as text (only printed):
+/// a histogram's error becomes its message.
+impl From<HistogramError> for String {
+    fn from(e: HistogramError) -> String {
+        e.to_string()
+    }
+}
 
 /// Sub-bucket bits of the main latency histogram (precision 1/1024).
 pub const LATENCY_SUB_BITS: u32 = 9;
@@ -261,15 +283,15 @@ impl Histogram {
 
     /// Rebuild from sparse `(lower_ns, count)` pairs; each lower bound must
     /// be the start of a bucket of this precision.
-    pub fn from_sparse(sub_bits: u32, buckets: &[(u64, u64)]) -> Result<Histogram, String> {
+    pub fn from_sparse(sub_bits: u32, buckets: &[(u64, u64)]) -> Result<Histogram, HistogramError> {
         if !(1..=16).contains(&sub_bits) {
-            return Err(format!("sub_bucket_bits {sub_bits} is outside 1..=16"));
+            return Err(HistogramError::Precision(sub_bits));
         }
         let mut h = Histogram::new(sub_bits);
         for &(lower, count) in buckets {
             let i = bucket_index(lower, sub_bits);
             if bucket_lower(i, sub_bits) != lower {
-                return Err(format!("{lower} ns is not the start of a bucket"));
+                return Err(HistogramError::NotBucketStart(lower));
             }
             h.counts[i] += count;
             h.total += count;
@@ -487,7 +509,14 @@ mod tests {
         let sparse: Vec<(u64, u64)> = h.iter_nonzero().collect();
         let back = Histogram::from_sparse(LATENCY_SUB_BITS, &sparse).unwrap();
         assert_eq!(back, h);
-        assert!(Histogram::from_sparse(LATENCY_SUB_BITS, &[(1_000_001, 1)]).is_err());
+        assert_eq!(
+            Histogram::from_sparse(LATENCY_SUB_BITS, &[(1_000_001, 1)]),
+            Err(HistogramError::NotBucketStart(1_000_001))
+        );
+        assert_eq!(
+            Histogram::from_sparse(17, &[]),
+            Err(HistogramError::Precision(17))
+        );
     }
 
     #[test]

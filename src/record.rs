@@ -8,7 +8,7 @@
 //! kept in `docs/run-record.schema.json`.
 
 use crate::explain::Explanation;
-use crate::histogram::{Histogram, LATENCY_SUB_BITS};
+use crate::histogram::{Histogram, HistogramError, LATENCY_SUB_BITS};
 use crate::kinds::{Named, Policy, SourceKind, TimerMethod};
 use crate::sys::clock::Clock;
 use schemars::JsonSchema;
@@ -406,9 +406,9 @@ impl HistogramRecord {
         }
     }
 
-    pub fn to_histogram(&self) -> Result<Histogram, String> {
+    pub fn to_histogram(&self) -> Result<Histogram, HistogramError> {
         if self.encoding != "log-linear" {
-            return Err(format!("unknown histogram encoding '{}'", self.encoding));
+            return Err(HistogramError::Encoding(self.encoding.clone()));
         }
         let pairs: Vec<(u64, u64)> = self.buckets.iter().map(|b| (b[0], b[1])).collect();
         Histogram::from_sparse(self.sub_bucket_bits, &pairs)
@@ -887,7 +887,7 @@ impl LatencyStats {
 
 impl RunRecord {
     /// Merged histogram of all threads.
-    pub fn overall_histogram(&self) -> Result<Histogram, String> {
+    pub fn overall_histogram(&self) -> Result<Histogram, HistogramError> {
         let mut h = Histogram::new(LATENCY_SUB_BITS);
         for t in &self.threads {
             h.merge(&t.histogram.to_histogram()?);

@@ -4,6 +4,7 @@
 
 use super::plan::Plan;
 use super::run::{Snapshot, ThreadSnapshot};
+use super::shared::StatsSnapshot;
 use crate::kinds::SourceKind;
 use crate::record::{
     EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, Outlier,
@@ -90,6 +91,47 @@ pub fn running(view: &super::run::RunView, ctx: &RecordContext) -> RunRecord {
     )
 }
 
+/// The warm-up statistics of one thread (None when there was no warm-up).
+fn warmup_stats(plan: &Plan, s: &StatsSnapshot) -> Option<WarmupStats> {
+    (plan.config.warmup_ns > 0).then(|| WarmupStats {
+        samples: s.warm_samples,
+        missed_periods: s.warm_missed,
+        min_ns: s.warm_min_ns,
+        max_ns: s.warm_max_ns,
+        avg_ns: if s.warm_samples > 0 {
+            Some(s.warm_sum_ns as f64 / s.warm_samples as f64)
+        } else {
+            None
+        },
+    })
+}
+
+/// The record of thread `i`.
+fn thread_record(plan: &Plan, snap: &Snapshot, i: usize) -> ThreadRecord {
+    let t = &snap.threads[i];
+    let s = &t.stats;
+    ThreadRecord {
+        index: i as u32,
+        cpu: t.plan.cpu.map(|c| c as u32),
+        tid: if t.tid > 0 { Some(t.tid as u32) } else { None },
+        policy: plan.config.policy.into(),
+        priority: t.plan.priority,
+        interval_ns: t.plan.interval_ns,
+        stats: thread_stats(snap, i),
+        warmup: warmup_stats(plan, s),
+        histogram: HistogramRecord::from_histogram(&s.hist, 1),
+        windows: t.windows.clone(),
+        outliers: s
+            .outliers
+            .iter()
+            .map(|&(latency_ns, cycle)| Outlier {
+                latency_ns,
+                at: snap.sample_at(i, cycle),
+            })
+            .collect(),
+    }
+}
+
 /// Build the run record.
 pub fn record(
     plan: &Plan,
@@ -99,44 +141,9 @@ pub fn record(
     ended_unix_ns: Option<u64>,
     ctx: &RecordContext,
 ) -> RunRecord {
-    let mut threads = Vec::with_capacity(snap.threads.len());
-    for (i, t) in snap.threads.iter().enumerate() {
-        let s = &t.stats;
-        threads.push(ThreadRecord {
-            index: i as u32,
-            cpu: t.plan.cpu.map(|c| c as u32),
-            tid: if t.tid > 0 { Some(t.tid as u32) } else { None },
-            policy: plan.config.policy.into(),
-            priority: t.plan.priority,
-            interval_ns: t.plan.interval_ns,
-            stats: thread_stats(snap, i),
-            warmup: if plan.config.warmup_ns > 0 {
-                Some(WarmupStats {
-                    samples: s.warm_samples,
-                    missed_periods: s.warm_missed,
-                    min_ns: s.warm_min_ns,
-                    max_ns: s.warm_max_ns,
-                    avg_ns: if s.warm_samples > 0 {
-                        Some(s.warm_sum_ns as f64 / s.warm_samples as f64)
-                    } else {
-                        None
-                    },
-                })
-            } else {
-                None
-            },
-            histogram: HistogramRecord::from_histogram(&s.hist, 1),
-            windows: t.windows.clone(),
-            outliers: s
-                .outliers
-                .iter()
-                .map(|&(latency_ns, cycle)| Outlier {
-                    latency_ns,
-                    at: snap.sample_at(i, cycle),
-                })
-                .collect(),
-        });
-    }
+    let threads: Vec<ThreadRecord> = (0..snap.threads.len())
+        .map(|i| thread_record(plan, snap, i))
+        .collect();
     let parts: Vec<_> = threads
         .iter()
         .zip(snap.threads.iter())

@@ -210,169 +210,16 @@ pub enum PlanError {
 
 impl Plan {
     /// Check `config` against the CPUs this process may use and lay out
-    /// the threads.
+    /// the threads. The checks run in this order, so the first refusal a
+    /// user sees is the same whatever else is wrong.
     pub fn build(config: MeasureConfig, allowed_cpus: &[usize]) -> Result<Plan, PlanError> {
-        let mut allowed = allowed_cpus.to_vec();
-        allowed.sort_unstable();
-        allowed.dedup();
-        if allowed.is_empty() {
-            return Err(PlanError::NoCpus);
-        }
-        let allowed_text = format_cpu_list(&allowed);
-        for list in [&config.cpus, &config.main_affinity].into_iter().flatten() {
-            for &cpu in list {
-                if !allowed.contains(&cpu) {
-                    return Err(PlanError::CpuNotAllowed {
-                        cpu,
-                        allowed: allowed_text.clone(),
-                    });
-                }
-            }
-        }
-        if config.policy == Policy::Deadline && config.cpus.is_some() {
-            return Err(PlanError::DeadlinePinned);
-        }
-        let place: Vec<usize> = match &config.cpus {
-            Some(list) if !list.is_empty() => list.clone(),
-            _ => allowed,
-        };
-        let n = match config.threads {
-            Some(0) => return Err(PlanError::ZeroThreads),
-            Some(n) => n,
-            None => place.len(),
-        };
-        // Checked before anything is laid out: the layout itself is
-        // proportional to the count.
-        let max = max_threads(place.len());
-        if n > max {
-            return Err(PlanError::TooManyThreads {
-                got: n,
-                max,
-                per_cpu: MAX_THREADS_PER_CPU,
-                cpus: place.len(),
-                hard: MAX_THREADS,
-            });
-        }
-        if config.warmup_ns > MAX_WARMUP_NS {
-            return Err(PlanError::WarmupTooLong {
-                got: fmt_duration(config.warmup_ns),
-                max: fmt_duration(MAX_WARMUP_NS),
-            });
-        }
-        if config.window_ns > MAX_WINDOW_NS {
-            return Err(PlanError::WindowTooLong {
-                got: fmt_duration(config.window_ns),
-                max: fmt_duration(MAX_WINDOW_NS),
-            });
-        }
-        if config.timer == TimerMethod::Itimer {
-            if n != 1 {
-                return Err(PlanError::ItimerThreads);
-            }
-            if !config.interval_ns.is_multiple_of(1000) || !config.distance_ns.is_multiple_of(1000)
-            {
-                return Err(PlanError::ItimerResolution);
-            }
-        }
-        if config.duration_ns == Some(0) {
-            return Err(PlanError::ZeroDuration);
-        }
-        if config.loops == Some(0) {
-            return Err(PlanError::ZeroLoops);
-        }
-        if config.break_ns == Some(0) {
-            return Err(PlanError::ZeroBreak);
-        }
-        let base_prio = match (config.policy.has_priority(), config.priority) {
-            (true, Some(p)) => p,
-            (true, None) => DEFAULT_PRIORITY,
-            (false, None) | (false, Some(0)) => 0,
-            (false, Some(_)) => {
-                return Err(PlanError::PriorityWithoutRt {
-                    policy: config.policy.name(),
-                });
-            }
-        };
-        if config.policy.has_priority() {
-            let (min, max) = (1, 99);
-            if !(min..=max).contains(&base_prio) {
-                return Err(PlanError::PriorityRange {
-                    prio: base_prio,
-                    policy: config.policy.name(),
-                    min,
-                    max,
-                });
-            }
-            if config.priospread && base_prio - (n as i32 - 1) < 1 {
-                return Err(PlanError::PriospreadUnderflow {
-                    prio: base_prio,
-                    threads: n,
-                });
-            }
-        }
-        let mut threads = Vec::with_capacity(n);
-        for i in 0..n {
-            let interval_ns = config
-                .interval_ns
-                .saturating_add(config.distance_ns.saturating_mul(i as u64));
-            if interval_ns < MIN_INTERVAL_NS {
-                return Err(PlanError::IntervalTooShort {
-                    got: fmt_duration(interval_ns),
-                    min: fmt_duration(MIN_INTERVAL_NS),
-                });
-            }
-            if interval_ns > MAX_INTERVAL_NS {
-                return Err(PlanError::IntervalTooLong {
-                    got: fmt_duration(interval_ns),
-                    max: fmt_duration(MAX_INTERVAL_NS),
-                });
-            }
-            let priority = if config.priospread && config.policy.has_priority() {
-                base_prio - i as i32
-            } else {
-                base_prio
-            };
-            let cpu = if config.policy == Policy::Deadline {
-                None
-            } else {
-                Some(place[i % place.len()])
-            };
-            threads.push(ThreadPlan {
-                index: i,
-                cpu,
-                priority,
-                interval_ns,
-            });
-        }
-        let longest = threads.iter().map(|t| t.interval_ns).max().unwrap_or(0);
-        if config.window_ns < MIN_WINDOW_NS || config.window_ns < longest {
-            return Err(PlanError::WindowTooShort {
-                got: fmt_duration(config.window_ns),
-                min: fmt_duration(MIN_WINDOW_NS),
-                longest: fmt_duration(longest),
-            });
-        }
-        let deadline = if config.policy == Policy::Deadline {
-            let period = config.dl_period_ns.unwrap_or(config.interval_ns);
-            let dl = config.dl_deadline_ns.unwrap_or(period);
-            let runtime = config
-                .dl_runtime_ns
-                .unwrap_or((period / 10).max(10_000).min(dl));
-            if !(runtime <= dl && dl <= period) || runtime < 1024 {
-                return Err(PlanError::DeadlineParams {
-                    runtime: fmt_duration(runtime),
-                    deadline: fmt_duration(dl),
-                    period: fmt_duration(period),
-                });
-            }
-            Some(DeadlineParams {
-                runtime_ns: runtime,
-                deadline_ns: dl,
-                period_ns: period,
-            })
-        } else {
-            None
-        };
+        let place = placement_cpus(&config, allowed_cpus)?;
+        let n = thread_count(&config, place.len())?;
+        check_bounds(&config, n)?;
+        let base_prio = base_priority(&config, n)?;
+        let threads = lay_out(&config, &place, n, base_prio)?;
+        check_window(&config, &threads)?;
+        let deadline = deadline_params(&config)?;
         Ok(Plan {
             config,
             threads,
@@ -385,6 +232,215 @@ impl Plan {
     pub fn warmup_periods(&self, t: &ThreadPlan) -> u64 {
         self.config.warmup_ns.div_ceil(t.interval_ns)
     }
+}
+
+/// The CPUs threads are placed on: `-a`'s list, or every allowed CPU.
+/// Refuses a CPU (of `-a` or the main thread's affinity) that is not
+/// allowed, and `-a` under SCHED_DEADLINE.
+fn placement_cpus(config: &MeasureConfig, allowed_cpus: &[usize]) -> Result<Vec<usize>, PlanError> {
+    let mut allowed = allowed_cpus.to_vec();
+    allowed.sort_unstable();
+    allowed.dedup();
+    if allowed.is_empty() {
+        return Err(PlanError::NoCpus);
+    }
+    for list in [&config.cpus, &config.main_affinity].into_iter().flatten() {
+        if let Some(&cpu) = list.iter().find(|c| !allowed.contains(c)) {
+            return Err(PlanError::CpuNotAllowed {
+                cpu,
+                allowed: format_cpu_list(&allowed),
+            });
+        }
+    }
+    if config.policy == Policy::Deadline && config.cpus.is_some() {
+        return Err(PlanError::DeadlinePinned);
+    }
+    Ok(match &config.cpus {
+        Some(list) if !list.is_empty() => list.clone(),
+        _ => allowed,
+    })
+}
+
+/// `-t`, or one thread per placement CPU; bounded before anything is laid
+/// out, since the layout itself is proportional to the count.
+fn thread_count(config: &MeasureConfig, cpus: usize) -> Result<usize, PlanError> {
+    let n = match config.threads {
+        Some(0) => return Err(PlanError::ZeroThreads),
+        Some(n) => n,
+        None => cpus,
+    };
+    let max = max_threads(cpus);
+    if n > max {
+        return Err(PlanError::TooManyThreads {
+            got: n,
+            max,
+            per_cpu: MAX_THREADS_PER_CPU,
+            cpus,
+            hard: MAX_THREADS,
+        });
+    }
+    Ok(n)
+}
+
+/// Warm-up and window ceilings, the itimer's limits, and counts that
+/// must not be zero.
+fn check_bounds(config: &MeasureConfig, threads: usize) -> Result<(), PlanError> {
+    if config.warmup_ns > MAX_WARMUP_NS {
+        return Err(PlanError::WarmupTooLong {
+            got: fmt_duration(config.warmup_ns),
+            max: fmt_duration(MAX_WARMUP_NS),
+        });
+    }
+    if config.window_ns > MAX_WINDOW_NS {
+        return Err(PlanError::WindowTooLong {
+            got: fmt_duration(config.window_ns),
+            max: fmt_duration(MAX_WINDOW_NS),
+        });
+    }
+    if config.timer == TimerMethod::Itimer {
+        if threads != 1 {
+            return Err(PlanError::ItimerThreads);
+        }
+        if !config.interval_ns.is_multiple_of(1000) || !config.distance_ns.is_multiple_of(1000) {
+            return Err(PlanError::ItimerResolution);
+        }
+    }
+    if config.duration_ns == Some(0) {
+        return Err(PlanError::ZeroDuration);
+    }
+    if config.loops == Some(0) {
+        return Err(PlanError::ZeroLoops);
+    }
+    if config.break_ns == Some(0) {
+        return Err(PlanError::ZeroBreak);
+    }
+    Ok(())
+}
+
+/// The first thread's priority: `-p`, 95 for a real-time policy, 0
+/// otherwise; in 1..=99 for a real-time policy, and with room for
+/// `--priospread` over `threads` threads.
+fn base_priority(config: &MeasureConfig, threads: usize) -> Result<i32, PlanError> {
+    let policy = config.policy;
+    let base_prio = match (policy.has_priority(), config.priority) {
+        (true, Some(p)) => p,
+        (true, None) => DEFAULT_PRIORITY,
+        (false, None) | (false, Some(0)) => 0,
+        (false, Some(_)) => {
+            return Err(PlanError::PriorityWithoutRt {
+                policy: policy.name(),
+            });
+        }
+    };
+    if policy.has_priority() {
+        let (min, max) = (1, 99);
+        if !(min..=max).contains(&base_prio) {
+            return Err(PlanError::PriorityRange {
+                prio: base_prio,
+                policy: policy.name(),
+                min,
+                max,
+            });
+        }
+        if config.priospread && base_prio - (threads as i32 - 1) < 1 {
+            return Err(PlanError::PriospreadUnderflow {
+                prio: base_prio,
+                threads,
+            });
+        }
+    }
+    Ok(base_prio)
+}
+
+/// The threads: round-robin over `place` (unpinned under SCHED_DEADLINE),
+/// each interval `distance` longer than the last and within bounds.
+fn lay_out(
+    config: &MeasureConfig,
+    place: &[usize],
+    n: usize,
+    base_prio: i32,
+) -> Result<Vec<ThreadPlan>, PlanError> {
+    let mut threads = Vec::with_capacity(n);
+    for i in 0..n {
+        let interval_ns = config
+            .interval_ns
+            .saturating_add(config.distance_ns.saturating_mul(i as u64));
+        check_interval(interval_ns)?;
+        let priority = if config.priospread && config.policy.has_priority() {
+            base_prio - i as i32
+        } else {
+            base_prio
+        };
+        let cpu = if config.policy == Policy::Deadline {
+            None
+        } else {
+            Some(place[i % place.len()])
+        };
+        threads.push(ThreadPlan {
+            index: i,
+            cpu,
+            priority,
+            interval_ns,
+        });
+    }
+    Ok(threads)
+}
+
+/// One thread's interval, between the minimum and the maximum.
+fn check_interval(interval_ns: u64) -> Result<(), PlanError> {
+    if interval_ns < MIN_INTERVAL_NS {
+        return Err(PlanError::IntervalTooShort {
+            got: fmt_duration(interval_ns),
+            min: fmt_duration(MIN_INTERVAL_NS),
+        });
+    }
+    if interval_ns > MAX_INTERVAL_NS {
+        return Err(PlanError::IntervalTooLong {
+            got: fmt_duration(interval_ns),
+            max: fmt_duration(MAX_INTERVAL_NS),
+        });
+    }
+    Ok(())
+}
+
+/// The window holds at least the minimum and the longest interval.
+fn check_window(config: &MeasureConfig, threads: &[ThreadPlan]) -> Result<(), PlanError> {
+    let longest = threads.iter().map(|t| t.interval_ns).max().unwrap_or(0);
+    if config.window_ns < MIN_WINDOW_NS || config.window_ns < longest {
+        return Err(PlanError::WindowTooShort {
+            got: fmt_duration(config.window_ns),
+            min: fmt_duration(MIN_WINDOW_NS),
+            longest: fmt_duration(longest),
+        });
+    }
+    Ok(())
+}
+
+/// SCHED_DEADLINE's runtime, deadline and period (None for any other
+/// policy): the period defaults to the interval, the deadline to the
+/// period, the runtime to a tenth of the period (at least 10 us, at most
+/// the deadline).
+fn deadline_params(config: &MeasureConfig) -> Result<Option<DeadlineParams>, PlanError> {
+    if config.policy != Policy::Deadline {
+        return Ok(None);
+    }
+    let period = config.dl_period_ns.unwrap_or(config.interval_ns);
+    let dl = config.dl_deadline_ns.unwrap_or(period);
+    let runtime = config
+        .dl_runtime_ns
+        .unwrap_or((period / 10).max(10_000).min(dl));
+    if !(runtime <= dl && dl <= period) || runtime < 1024 {
+        return Err(PlanError::DeadlineParams {
+            runtime: fmt_duration(runtime),
+            deadline: fmt_duration(dl),
+            period: fmt_duration(period),
+        });
+    }
+    Ok(Some(DeadlineParams {
+        runtime_ns: runtime,
+        deadline_ns: dl,
+        period_ns: period,
+    }))
 }
 
 #[cfg(test)]

@@ -26,3 +26,6 @@ pub use outcome::{Outcome, Saved, Status};
 pub use outputs::{HistOutput, Outputs};
 pub use request::Request;
 pub use session::Session;
+
+#[cfg(test)]
+mod tests;

@@ -9,8 +9,42 @@
 
 use crate::histogram::{bucket_index, bucket_lower};
 use crate::record::{HistogramRecord, Outlier, RunRecord, WindowSeries};
+use thiserror::Error;
 
 const BLOB_VERSION: u8 = 1;
+
+/// Why a histogram cannot be stored as a blob, or a blob read back.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum BlobError {
+    #[error("histogram encoding '{0}' cannot be stored")]
+    Encoding(String),
+    #[error("sub_bucket_bits {0} is outside 1..=16")]
+    Precision(u32),
+    #[error("{0} ns is not the start of a bucket")]
+    NotBucketStart(u64),
+    #[error("histogram buckets are not ascending")]
+    NotAscending,
+    #[error("histogram blob version {0} is unknown")]
+    Version(u8),
+    #[error("histogram blob is empty")]
+    Empty,
+    #[error("histogram blob is truncated")]
+    Truncated,
+    #[error("histogram blob has {blob} sub-bucket bits, the record says {record}")]
+    PrecisionMismatch { blob: u32, record: u32 },
+    #[error("histogram blob claims {0} buckets")]
+    TooManyBuckets(u64),
+    #[error("histogram blob repeats a bucket")]
+    RepeatedBucket,
+    #[error("histogram blob has a bucket out of range")]
+    BucketOutOfRange,
+    #[error("histogram blob has trailing bytes")]
+    TrailingBytes,
+    #[error("histogram blob ends in the middle of a number")]
+    CutNumber,
+    #[error("histogram blob holds a number longer than 64 bits")]
+    LongNumber,
+}
 
 /// The per-thread bulk of a record: histogram buckets, outliers, window
 /// series (stored apart from the head).
@@ -76,33 +110,28 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     }
 }
 
-fn get_varint(bytes: &[u8], pos: &mut usize) -> Result<u64, String> {
+fn get_varint(bytes: &[u8], pos: &mut usize) -> Result<u64, BlobError> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
-        let b = *bytes
-            .get(*pos)
-            .ok_or_else(|| "histogram blob ends in the middle of a number".to_string())?;
+        let b = *bytes.get(*pos).ok_or(BlobError::CutNumber)?;
         *pos += 1;
         v |= ((b & 0x7f) as u64) << shift;
         if b & 0x80 == 0 {
             return Ok(v);
         }
     }
-    Err("histogram blob holds a number longer than 64 bits".into())
+    Err(BlobError::LongNumber)
 }
 
 /// Encode the buckets of `h` (which must be valid: see
 /// [`HistogramRecord::to_histogram`]).
-pub fn encode_histogram(h: &HistogramRecord) -> Result<Vec<u8>, String> {
+pub fn encode_histogram(h: &HistogramRecord) -> Result<Vec<u8>, BlobError> {
     if h.encoding != "log-linear" {
-        return Err(format!(
-            "histogram encoding '{}' cannot be stored",
-            h.encoding
-        ));
+        return Err(BlobError::Encoding(h.encoding.clone()));
     }
     let bits = h.sub_bucket_bits;
     if !(1..=16).contains(&bits) {
-        return Err(format!("sub_bucket_bits {bits} is outside 1..=16"));
+        return Err(BlobError::Precision(bits));
     }
     let mut out = Vec::with_capacity(8 + h.buckets.len() * 4);
     out.push(BLOB_VERSION);
@@ -112,12 +141,12 @@ pub fn encode_histogram(h: &HistogramRecord) -> Result<Vec<u8>, String> {
     for &[lower, count] in &h.buckets {
         let i = bucket_index(lower, bits);
         if bucket_lower(i, bits) != lower {
-            return Err(format!("{lower} ns is not the start of a bucket"));
+            return Err(BlobError::NotBucketStart(lower));
         }
         let delta = match prev {
             None => i,
             Some(p) if i > p => i - p,
-            Some(_) => return Err("histogram buckets are not ascending".into()),
+            Some(_) => return Err(BlobError::NotAscending),
         };
         put_varint(&mut out, delta as u64);
         put_varint(&mut out, count);
@@ -128,42 +157,41 @@ pub fn encode_histogram(h: &HistogramRecord) -> Result<Vec<u8>, String> {
 
 /// Decode a histogram blob into `[lower_ns, count]` buckets, checking it
 /// against the precision the record announces.
-pub fn decode_histogram(blob: &[u8], sub_bucket_bits: u32) -> Result<Vec<[u64; 2]>, String> {
+pub fn decode_histogram(blob: &[u8], sub_bucket_bits: u32) -> Result<Vec<[u64; 2]>, BlobError> {
     match blob.first() {
         Some(&BLOB_VERSION) => {}
-        Some(v) => return Err(format!("histogram blob version {v} is unknown")),
-        None => return Err("histogram blob is empty".into()),
+        Some(&v) => return Err(BlobError::Version(v)),
+        None => return Err(BlobError::Empty),
     }
-    let bits = *blob
-        .get(1)
-        .ok_or_else(|| "histogram blob is truncated".to_string())? as u32;
+    let bits = *blob.get(1).ok_or(BlobError::Truncated)? as u32;
     if bits != sub_bucket_bits {
-        return Err(format!(
-            "histogram blob has {bits} sub-bucket bits, the record says {sub_bucket_bits}"
-        ));
+        return Err(BlobError::PrecisionMismatch {
+            blob: bits,
+            record: sub_bucket_bits,
+        });
     }
     let mut pos = 2;
     let n = get_varint(blob, &mut pos)?;
     let max_index = crate::histogram::bucket_count(bits) as u64;
     if n > max_index {
-        return Err(format!("histogram blob claims {n} buckets"));
+        return Err(BlobError::TooManyBuckets(n));
     }
     let mut out = Vec::with_capacity(n as usize);
     let mut i = 0u64;
     for k in 0..n {
         let delta = get_varint(blob, &mut pos)?;
         if k > 0 && delta == 0 {
-            return Err("histogram blob repeats a bucket".into());
+            return Err(BlobError::RepeatedBucket);
         }
         i = i
             .checked_add(delta)
             .filter(|&i| i < max_index)
-            .ok_or_else(|| "histogram blob has a bucket out of range".to_string())?;
+            .ok_or(BlobError::BucketOutOfRange)?;
         let count = get_varint(blob, &mut pos)?;
         out.push([bucket_lower(i as usize, bits), count]);
     }
     if pos != blob.len() {
-        return Err("histogram blob has trailing bytes".into());
+        return Err(BlobError::TrailingBytes);
     }
     Ok(out)
 }
@@ -221,20 +249,26 @@ mod tests {
         h.record(5000);
         h.record(7000);
         let blob = encode_histogram(&HistogramRecord::from_histogram(&h, 1)).unwrap();
-        assert!(decode_histogram(&blob, 8).is_err());
-        assert!(decode_histogram(&blob[..blob.len() - 1], 9).is_err());
+        assert_eq!(
+            decode_histogram(&blob, 8),
+            Err(BlobError::PrecisionMismatch { blob: 9, record: 8 })
+        );
+        assert_eq!(
+            decode_histogram(&blob[..blob.len() - 1], 9),
+            Err(BlobError::CutNumber)
+        );
         let mut extra = blob.clone();
         extra.push(0);
-        assert!(decode_histogram(&extra, 9).is_err());
-        assert!(decode_histogram(&[], 9).is_err());
-        assert!(decode_histogram(&[2, 9, 0], 9).is_err());
+        assert_eq!(decode_histogram(&extra, 9), Err(BlobError::TrailingBytes));
+        assert_eq!(decode_histogram(&[], 9), Err(BlobError::Empty));
+        assert_eq!(decode_histogram(&[2, 9, 0], 9), Err(BlobError::Version(2)));
         let bad = HistogramRecord {
             encoding: "log-linear".into(),
             sub_bucket_bits: 9,
             resolution_ns: 1,
             buckets: vec![[1025, 1]],
         };
-        assert!(encode_histogram(&bad).is_err());
+        assert_eq!(encode_histogram(&bad), Err(BlobError::NotBucketStart(1025)));
     }
 
     #[test]

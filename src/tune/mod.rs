@@ -32,6 +32,7 @@ pub mod workqueue;
 use crate::sysinfo::SysRoot;
 use crate::sysinfo::cgroup::{self, CpusetFs};
 use journal::Change;
+use thiserror::Error;
 
 /// Where settings are read and written (the real `/`, or a fake tree in
 /// unit tests).
@@ -57,20 +58,47 @@ impl Env {
 
     /// Write `value` to an existing system file (never creates one), the
     /// way a shell's `echo value > file` does.
-    pub fn write(&self, abs: &str, value: &str) -> Result<(), String> {
-        self.write_io(abs, value)
-            .map_err(|e| format!("writing '{value}' to {abs} failed: {e}"))
-    }
-
-    /// [`Env::write`] with the error as the system gave it (its number
-    /// tells why the kernel refused).
-    pub fn write_io(&self, abs: &str, value: &str) -> std::io::Result<()> {
+    pub fn write(&self, abs: &str, value: &str) -> Result<(), WriteError> {
         use std::io::Write;
         std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
             .open(self.root.path(abs))
             .and_then(|mut f| f.write_all(value.as_bytes()))
+            .map_err(|io| WriteError {
+                path: abs.to_string(),
+                value: value.to_string(),
+                io,
+            })
+    }
+}
+
+/// A system file that refused a value. The kernel's error number tells
+/// why ([`WriteError::errno`]): a task that exited, a value it will not
+/// take, a missing privilege.
+#[derive(Debug, Error)]
+#[error("writing '{value}' to {path} failed: {io}")]
+pub struct WriteError {
+    pub path: String,
+    pub value: String,
+    /// Part of the message rather than its source, so that a cause chain
+    /// does not print it twice.
+    pub io: std::io::Error,
+}
+
+impl WriteError {
+    /// The kernel's error number (None when the failure was not the
+    /// kernel's).
+    pub fn errno(&self) -> Option<i32> {
+        self.io.raw_os_error()
+    }
+}
+
+/// The settings' own functions report failures as text (only printed,
+/// never branched on): a write's error becomes its message.
+impl From<WriteError> for String {
+    fn from(e: WriteError) -> String {
+        e.to_string()
     }
 }
 

@@ -58,7 +58,7 @@ pub struct Isolation {
 
 fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), String> {
     let fs = super::cpuset::fs_of(env)?;
-    env.write(&fs.file(cpuset, file), &id.to_string())
+    Ok(env.write(&fs.file(cpuset, file), &id.to_string())?)
 }
 
 /// Set up isolation for a `measure` run.

@@ -124,7 +124,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
             if stay.contains(tid) {
                 continue;
             }
-            match env.write_io(to, tid).map_err(|e| e.raw_os_error()) {
+            match env.write(to, tid).map_err(|e| e.errno()) {
                 Ok(()) => this_pass += 1,
                 Err(Some(ESRCH)) => {}
                 Err(Some(EINVAL)) => {
