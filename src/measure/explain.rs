@@ -31,6 +31,8 @@ pub struct Explainer {
     best: Vec<Option<Explanation>>,
     /// The largest of the others, largest first, at most MAX_KEPT.
     others: Vec<Explanation>,
+    /// Warnings for the run (shown once, kept in the record).
+    notices: Vec<String>,
 }
 
 impl Explainer {
@@ -44,8 +46,26 @@ impl Explainer {
             // SCHED_DEADLINE threads are not pinned: trace every CPU.
             cpus = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         }
-        let recorder = Recorder::start(&TraceConfig::for_cpus(&cpus))?;
+        let mut cfg = TraceConfig::for_cpus(&cpus);
+        // The reader works in the kernel (formatting trace_pipe); on a
+        // kernel without full preemption a measuring thread cannot take
+        // its CPU back until that work ends: keep it off measured CPUs.
+        let housekeeping: Vec<usize> = crate::sysinfo::cpu::allowed_cpus()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| !cpus.contains(c))
+            .collect();
+        let mut notices = Vec::new();
+        if housekeeping.is_empty() {
+            notices.push(
+                "--explain: every CPU this run may use is measured, so the trace reader shares them and its kernel work adds latency; measure on fewer CPUs (e.g. -a 1) to explain at no cost".to_string(),
+            );
+        } else {
+            cfg.reader_cpus = Some(housekeeping);
+        }
+        let recorder = Recorder::start(&cfg)?;
         Ok(Explainer {
+            notices,
             events: recorder.events(),
             missing: recorder.missing_events(),
             recorder: Some(recorder),
@@ -119,6 +139,10 @@ impl Explainer {
 }
 
 impl Observer for Explainer {
+    fn notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
     fn tick(&mut self, view: &RunView) -> Control {
         if view.late.is_empty() {
             return Control::Continue;
