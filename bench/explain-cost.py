@@ -14,6 +14,7 @@ many explanations are marked partial.
 Usage: sudo python3 bench/explain-cost.py cost [--pairs 4] [--duration 20]
            [--intervals 1000,100] [--cpus 1]
        sudo python3 bench/explain-cost.py drops [--duration 600] [--load hell]
+           [--cpus 1]
 Needs root and a release build (target/release/rtscope).
 """
 
@@ -79,12 +80,16 @@ def cost(a):
 def drops(a):
     tmp = tempfile.mkdtemp(prefix="rtscope-explain-drops-")
     out = os.path.join(tmp, "run.json")
-    rec = measure(["-D", str(a.duration), "--load", a.load, "--explain"], out)
+    args = ["-D", str(a.duration), "--load", a.load, "--explain"]
+    if a.cpus:
+        args += ["-a", a.cpus]
+    rec = measure(args, out)
     e = rec["explain"]
     xs = e["explanations"]
     partial = sum(1 for x in xs if x["completeness"] != "complete")
     f = figures(rec)
-    print(f"{a.duration}s under --load {a.load} with --explain: max {f['max_us']:.1f}us, "
+    where = f"-a {a.cpus}" if a.cpus else "every CPU"
+    print(f"{a.duration}s on {where} under --load {a.load} with --explain: max {f['max_us']:.1f}us, "
           f"p99 {f['p99_us']:.1f}us")
     print(f"events read {e['events_read']}, lost {e['events_lost']} "
           f"({100.0 * e['events_lost'] / max(1, e['events_read'] + e['events_lost']):.3f} %)")
@@ -106,6 +111,7 @@ def main():
     d = sub.add_parser("drops")
     d.add_argument("--duration", type=int, default=600)
     d.add_argument("--load", default="hell")
+    d.add_argument("--cpus", default="", help="measured CPUs (-a); default every CPU")
     a = p.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (sudo)")
