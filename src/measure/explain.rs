@@ -123,7 +123,7 @@ impl Explainer {
         let undo = self.recorder.take().and_then(|r| r.stop().err());
         let mut explanations: Vec<Explanation> = self.best.into_iter().flatten().collect();
         explanations.extend(self.others);
-        explanations.sort_by(|a, b| b.spike.latency_ns.cmp(&a.spike.latency_ns));
+        explanations.sort_by_key(|x| std::cmp::Reverse(x.spike.latency_ns));
         let rec = ExplainRecord {
             threshold_ns: self.threshold_ns,
             events: self.events,

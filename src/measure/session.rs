@@ -231,7 +231,7 @@ impl Session {
             Some(outcome.ended_unix_ns),
             &ctx,
         );
-        rec.limits.break_event = outcome.break_event.clone();
+        rec.limits.break_event = outcome.break_event;
         rec.load = self.load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
         rec
     }

@@ -484,10 +484,16 @@ struct ReaderCtx {
 
 impl ReaderCtx {
     fn run(mut self) {
-        // Never real-time, whoever started it.
+        // Never real-time where threads are measured. On housekeeping
+        // CPUs, SCHED_FIFO 1: above the load's SCHED_OTHER processes
+        // (which would starve it and let the kernel drop events), below
+        // everything real-time.
         let _ = crate::sys::process::ensure_not_realtime();
-        if let Some(cpus) = &self.reader_cpus {
-            let _ = crate::sys::sched::set_affinity(0, cpus);
+        if let Some(cpus) = &self.reader_cpus
+            && crate::sys::sched::set_affinity(0, cpus).is_ok()
+        {
+            let _ =
+                crate::sys::sched::set_scheduler_current(crate::sys::sched::KernelPolicy::Fifo, 1);
         }
         let mut buf = vec![0u8; 64 * 1024];
         let mut pending: Vec<u8> = Vec::new();
