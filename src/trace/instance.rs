@@ -22,12 +22,14 @@ const fn ev(group: &'static str, name: &'static str) -> EventSpec {
 pub const REQUIRED: &[EventSpec] = &[ev("sched", "sched_switch")];
 
 /// The events enabled when present. x86 has `irq_vectors`, arm64 the
-/// `ipi` entry/exit pair: only one family is expected.
+/// `ipi` entry/exit pair: only one family is expected. Each event on the
+/// measured thread's own wake-up path costs it time, so there are no
+/// redundant ones: `sched_wakeup` only stands in for a missing
+/// `sched_waking`, and `hrtimer_start` (re-arming, not expiry) is left out.
 pub const WANTED: &[EventSpec] = &[
     ev("sched", "sched_switch"),
     ev("sched", "sched_waking"),
     ev("sched", "sched_wakeup"),
-    ev("timer", "hrtimer_start"),
     ev("timer", "hrtimer_expire_entry"),
     ev("timer", "hrtimer_expire_exit"),
     ev("irq", "irq_handler_entry"),
@@ -91,7 +93,11 @@ pub fn clock_selected(trace_clock: &str, clock: &str) -> bool {
 pub fn enable_events(dir: &Path) -> Result<Vec<EventSpec>, SettingError> {
     let exists = |e: &EventSpec| dir.join("events").join(e.group).join(e.name).is_dir();
     let mut missing = Vec::new();
+    let waking = exists(&ev("sched", "sched_waking"));
     for e in WANTED {
+        if e.name == "sched_wakeup" && waking {
+            continue;
+        }
         if exists(e) {
             write(dir, &format!("events/{}/{}/enable", e.group, e.name), "1")?;
         } else {

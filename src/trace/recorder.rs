@@ -359,12 +359,15 @@ impl Recorder {
         Ok(())
     }
 
-    /// The events recorded (those of the wanted ones this kernel has).
+    /// The events recorded (those of the wanted ones enabled here).
     pub fn events(&self) -> Vec<String> {
         let events = self.entry.instance.join("events");
         instance::WANTED
             .iter()
-            .filter(|e| events.join(e.group).join(e.name).is_dir())
+            .filter(|e| {
+                std::fs::read_to_string(events.join(e.group).join(e.name).join("enable"))
+                    .is_ok_and(|v| v.trim() == "1")
+            })
             .map(|e| e.to_string())
             .collect()
     }
