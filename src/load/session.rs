@@ -65,6 +65,41 @@ fn mono() -> u64 {
     clock::now_ns(Clock::Monotonic)
 }
 
+/// Where the load supervisor is, as its event stream tells. (Whether the
+/// load was stopped is `end_ns` being set.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Supervisor {
+    /// Running; its events come in.
+    Running,
+    /// It reported its clean-up (`Done`).
+    CleanedUp,
+    /// Its event stream ended without a clean-up report.
+    Gone,
+}
+
+/// A part on from `on_ns` to `off_ns` (CLOCK_MONOTONIC).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Phase {
+    part: String,
+    on_ns: u64,
+    off_ns: u64,
+}
+
+impl Phase {
+    fn new(part: String, on_ns: u64, off_ns: u64) -> Phase {
+        Phase {
+            part,
+            on_ns,
+            off_ns,
+        }
+    }
+
+    /// Time order, then name.
+    fn order(&self) -> (u64, &str) {
+        (self.on_ns, &self.part)
+    }
+}
+
 /// A running load.
 pub struct LoadSession {
     plan: LoadPlan,
@@ -83,12 +118,10 @@ pub struct LoadSession {
     cgroups: Vec<String>,
     starts: BTreeMap<String, u64>,
     open: BTreeMap<String, u64>,
-    phases: Vec<(String, u64, u64)>,
+    phases: Vec<Phase>,
     failures: Vec<String>,
     leftovers: Vec<String>,
-    done: bool,
-    eof: bool,
-    stopped: bool,
+    supervisor: Supervisor,
     shared: SharedLoadRecord,
     shared_at: Option<Instant>,
 }
@@ -161,9 +194,7 @@ impl LoadSession {
             phases: Vec::new(),
             failures: Vec::new(),
             leftovers: Vec::new(),
-            done: false,
-            eof: false,
-            stopped: false,
+            supervisor: Supervisor::Running,
             shared: Arc::new(Mutex::new(None)),
             shared_at: None,
         };
@@ -205,7 +236,7 @@ impl LoadSession {
                     return Err(SessionError::Timeout(READY_TIMEOUT));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    s.eof = true;
+                    s.supervisor = Supervisor::Gone;
                     let status = s
                         .child
                         .as_mut()
@@ -272,7 +303,7 @@ impl LoadSession {
                     ));
                 }
                 if let Some(on) = self.open.remove(&part) {
-                    self.phases.push((part, on, t_ns));
+                    self.phases.push(Phase::new(part, on, t_ns));
                 }
             }
             Event::Failed {
@@ -293,7 +324,7 @@ impl LoadSession {
                 self.failures.push(f);
             }
             Event::Done { problems, .. } => {
-                self.done = true;
+                self.supervisor = Supervisor::CleanedUp;
                 self.leftovers.extend(problems);
             }
         }
@@ -307,19 +338,20 @@ impl LoadSession {
                 Ok(e) => self.handle(e),
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
-                    if !self.eof && !self.stopped {
-                        self.eof = true;
+                    if self.supervisor == Supervisor::Running && self.end_ns.is_none() {
                         // Its parts died with it (parent-death signal).
                         let now = mono();
                         for (part, on) in std::mem::take(&mut self.open) {
-                            self.phases.push((part, on, now));
+                            self.phases.push(Phase::new(part, on, now));
                         }
                         let f = "the load supervisor ended early: the rest of the run had no load"
                             .to_string();
                         say_line(&format!("rtscope: warning: load: {f}"));
                         self.failures.push(f);
                     }
-                    self.eof = true;
+                    if self.supervisor == Supervisor::Running {
+                        self.supervisor = Supervisor::Gone;
+                    }
                     break;
                 }
             }
@@ -351,10 +383,10 @@ impl LoadSession {
 
     /// Stop the load and clean up; idempotent.
     pub fn stop(&mut self) {
-        if self.stopped {
+        if self.end_ns.is_some() {
             return;
         }
-        self.stopped = true;
+        self.end_ns = Some(mono());
         self.poll();
         let now = mono();
         self.end_ns = Some(now);
@@ -362,7 +394,7 @@ impl LoadSession {
         // Closing stdin tells the supervisor to stop.
         drop(self.stdin.take());
         let deadline = Instant::now() + DONE_TIMEOUT;
-        while !self.done && !self.eof {
+        while self.supervisor == Supervisor::Running {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -370,7 +402,7 @@ impl LoadSession {
             match self.events.recv_timeout(left) {
                 Ok(e) => self.handle(e),
                 Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => self.eof = true,
+                Err(RecvTimeoutError::Disconnected) => self.supervisor = Supervisor::Gone,
             }
         }
         if let Some(mut child) = self.child.take() {
@@ -386,7 +418,7 @@ impl LoadSession {
         while let Ok(e) = self.events.try_recv() {
             self.handle(e);
         }
-        if !self.done {
+        if self.supervisor != Supervisor::CleanedUp {
             self.leftovers.push(
                 "the load supervisor did not report its clean-up: rtscope cleaned up itself".into(),
             );
@@ -395,9 +427,9 @@ impl LoadSession {
         // Phases still open end now.
         let end = self.end_ns.unwrap_or(now);
         for (part, on) in std::mem::take(&mut self.open) {
-            self.phases.push((part, on, end));
+            self.phases.push(Phase::new(part, on, end));
         }
-        self.phases.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        self.phases.sort_by(|a, b| a.order().cmp(&b.order()));
         for l in self.leftovers.clone() {
             say_line(&format!("rtscope: warning: load: clean-up: {l}"));
         }
@@ -466,15 +498,18 @@ impl LoadSession {
         let clip = |v: u64| end_offset_ns.map_or(v, |e| v.min(e));
         // Parts on now count as on until now.
         let now = self.end_ns.unwrap_or_else(mono);
-        let open = self.open.iter().map(|(part, on)| (part.clone(), *on, now));
-        let mut all: Vec<(String, u64, u64)> = self.phases.iter().cloned().chain(open).collect();
-        all.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        let open = self
+            .open
+            .iter()
+            .map(|(part, on)| Phase::new(part.clone(), *on, now));
+        let mut all: Vec<Phase> = self.phases.iter().cloned().chain(open).collect();
+        all.sort_by(|a, b| a.order().cmp(&b.order()));
         let phases = all
             .iter()
-            .map(|(part, on, off)| LoadPhase {
-                part: part.clone(),
-                start_offset_ns: clip(self.offset(*on)),
-                end_offset_ns: clip(self.offset(*off)),
+            .map(|p| LoadPhase {
+                part: p.part.clone(),
+                start_offset_ns: clip(self.offset(p.on_ns)),
+                end_offset_ns: clip(self.offset(p.off_ns)),
             })
             .filter(|p| p.end_offset_ns > p.start_offset_ns)
             .collect();
