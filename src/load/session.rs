@@ -386,10 +386,10 @@ impl LoadSession {
         if self.end_ns.is_some() {
             return;
         }
-        self.end_ns = Some(mono());
-        self.poll();
+        // Set first: a poll from here on knows the load is being stopped.
         let now = mono();
         self.end_ns = Some(now);
+        self.poll();
         self.sampler.finish(now);
         // Closing stdin tells the supervisor to stop.
         drop(self.stdin.take());

@@ -39,22 +39,19 @@ impl Explainer {
     /// Start tracing the CPUs of `plan` (needs root and tracefs). The
     /// plan must report late wake-ups on the monotonic clock.
     pub fn start(plan: &Plan, threshold_ns: u64) -> Result<Explainer, TraceError> {
+        let allowed = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         let mut cpus: Vec<usize> = plan.threads.iter().filter_map(|t| t.cpu).collect();
         cpus.sort_unstable();
         cpus.dedup();
         if cpus.is_empty() {
             // SCHED_DEADLINE threads are not pinned: trace every CPU.
-            cpus = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
+            cpus = allowed.clone();
         }
         let mut cfg = TraceConfig::for_cpus(&cpus);
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
         // its CPU back until that work ends: keep it off measured CPUs.
-        let housekeeping: Vec<usize> = crate::sysinfo::cpu::allowed_cpus()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|c| !cpus.contains(c))
-            .collect();
+        let housekeeping: Vec<usize> = allowed.into_iter().filter(|c| !cpus.contains(c)).collect();
         let mut notices = Vec::new();
         if housekeeping.is_empty() {
             notices.push(

@@ -7,6 +7,7 @@ use super::error::SessionError;
 use crate::output;
 use crate::record::RunRecord;
 use crate::report::histfile;
+use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 /// Where the path `-` means standard output.
@@ -57,8 +58,7 @@ impl Outputs {
         let mut failures = Vec::new();
         if let Some(p) = &self.json {
             let written = serde_json::to_string(rec)
-                .map_err(anyhow::Error::from)
-                .map_err(|e| e.context("serializing the run record"))
+                .context("serializing the run record")
                 .and_then(|text| output::write_atomic(p, format!("{text}\n").as_bytes()));
             if let Err(e) = written {
                 failures.push(format!("{e:#}"));
