@@ -22,6 +22,7 @@ pub mod record;
 pub mod report;
 pub mod runref;
 pub mod store;
+pub mod study;
 pub mod sys;
 pub mod sysinfo;
 pub mod trace;

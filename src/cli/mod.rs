@@ -54,6 +54,7 @@ pub mod plot;
 pub mod report;
 pub mod runs;
 pub mod schema;
+pub mod study;
 pub mod tune;
 
 use clap::{Parser, Subcommand};
@@ -99,6 +100,8 @@ pub enum Command {
     Import(import::ImportArgs),
     // The help of `explain` comes from `ExplainArgs`.
     Explain(explain::ExplainArgs),
+    // The help comes from `StudyArgs`.
+    Study(study::StudyArgs),
     // The help comes from `CompletionsArgs`.
     Completions(completions::CompletionsArgs),
     /// Internal: the load supervisor, started by rtscope itself.
@@ -164,6 +167,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Runs(args) => runs::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Study(args) => study::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),

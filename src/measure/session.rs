@@ -51,20 +51,7 @@ impl Session {
     /// set-up early with [`SessionError::Interrupted`].
     pub fn prepare(mut request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
         request.config.late_above_ns = request.explain_above_ns;
-        let allowed = allowed_cpus()?;
-        let check = Plan::build(request.config.clone(), &allowed)?;
-        request.check_cpus()?;
-        // The load runs beside the measurement: under --isolate, on the
-        // other CPUs.
-        let load_plan = request
-            .load
-            .plan(&request.load_cpus(&allowed), crate::sys::process::getpid())?;
-        if load_plan.is_some()
-            && let Some(why) = preflight::realtime_refusal(&check)
-        {
-            return Err(SessionError::Privilege(why));
-        }
-        request.check_outputs()?;
+        let load_plan = Session::refusal(&request)?;
         let store = match request.checkpoint_ns {
             Some(_) => Some(Store::open_default().map_err(SessionError::StoreOpen)?),
             None => None,
@@ -80,6 +67,31 @@ impl Session {
             None => None,
         };
         Session::set_up(request, store, load, stop)
+    }
+
+    /// Refuse `request` if it cannot work (the checks `prepare` makes
+    /// before it touches anything), without touching anything.
+    pub fn check(request: &Request) -> Result<(), SessionError> {
+        Session::refusal(request).map(|_| ())
+    }
+
+    /// The checks made before anything is touched; the load's plan.
+    fn refusal(request: &Request) -> Result<Option<crate::load::LoadPlan>, SessionError> {
+        let allowed = allowed_cpus()?;
+        let check = Plan::build(request.config.clone(), &allowed)?;
+        request.check_cpus()?;
+        // The load runs beside the measurement: under --isolate, on the
+        // other CPUs.
+        let load_plan = request
+            .load
+            .plan(&request.load_cpus(&allowed), crate::sys::process::getpid())?;
+        if load_plan.is_some()
+            && let Some(why) = preflight::realtime_refusal(&check)
+        {
+            return Err(SessionError::Privilege(why));
+        }
+        request.check_outputs()?;
+        Ok(load_plan)
     }
 
     /// The isolation, the plan on the CPUs it gives, and the run's row.

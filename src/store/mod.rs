@@ -16,6 +16,7 @@ pub mod codec;
 pub mod owner;
 pub mod runs;
 pub mod schema;
+pub mod studies;
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};

@@ -29,6 +29,11 @@ pub const MIGRATIONS: &[Migration] = &[
         summary: "the writer of a running run, to tell interrupted runs",
         sql: include_str!("sql/v2.sql"),
     },
+    Migration {
+        version: 3,
+        summary: "studies, their runs in order, and the attempts at each",
+        sql: include_str!("sql/v3.sql"),
+    },
 ];
 
 /// The schema version this rtscope writes.

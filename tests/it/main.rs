@@ -14,5 +14,6 @@ mod package;
 mod report;
 mod static_binary;
 mod store;
+mod study;
 mod tune;
 mod util;

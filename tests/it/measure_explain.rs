@@ -5,7 +5,7 @@
 
 use crate::util::*;
 
-fn mounts() -> String {
+pub(crate) fn mounts() -> String {
     std::fs::read_to_string("/proc/self/mounts")
         .unwrap_or_default()
         .lines()
@@ -14,7 +14,7 @@ fn mounts() -> String {
         .join("\n")
 }
 
-fn our_instances() -> Vec<String> {
+pub(crate) fn our_instances() -> Vec<String> {
     std::fs::read_dir("/sys/kernel/tracing/instances")
         .map(|d| {
             d.flatten()

@@ -110,7 +110,7 @@ fn cpuset_of(pid: u32) -> String {
 /// Every value tune may touch. Tasks: kernel threads and the `watch`ed
 /// processes (their cpuset and CPU affinity), keyed by pid and start
 /// time; other processes belong to other tests and change on their own.
-fn snapshot(watch: &[u32]) -> BTreeMap<String, String> {
+pub(crate) fn snapshot(watch: &[u32]) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     let mut files = vec![
         "/proc/sys/kernel/timer_migration".to_string(),
@@ -168,7 +168,7 @@ fn snapshot(watch: &[u32]) -> BTreeMap<String, String> {
 
 /// Compare snapshots: every setting identically, tasks present in both.
 #[track_caller]
-fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) {
+pub(crate) fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) {
     let mut diffs = Vec::new();
     for (k, v) in before {
         match after.get(k) {
@@ -192,19 +192,19 @@ fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, Strin
 
 /// A child process, killed when dropped (also when an assertion fails,
 /// so that a paused or running rtscope never outlives its test).
-struct Kid(Option<Child>);
+pub(crate) struct Kid(Option<Child>);
 
 impl Kid {
-    fn new(c: Child) -> Kid {
+    pub(crate) fn new(c: Child) -> Kid {
         Kid(Some(c))
     }
 
-    fn id(&self) -> u32 {
+    pub(crate) fn id(&self) -> u32 {
         self.0.as_ref().unwrap().id()
     }
 
     /// SIGKILL and reap.
-    fn sigkill(&mut self) {
+    pub(crate) fn sigkill(&mut self) {
         let c = self.0.as_mut().unwrap();
         c.kill().unwrap();
         c.wait().unwrap();
@@ -272,7 +272,7 @@ fn last_cpu(pid: u32) -> u32 {
     rest[39 - 3].parse().unwrap()
 }
 
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
     while !f() {
         assert!(

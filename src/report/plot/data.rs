@@ -1,7 +1,8 @@
 //! Figures built from run records: the latency histogram (log-log, in
 //! cyclictest's 1 µs classes), the exceedance curve P(latency > x), and
 //! max and p99 per window over time with the load phases shaded. Per
-//! thread for one run, one curve per run for several.
+//! thread for one run, one curve per run for several, or one per merged
+//! histogram (a study's cells, or the cells that share a value).
 //!
 //! Every figure has a bounded number of points whatever the length of the
 //! run (classes widen, steps and windows are merged, keeping maxima), so
@@ -405,6 +406,46 @@ pub fn exceedance_runs(runs: &[(&str, &RunRecord)], title: &str) -> Result<Figur
         .map(|(i, (name, run))| ExceedanceCurve::overall(run, name.to_string(), i, Stroke::Solid))
         .collect::<Result<Vec<_>, String>>()?;
     Ok(exceedance_figure(title.into(), curves))
+}
+
+// ------------------------------------------------------- merged histograms
+
+/// A histogram already merged from several runs (a study's cell, or all
+/// the cells that share a value), named for the legend, with its exact
+/// extremes (the histogram's buckets only bound them).
+#[derive(Clone, Debug)]
+pub struct NamedHistogram {
+    pub name: String,
+    /// Palette index, so that a value keeps its colour across figures.
+    pub color: usize,
+    pub hist: Histogram,
+    pub min_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+}
+
+/// Latency histograms of merged histograms, overlaid (one curve each).
+pub fn hist_merged(curves: &[NamedHistogram], title: &str) -> Figure {
+    let curves = curves
+        .iter()
+        .map(|c| (c.name.clone(), c.color, Stroke::Solid, c.hist.clone()))
+        .collect();
+    hist_figure(title.into(), curves)
+}
+
+/// Exceedance of merged histograms, overlaid (one curve each).
+pub fn exceedance_merged(curves: &[NamedHistogram], title: &str) -> Figure {
+    let curves = curves
+        .iter()
+        .map(|c| ExceedanceCurve {
+            name: c.name.clone(),
+            color: c.color,
+            stroke: Stroke::Solid,
+            hist: c.hist.clone(),
+            min_ns: c.min_ns,
+            max_ns: c.max_ns,
+        })
+        .collect();
+    exceedance_figure(title.into(), curves)
 }
 
 // ----------------------------------------------------------------- timeline

@@ -1,0 +1,870 @@
+//! `rtscope study`: maps a study file's options to `measure`'s flags
+//! (the same clap definitions, so a study takes exactly what `measure`
+//! takes), and the subcommands (run a file, new, status, resume, report,
+//! remove) to the library's `study` calls; prints progress and outcomes.
+
+use super::Exit;
+use super::measure::MeasureArgs;
+use crate::engine::{Control, Observer, RunView};
+use crate::measure::{Request, Session};
+use crate::store::Store;
+use crate::study::gate::{Check, Gate};
+use crate::study::kernel::Kernel;
+use crate::study::run::{self, Display, RunEnd, Summary};
+use crate::study::spec::{self, Value};
+use crate::study::state::{SlotState, Study};
+use crate::study::{self as lib, Options, StudyError, check, results};
+use crate::units::{fmt_duration, fmt_unix_utc, us_cell};
+use crate::ui::live::Signals;
+use anyhow::{Context, Result, bail};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// Run a study: a matrix of measure configurations (kernels included),
+/// each cell for a set time and number of repetitions, resumable after
+/// a kill, a power cut or a reboot, compared in one report.
+///
+/// A study file (TOML) names the dimensions to cross in [matrix] (keys
+/// are measure's long options: policy, timer, interval, priority,
+/// threads, load, isolate, ...; each a list of values), the options all
+/// cells share in [fixed], and at the top name, duration (per run),
+/// repetitions, order (random, interleaved, sequential) and seed. A
+/// kernel key (a list of preemption models or releases: rt, none,
+/// "6.18*") makes the kernel a dimension: each kernel runs the cells
+/// that need it, the others wait. `rtscope study new NAME` writes a
+/// commented example.
+///
+/// The study lives in the run store: after Ctrl-C, kill -9, a power cut
+/// or a reboot, `rtscope study resume` goes on from the first unfinished
+/// run (a run cut short is redone; the report says which were).
+///
+/// Examples:
+///   rtscope study new bench            # writes bench.toml
+///   sudo rtscope study examples/seed-000-matrix.toml
+///   sudo rtscope study resume seed-000
+///   rtscope study status
+///   rtscope study report seed-000 -o seed-000.html --fail-if 'policy=fifo:max>200us'
+///
+/// Exit status: 0 done (or stopped by a signal: resume continues), 1 a
+/// --fail-if gate failed, 2 a bad study file, bad options or a system
+/// error.
+#[derive(Args, Debug, Clone)]
+#[command(verbatim_doc_comment, args_conflicts_with_subcommands = true)]
+pub struct StudyArgs {
+    #[command(subcommand)]
+    pub command: Option<StudyCommand>,
+
+    /// The study file to run (or to continue, if a study of that name
+    /// and the same text is in the store).
+    #[arg(value_name = "FILE.toml")]
+    pub file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunFlags,
+
+    /// Check the file and print the runs in order, with the measure
+    /// command each one is; run nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+}
+
+/// Flags of the commands that run a study.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunFlags {
+    /// No progress bar; one line per run on standard error.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Exit 1 when a cell is worse than a limit, once the runs are done:
+    /// [KEY=VALUE,...:]METRIC>LIMIT, e.g. 'policy=fifo:max>200us',
+    /// 'p99.99>50us'. Metrics: p99, p99.99, max, avg (bare number: us),
+    /// missed (a count). Repeatable.
+    #[arg(long = "fail-if", value_name = "GATE", value_parser = gate)]
+    pub fail_if: Vec<Gate>,
+}
+
+fn gate(s: &str) -> Result<Gate, String> {
+    Gate::parse(s)
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum StudyCommand {
+    /// Write a commented example study file NAME.toml to start from.
+    New {
+        /// The study's name (letters, digits, - _ . +).
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Write here instead of NAME.toml; - for standard output.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Where a study stands: every run done, to do, or waiting for a
+    /// kernel, and the runs cut short.
+    Status {
+        /// The study (default: the newest one).
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+        /// Print it as JSON.
+        #[arg(long = "json")]
+        json: bool,
+    },
+    /// Go on with a study from its first unfinished run (the study's
+    /// text is in the store: the file is not needed).
+    Resume {
+        /// The study (default: the newest one).
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+        #[command(flatten)]
+        run: RunFlags,
+    },
+    /// Write the study's one-page HTML comparison.
+    Report {
+        /// The study (default: the newest one).
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+        /// The HTML file to write (default: NAME.html).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// As for running a study: exit 1 when a cell is worse than a
+        /// limit.
+        #[arg(long = "fail-if", value_name = "GATE", value_parser = gate)]
+        fail_if: Vec<Gate>,
+    },
+    /// Forget a study (its runs stay in the store).
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+// ------------------------------------------------------------ the options
+
+/// `measure`'s flags, parsed as the command line would.
+#[derive(Parser, Debug)]
+#[command(name = "measure", no_binary_name = false, disable_help_flag = true)]
+struct MeasureLine {
+    #[command(flatten)]
+    args: MeasureArgs,
+}
+
+/// Options a study sets itself, or that make no sense for one run of it.
+const NOT_IN_A_STUDY: &[(&str, &str)] = &[
+    ("duration", "the study's duration (at the top of the file) sets every run's"),
+    ("loops", "the study's duration sets how long each run lasts"),
+    ("label", "the study names its runs after their cell"),
+    ("json", "every run is in the store: `rtscope runs`, `rtscope report`"),
+    ("histogram", "every run is in the store: `rtscope plot` draws it"),
+    ("histofall", "every run is in the store: `rtscope plot` draws it"),
+    ("histfile", "every run is in the store"),
+    ("no-save", "a study keeps its runs in the store"),
+    ("quiet", "give -q to `rtscope study`"),
+    ("live", "the study shows its own progress"),
+    ("help", "not an option of a run"),
+];
+
+/// The study options as `measure`'s clap definitions know them.
+pub struct MeasureOptions {
+    command: clap::Command,
+}
+
+impl MeasureOptions {
+    pub fn new() -> MeasureOptions {
+        MeasureOptions {
+            command: MeasureLine::command(),
+        }
+    }
+
+    /// The option called `key` (long name or alias).
+    fn known(&self, key: &str) -> bool {
+        self.command.get_arguments().any(|a| {
+            a.get_long() == Some(key)
+                || a.get_all_aliases()
+                    .is_some_and(|al| al.contains(&key))
+        })
+    }
+
+    fn parse(&self, words: &[String]) -> Result<MeasureArgs, String> {
+        let argv = std::iter::once("measure".to_string()).chain(words.iter().cloned());
+        MeasureLine::try_parse_from(argv)
+            .map(|l| l.args)
+            .map_err(|e| {
+                let text = e.to_string();
+                text.lines()
+                    .next()
+                    .unwrap_or("refused")
+                    .trim_start_matches("error: ")
+                    .to_string()
+            })
+    }
+}
+
+impl Default for MeasureOptions {
+    fn default() -> Self {
+        MeasureOptions::new()
+    }
+}
+
+/// Seconds, or the nearest unit that is exact, for `--duration`.
+fn duration_word(ns: u64) -> String {
+    for (unit, per) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns.is_multiple_of(per) {
+            return format!("{}{unit}", ns / per);
+        }
+    }
+    format!("{ns}ns")
+}
+
+impl Options for MeasureOptions {
+    fn check_key(&self, key: &str) -> Result<(), String> {
+        if let Some((_, why)) = NOT_IN_A_STUDY.iter().find(|(k, _)| *k == key) {
+            return Err(format!("not an option of a study's runs: {why}"));
+        }
+        if !self.known(key) {
+            return Err(
+                "unknown option: keys are measure's long options (`rtscope measure --help`), e.g. policy, timer, interval, priority, threads, load, isolate".into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn check(&self, key: &str, value: &Value) -> Result<(), String> {
+        self.check_key(key)?;
+        self.parse(&value.args(key)).map(|_| ())
+    }
+
+    fn request(
+        &self,
+        settings: &[(&str, &Value)],
+        duration_ns: u64,
+        label: String,
+        tags: &[(String, String)],
+    ) -> Result<Request, String> {
+        let mut words: Vec<String> = settings.iter().flat_map(|(k, v)| v.args(k)).collect();
+        words.push("--duration".into());
+        words.push(duration_word(duration_ns));
+        for (k, v) in tags {
+            words.push("--tag".into());
+            words.push(format!("{k}={v}"));
+        }
+        let args = self.parse(&words)?;
+        let mut request = args.request().map_err(|e| format!("{e:#}"))?;
+        request.label = Some(label);
+        // What a user would type to measure this cell alone.
+        request.command_line = ["rtscope", "measure"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(words)
+            .collect();
+        Session::check(&request).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+        Ok(request)
+    }
+}
+
+// ------------------------------------------------------------ the display
+
+/// Progress of a whole study: one bar for all the runs this kernel owes
+/// (a terminal), or one line per run (quiet or not a terminal).
+struct Progress {
+    bar: Option<ProgressBar>,
+    signals: Signals,
+    /// Time of the runs before this one, as the bar counts it (ms).
+    base_ms: u64,
+    current: String,
+}
+
+impl Progress {
+    fn new(quiet: bool, signals: Signals) -> Progress {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(4));
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{wide_bar}] {percent:>3}%  ETA {eta}  {msg}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        Progress {
+            bar,
+            signals,
+            base_ms: 0,
+            current: String::new(),
+        }
+    }
+
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn warning(&mut self, message: &str) {
+        self.say(&format!("rtscope: {} warning: {message}", self.current));
+    }
+
+    fn tick(&mut self, view: &RunView) -> Control {
+        if self.signals.stop.load(Ordering::SeqCst) {
+            return Control::Stop;
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(self.base_ms + view.elapsed_ns() / 1_000_000);
+        }
+        Control::Continue
+    }
+}
+
+impl Display for Progress {
+    fn starting(&mut self, slot: &crate::store::studies::SlotRow, n: usize, of: usize, eta_ns: u64) {
+        self.current = format!("[{n}/{of}]");
+        let what = format!("{} #{}", slot.label, slot.repetition);
+        match &self.bar {
+            Some(b) => {
+                let pos = b.position();
+                self.base_ms = pos;
+                b.set_length(pos + eta_ns / 1_000_000);
+                b.set_message(format!("{n}/{of} {what}"));
+            }
+            None => eprintln!(
+                "rtscope: study run {n}/{of}: {what} (about {} left for this kernel's runs)",
+                fmt_duration(eta_ns)
+            ),
+        }
+    }
+
+    fn observer(&mut self) -> &mut dyn Observer {
+        self
+    }
+
+    fn ended(&mut self, slot: &crate::store::studies::SlotRow, end: &RunEnd) {
+        let what = format!("{} #{}", slot.label, slot.repetition);
+        let line = match end {
+            RunEnd::Done {
+                run_id,
+                max_ns,
+                p99_ns,
+            } => format!(
+                "rtscope: {} {what}: done, p99 {} µs, max {} µs{}",
+                self.current,
+                us_cell(*p99_ns),
+                us_cell(*max_ns),
+                run_id.map(|i| format!(" (run {i})")).unwrap_or_default()
+            ),
+            RunEnd::Interrupted => format!(
+                "rtscope: {} {what}: stopped before its end (kept as interrupted; resume redoes it)",
+                self.current
+            ),
+            RunEnd::Failed(why) => format!("rtscope: {} {what}: failed: {why}", self.current),
+        };
+        self.say(&line);
+    }
+
+    fn note(&mut self, message: &str) {
+        self.say(&format!("rtscope: {message}"));
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+// ------------------------------------------------------------ the commands
+
+pub fn run(args: &StudyArgs) -> Result<Exit> {
+    match &args.command {
+        Some(StudyCommand::New { name, output }) => new(name, output.as_deref()),
+        Some(StudyCommand::Status { name, json }) => status(name.as_deref(), *json),
+        Some(StudyCommand::Resume { name, run }) => resume(name.as_deref(), run),
+        Some(StudyCommand::Report {
+            name,
+            output,
+            fail_if,
+        }) => report(name.as_deref(), output.as_deref(), fail_if),
+        Some(StudyCommand::Remove { name }) => remove(name),
+        None => match &args.file {
+            Some(file) => start(file, &args.run, args.dry_run),
+            None => bail!(
+                "name a study file (rtscope study FILE.toml), or a subcommand: new, status, resume, report, remove (see rtscope study --help)"
+            ),
+        },
+    }
+}
+
+/// Read and check a study file.
+fn read_spec(file: &Path, options: &MeasureOptions) -> Result<(spec::Spec, String)> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read the study file {}", file.display()))?;
+    let shown = file.display().to_string();
+    let spec = spec::parse(&text, &shown)?;
+    check::check(&spec, &shown, options)?;
+    Ok((spec, text))
+}
+
+fn start(file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
+    let options = MeasureOptions::new();
+    let (spec, text) = read_spec(file, &options)?;
+    if dry_run {
+        return dry(&spec, &options);
+    }
+    let kernel = Kernel::running();
+    let mut store = Store::open_default()?;
+    let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let row = run::create_or_find(
+        &mut store,
+        &spec,
+        &text,
+        Some(&path.display().to_string()),
+        &kernel,
+    )?;
+    measure_study(store, row, &options, flags)
+}
+
+fn resume(name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
+    let options = MeasureOptions::new();
+    let kernel = Kernel::running();
+    let mut store = Store::open_default()?;
+    let study = Study::load(&store, name, &kernel)?;
+    let shown = format!("study '{}' (stored)", study.row.name);
+    check::check(&study.spec, &shown, &options)?;
+    if study.to_do() == 0 && study.waiting() == 0 {
+        eprintln!(
+            "rtscope: study '{}' is complete ({} runs): `rtscope study report {}` writes its report",
+            study.row.name,
+            study.done(),
+            study.row.name
+        );
+        return gates(&store, &study, &flags.fail_if);
+    }
+    let row = study.row.clone();
+    let _ = &mut store;
+    measure_study(store, row, &options, flags)
+}
+
+/// Measure what the running kernel owes of a stored study.
+fn measure_study(
+    mut store: Store,
+    row: crate::store::studies::StudyRow,
+    options: &MeasureOptions,
+    flags: &RunFlags,
+) -> Result<Exit> {
+    // As for measure: timer signals are for the measuring threads, and a
+    // signal asks to stop.
+    let _ = crate::sys::signal::timer_signals().block();
+    let signals = Signals::install().context("installing signal handlers")?;
+    let name = row.name.clone();
+    let summary = {
+        let mut progress = Progress::new(flags.quiet, signals.clone());
+        run::run(&mut store, row, options, &mut progress, &signals.stop)?
+    };
+    let kernel = Kernel::running();
+    let study = Study::load(&store, Some(&name), &kernel)?;
+    print_end(&study, &summary, &kernel);
+    if summary.stopped {
+        return Ok(Exit::Ok);
+    }
+    let exit = gates(&store, &study, &flags.fail_if)?;
+    if !summary.failed.is_empty() {
+        bail!(
+            "{} of this study's runs failed (the first: {}: {}); fix the cause, then `rtscope study resume {name}` runs them again",
+            summary.failed.len(),
+            summary.failed[0].0,
+            summary.failed[0].1
+        );
+    }
+    Ok(exit)
+}
+
+fn print_end(study: &Study, summary: &Summary, kernel: &Kernel) {
+    let name = &study.row.name;
+    let mut line = format!(
+        "rtscope: study '{name}': {} of {} runs done",
+        study.done(),
+        study.slots.len()
+    );
+    if let Some(o) = summary.overhead_ns {
+        line.push_str(&format!(
+            " ({} finished now, {} of set-up per run)",
+            summary.finished,
+            fmt_duration(o)
+        ));
+    }
+    eprintln!("{line}");
+    if summary.stopped {
+        eprintln!(
+            "rtscope: stopped by a signal: `rtscope study resume {name}` goes on from the first unfinished run"
+        );
+    }
+    for (k, n) in study.waiting_kernels() {
+        eprintln!(
+            "rtscope: {n} runs wait for kernel '{k}' (this one is {}): boot it, then `rtscope study resume {name}`",
+            kernel.describe()
+        );
+    }
+    if study.to_do() == 0 && study.waiting() == 0 {
+        eprintln!("rtscope: complete: `rtscope study report {name}` writes the comparison");
+    }
+}
+
+/// Apply `--fail-if` gates to a study's results.
+fn gates(store: &Store, study: &Study, gates: &[Gate]) -> Result<Exit> {
+    if gates.is_empty() {
+        return Ok(Exit::Ok);
+    }
+    let cells = results::collect(store, study)?;
+    let mut failed: Vec<Check> = Vec::new();
+    for g in gates {
+        let checks = g.apply(&cells).map_err(anyhow::Error::msg)?;
+        failed.extend(checks.into_iter().filter(|c| c.failed));
+    }
+    for c in &failed {
+        let value = if c.gate.contains("missed") {
+            format!("{}", c.value)
+        } else {
+            format!("{} µs", us_cell(Some(c.value as u64)))
+        };
+        eprintln!(
+            "rtscope: --fail-if '{}' failed for cell {}: {value}",
+            c.gate, c.cell
+        );
+    }
+    Ok(if failed.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::GateFailed
+    })
+}
+
+fn dry(spec: &spec::Spec, options: &MeasureOptions) -> Result<Exit> {
+    let cells = crate::study::matrix::cells(spec);
+    let seed = spec.seed.unwrap_or(0);
+    let slots = crate::study::matrix::schedule(cells.len(), spec.repetitions, spec.order, seed);
+    outln!(
+        "study '{}': {} cells × {} repetitions = {} runs of {} ({} in all), order {}{}",
+        spec.name,
+        cells.len(),
+        spec.repetitions,
+        slots.len(),
+        fmt_duration(spec.duration_ns),
+        fmt_duration(spec.duration_ns.saturating_mul(slots.len() as u64)),
+        spec.order.name(),
+        if spec.seed.is_none() && spec.order == spec::Order::Random {
+            " (the seed is drawn when the study starts: the order below is seed 0's)"
+        } else {
+            ""
+        }
+    );
+    for s in &slots {
+        let cell = &cells[s.cell];
+        let r = options
+            .request(
+                &cell.settings(&spec.fixed),
+                spec.duration_ns,
+                cell.label(),
+                &[],
+            )
+            .map_err(anyhow::Error::msg)?;
+        let kernel = cell
+            .kernel(&spec.fixed)
+            .map(|k| format!(" [kernel {k}]"))
+            .unwrap_or_default();
+        outln!(
+            "{:>4}  {} #{}{kernel}: {}",
+            s.position + 1,
+            cell.label(),
+            s.repetition,
+            r.command_line.join(" ")
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+fn status(name: Option<&str>, json: bool) -> Result<Exit> {
+    let kernel = Kernel::running();
+    let Some(store) = Store::open_existing(&crate::store::db_path()?)? else {
+        bail!("no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)");
+    };
+    let study = Study::load(&store, name, &kernel)?;
+    let others: Vec<String> = store
+        .studies()?
+        .into_iter()
+        .map(|s| s.name)
+        .filter(|n| *n != study.row.name)
+        .collect();
+    if json {
+        super::print_json(&status_json(&store, &study, &kernel)?)?;
+        return Ok(Exit::Ok);
+    }
+    let spec = &study.spec;
+    outln!(
+        "study {} · {} cells × {} repetitions, {} per run · order {} (seed {}) · stored {}",
+        study.row.name,
+        study.cells.len(),
+        spec.repetitions,
+        fmt_duration(spec.duration_ns),
+        spec.order.name(),
+        study.row.seed,
+        fmt_unix_utc(study.row.created_at_unix_ns)
+    );
+    if let Some(p) = &study.row.file_path {
+        outln!("file: {p}");
+    }
+    outln!(
+        "runs: {} done, {} to do on this kernel ({}), {} waiting for another kernel{}",
+        study.done(),
+        study.to_do(),
+        kernel.describe(),
+        study.waiting(),
+        match &study.row.running {
+            Some(o) => format!(" · being run by pid {} on {}", o.pid, o.host),
+            None => String::new(),
+        }
+    );
+    outln!("{:>4}  {:<40} {:>3}  {:<24} {:>5}  {:>9}  {:>9}", "#", "cell", "rep", "state", "run", "p99 µs", "max µs");
+    for s in &study.slots {
+        let (state, run) = slot_text(&store, s)?;
+        let (p99, max) = match &run {
+            Some(r) => (us_cell(r.p99_ns), us_cell(r.max_ns)),
+            None => (String::new(), String::new()),
+        };
+        outln!(
+            "{:>4}  {:<40} {:>3}  {:<24} {:>5}  {:>9}  {:>9}",
+            s.slot.position + 1,
+            s.slot.label,
+            s.slot.repetition,
+            state,
+            run.as_ref().map(|r| r.id.to_string()).unwrap_or_default(),
+            p99,
+            max
+        );
+    }
+    if !others.is_empty() {
+        outln!("other studies in the store: {}", others.join(", "));
+    }
+    Ok(Exit::Ok)
+}
+
+/// The facts `status` shows of a finished run.
+struct RunFacts {
+    id: i64,
+    p99_ns: Option<u64>,
+    max_ns: Option<u64>,
+}
+
+/// A slot's state for people, and its run if done.
+fn slot_text(
+    store: &Store,
+    s: &crate::study::state::SlotStatus,
+) -> Result<(String, Option<RunFacts>)> {
+    let cut = match s.interrupted() {
+        0 => String::new(),
+        n => format!(" ({n} cut short)"),
+    };
+    Ok(match &s.state {
+        SlotState::Done { run_uuid } => {
+            let run = match store.find_uuid(run_uuid)? {
+                Some(id) => {
+                    let r = store.load(id)?;
+                    Some(RunFacts {
+                        id,
+                        p99_ns: r.overall.p99_ns,
+                        max_ns: r.overall.max_ns,
+                    })
+                }
+                None => None,
+            };
+            (format!("done{cut}"), run)
+        }
+        SlotState::Running => ("running".into(), None),
+        SlotState::Waiting { kernel } => (format!("waits for kernel {kernel}"), None),
+        SlotState::ToDo => match s.failure() {
+            Some(_) => (format!("failed{cut}"), None),
+            None if s.interrupted() > 0 => ("cut short, to redo".into(), None),
+            None => ("to do".into(), None),
+        },
+    })
+}
+
+fn status_json(store: &Store, study: &Study, kernel: &Kernel) -> Result<serde_json::Value> {
+    let mut slots = Vec::new();
+    for s in &study.slots {
+        let (state, run) = slot_text(store, s)?;
+        let kind = match &s.state {
+            SlotState::Done { .. } => "done",
+            SlotState::Running => "running",
+            SlotState::Waiting { .. } => "waiting",
+            SlotState::ToDo => "to_do",
+        };
+        slots.push(serde_json::json!({
+            "position": s.slot.position + 1,
+            "cell": s.slot.cell + 1,
+            "label": s.slot.label,
+            "repetition": s.slot.repetition,
+            "kernel": s.slot.kernel,
+            "state": kind,
+            "state_text": state,
+            "attempts": s.attempts.iter().map(|a| serde_json::json!({
+                "state": a.state.name(),
+                "run_uuid": a.run_uuid,
+                "detail": a.detail,
+                "kernel_release": a.kernel_release,
+                "preemption_model": a.preemption_model,
+            })).collect::<Vec<_>>(),
+            "run_id": run.as_ref().map(|r| r.id),
+            "p99_ns": run.as_ref().and_then(|r| r.p99_ns),
+            "max_ns": run.as_ref().and_then(|r| r.max_ns),
+        }));
+    }
+    Ok(serde_json::json!({
+        "name": study.row.name,
+        "uuid": study.row.uuid,
+        "seed": study.row.seed,
+        "order": study.spec.order.name(),
+        "duration_ns": study.spec.duration_ns,
+        "repetitions": study.spec.repetitions,
+        "cells": study.cells.len(),
+        "runs": study.slots.len(),
+        "done": study.done(),
+        "to_do": study.to_do(),
+        "waiting": study.waiting(),
+        "kernel": { "release": kernel.release, "preemption_model": kernel.preemption_model },
+        "running_pid": study.row.running.as_ref().map(|o| o.pid),
+        "slots": slots,
+    }))
+}
+
+fn report(name: Option<&str>, output: Option<&Path>, fail_if: &[Gate]) -> Result<Exit> {
+    let kernel = Kernel::running();
+    let Some(store) = Store::open_existing(&crate::store::db_path()?)? else {
+        bail!("no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)");
+    };
+    let study = Study::load(&store, name, &kernel)?;
+    let cells = results::collect(&store, &study)?;
+    let html = lib::report::render(&study, &cells).map_err(anyhow::Error::msg)?;
+    let out = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(format!("{}.html", study.row.name)));
+    crate::output::write_atomic(&out, html.as_bytes())
+        .with_context(|| format!("cannot write the report {}", out.display()))?;
+    eprintln!(
+        "rtscope: wrote {} (study '{}': {} of {} runs done)",
+        out.display(),
+        study.row.name,
+        study.done(),
+        study.slots.len()
+    );
+    gates(&store, &study, fail_if)
+}
+
+fn remove(name: &str) -> Result<Exit> {
+    let mut store = Store::open_default()?;
+    let Some(row) = store.study(name)? else {
+        return Err(StudyError::NoStudy {
+            name: name.to_string(),
+            store: store.path().display().to_string(),
+        }
+        .into());
+    };
+    if let Some(o) = &row.running {
+        return Err(StudyError::Busy {
+            name: name.to_string(),
+            pid: o.pid,
+            host: o.host.clone(),
+        }
+        .into());
+    }
+    store.remove_study(row.id)?;
+    eprintln!("rtscope: removed study '{name}' (its runs stay: `rtscope runs`)");
+    Ok(Exit::Ok)
+}
+
+// ------------------------------------------------------------ study new
+
+const EXAMPLE: &str = include_str!("../../examples/seed-000-matrix.toml");
+
+fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
+    spec::check_name(name).map_err(anyhow::Error::msg)?;
+    let text = example_named(name);
+    let out = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));
+    if out == Path::new("-") {
+        out!("{text}");
+        return Ok(Exit::Ok);
+    }
+    if out.exists() {
+        bail!(
+            "{} exists already: choose another file with -o, or remove it",
+            out.display()
+        );
+    }
+    std::fs::write(&out, &text).with_context(|| format!("cannot write {}", out.display()))?;
+    eprintln!(
+        "rtscope: wrote {}: edit it, check it with `rtscope study {} --dry-run`, run it with `sudo rtscope study {}`",
+        out.display(),
+        out.display(),
+        out.display()
+    );
+    Ok(Exit::Ok)
+}
+
+/// The built-in example with `name` in place of its own.
+fn example_named(name: &str) -> String {
+    EXAMPLE
+        .lines()
+        .map(|l| {
+            if l.starts_with("name = ") {
+                format!("name = \"{name}\"")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_is_a_valid_study() {
+        let options = MeasureOptions::new();
+        let text = example_named("mine");
+        let spec = spec::parse(&text, "mine.toml").unwrap();
+        assert_eq!(spec.name, "mine");
+        for s in &spec.fixed {
+            options.check(&s.key, &s.value).unwrap();
+        }
+        for d in &spec.matrix {
+            for v in &d.values {
+                options.check(&d.key, v).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn options_are_measure_s() {
+        let o = MeasureOptions::new();
+        assert!(o.check("policy", &Value::Text("fifo".into())).is_ok());
+        assert!(o.check("load_cpus", &Value::Text("0".into())).is_err(), "keys arrive normalized");
+        assert!(o.check("load-cpus", &Value::Text("0".into())).is_ok());
+        assert!(o.check("no-mlock", &Value::Bool(true)).is_ok());
+        assert!(o.check("isolate", &Value::Bool(false)).is_ok());
+        let e = o.check("policy", &Value::Text("fast".into())).unwrap_err();
+        assert!(e.contains("unknown policy 'fast'"), "{e}");
+        let e = o.check("speed", &Value::Int(3)).unwrap_err();
+        assert!(e.contains("unknown option"), "{e}");
+        let e = o.check("json", &Value::Text("-".into())).unwrap_err();
+        assert!(e.contains("not an option of a study"), "{e}");
+    }
+}

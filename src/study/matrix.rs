@@ -1,0 +1,220 @@
+//! The matrix of a study: its cells (one per combination of the
+//! dimensions' values), what each asks `measure` for, and the order the
+//! runs take in time (each repetition a pass over every cell, shuffled
+//! from a recorded seed unless the file says otherwise). Pure: the same
+//! file and seed always give the same cells and order.
+
+use super::spec::{KERNEL_KEY, Order, Setting, Spec, Value};
+
+/// One configuration: a value chosen for every dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// Row of the matrix (dimensions crossed in file order, the last
+    /// varying fastest).
+    pub index: usize,
+    /// `(key, value)` per dimension, in file order.
+    pub choice: Vec<(String, Value)>,
+}
+
+impl Cell {
+    /// `policy=fifo timer=abs`: how people and reports name the cell.
+    pub fn label(&self) -> String {
+        if self.choice.is_empty() {
+            return "all".into();
+        }
+        self.choice
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The value this cell gives `key`, if `key` is a dimension.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.choice.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The kernel the cell needs (a matrix or a fixed `kernel`), if any.
+    pub fn kernel<'a>(&'a self, fixed: &'a [Setting]) -> Option<String> {
+        self.get(KERNEL_KEY)
+            .or_else(|| {
+                fixed
+                    .iter()
+                    .find(|s| s.key == KERNEL_KEY)
+                    .map(|s| &s.value)
+            })
+            .map(|v| v.to_string())
+    }
+
+    /// The options of `measure` for this cell: the fixed ones, then the
+    /// cell's choices (the kernel is not an option).
+    pub fn settings<'a>(&'a self, fixed: &'a [Setting]) -> Vec<(&'a str, &'a Value)> {
+        fixed
+            .iter()
+            .map(|s| (s.key.as_str(), &s.value))
+            .chain(self.choice.iter().map(|(k, v)| (k.as_str(), v)))
+            .filter(|(k, _)| *k != KERNEL_KEY)
+            .collect()
+    }
+
+    /// Whether every `key=value` of `selector` holds for this cell
+    /// (values compared as written, `on`/`off` for booleans).
+    pub fn matches(&self, selector: &[(String, String)]) -> bool {
+        selector
+            .iter()
+            .all(|(k, v)| self.get(k).is_some_and(|x| x.to_string() == *v))
+    }
+}
+
+/// Every cell of `spec`, in matrix order.
+pub fn cells(spec: &Spec) -> Vec<Cell> {
+    let n = spec.cells();
+    (0..n)
+        .map(|index| {
+            let mut rest = index;
+            let mut choice = vec![(String::new(), Value::Bool(false)); spec.matrix.len()];
+            for (d, dim) in spec.matrix.iter().enumerate().rev() {
+                let k = dim.values.len();
+                choice[d] = (dim.key.clone(), dim.values[rest % k].clone());
+                rest /= k;
+            }
+            Cell { index, choice }
+        })
+        .collect()
+}
+
+/// One run of the study: a cell's repetition at its place in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// Place in the study's order (0 runs first).
+    pub position: usize,
+    pub cell: usize,
+    /// 1-based.
+    pub repetition: u32,
+}
+
+/// splitmix64: a small, well-mixed generator; the order must be the same
+/// for a seed on every machine and every version.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0), without modulo bias.
+    fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+/// The order of every run of a study of `cells` cells.
+pub fn schedule(cells: usize, repetitions: u32, order: Order, seed: u64) -> Vec<Slot> {
+    let mut rng = SplitMix(seed);
+    let mut pairs: Vec<(usize, u32)> = Vec::with_capacity(cells * repetitions as usize);
+    match order {
+        Order::Sequential => {
+            for c in 0..cells {
+                for r in 1..=repetitions {
+                    pairs.push((c, r));
+                }
+            }
+        }
+        Order::Interleaved | Order::Random => {
+            for r in 1..=repetitions {
+                let mut pass: Vec<usize> = (0..cells).collect();
+                if order == Order::Random {
+                    for i in (1..pass.len()).rev() {
+                        let j = rng.below(i as u64 + 1) as usize;
+                        pass.swap(i, j);
+                    }
+                }
+                pairs.extend(pass.into_iter().map(|c| (c, r)));
+            }
+        }
+    }
+    pairs
+        .into_iter()
+        .enumerate()
+        .map(|(position, (cell, repetition))| Slot {
+            position,
+            cell,
+            repetition,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::spec::parse;
+
+    const SEED_000: &str = r#"
+name = "seed-000"
+duration = "10m"
+repetitions = 2
+[matrix]
+policy = ["other", "fifo", "rr"]
+timer = ["itimer", "nanosleep", "abs"]
+[fixed]
+load = "hell"
+threads = 1
+"#;
+
+    #[test]
+    fn cells_cross_the_dimensions_in_file_order() {
+        let spec = parse(SEED_000, "s.toml").unwrap();
+        let c = cells(&spec);
+        assert_eq!(c.len(), 9);
+        assert_eq!(c[0].label(), "policy=other timer=itimer");
+        assert_eq!(c[1].label(), "policy=other timer=nanosleep");
+        assert_eq!(c[8].label(), "policy=rr timer=abs");
+        let s = c[4].settings(&spec.fixed);
+        let words: Vec<String> = s.iter().flat_map(|(k, v)| v.args(k)).collect();
+        assert_eq!(
+            words,
+            ["--load", "hell", "--threads", "1", "--policy", "fifo", "--timer", "nanosleep"]
+        );
+        assert!(c[4].matches(&[("policy".into(), "fifo".into())]));
+        assert!(!c[4].matches(&[("policy".into(), "rr".into())]));
+    }
+
+    #[test]
+    fn every_repetition_is_a_pass_and_the_seed_fixes_the_order() {
+        let a = schedule(9, 3, Order::Random, 42);
+        assert_eq!(a, schedule(9, 3, Order::Random, 42));
+        assert_ne!(a, schedule(9, 3, Order::Random, 43));
+        assert_eq!(a.len(), 27);
+        for r in 1..=3u32 {
+            let pass: Vec<&Slot> = a.iter().filter(|s| s.repetition == r).collect();
+            let mut cells: Vec<usize> = pass.iter().map(|s| s.cell).collect();
+            assert!(pass.iter().all(|s| s.position / 9 == (r - 1) as usize));
+            cells.sort();
+            assert_eq!(cells, (0..9).collect::<Vec<_>>());
+        }
+        let i = schedule(3, 2, Order::Interleaved, 0);
+        let cells: Vec<usize> = i.iter().map(|s| s.cell).collect();
+        assert_eq!(cells, [0, 1, 2, 0, 1, 2]);
+        let s = schedule(2, 2, Order::Sequential, 0);
+        let pairs: Vec<(usize, u32)> = s.iter().map(|s| (s.cell, s.repetition)).collect();
+        assert_eq!(pairs, [(0, 1), (0, 2), (1, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn a_study_without_matrix_has_one_cell() {
+        let spec = parse("name = \"x\"\nduration = 5\n", "s.toml").unwrap();
+        let c = cells(&spec);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].label(), "all");
+    }
+}

@@ -1,0 +1,1245 @@
+//! The study's HTML report: one self-contained page (CSS and SVG inline,
+//! no script, no network) that compares a study's cells. The study and
+//! where it stands (runs done, waiting for another kernel, to do, cut
+//! short and redone); the matrix as a table with the best value of each
+//! column marked; the spread between repetitions, so that a reader sees
+//! whether a difference is larger than the noise; histograms and
+//! exceedance curves overlaid per dimension (seed 000's compare plots);
+//! the verdict per cell, with the run ids behind it.
+//!
+//! This file turns a study and its cells' results into a view (plain
+//! strings and tables) and hands it to the minijinja template in
+//! assets/templates; the template only lays it out. Reads neither the
+//! clock, the system nor the store: the same study and results give the
+//! same bytes.
+
+use super::results::CellResult;
+use super::state::{SlotState, SlotStatus, Study};
+use crate::histogram::Histogram;
+use crate::record::RunRecord;
+use crate::report::fmt;
+use crate::report::plot::data::{self, NamedHistogram};
+use crate::report::plot::{self, Figure, Size};
+use crate::report::verdict::{self, Class};
+use crate::units::{fmt_unix_utc, us_cell};
+use serde::Serialize;
+
+const TEMPLATE: &str = include_str!("../../assets/templates/study.html");
+const STYLE: &str = concat!(
+    include_str!("../../assets/templates/report.css"),
+    include_str!("../../assets/templates/study.css")
+);
+
+/// Above this many cells with results, the overlay of every cell is left
+/// out (unreadable); the per-dimension figures group them.
+pub const MAX_CELL_CURVES: usize = 12;
+
+#[derive(Serialize, Debug)]
+struct Pair {
+    key: String,
+    value: String,
+}
+
+fn pair(key: &str, value: impl Into<String>) -> Pair {
+    Pair {
+        key: key.into(),
+        value: value.into(),
+    }
+}
+
+#[derive(Serialize, Debug)]
+struct Head {
+    text: String,
+    num: bool,
+}
+
+#[derive(Serialize, Debug, Default)]
+struct TableCell {
+    text: String,
+    num: bool,
+    /// The lowest value of its column.
+    best: bool,
+    /// Extra CSS class (the verdict's colour).
+    class: String,
+    /// An anchor in the page this cell links to.
+    href: String,
+}
+
+fn text(t: impl Into<String>) -> TableCell {
+    TableCell {
+        text: t.into(),
+        ..Default::default()
+    }
+}
+
+fn num(t: impl Into<String>) -> TableCell {
+    TableCell {
+        text: t.into(),
+        num: true,
+        ..Default::default()
+    }
+}
+
+#[derive(Serialize, Debug)]
+struct Row {
+    id: String,
+    cells: Vec<TableCell>,
+    /// Said across the remaining columns (a cell without results).
+    note: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct Table {
+    caption: String,
+    head: Vec<Head>,
+    rows: Vec<Row>,
+}
+
+#[derive(Serialize, Debug)]
+struct FigureView {
+    id: String,
+    svg: String,
+    caption: String,
+}
+
+fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, String> {
+    Ok(FigureView {
+        id: id.into(),
+        svg: plot::svg::render_inline(fig, Size::REPORT, id)?,
+        caption,
+    })
+}
+
+/// The overlap of the per-run maxima for one dimension's values.
+#[derive(Serialize, Debug)]
+struct Separation {
+    key: String,
+    lines: Vec<Line>,
+}
+
+#[derive(Serialize, Debug)]
+struct Line {
+    text: String,
+    /// The ranges do not overlap.
+    separable: bool,
+}
+
+#[derive(Serialize, Debug)]
+struct SpreadView {
+    table: Option<Table>,
+    separations: Vec<Separation>,
+    missing: Vec<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct CellVerdict {
+    anchor: String,
+    heading: String,
+    /// CSS class of the verdict box (the class's key).
+    class: String,
+    tolerance: String,
+    provisional: bool,
+    headline: String,
+    /// Which run the verdict rests on.
+    worst: Option<String>,
+    /// Every finished run: repetition and run id.
+    runs: Vec<String>,
+    /// Runs not finished: waiting, to do, failed.
+    pending: Vec<String>,
+    /// Runs cut short (and redone or not).
+    interrupted: Vec<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct StudyView {
+    title: String,
+    subtitle: String,
+    tool: String,
+    facts: Vec<Pair>,
+    notices: Vec<String>,
+    matrix: Table,
+    spread: SpreadView,
+    figures: Vec<FigureView>,
+    figures_missing: Vec<String>,
+    verdicts: Vec<CellVerdict>,
+    style: String,
+}
+
+// ------------------------------------------------------------ a cell's runs
+
+/// The anchor of a cell's verdict (cells are numbered from 1).
+fn anchor(c: &CellResult) -> String {
+    format!("cell-{}", c.cell.index + 1)
+}
+
+fn slots_of<'a>(study: &'a Study, c: &CellResult) -> impl Iterator<Item = &'a SlotStatus> {
+    let index = c.cell.index;
+    study.slots.iter().filter(move |s| s.slot.cell == index)
+}
+
+/// What a run not yet finished is doing, in a few words.
+fn pending_word(s: &SlotStatus) -> Option<String> {
+    Some(match &s.state {
+        SlotState::Done { .. } => return None,
+        SlotState::Waiting { kernel } => format!("waiting for kernel {kernel}"),
+        SlotState::Running => "being measured now".into(),
+        SlotState::ToDo => match s.failure() {
+            Some(why) => format!("failed: {why}"),
+            None if s.interrupted() > 0 => "interrupted, not yet redone".into(),
+            None => "to do".into(),
+        },
+    })
+}
+
+/// The runs of a cell not finished, grouped: `waiting for kernel rt (2
+/// runs)`, `to do`, in the order of the study.
+fn pending(study: &Study, c: &CellResult) -> Vec<String> {
+    let mut groups: Vec<(String, usize)> = Vec::new();
+    for w in slots_of(study, c).filter_map(pending_word) {
+        match groups.iter_mut().find(|(x, _)| *x == w) {
+            Some(g) => g.1 += 1,
+            None => groups.push((w, 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(w, n)| if n > 1 { format!("{w} ({n} runs)") } else { w })
+        .collect()
+}
+
+fn runs_word(n: usize) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
+}
+
+/// `1 run cut short and redone`, `1 run interrupted, not yet redone`.
+fn interruptions(study: &Study, c: &CellResult) -> Vec<String> {
+    let hit: Vec<&SlotStatus> = slots_of(study, c).filter(|s| s.interrupted() > 0).collect();
+    let redone = hit
+        .iter()
+        .filter(|s| matches!(s.state, SlotState::Done { .. }))
+        .count();
+    let mut out = Vec::new();
+    if redone > 0 {
+        out.push(format!("{} cut short and redone", runs_word(redone)));
+    }
+    if hit.len() > redone {
+        out.push(format!(
+            "{} interrupted, not yet redone",
+            runs_word(hit.len() - redone)
+        ));
+    }
+    out
+}
+
+/// The finished run with the highest maximum: `(repetition, id, record)`
+/// (the same run as [`CellResult::worst`]).
+fn worst(c: &CellResult) -> Option<&(u32, i64, RunRecord)> {
+    c.runs
+        .iter()
+        .max_by_key(|(_, _, r)| r.overall.max_ns.unwrap_or(0))
+}
+
+fn has_samples(c: &CellResult) -> bool {
+    c.merged.samples > 0 && c.histogram.as_ref().is_some_and(|h| h.total() > 0)
+}
+
+/// `12.3 µs – 15.0 µs`, or one value when both ends agree.
+fn range(lo: u64, hi: u64) -> String {
+    if lo == hi {
+        fmt::latency(lo)
+    } else {
+        format!("{} – {}", fmt::latency(lo), fmt::latency(hi))
+    }
+}
+
+// ------------------------------------------------------------ the study
+
+fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
+    let spec = &study.spec;
+    let row = &study.row;
+    let mut out = vec![pair("study", row.name.clone())];
+    let dims = if spec.matrix.is_empty() {
+        "one configuration (no [matrix])".to_string()
+    } else {
+        let parts: Vec<String> = spec
+            .matrix
+            .iter()
+            .map(|d| {
+                let v: Vec<String> = d.values.iter().map(|v| v.to_string()).collect();
+                format!("{} ({})", d.key, v.join(", "))
+            })
+            .collect();
+        format!("{} cells: {}", study.cells.len(), parts.join(" × "))
+    };
+    out.push(pair("matrix", dims));
+    if !spec.fixed.is_empty() {
+        let f: Vec<String> = spec
+            .fixed
+            .iter()
+            .map(|s| format!("{}={}", s.key, s.value))
+            .collect();
+        out.push(pair("in every cell", f.join(", ")));
+    }
+    out.push(pair("duration of a run", fmt::duration(spec.duration_ns)));
+    out.push(pair(
+        "repetitions",
+        format!(
+            "{} per cell ({} runs in all)",
+            spec.repetitions,
+            study.slots.len()
+        ),
+    ));
+    let order = match spec.order {
+        super::spec::Order::Random => "random: each repetition a pass over every cell, shuffled",
+        super::spec::Order::Interleaved => {
+            "interleaved: each repetition a pass over every cell, in matrix order"
+        }
+        super::spec::Order::Sequential => {
+            "sequential: each cell's repetitions one after the other (time and configuration \
+             are confounded)"
+        }
+    };
+    out.push(pair("order", format!("{order}; seed {}", row.seed)));
+    out.push(pair("created", fmt_unix_utc(row.created_at_unix_ns)));
+    let runs: Vec<&RunRecord> = cells
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| &r.2))
+        .collect();
+    let first = runs.iter().map(|r| r.started_at_unix_ns).min();
+    let last = runs
+        .iter()
+        .map(|r| {
+            r.ended_at_unix_ns
+                .unwrap_or(r.started_at_unix_ns + r.duration_ns)
+        })
+        .max();
+    if let (Some(a), Some(b)) = (first, last) {
+        out.push(pair(
+            "measured",
+            format!("from {} to {}", fmt_unix_utc(a), fmt_unix_utc(b)),
+        ));
+    }
+    // Kernels as the runs' fingerprints say, in order of first use.
+    let mut kernels: Vec<(u64, String, usize)> = Vec::new();
+    for r in &runs {
+        let fp = &r.fingerprint;
+        let k = if fp.kernel_release.is_empty() {
+            "unknown kernel".to_string()
+        } else {
+            format!("{} ({})", fp.kernel_release, fp.preemption_model)
+        };
+        match kernels.iter_mut().find(|e| e.1 == k) {
+            Some(e) => {
+                e.0 = e.0.min(r.started_at_unix_ns);
+                e.2 += 1;
+            }
+            None => kernels.push((r.started_at_unix_ns, k, 1)),
+        }
+    }
+    kernels.sort();
+    out.push(pair(
+        "measured on",
+        if kernels.is_empty() {
+            "no run finished yet".to_string()
+        } else {
+            kernels
+                .iter()
+                .map(|(_, k, n)| format!("{k}: {}", runs_word(*n)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+    ));
+    let mut progress = vec![format!(
+        "{} of {} runs done",
+        study.done(),
+        study.slots.len()
+    )];
+    for (k, n) in study.waiting_kernels() {
+        progress.push(format!("{n} waiting for kernel {k}"));
+    }
+    if study.to_do() > 0 {
+        progress.push(format!("{} to do", study.to_do()));
+    }
+    out.push(pair("progress", progress.join("; ")));
+    if let Some(o) = &row.running {
+        out.push(pair(
+            "running now",
+            format!(
+                "process {} on {}: this report shows the runs finished so far",
+                o.pid, o.host
+            ),
+        ));
+    }
+    if let Some(p) = &row.file_path {
+        out.push(pair("study file", p.clone()));
+    }
+    out
+}
+
+fn notices(study: &Study, cells: &[CellResult]) -> Vec<String> {
+    cells
+        .iter()
+        .filter_map(|c| {
+            let i = interruptions(study, c);
+            (!i.is_empty()).then(|| format!("{}: {}.", c.cell.label(), i.join("; ")))
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------ the matrix
+
+/// The matrix columns compared (lower is better), with how a value is
+/// written.
+struct Column {
+    head: &'static str,
+    value: fn(&CellResult) -> Option<u64>,
+    show: fn(Option<u64>) -> String,
+}
+
+const COLUMNS: [Column; 4] = [
+    Column {
+        head: "p99 (µs)",
+        value: |c| c.merged.p99_ns,
+        show: us_cell,
+    },
+    Column {
+        head: "p99.99 (µs)",
+        value: |c| c.merged.p9999_ns,
+        show: us_cell,
+    },
+    Column {
+        head: "max (µs)",
+        value: |c| c.merged.max_ns,
+        show: us_cell,
+    },
+    Column {
+        head: "missed periods",
+        value: |c| (c.merged.samples > 0).then_some(c.merged.missed_periods),
+        show: |v| v.map(fmt::count).unwrap_or_else(|| "-".into()),
+    },
+];
+
+/// The lowest value of a column, when it tells cells apart: two values
+/// at least, not all equal.
+fn best_of(values: &[Option<u64>]) -> Option<u64> {
+    let present: Vec<u64> = values.iter().flatten().copied().collect();
+    let lo = *present.iter().min()?;
+    (present.len() > 1 && present.iter().any(|v| *v != lo)).then_some(lo)
+}
+
+fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
+    let dims = &study.spec.matrix;
+    let mut head = vec![Head {
+        text: "cell".into(),
+        num: false,
+    }];
+    if dims.is_empty() {
+        head.push(Head {
+            text: "configuration".into(),
+            num: false,
+        });
+    }
+    head.extend(dims.iter().map(|d| Head {
+        text: d.key.clone(),
+        num: false,
+    }));
+    for (t, n) in [("runs done", true), ("samples", true)] {
+        head.push(Head {
+            text: t.into(),
+            num: n,
+        });
+    }
+    head.extend(COLUMNS.iter().map(|c| Head {
+        text: c.head.into(),
+        num: true,
+    }));
+    head.push(Head {
+        text: "verdict (worst run)".into(),
+        num: false,
+    });
+    let bests: Vec<Option<u64>> = COLUMNS
+        .iter()
+        .map(|col| {
+            let v: Vec<Option<u64>> = cells
+                .iter()
+                .filter(|c| !c.runs.is_empty())
+                .map(|c| (col.value)(c))
+                .collect();
+            best_of(&v)
+        })
+        .collect();
+    let rows = cells
+        .iter()
+        .map(|c| {
+            let mut cells_ = vec![TableCell {
+                text: (c.cell.index + 1).to_string(),
+                href: anchor(c),
+                ..Default::default()
+            }];
+            if dims.is_empty() {
+                cells_.push(text(c.cell.label()));
+            }
+            cells_.extend(dims.iter().map(|d| {
+                text(
+                    c.cell
+                        .get(&d.key)
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                )
+            }));
+            let redone = slots_of(study, c)
+                .filter(|s| s.interrupted() > 0 && matches!(s.state, SlotState::Done { .. }))
+                .count();
+            let mut runs = format!("{} of {}", c.runs.len(), c.planned);
+            if redone > 0 {
+                runs.push_str(&format!(" ({redone} redone)"));
+            }
+            cells_.push(num(runs));
+            let pending = pending(study, c);
+            if c.runs.is_empty() {
+                let note = if pending.is_empty() {
+                    "no run".to_string()
+                } else {
+                    pending.join("; ")
+                };
+                return Row {
+                    id: format!("row-{}", c.cell.index + 1),
+                    cells: cells_,
+                    note: Some(note),
+                };
+            }
+            cells_.push(num(fmt::count(c.merged.samples)));
+            for (col, best) in COLUMNS.iter().zip(&bests) {
+                let v = (col.value)(c);
+                cells_.push(TableCell {
+                    text: (col.show)(v),
+                    num: true,
+                    best: v.is_some() && v == *best,
+                    ..Default::default()
+                });
+            }
+            let (class, mut words) = match worst(c) {
+                Some((_, _, r)) => {
+                    let v = verdict::verdict(r);
+                    let mut w = v.class.tolerance().to_string();
+                    if v.standing.is_provisional() {
+                        w.push_str(", provisional");
+                    }
+                    (v.class.key(), w)
+                }
+                None => (Class::NoData.key(), Class::NoData.tolerance().to_string()),
+            };
+            if !pending.is_empty() {
+                words.push_str(&format!(" ({})", pending.join("; ")));
+            }
+            cells_.push(TableCell {
+                text: words,
+                class: format!("v-{class}"),
+                ..Default::default()
+            });
+            Row {
+                id: format!("row-{}", c.cell.index + 1),
+                cells: cells_,
+                note: None,
+            }
+        })
+        .collect();
+    Table {
+        caption: "One row per cell, all repetitions merged (all threads of every finished \
+                  run). Latencies in microseconds (µs); the lowest of each column is in bold \
+                  (when the column tells cells apart). The verdict is that of the cell's worst \
+                  run; the cell number links to it."
+            .into(),
+        head,
+        rows,
+    }
+}
+
+// ------------------------------------------------------------ the spread
+
+fn spread_table(cells: &[CellResult]) -> Option<Table> {
+    let rows: Vec<Row> = cells
+        .iter()
+        .filter(|c| c.runs.len() >= 2)
+        .filter_map(|c| {
+            let p99 = c.spread(|r| r.overall.p99_ns);
+            let (lo, hi) = c.spread(|r| r.overall.max_ns)?;
+            let ratio = if lo > 0 {
+                format!("× {:.2}", hi as f64 / lo as f64)
+            } else {
+                "-".into()
+            };
+            Some(Row {
+                id: format!("spread-{}", c.cell.index + 1),
+                cells: vec![
+                    TableCell {
+                        text: (c.cell.index + 1).to_string(),
+                        href: anchor(c),
+                        ..Default::default()
+                    },
+                    text(c.cell.label()),
+                    num(c.runs.len().to_string()),
+                    num(p99.map(|(a, b)| range(a, b)).unwrap_or_else(|| "-".into())),
+                    num(range(lo, hi)),
+                    num(ratio),
+                ],
+                note: None,
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let head = [
+        ("cell", false),
+        ("configuration", false),
+        ("runs", true),
+        ("p99, lowest – highest run", true),
+        ("max, lowest – highest run", true),
+        ("highest ÷ lowest max", true),
+    ]
+    .into_iter()
+    .map(|(t, n)| Head {
+        text: t.into(),
+        num: n,
+    })
+    .collect();
+    Some(Table {
+        caption: "How much the repetitions of one cell differ: the lowest and highest p99 and \
+                  maximum of its finished runs. A difference between cells smaller than this \
+                  is noise."
+            .into(),
+        head,
+        rows,
+    })
+}
+
+/// For one dimension, each pair of its values: do the per-run maxima of
+/// the cells with one value overlap those with the other?
+fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
+    let dim = &study.spec.matrix[d];
+    let name = |v: &super::spec::Value| format!("{}={v}", dim.key);
+    let maxima: Vec<Vec<u64>> = dim
+        .values
+        .iter()
+        .map(|v| {
+            cells
+                .iter()
+                .filter(|c| c.cell.get(&dim.key) == Some(v))
+                .flat_map(|c| c.runs.iter().filter_map(|r| r.2.overall.max_ns))
+                .collect()
+        })
+        .collect();
+    let shown = |m: &[u64]| {
+        let (lo, hi) = (m.iter().min().copied(), m.iter().max().copied());
+        format!(
+            "{}, {}",
+            range(lo.unwrap_or(0), hi.unwrap_or(0)),
+            runs_word(m.len())
+        )
+    };
+    let mut lines = Vec::new();
+    for i in 0..dim.values.len() {
+        for j in i + 1..dim.values.len() {
+            let (a, b) = (&maxima[i], &maxima[j]);
+            let (na, nb) = (name(&dim.values[i]), name(&dim.values[j]));
+            let (Some(&alo), Some(&ahi), Some(&blo), Some(&bhi)) = (
+                a.iter().min(),
+                a.iter().max(),
+                b.iter().min(),
+                b.iter().max(),
+            ) else {
+                let none: Vec<&str> = [(&na, a), (&nb, b)]
+                    .iter()
+                    .filter(|(_, m)| m.is_empty())
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                lines.push(Line {
+                    text: format!(
+                        "{na} and {nb}: no finished run of {} yet.",
+                        none.join(" nor of ")
+                    ),
+                    separable: false,
+                });
+                continue;
+            };
+            if alo <= bhi && blo <= ahi {
+                lines.push(Line {
+                    text: format!(
+                        "{na} ({}) and {nb} ({}): the maxima of their runs overlap, so the \
+                         difference is not separable from the noise between runs.",
+                        shown(a),
+                        shown(b)
+                    ),
+                    separable: false,
+                });
+                continue;
+            }
+            let ((lo_n, lo_m), (hi_n, hi_m)) = if ahi < blo {
+                ((&na, a), (&nb, b))
+            } else {
+                ((&nb, b), (&na, a))
+            };
+            let mut t = format!(
+                "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
+                 run's maximum of {hi_n} ({}).",
+                shown(lo_m),
+                shown(hi_m)
+            );
+            if a.len() < 2 || b.len() < 2 {
+                t.push_str(
+                    " With a single run on one side the noise is unknown: more repetitions \
+                     would tell whether this holds.",
+                );
+            }
+            lines.push(Line {
+                text: t,
+                separable: true,
+            });
+        }
+    }
+    Separation {
+        key: dim.key.clone(),
+        lines,
+    }
+}
+
+fn spread(study: &Study, cells: &[CellResult]) -> SpreadView {
+    let table = spread_table(cells);
+    let mut missing = Vec::new();
+    if table.is_none() {
+        missing.push(if study.spec.repetitions < 2 {
+            "The study runs each cell once (repetitions = 1): there is no spread between \
+             repetitions to show. Set repetitions = 2 or more to see whether differences are \
+             larger than the noise."
+                .to_string()
+        } else {
+            "No cell has two finished runs yet: the spread between repetitions shows once one \
+             has."
+                .to_string()
+        });
+    }
+    let separations = (0..study.spec.matrix.len())
+        .filter(|d| study.spec.matrix[*d].values.len() >= 2)
+        .map(|d| separation(study, cells, d))
+        .collect();
+    SpreadView {
+        table,
+        separations,
+        missing,
+    }
+}
+
+// ------------------------------------------------------------ the figures
+
+/// The merged histogram of `cells` (those with samples), named.
+fn merged_curve(name: String, color: usize, cells: &[&CellResult]) -> Option<NamedHistogram> {
+    let mut hist: Option<Histogram> = None;
+    let (mut min_ns, mut max_ns): (Option<u64>, Option<u64>) = (None, None);
+    for c in cells.iter().filter(|c| has_samples(c)) {
+        let h = c.histogram.as_ref()?;
+        match hist.as_mut() {
+            Some(acc) => acc.merge(h),
+            None => hist = Some(h.clone()),
+        }
+        min_ns = match (min_ns, c.merged.min_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        max_ns = max_ns.max(c.merged.max_ns);
+    }
+    Some(NamedHistogram {
+        name,
+        color,
+        hist: hist?,
+        min_ns,
+        max_ns,
+    })
+}
+
+fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<String>), String> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    let mut drawn = 0;
+    for (d, dim) in study.spec.matrix.iter().enumerate() {
+        if dim.values.len() < 2 {
+            continue;
+        }
+        let curves: Vec<NamedHistogram> = dim
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let mine: Vec<&CellResult> = cells
+                    .iter()
+                    .filter(|c| c.cell.get(&dim.key) == Some(v))
+                    .collect();
+                merged_curve(format!("{}={v}", dim.key), i, &mine)
+            })
+            .collect();
+        match curves.as_slice() {
+            [] => {
+                missing.push(format!(
+                    "No finished run with samples for any value of {}: nothing to overlay yet.",
+                    dim.key
+                ));
+                continue;
+            }
+            [one] => {
+                missing.push(format!(
+                    "Only {} has results so far: nothing to overlay for {} yet.",
+                    one.name, dim.key
+                ));
+                continue;
+            }
+            _ => {}
+        }
+        drawn += 1;
+        let id = format!("dim-{}", d + 1);
+        let h = data::hist_merged(&curves, &format!("Latency histogram per {}", dim.key));
+        out.push(figure(
+            &h,
+            &format!("{id}-hist"),
+            format!(
+                "Latency histograms per value of {}: each curve merges every cell with that \
+                 value and all their runs (log scales, 1 µs classes, as the seeds' compare \
+                 plots).",
+                dim.key
+            ),
+        )?);
+        let e = data::exceedance_merged(&curves, &format!("Exceedance per {}", dim.key));
+        out.push(figure(
+            &e,
+            &format!("{id}-exceedance"),
+            format!(
+                "Share of periods later than x per value of {} (cells with that value merged); \
+                 the dot marks the maximum. A curve lower and further left is better; where \
+                 curves cross, the better value depends on the tolerance.",
+                dim.key
+            ),
+        )?);
+    }
+    let with: Vec<&CellResult> = cells.iter().filter(|c| has_samples(c)).collect();
+    // With one dimension, its figures already have one curve per cell.
+    let same_as_dimension = study.spec.matrix.len() == 1 && drawn > 0;
+    if with.len() > MAX_CELL_CURVES {
+        missing.push(format!(
+            "{} cells have results: too many curves to overlay every cell (at most \
+             {MAX_CELL_CURVES}); the figures per dimension group them.",
+            with.len()
+        ));
+    } else if !with.is_empty() && !same_as_dimension {
+        let curves: Vec<NamedHistogram> = with
+            .iter()
+            .filter_map(|c| merged_curve(c.cell.label(), c.cell.index, &[c]))
+            .collect();
+        let h = data::hist_merged(&curves, "Latency histogram per cell");
+        out.push(figure(
+            &h,
+            "cells-hist",
+            "Latency histograms of every cell with results, each with all its runs merged \
+             (log scales, 1 µs classes)."
+                .into(),
+        )?);
+        let e = data::exceedance_merged(&curves, "Exceedance per cell");
+        out.push(figure(
+            &e,
+            "cells-exceedance",
+            "Share of periods later than x per cell (all its runs merged); the dot marks the \
+             maximum."
+                .into(),
+        )?);
+    }
+    Ok((out, missing))
+}
+
+// ------------------------------------------------------------ the verdicts
+
+fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
+    let runs = c
+        .runs
+        .iter()
+        .map(|(rep, id, r)| {
+            format!(
+                "repetition {rep}: run {id} (max {}; rtscope report {id})",
+                r.overall
+                    .max_ns
+                    .map(fmt::latency)
+                    .unwrap_or_else(|| "-".into())
+            )
+        })
+        .collect();
+    let pending = pending(study, c);
+    let interrupted = interruptions(study, c);
+    let heading = format!("{}. {}", c.cell.index + 1, c.cell.label());
+    match worst(c) {
+        Some((rep, id, r)) => {
+            let v = verdict::verdict(r);
+            CellVerdict {
+                anchor: anchor(c),
+                heading,
+                class: v.class.key().into(),
+                tolerance: v.class.tolerance().into(),
+                provisional: v.standing.is_provisional(),
+                headline: v.headline,
+                worst: Some(if c.runs.len() > 1 {
+                    format!(
+                        "The verdict rests on the worst of {} runs: run {id} (repetition {rep}).",
+                        c.runs.len()
+                    )
+                } else {
+                    format!("The verdict rests on run {id} (repetition {rep}), the only one.")
+                }),
+                runs,
+                pending,
+                interrupted,
+            }
+        }
+        None => CellVerdict {
+            anchor: anchor(c),
+            heading,
+            class: Class::NoData.key().into(),
+            tolerance: "no run finished".into(),
+            provisional: false,
+            headline: "No verdict: no run of this cell has finished.".into(),
+            worst: None,
+            runs,
+            pending,
+            interrupted,
+        },
+    }
+}
+
+// ------------------------------------------------------------ the page
+
+/// The one-page comparison of a study, as a self-contained HTML file.
+pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, String> {
+    let (figures, figures_missing) = figures(study, cells)?;
+    let view = StudyView {
+        title: format!("rtscope study: {}", study.row.name),
+        subtitle: study.spec.description.clone().unwrap_or_default(),
+        tool: format!("rtscope {}", env!("CARGO_PKG_VERSION")),
+        facts: facts(study, cells),
+        notices: notices(study, cells),
+        matrix: matrix_table(study, cells),
+        spread: spread(study, cells),
+        figures,
+        figures_missing,
+        verdicts: cells.iter().map(|c| cell_verdict(study, c)).collect(),
+        style: STYLE.into(),
+    };
+    let mut env = minijinja::Environment::new();
+    env.add_template("study.html", TEMPLATE)
+        .map_err(|e| format!("study report template: {e:#}"))?;
+    let tmpl = env
+        .get_template("study.html")
+        .map_err(|e| format!("study report template: {e:#}"))?;
+    tmpl.render(minijinja::value::Serde(&view))
+        .map_err(|e| format!("study report template: {e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+    use crate::store::studies::{AttemptRow, AttemptState, SlotRow, StudyRow};
+    use crate::study::matrix::{self, Cell};
+    use crate::study::results::merge;
+    use crate::study::spec;
+
+    const FILE: &str = r#"
+name = "policy-by-kernel"
+description = "Does <fifo> help on both kernels?"
+duration = "10m"
+repetitions = 2
+kernel = ["none", "rt"]
+[matrix]
+policy = ["other", "fifo"]
+[fixed]
+load = "hell"
+"#;
+
+    fn attempt(position: usize, state: AttemptState, uuid: Option<&str>) -> AttemptRow {
+        AttemptRow {
+            id: position as i64,
+            position,
+            run_uuid: uuid.map(str::to_string),
+            state,
+            detail: (state == AttemptState::Failed).then(|| "no such load 'hel'".to_string()),
+            kernel_release: "6.1.0-test".into(),
+            preemption_model: "none".into(),
+            started_at_unix_ns: 0,
+            ended_at_unix_ns: None,
+        }
+    }
+
+    /// A study of `FILE`; `slot(cell, repetition)` says what became of
+    /// each run: its state and its attempts.
+    fn study(
+        file: &str,
+        slot: impl Fn(&Cell, u32, usize) -> (SlotState, Vec<AttemptRow>),
+    ) -> Study {
+        let spec = spec::parse(file, "s.toml").unwrap();
+        let cells = matrix::cells(&spec);
+        let mut slots = Vec::new();
+        for r in 1..=spec.repetitions {
+            for c in &cells {
+                let position = slots.len();
+                let (state, attempts) = slot(c, r, position);
+                slots.push(SlotStatus {
+                    slot: SlotRow {
+                        position,
+                        cell: c.index,
+                        repetition: r,
+                        label: c.label(),
+                        kernel: c.kernel(&spec.fixed),
+                    },
+                    state,
+                    attempts,
+                });
+            }
+        }
+        Study {
+            row: StudyRow {
+                id: 1,
+                uuid: "feedc0de".into(),
+                name: spec.name.clone(),
+                file_text: file.into(),
+                file_path: Some("examples/s.toml".into()),
+                seed: 42,
+                created_at_unix_ns: 1_700_000_000_000_000_000,
+                running: None,
+            },
+            spec,
+            cells,
+            slots,
+        }
+    }
+
+    /// The cells' results: `runs(cell, repetition)` gives a finished
+    /// run's latencies (one thread), or `None`.
+    fn results(s: &Study, runs: impl Fn(&Cell, u32) -> Option<Vec<u64>>) -> Vec<CellResult> {
+        s.cells
+            .iter()
+            .map(|cell| {
+                let mine: Vec<&SlotStatus> = s
+                    .slots
+                    .iter()
+                    .filter(|x| x.slot.cell == cell.index)
+                    .collect();
+                let done: Vec<(u32, i64, RunRecord)> = mine
+                    .iter()
+                    .filter(|x| matches!(x.state, SlotState::Done { .. }))
+                    .filter_map(|x| {
+                        let v = runs(cell, x.slot.repetition)?;
+                        Some((
+                            x.slot.repetition,
+                            100 + x.slot.position as i64,
+                            synthetic(&[v]),
+                        ))
+                    })
+                    .collect();
+                let records: Vec<&RunRecord> = done.iter().map(|r| &r.2).collect();
+                let (merged, histogram) = merge(&records).unwrap();
+                CellResult {
+                    cell: cell.clone(),
+                    runs: done,
+                    planned: mine.len(),
+                    interrupted: mine.iter().map(|x| x.interrupted()).sum(),
+                    waiting: mine.iter().find_map(|x| match &x.state {
+                        SlotState::Waiting { kernel } => Some(kernel.clone()),
+                        _ => None,
+                    }),
+                    failure: mine
+                        .iter()
+                        .filter(|x| !matches!(x.state, SlotState::Done { .. }))
+                        .find_map(|x| x.failure().map(str::to_string)),
+                    merged,
+                    histogram,
+                }
+            })
+            .collect()
+    }
+
+    fn is(c: &Cell, key: &str, v: &str) -> bool {
+        c.get(key).is_some_and(|x| x.to_string() == v)
+    }
+
+    /// This kernel ("none") has measured its cells, once cut short and
+    /// redone; the "rt" cells wait for their kernel.
+    fn half_done() -> (Study, Vec<CellResult>) {
+        let s = study(FILE, |c, r, pos| {
+            if is(c, "kernel", "rt") {
+                return (
+                    SlotState::Waiting {
+                        kernel: "rt".into(),
+                    },
+                    vec![],
+                );
+            }
+            let uuid = format!("uuid-{pos}");
+            let mut attempts = vec![attempt(pos, AttemptState::Done, Some(&uuid))];
+            if is(c, "policy", "fifo") && r == 2 {
+                attempts.insert(0, attempt(pos, AttemptState::Interrupted, Some("cut")));
+            }
+            (SlotState::Done { run_uuid: uuid }, attempts)
+        });
+        let cells = results(&s, |c, r| match (is(c, "policy", "fifo"), r) {
+            (false, 1) => Some(vec![5_000, 6_000, 80_000]),
+            (false, _) => Some(vec![6_000, 7_000, 120_000]),
+            (true, 1) => Some(vec![4_000, 5_000, 20_000]),
+            (true, _) => Some(vec![4_500, 5_500, 25_000]),
+        });
+        (s, cells)
+    }
+
+    /// The `<tr>` of row `id`.
+    fn row<'a>(html: &'a str, id: &str) -> &'a str {
+        let at = html
+            .find(&format!("<tr id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("row {id}"));
+        let end = html[at..].find("</tr>").unwrap();
+        &html[at..at + end]
+    }
+
+    #[test]
+    fn the_matrix_has_a_row_per_cell_and_marks_the_best() {
+        let (s, cells) = half_done();
+        let html = render(&s, &cells).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        let matrix =
+            &html[html.find("id=\"matrix\"").unwrap()..html.find("id=\"spread\"").unwrap()];
+        assert_eq!(
+            matrix.matches("<tr id=\"row-").count(),
+            4,
+            "one row per cell"
+        );
+        // Cells: 1 other/none, 2 other/rt, 3 fifo/none, 4 fifo/rt.
+        let fifo = row(&html, "row-3");
+        assert!(fifo.contains("<td class=\"num best\">25.0</td>"), "{fifo}");
+        assert!(fifo.contains("2 of 2 (1 redone)"));
+        let other = row(&html, "row-1");
+        assert!(other.contains("<td class=\"num\">120.0</td>"), "{other}");
+        assert!(!other.contains("best"), "{other}");
+        // Missed periods are 0 everywhere: no column winner.
+        assert_eq!(matrix.matches("num best").count(), 3, "p99, p99.99, max");
+        for waiting in ["row-2", "row-4"] {
+            let r = row(&html, waiting);
+            assert!(r.contains("waiting for kernel rt (2 runs)"), "{r}");
+            assert!(r.contains("0 of 2"));
+        }
+        assert!(row(&html, "row-1").contains("hundreds of µs (PREEMPT_RT), provisional"));
+    }
+
+    #[test]
+    fn the_head_says_where_the_study_stands() {
+        let (s, cells) = half_done();
+        let html = render(&s, &cells).unwrap();
+        assert!(html.contains("<h1>rtscope study: policy-by-kernel</h1>"));
+        assert!(
+            html.contains("Does &lt;fifo&gt; help on both kernels?"),
+            "escaped"
+        );
+        assert!(!html.contains("<fifo>"));
+        assert!(html.contains("4 of 8 runs done; 4 waiting for kernel rt"));
+        assert!(html.contains("6.1.0-test (dynamic): 4 runs"));
+        assert!(html.contains("10 min"));
+        assert!(html.contains("seed 42"));
+        assert!(html.contains("policy=fifo kernel=none: 1 run cut short and redone."));
+        // Spread and separation.
+        assert!(html.contains("20.0 µs – 25.0 µs"), "fifo's maxima");
+        assert!(html.contains("policy=fifo is lower than policy=other"));
+        assert!(html.contains("no finished run of kernel=rt yet"));
+        // Verdicts, with the run ids behind them.
+        assert_eq!(html.matches("<article class=\"cell\"").count(), 4);
+        assert!(html.contains("the worst of 2 runs: run 106 (repetition 2)"));
+        assert!(html.contains("repetition 1: run 102 (max 20.0 µs; rtscope report 102)"));
+        assert!(html.contains("Provisional verdict"));
+        assert!(html.contains("No verdict: no run of this cell has finished."));
+        assert!(
+            html.contains("<p class=\"status\">Not finished: waiting for kernel rt (2 runs).</p>")
+        );
+        assert!(html.contains("<p class=\"note\">Cut short: 1 run cut short and redone.</p>"));
+    }
+
+    #[test]
+    fn figures_per_dimension_and_per_cell() {
+        let (s, cells) = half_done();
+        let html = render(&s, &cells).unwrap();
+        // policy: hist + exceedance; kernel has one value with runs only;
+        // the two cells with runs overlaid.
+        assert_eq!(html.matches("<svg").count(), 4);
+        assert!(html.contains("id=\"dim-1-hist\""));
+        assert!(html.contains("id=\"dim-1-exceedance\""));
+        assert!(!html.contains("id=\"dim-2-hist\""));
+        assert!(html.contains("id=\"cells-hist\""));
+        assert!(html.contains("Only kernel=none has results so far"));
+
+        // Everything done: both dimensions overlay two curves each.
+        let done = study(FILE, |_, _, pos| {
+            let uuid = format!("u{pos}");
+            (
+                SlotState::Done {
+                    run_uuid: uuid.clone(),
+                },
+                vec![attempt(pos, AttemptState::Done, Some(&uuid))],
+            )
+        });
+        let cells = results(&done, |c, r| {
+            Some(vec![5_000 + c.index as u64 * 1000, 30_000 * r as u64])
+        });
+        let html = render(&done, &cells).unwrap();
+        assert_eq!(html.matches("<svg").count(), 6);
+    }
+
+    #[test]
+    fn the_report_is_deterministic_and_self_contained() {
+        let (s, cells) = half_done();
+        let a = render(&s, &cells).unwrap();
+        assert_eq!(a, render(&s, &cells).unwrap());
+        for forbidden in ["<script", "<link", "@import", "url(", "https://"] {
+            assert!(!a.contains(forbidden), "{forbidden}");
+        }
+        assert_eq!(
+            a.matches("http://").count(),
+            a.matches("http://www.w3.org/2000/svg").count()
+        );
+    }
+
+    #[test]
+    fn cells_to_do_failed_or_interrupted_say_so() {
+        let file = "name = \"x\"\nduration = 5\nrepetitions = 1\n[matrix]\ntimer = [\"abs\", \"nanosleep\", \"itimer\"]\n";
+        let s = study(file, |c, _, pos| match c.index {
+            0 => (
+                SlotState::Done {
+                    run_uuid: "u".into(),
+                },
+                vec![attempt(pos, AttemptState::Done, Some("u"))],
+            ),
+            1 => (
+                SlotState::ToDo,
+                vec![attempt(pos, AttemptState::Failed, None)],
+            ),
+            _ => (
+                SlotState::ToDo,
+                vec![attempt(pos, AttemptState::Interrupted, Some("cut"))],
+            ),
+        });
+        let cells = results(&s, |c, _| (c.index == 0).then(|| vec![3_000, 9_000]));
+        let html = render(&s, &cells).unwrap();
+        assert!(row(&html, "row-2").contains("failed: no such load &#x27;hel&#x27;"));
+        assert!(row(&html, "row-3").contains("interrupted, not yet redone"));
+        assert!(html.contains("timer=itimer: 1 run interrupted, not yet redone."));
+        assert!(html.contains("1 of 3 runs done; 2 to do"));
+        assert!(html.contains("repetitions = 1"), "no spread to show");
+        assert!(
+            !html.contains("num best"),
+            "one cell with results: no winner"
+        );
+        // One cell with results: nothing to overlay per dimension, but
+        // its own curves are drawn.
+        assert!(html.contains("Only timer=abs has results so far"));
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("id=\"cells-hist\""));
+    }
+}

@@ -1,0 +1,207 @@
+//! A study's numbers: for every cell, its finished runs read from the
+//! store and merged (all repetitions, all threads) into one histogram,
+//! with the spread between repetitions, so that a reader sees whether a
+//! difference between cells is larger than the noise. Reads the store;
+//! the arithmetic is pure.
+
+use super::StudyError;
+use super::matrix::Cell;
+use super::state::{SlotState, Study};
+use crate::histogram::Histogram;
+use crate::record::RunRecord;
+use crate::store::Store;
+
+/// The merged numbers of one cell.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Merged {
+    pub samples: u64,
+    pub min_ns: Option<u64>,
+    pub avg_ns: Option<f64>,
+    pub p99_ns: Option<u64>,
+    pub p9999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub missed_periods: u64,
+}
+
+/// One cell, its runs and what they add up to.
+#[derive(Clone, Debug)]
+pub struct CellResult {
+    pub cell: Cell,
+    /// Finished runs: `(repetition, run id, record)`, by repetition.
+    pub runs: Vec<(u32, i64, RunRecord)>,
+    /// Repetitions the study asks for.
+    pub planned: usize,
+    /// Tries cut short and redone (or still to redo).
+    pub interrupted: usize,
+    /// Repetitions waiting for another kernel (the kernel it needs).
+    pub waiting: Option<String>,
+    /// The last failure of a repetition not yet done, if any.
+    pub failure: Option<String>,
+    pub merged: Merged,
+    /// All runs' samples together.
+    pub histogram: Option<Histogram>,
+}
+
+impl CellResult {
+    /// `(lowest, highest)` of one number across the repetitions.
+    pub fn spread(&self, f: impl Fn(&RunRecord) -> Option<u64>) -> Option<(u64, u64)> {
+        let v: Vec<u64> = self.runs.iter().filter_map(|(_, _, r)| f(r)).collect();
+        Some((*v.iter().min()?, *v.iter().max()?))
+    }
+
+    /// The metric a gate or a column names.
+    pub fn metric(&self, m: Metric) -> Option<f64> {
+        let s = &self.merged;
+        let ns = |v: Option<u64>| v.map(|x| x as f64);
+        match m {
+            Metric::Max => ns(s.max_ns),
+            Metric::P99 => ns(s.p99_ns),
+            Metric::P9999 => ns(s.p9999_ns),
+            Metric::Avg => s.avg_ns,
+            Metric::Missed => (s.samples > 0).then_some(s.missed_periods as f64),
+        }
+    }
+
+    /// The finished run with the highest maximum (the cell's worst case).
+    pub fn worst(&self) -> Option<&RunRecord> {
+        self.runs
+            .iter()
+            .map(|(_, _, r)| r)
+            .max_by_key(|r| r.overall.max_ns.unwrap_or(0))
+    }
+}
+
+/// The numbers a study compares cells on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    P99,
+    P9999,
+    Max,
+    Avg,
+    Missed,
+}
+
+impl Metric {
+    pub fn parse(s: &str) -> Option<Metric> {
+        Some(match s {
+            "p99" => Metric::P99,
+            "p99.99" | "p9999" => Metric::P9999,
+            "max" => Metric::Max,
+            "avg" | "mean" => Metric::Avg,
+            "missed" => Metric::Missed,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::P99 => "p99",
+            Metric::P9999 => "p99.99",
+            Metric::Max => "max",
+            Metric::Avg => "avg",
+            Metric::Missed => "missed",
+        }
+    }
+
+    /// Whether values are times (ns) rather than counts.
+    pub fn is_time(self) -> bool {
+        !matches!(self, Metric::Missed)
+    }
+}
+
+/// Merge finished runs into one cell's numbers.
+pub fn merge(runs: &[&RunRecord]) -> Result<(Merged, Option<Histogram>), String> {
+    let mut h: Option<Histogram> = None;
+    let mut m = Merged::default();
+    let mut weighted = 0.0;
+    for r in runs {
+        let rh = r.overall_histogram().map_err(|e| e.to_string())?;
+        match h.as_mut() {
+            Some(acc) => acc.merge(&rh),
+            None => h = Some(rh),
+        }
+        let s = &r.overall;
+        m.samples += s.samples;
+        m.missed_periods += s.missed_periods;
+        m.min_ns = min_some(m.min_ns, s.min_ns);
+        m.max_ns = m.max_ns.max(s.max_ns);
+        if let Some(a) = s.avg_ns {
+            weighted += a * s.samples as f64;
+        }
+    }
+    if m.samples > 0 {
+        m.avg_ns = Some(weighted / m.samples as f64);
+    }
+    if let Some(h) = &h {
+        m.p99_ns = h.quantile(0.99);
+        m.p9999_ns = h.quantile(0.9999);
+    }
+    Ok((m, h))
+}
+
+fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Every cell of `study` with its finished runs, in matrix order.
+pub fn collect(store: &Store, study: &Study) -> Result<Vec<CellResult>, StudyError> {
+    let mut out = Vec::with_capacity(study.cells.len());
+    for cell in &study.cells {
+        let mine: Vec<_> = study
+            .slots
+            .iter()
+            .filter(|s| s.slot.cell == cell.index)
+            .collect();
+        let mut runs = Vec::new();
+        for s in &mine {
+            if let SlotState::Done { run_uuid } = &s.state
+                && let Some(id) = store.find_uuid(run_uuid)?
+            {
+                runs.push((s.slot.repetition, id, store.load(id)?));
+            }
+        }
+        runs.sort_by_key(|r| r.0);
+        let records: Vec<&RunRecord> = runs.iter().map(|r| &r.2).collect();
+        let (merged, histogram) = merge(&records).map_err(StudyError::Usage)?;
+        out.push(CellResult {
+            cell: cell.clone(),
+            planned: mine.len(),
+            interrupted: mine.iter().map(|s| s.interrupted()).sum(),
+            waiting: mine.iter().find_map(|s| match &s.state {
+                SlotState::Waiting { kernel } => Some(kernel.clone()),
+                _ => None,
+            }),
+            failure: mine
+                .iter()
+                .filter(|s| !matches!(s.state, SlotState::Done { .. }))
+                .find_map(|s| s.failure().map(str::to_string)),
+            runs,
+            merged,
+            histogram,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+
+    #[test]
+    fn repetitions_merge_into_one_cell() {
+        let a = synthetic(&[vec![10_000, 20_000, 30_000]]);
+        let b = synthetic(&[vec![5_000, 90_000]]);
+        let (m, h) = merge(&[&a, &b]).unwrap();
+        assert_eq!(m.samples, a.overall.samples + b.overall.samples);
+        assert_eq!(m.max_ns, Some(90_000.max(a.overall.max_ns.unwrap())));
+        assert_eq!(m.min_ns, a.overall.min_ns.min(b.overall.min_ns));
+        assert_eq!(h.unwrap().total(), m.samples);
+        let (none, h) = merge(&[]).unwrap();
+        assert_eq!((none, h.is_none()), (Merged::default(), true));
+    }
+}

@@ -1,0 +1,456 @@
+//! The study file (TOML): what a study crosses and how long each cell
+//! runs, read with the line of every key so that a mistake is reported
+//! as `FILE:LINE: key 'K': ...`. Knows the file's shape (`name`,
+//! `duration`, `repetitions`, `order`, `seed`, `kernel`, `[matrix]`,
+//! `[fixed]`), not what `measure` accepts: the caller checks option names
+//! and values through [`super::Options`]. Touches nothing.
+
+use crate::units::parse_duration_ns;
+use std::collections::BTreeMap;
+use std::fmt;
+use thiserror::Error;
+
+/// Largest number of cells × repetitions a study may hold.
+pub const MAX_POSITIONS: usize = 100_000;
+/// Largest number of repetitions of one cell.
+pub const MAX_REPETITIONS: u32 = 1000;
+
+/// A mistake in a study file: where, which key, what is wrong.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("{file}:{line}: {}{message}", key.as_ref().map(|k| format!("key '{k}': ")).unwrap_or_default())]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+/// One option value, as the file writes it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    /// The option given several times (`tag = ["a=1", "b=2"]` in
+    /// `[fixed]`, or one matrix value that is itself a list).
+    List(Vec<Value>),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(true) => f.write_str("on"),
+            Value::Bool(false) => f.write_str("off"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Text(s) => f.write_str(s),
+            Value::List(v) => {
+                let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                f.write_str(&parts.join("+"))
+            }
+        }
+    }
+}
+
+impl Value {
+    /// The command-line words of option `--key` with this value: a flag
+    /// for `true`, nothing for `false`, the option once per list item.
+    pub fn args(&self, key: &str) -> Vec<String> {
+        match self {
+            Value::Bool(true) => vec![format!("--{key}")],
+            Value::Bool(false) => vec![],
+            Value::List(items) => items.iter().flat_map(|v| v.args(key)).collect(),
+            v => vec![format!("--{key}"), v.to_string()],
+        }
+    }
+}
+
+/// One option set to one value (a `[fixed]` entry, or a cell's choice).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    pub key: String,
+    pub value: Value,
+    pub line: usize,
+}
+
+/// One dimension of the matrix: an option and the values it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dimension {
+    pub key: String,
+    pub values: Vec<Value>,
+    pub line: usize,
+}
+
+/// How the cells are laid out in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Each repetition is one pass over all cells, shuffled from the seed.
+    Random,
+    /// Each repetition is one pass over all cells, in matrix order.
+    Interleaved,
+    /// Each cell's repetitions one after the other (time and
+    /// configuration are confounded: for quick looks only).
+    Sequential,
+}
+
+impl Order {
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Random => "random",
+            Order::Interleaved => "interleaved",
+            Order::Sequential => "sequential",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Order> {
+        Some(match s {
+            "random" => Order::Random,
+            "interleaved" => Order::Interleaved,
+            "sequential" => Order::Sequential,
+            _ => return None,
+        })
+    }
+}
+
+/// The name of the kernel dimension (the one key that is not an option of
+/// `measure`).
+pub const KERNEL_KEY: &str = "kernel";
+
+/// A study file, read and checked for shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub name: String,
+    pub description: Option<String>,
+    pub duration_ns: u64,
+    pub repetitions: u32,
+    pub order: Order,
+    /// The seed of the random order; `None`: drawn when the study starts,
+    /// then recorded.
+    pub seed: Option<u64>,
+    /// Dimensions in the file's order (a top-level `kernel` list is the
+    /// last one).
+    pub matrix: Vec<Dimension>,
+    pub fixed: Vec<Setting>,
+}
+
+impl Spec {
+    /// Number of configurations (product of the dimensions' sizes).
+    pub fn cells(&self) -> usize {
+        self.matrix.iter().map(|d| d.values.len()).product()
+    }
+
+    /// Where `key` is set in this file, matrix first.
+    pub fn line_of(&self, key: &str) -> Option<usize> {
+        self.matrix
+            .iter()
+            .find(|d| d.key == key)
+            .map(|d| d.line)
+            .or_else(|| self.fixed.iter().find(|s| s.key == key).map(|s| s.line))
+    }
+}
+
+/// Line (1-based) of byte `offset` in `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The lines of the keys, from the parser's spans: top-level keys under
+/// `""`, table keys under their table's name.
+fn key_lines(text: &str) -> BTreeMap<(String, String), usize> {
+    let mut out = BTreeMap::new();
+    let Ok(root) = toml::de::DeTable::parse(text) else {
+        return out;
+    };
+    for (k, v) in root.get_ref() {
+        let name = k.get_ref().to_string();
+        out.insert((String::new(), name.clone()), line_at(text, k.span().start));
+        if let toml::de::DeValue::Table(t) = v.get_ref() {
+            for (k2, _) in t {
+                out.insert(
+                    (name.clone(), k2.get_ref().to_string()),
+                    line_at(text, k2.span().start),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Reads one study file, keeping its name for messages.
+struct Reader<'a> {
+    file: &'a str,
+    lines: BTreeMap<(String, String), usize>,
+}
+
+impl Reader<'_> {
+    fn line(&self, table: &str, key: &str) -> usize {
+        self.lines
+            .get(&(table.to_string(), key.to_string()))
+            .copied()
+            .unwrap_or(1)
+    }
+
+    fn err(&self, table: &str, key: &str, message: impl Into<String>) -> SpecError {
+        let shown = if table.is_empty() {
+            key.to_string()
+        } else {
+            format!("{table}.{key}")
+        };
+        SpecError {
+            file: self.file.to_string(),
+            line: self.line(table, key),
+            key: Some(shown),
+            message: message.into(),
+        }
+    }
+
+    fn value(&self, table: &str, key: &str, v: &toml::Value) -> Result<Value, SpecError> {
+        Ok(match v {
+            toml::Value::Boolean(b) => Value::Bool(*b),
+            toml::Value::Integer(i) => Value::Int(*i),
+            toml::Value::Float(x) => Value::Float(*x),
+            toml::Value::String(s) => Value::Text(s.clone()),
+            toml::Value::Array(items) => Value::List(
+                items
+                    .iter()
+                    .map(|x| match x {
+                        toml::Value::Array(_) | toml::Value::Table(_) => Err(self.err(
+                            table,
+                            key,
+                            "a value inside a list must be a string, a number or a boolean",
+                        )),
+                        x => self.value(table, key, x),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            toml::Value::Datetime(_) => {
+                return Err(self.err(table, key, "a date is not an option value"));
+            }
+            toml::Value::Table(_) => {
+                return Err(self.err(table, key, "a table is not an option value"));
+            }
+        })
+    }
+
+    fn dimension(&self, table: &str, key: &str, v: &toml::Value) -> Result<Dimension, SpecError> {
+        let values = match self.value(table, key, v)? {
+            Value::List(items) => items,
+            _ => {
+                return Err(self.err(
+                    table,
+                    key,
+                    format!("a matrix entry is a list of values, e.g. {key} = [\"a\", \"b\"] (a single value belongs in [fixed])"),
+                ));
+            }
+        };
+        if values.is_empty() {
+            return Err(self.err(table, key, "the list of values is empty"));
+        }
+        for (i, a) in values.iter().enumerate() {
+            if values[..i].contains(a) {
+                return Err(self.err(table, key, format!("value '{a}' is listed twice")));
+            }
+        }
+        Ok(Dimension {
+            key: normalize(key),
+            values,
+            line: self.line(table, key),
+        })
+    }
+}
+
+/// Option names are written with `-` or `_` (`load_cpus` = `load-cpus`).
+fn normalize(key: &str) -> String {
+    key.replace('_', "-")
+}
+
+/// Read a study file's text; `file` names it in messages.
+pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
+    let root: toml::Table = toml::from_str(text).map_err(|e: toml::de::Error| SpecError {
+        file: file.to_string(),
+        line: e.span().map(|s| line_at(text, s.start)).unwrap_or(1),
+        key: None,
+        message: e.message().trim().to_string(),
+    })?;
+    let r = Reader {
+        file,
+        lines: key_lines(text),
+    };
+    let mut name = None;
+    let mut description = None;
+    let mut duration_ns = None;
+    let mut repetitions = 1u32;
+    let mut order = Order::Random;
+    let mut seed = None;
+    let mut matrix = Vec::new();
+    let mut fixed = Vec::new();
+    let mut kernel = None;
+    for (key, v) in &root {
+        let text_of = |what: &str| -> Result<String, SpecError> {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| r.err("", key, format!("{what} must be a string")))
+        };
+        match key.as_str() {
+            "name" => {
+                let n = text_of("the study's name")?;
+                check_name(&n).map_err(|m| r.err("", key, m))?;
+                name = Some(n);
+            }
+            "description" => description = Some(text_of("the description")?),
+            "duration" => {
+                let ns = match v {
+                    toml::Value::String(s) => parse_duration_ns(s)
+                        .map_err(|e| r.err("", key, format!("{e} (e.g. \"10m\", \"1h\")")))?,
+                    toml::Value::Integer(s) if *s > 0 => (*s as u64).saturating_mul(1_000_000_000),
+                    _ => {
+                        return Err(r.err(
+                            "",
+                            key,
+                            "the duration of a cell is a time such as \"10m\" (a bare number: seconds)",
+                        ));
+                    }
+                };
+                if ns < 1_000_000_000 {
+                    return Err(r.err("", key, "each cell must run for at least 1s"));
+                }
+                duration_ns = Some(ns);
+            }
+            "repetitions" => {
+                repetitions = match v.as_integer() {
+                    Some(n) if n >= 1 && n <= i64::from(MAX_REPETITIONS) => n as u32,
+                    _ => {
+                        return Err(r.err(
+                            "",
+                            key,
+                            format!("repetitions must be a whole number from 1 to {MAX_REPETITIONS}"),
+                        ));
+                    }
+                }
+            }
+            "order" => {
+                let s = text_of("the order")?;
+                order = Order::parse(&s).ok_or_else(|| {
+                    r.err(
+                        "",
+                        key,
+                        format!("unknown order '{s}': use random, interleaved or sequential"),
+                    )
+                })?;
+            }
+            "seed" => {
+                seed = Some(match v.as_integer() {
+                    Some(n) if n >= 0 => n as u64,
+                    _ => return Err(r.err("", key, "the seed must be a whole number ≥ 0")),
+                })
+            }
+            KERNEL_KEY => kernel = Some(r.dimension("", key, &one_or_list(v))?),
+            "matrix" | "fixed" => {
+                let Some(t) = v.as_table() else {
+                    return Err(r.err("", key, format!("[{key}] must be a table")));
+                };
+                for (k, x) in t {
+                    if key == "matrix" {
+                        matrix.push(r.dimension(key, k, x)?);
+                    } else {
+                        fixed.push(Setting {
+                            key: normalize(k),
+                            value: r.value(key, k, x)?,
+                            line: r.line(key, k),
+                        });
+                    }
+                }
+            }
+            _ => {
+                return Err(r.err(
+                    "",
+                    key,
+                    "unknown key: a study file has name, description, duration, repetitions, order, seed, kernel, [matrix] and [fixed] (options of measure go in [matrix] or [fixed])",
+                ));
+            }
+        }
+    }
+    let missing = |k: &str| SpecError {
+        file: file.to_string(),
+        line: 1,
+        key: Some(k.to_string()),
+        message: format!("missing: a study file needs {k}"),
+    };
+    let name = name.ok_or_else(|| missing("name"))?;
+    let duration_ns = duration_ns.ok_or_else(|| missing("duration"))?;
+    // toml's table is sorted by key: put the dimensions back in the
+    // file's order, which is the order of the report's columns.
+    matrix.sort_by_key(|d| d.line);
+    fixed.sort_by_key(|s| s.line);
+    if let Some(k) = kernel {
+        if matrix.iter().any(|d| d.key == KERNEL_KEY) {
+            return Err(r.err(
+                "",
+                KERNEL_KEY,
+                "kernel is given both at the top and in [matrix]: keep one",
+            ));
+        }
+        matrix.push(k);
+    }
+    for s in &fixed {
+        if let Some(d) = matrix.iter().find(|d| d.key == s.key) {
+            return Err(SpecError {
+                file: file.to_string(),
+                line: s.line,
+                key: Some(format!("fixed.{}", s.key)),
+                message: format!(
+                    "{} is also a dimension of [matrix] (line {}): keep one",
+                    s.key, d.line
+                ),
+            });
+        }
+    }
+    let spec = Spec {
+        name,
+        description,
+        duration_ns,
+        repetitions,
+        order,
+        seed,
+        matrix,
+        fixed,
+    };
+    if spec.cells().saturating_mul(repetitions as usize) > MAX_POSITIONS {
+        return Err(SpecError {
+            file: file.to_string(),
+            line: 1,
+            key: None,
+            message: format!(
+                "{} cells × {repetitions} repetitions is more than {MAX_POSITIONS} runs",
+                spec.cells()
+            ),
+        });
+    }
+    Ok(spec)
+}
+
+/// A top-level `kernel = "rt"` is a dimension of one value.
+fn one_or_list(v: &toml::Value) -> toml::Value {
+    match v {
+        toml::Value::Array(_) => v.clone(),
+        other => toml::Value::Array(vec![other.clone()]),
+    }
+}
+
+/// A study's name: what `study status NAME` and reports use.
+pub fn check_name(n: &str) -> Result<(), String> {
+    if n.is_empty() || n.len() > 100 {
+        return Err("a study's name is 1 to 100 characters".into());
+    }
+    if !n
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+    {
+        return Err(format!(
+            "'{n}': a study's name holds letters, digits and - _ . + only"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,341 @@
+//! `rtscope study` for real: a malformed file is refused before anything
+//! runs (file, line and key named); a study killed with SIGKILL in the
+//! middle of a run resumes, keeps every finished run once, redoes the one
+//! cut short and leaves no isolation, load or trace instance behind; a
+//! kernel dimension runs only the running kernel's cells; the report and
+//! the --fail-if gates work on the results.
+
+use super::measure_explain::{mounts, our_instances};
+use super::tune::{Kid, assert_same, snapshot, wait_for};
+use crate::util::*;
+use std::process::{Command, Output, Stdio};
+
+/// A study's directory, store and state directory.
+struct Lab {
+    dir: TempDir,
+}
+
+impl Lab {
+    fn new(name: &str) -> Lab {
+        Lab {
+            dir: TempDir::new(name),
+        }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = rtscope(self.dir.path());
+        c.env("RTSCOPE_DB", self.dir.join("s.db"))
+            .env("RTSCOPE_STATE_DIR", self.dir.join("state"))
+            .current_dir(self.dir.path());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+
+    fn status(&self, name: &str) -> serde_json::Value {
+        let o = self.run(&["study", "status", name, "--json"]);
+        assert_code(&o, 0);
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        // A failed test must not leave an isolation applied.
+        if self.dir.join("state/tune.journal").exists() {
+            let _ = self.run(&["tune", "--revert"]);
+        }
+    }
+}
+
+#[track_caller]
+fn refused(o: &Output, file: &str, line: usize, key: &str) {
+    assert_code(o, 2);
+    let e = stderr(o);
+    let want = format!("{file}:{line}: key '{key}'");
+    assert!(e.contains(&want), "wanted {want:?} in: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn malformed_files_are_refused_before_anything_runs() {
+    let lab = Lab::new("study-bad");
+    let cases: &[(&str, &str, usize, &str)] = &[
+        (
+            "name = \"x\"\nduration = \"5s\"\nspeed = 3\n",
+            "unknown key",
+            3,
+            "speed",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n[matrix]\npolicy = [\"fifo\"]\nsched = [\"a\", \"b\"]\n",
+            "unknown option",
+            5,
+            "matrix.sched",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n\n[matrix]\ntimer = [\"abs\", \"itimer\"]\n[fixed]\nthreads = 2\n",
+            "itimer",
+            5,
+            "matrix.timer",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n[fixed]\nload = \"hell\"\n[matrix]\nload = [\"no-such-load\"]\n",
+            "also a dimension",
+            4,
+            "fixed.load",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n[matrix]\npolicy = [\"fast\", \"fifo\"]\n",
+            "unknown policy 'fast'",
+            4,
+            "matrix.policy",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n[matrix]\nload = [\"hell\", \"no-such-load\"]\n",
+            "unknown load profile 'no-such-load'",
+            4,
+            "matrix.load",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n[fixed]\njson = \"-\"\n",
+            "not an option of a study",
+            4,
+            "fixed.json",
+        ),
+        (
+            "name = \"x\"\nduration = \"soon\"\n",
+            "duration",
+            2,
+            "duration",
+        ),
+    ];
+    for (i, (text, says, line, key)) in cases.iter().enumerate() {
+        let f = lab.file(&format!("bad{i}.toml"), text);
+        let o = lab.run(&["study", &f]);
+        refused(&o, &f, *line, key);
+        assert!(stderr(&o).contains(says), "case {i}: {}", stderr(&o));
+    }
+    // A TOML syntax error names the line too.
+    let f = lab.file("syntax.toml", "name = \"x\"\nduration = \"5s\"\n[matrix]\npolicy = [\"fifo\"\n");
+    let o = lab.run(&["study", &f]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&format!("{f}:4:")), "{}", stderr(&o));
+    // Nothing ran: no study, no run.
+    let o = lab.run(&["study", "status"]);
+    assert_code(&o, 2);
+    assert!(!lab.dir.join("s.db").exists() || stderr(&o).contains("no study"));
+    let o = lab.run(&["study", "resume", "x"]);
+    assert_code(&o, 2);
+}
+
+#[test]
+fn new_writes_an_example_that_checks() {
+    let lab = Lab::new("study-new");
+    let o = lab.run(&["study", "new", "bench"]);
+    assert_code(&o, 0);
+    let f = lab.dir.join("bench.toml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.contains("name = \"bench\"") && text.contains("[matrix]"));
+    let o = lab.run(&["study", "new", "bench"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
+    // --dry-run: every run in order, with its measure command.
+    let o = lab.run(&["study", f.to_str().unwrap(), "--dry-run"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().filter(|l| l.contains("rtscope measure")).count(),
+        18,
+        "{out}"
+    );
+    assert!(out.contains("--policy rr --timer itimer"), "{out}");
+    for example in ["seed-000-matrix.toml", "seed-001-interference.toml"] {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(example);
+        let o = lab.run(&["study", p.to_str().unwrap(), "--dry-run"]);
+        assert_code(&o, 0);
+    }
+}
+
+/// The study `status --json` slots in one state.
+fn slots_in(s: &serde_json::Value, state: &str) -> usize {
+    s["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["state"] == state)
+        .count()
+}
+
+#[test]
+fn a_killed_study_resumes_and_leaves_nothing_behind() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let _g = exclusive_system();
+    let lab = Lab::new("study-kill");
+    let f = lab.file(
+        "k.toml",
+        "name = \"k\"\nduration = \"3s\"\nrepetitions = 1\norder = \"interleaved\"\n\
+         [matrix]\npolicy = [\"fifo\", \"rr\"]\n\
+         [fixed]\nthreads = 1\nisolate = \"1\"\nload = \"cpu:workers=1\"\nexplain = true\n",
+    );
+    let before = snapshot(&[]);
+    let mounts_before = mounts();
+    let mut kid = Kid::new(
+        lab.cmd()
+            .args(["study", &f, "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // In the middle of the first run: its attempt is in the store and
+    // its isolation applied.
+    wait_for("the first run to start", 30, || {
+        let o = lab.run(&["study", "status", "k", "--json"]);
+        o.status.success()
+            && serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                .map(|s| slots_in(&s, "running") == 1)
+                .unwrap_or(false)
+            && std::fs::read_to_string(lab.dir.join("state/tune.journal"))
+                .map(|j| j.contains("\"t\":\"applied\""))
+                .unwrap_or(false)
+    });
+    // One runner at a time.
+    let o = lab.run(&["study", "resume", "k"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&format!("being run by process {}", kid.id())), "{}", stderr(&o));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    kid.sigkill();
+
+    let s = lab.status("k");
+    assert_eq!((s["done"].as_u64(), s["to_do"].as_u64()), (Some(0), Some(2)), "{s:#}");
+    let o = lab.run(&["study", "resume", "k", "-q"]);
+    assert_code(&o, 0);
+    let e = stderr(&o);
+    assert!(e.contains("put back the isolation"), "{e}");
+    assert!(e.contains("2 of 2 runs done"), "{e}");
+
+    let s = lab.status("k");
+    assert_eq!(slots_in(&s, "done"), 2, "{s:#}");
+    let first = &s["slots"][0];
+    let states: Vec<&str> = first["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["interrupted", "done"], "{s:#}");
+    assert!(first["state_text"].as_str().unwrap().contains("1 cut short"));
+    // Every finished run once, plus the one cut short.
+    let o = lab.run(&["runs"]);
+    assert_code(&o, 0);
+    let states: Vec<String> = stdout(&o)
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect();
+    assert_eq!(states.iter().filter(|s| *s == "complete").count(), 2, "{states:?}");
+    assert_eq!(states.iter().filter(|s| *s == "interrupted").count(), 1, "{states:?}");
+    // Nothing left: isolation, load, trace instance, mount.
+    assert!(!lab.dir.join("state/tune.journal").exists());
+    assert_same(&before, &snapshot(&[]));
+    assert!(our_instances().is_empty(), "{:?}", our_instances());
+    assert_eq!(mounts(), mounts_before);
+    let ps = Command::new("ps").args(["-eo", "comm"]).output().unwrap();
+    assert!(!stdout(&ps).contains("stress-ng"), "a load process is left");
+    // Resuming a complete study measures nothing more.
+    let o = lab.run(&["study", "resume", "k"]);
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("is complete"), "{}", stderr(&o));
+}
+
+#[test]
+fn kernels_not_running_wait_and_the_report_compares_the_rest() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let _g = shared_system();
+    let lab = Lab::new("study-kernel");
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap()
+        .trim()
+        .to_string();
+    let f = lab.file(
+        "kern.toml",
+        &format!(
+            "name = \"kern\"\nduration = \"2s\"\nrepetitions = 2\nseed = 11\n\
+             kernel = [\"{release}\", \"0.0-never*\"]\n\
+             [matrix]\npolicy = [\"fifo\", \"other\"]\n[fixed]\nthreads = 1\n"
+        ),
+    );
+    // A second study in the same store.
+    let g = lab.file(
+        "other.toml",
+        "name = \"other\"\nduration = \"1s\"\n[fixed]\nthreads = 1\n",
+    );
+    let o = lab.run(&["study", &g, "-q"]);
+    assert_code(&o, 0);
+    let o = lab.run(&["study", &f, "-q"]);
+    assert_code(&o, 0);
+    let e = stderr(&o);
+    assert!(e.contains("4 of 8 runs done"), "{e}");
+    assert!(e.contains("4 runs wait for kernel '0.0-never*'"), "{e}");
+    let s = lab.status("kern");
+    assert_eq!((slots_in(&s, "done"), slots_in(&s, "waiting")), (4, 4), "{s:#}");
+    for slot in s["slots"].as_array().unwrap() {
+        let runs_here = slot["label"].as_str().unwrap().contains(&release);
+        assert_eq!(slot["state"] == "done", runs_here, "{slot:#}");
+        if !runs_here {
+            assert!(slot["attempts"].as_array().unwrap().is_empty());
+        }
+    }
+    let o = lab.run(&["study", "status", "kern"]);
+    assert!(stdout(&o).contains("waits for kernel 0.0-never*"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("other studies in the store: other"), "{}", stdout(&o));
+    // The same file again continues the same study (nothing to do here).
+    let o = lab.run(&["study", &f, "-q"]);
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("4 of 8 runs done"), "{}", stderr(&o));
+    // Another text under the same name is refused.
+    let h = lab.file("clash.toml", "name = \"kern\"\nduration = \"1s\"\n");
+    let o = lab.run(&["study", &h]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("a different study named 'kern'"), "{}", stderr(&o));
+
+    let out = lab.dir.join("kern.html");
+    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("0.0-never*"), "the waiting kernel is named");
+    assert!(!html.contains("<script"));
+    // Gates: every cell is above 1 ns; none above 1 hour; one that selects
+    // nothing is an error.
+    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap(), "--fail-if", "policy=fifo:max>1ns"]);
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("failed for cell policy=fifo"), "{}", stderr(&o));
+    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap(), "--fail-if", "max>1h"]);
+    assert_code(&o, 0);
+    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap(), "--fail-if", "policy=rr:max>1ms"]);
+    assert_code(&o, 2);
+    let o = lab.run(&["study", "report", "kern", "--fail-if", "max"]);
+    assert_code(&o, 2);
+    // Removing a study keeps its runs.
+    let o = lab.run(&["study", "remove", "other"]);
+    assert_code(&o, 0);
+    let o = lab.run(&["runs"]);
+    assert_eq!(stdout(&o).lines().count(), 1 + 1 + 4, "{}", stdout(&o));
+}
