@@ -11,9 +11,10 @@
 //! per part, `profile` (TOML and command-line adjustments), `schedule`
 //! (bursts drawn from a seed), `plan` (request to checked plan),
 //! `supervisor` (the child process that runs a plan and cleans up),
-//! `session` (rtscope's side: start, follow, stop, record), `cgroup`,
-//! `procs`, `oom`, `achieved` (what the load achieved, from /proc),
-//! `event` (supervisor to rtscope messages).
+//! `session` (rtscope's side: start, follow, stop, record), `cleanup`
+//! (what both the supervisor and rtscope do to end a load and remove its
+//! traces), `cgroup`, `procs`, `oom`, `achieved` (what the load achieved,
+//! from /proc), `event` (supervisor to rtscope messages).
 //!
 //! Loads never run on the measuring process: every part is a process (or
 //! group of processes) started by the supervisor, SCHED_OTHER unless it is
@@ -21,6 +22,7 @@
 
 pub mod achieved;
 pub mod cgroup;
+pub mod cleanup;
 pub mod command;
 pub mod cpu;
 pub mod event;

@@ -11,11 +11,10 @@
 //! supervisor is started before.
 
 use super::achieved::{self, Sampler};
-use super::cgroup;
+use super::cleanup::{self, Cleaner, Footprint};
 use super::event::Event;
 use super::oom::OomGuard;
 use super::plan::LoadPlan;
-use super::procs;
 use super::supervisor;
 use crate::engine::{Control, Observer, RunView};
 use crate::record::{LoadCommand, LoadPart, LoadPhase, LoadRecord};
@@ -422,7 +421,9 @@ impl LoadSession {
             self.leftovers.push(
                 "the load supervisor did not report its clean-up: rtscope cleaned up itself".into(),
             );
-            self.fallback_cleanup();
+            let footprint = Footprint::of_plan(&self.plan, self.session, &self.cgroups);
+            self.leftovers
+                .extend(cleanup::clean_up(&footprint, Cleaner::Rtscope));
         }
         // Phases still open end now.
         let end = self.end_ns.unwrap_or(now);
@@ -437,58 +438,6 @@ impl LoadSession {
             && let Some(w) = g.restore()
         {
             self.note_warning(w);
-        }
-    }
-
-    /// When the supervisor could not clean up: end every process group of
-    /// its session, remove the cgroups and the scratch directory.
-    fn fallback_cleanup(&mut self) {
-        if let Some(sid) = self.session {
-            for round in 0..50 {
-                let left = procs::in_session(sid, 0);
-                if left.is_empty() {
-                    break;
-                }
-                let mut groups: Vec<i32> = left.iter().map(|p| p.pgrp).collect();
-                groups.sort_unstable();
-                groups.dedup();
-                for g in groups {
-                    let _ = process::kill_group(g, process::SIGKILL);
-                }
-                if round == 49 {
-                    self.leftovers.push(format!(
-                        "{} load process(es) did not end: {}",
-                        left.len(),
-                        left.iter()
-                            .map(|p| format!("{} ({})", p.pid, p.comm))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        let mut cgroups = self.cgroups.clone();
-        if cgroups.is_empty() {
-            for c in ["cpuset", "cpu"] {
-                if let Some(m) = cgroup::mount_of(c) {
-                    cgroups.push(m.join(&self.plan.cgroup_name).display().to_string());
-                }
-            }
-        }
-        for c in cgroups {
-            if cgroup::remove(std::path::Path::new(&c), Duration::from_secs(2)).is_err() {
-                self.leftovers.push(format!(
-                    "could not remove the cgroup {c}: remove it by hand once empty"
-                ));
-            }
-        }
-        let dir = &self.plan.scratch_dir;
-        if dir.exists() && std::fs::remove_dir_all(dir).is_err() {
-            self.leftovers.push(format!(
-                "could not remove the scratch directory {}: remove it by hand",
-                dir.display()
-            ));
         }
     }
 
