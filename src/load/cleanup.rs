@@ -10,7 +10,6 @@
 //! for the record's left-overs.
 
 use super::cgroup::CgroupDir;
-use super::plan::LoadPlan;
 use super::procs::{self, ProcStat};
 use crate::sys::process;
 use std::collections::BTreeSet;
@@ -31,23 +30,6 @@ pub struct Footprint {
     pub session: Option<i32>,
     pub cgroups: Vec<CgroupDir>,
     pub scratch_dir: PathBuf,
-}
-
-impl Footprint {
-    /// The footprint of `plan` as rtscope knows it: the session and the
-    /// cgroups the supervisor reported, or, when it never did, the cgroups
-    /// it would have made.
-    pub fn of_plan(plan: &LoadPlan, session: Option<i32>, cgroups_made: &[String]) -> Footprint {
-        let mut cgroups = CgroupDir::all_named(&plan.cgroup_name);
-        if !cgroups_made.is_empty() {
-            cgroups.retain(|c| cgroups_made.contains(&c.path.display().to_string()));
-        }
-        Footprint {
-            session,
-            cgroups,
-            scratch_dir: plan.scratch_dir.clone(),
-        }
-    }
 }
 
 /// Who cleans up.
@@ -226,24 +208,5 @@ mod tests {
         assert_eq!(clean_up(&fp, Cleaner::Rtscope), Vec::<String>::new());
         assert!(procs::in_session(sid, 0).is_empty());
         let _ = leader.wait();
-    }
-
-    #[test]
-    fn the_footprint_of_a_plan_keeps_the_cgroups_reported() {
-        let plan = LoadPlan {
-            profile: "test".into(),
-            seed: 1,
-            cpus: vec![0],
-            scratch_dir: scratch("plan"),
-            cgroup_name: "rtscope-load-999999999".into(),
-            nice: 0,
-            parts: Vec::new(),
-        };
-        let guessed = Footprint::of_plan(&plan, None, &[]);
-        assert_eq!(guessed.cgroups, CgroupDir::all_named(&plan.cgroup_name));
-        assert_eq!(guessed.scratch_dir, plan.scratch_dir);
-        let none_known = Footprint::of_plan(&plan, Some(7), &["/elsewhere".into()]);
-        assert!(none_known.cgroups.is_empty());
-        assert_eq!(none_known.session, Some(7));
     }
 }
