@@ -25,11 +25,47 @@ pub fn mount_of(controller: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The hierarchies a load has a cgroup in, in the order they are made.
+pub const CONTROLLERS: [&str; 2] = ["cpuset", "cpu"];
+
+/// Where a load cgroup is: its hierarchy and its directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupDir {
+    pub controller: &'static str,
+    pub path: PathBuf,
+}
+
+impl CgroupDir {
+    /// The directories a load's cgroups named `name` have (or would have)
+    /// in the hierarchies mounted now.
+    pub fn all_named(name: &str) -> Vec<CgroupDir> {
+        CONTROLLERS
+            .iter()
+            .filter_map(|&controller| {
+                mount_of(controller).map(|m| CgroupDir {
+                    controller,
+                    path: m.join(name),
+                })
+            })
+            .collect()
+    }
+
+    /// Processes in the cgroup now.
+    pub fn members(&self) -> Vec<i32> {
+        members(&self.path)
+    }
+
+    /// Remove the (empty) cgroup, waiting up to `patience` for exiting
+    /// members to leave.
+    pub fn remove(&self, patience: Duration) -> io::Result<()> {
+        remove(&self.path, patience)
+    }
+}
+
 /// One load cgroup, with its `cgroup.procs` open for children to join.
 #[derive(Debug)]
 pub struct LoadCgroup {
-    pub controller: &'static str,
-    pub path: PathBuf,
+    pub dir: CgroupDir,
     pub procs: File,
 }
 
@@ -68,8 +104,10 @@ impl LoadCgroup {
         })();
         match made {
             Ok(procs) => Ok(LoadCgroup {
-                controller: "cpuset",
-                path,
+                dir: CgroupDir {
+                    controller: "cpuset",
+                    path,
+                },
                 procs,
             }),
             Err(e) => {
@@ -94,8 +132,10 @@ impl LoadCgroup {
             .open(path.join("cgroup.procs"))
         {
             Ok(procs) => Ok(LoadCgroup {
-                controller: "cpu",
-                path,
+                dir: CgroupDir {
+                    controller: "cpu",
+                    path,
+                },
                 procs,
             }),
             Err(e) => {
@@ -103,17 +143,6 @@ impl LoadCgroup {
                 Err(e)
             }
         }
-    }
-
-    /// Processes in the cgroup now.
-    pub fn members(&self) -> Vec<i32> {
-        members(&self.path)
-    }
-
-    /// Remove the (empty) cgroup, waiting up to `patience` for exiting
-    /// members to leave.
-    pub fn remove(&self, patience: Duration) -> io::Result<()> {
-        remove(&self.path, patience)
     }
 }
 
@@ -127,7 +156,7 @@ fn members(path: &Path) -> Vec<i32> {
 
 /// Remove the (empty) cgroup directory `path`, retrying every 20 ms for up
 /// to `patience` while exiting members leave; a missing one is removed.
-pub(super) fn remove(path: &Path, patience: Duration) -> io::Result<()> {
+fn remove(path: &Path, patience: Duration) -> io::Result<()> {
     let start = Instant::now();
     loop {
         match fs::remove_dir(path) {
@@ -173,7 +202,7 @@ fn stale_in(dir: &Path) -> Vec<(String, PathBuf)> {
 /// warnings.
 pub fn sweep_stale(scratch_base: &Path) -> Vec<String> {
     let mut done = Vec::new();
-    for controller in ["cpuset", "cpu"] {
+    for controller in CONTROLLERS {
         let Some(mount) = mount_of(controller) else {
             continue;
         };

@@ -11,9 +11,13 @@
 //! per part, `profile` (TOML and command-line adjustments), `schedule`
 //! (bursts drawn from a seed), `plan` (request to checked plan),
 //! `supervisor` (the child process that runs a plan and cleans up),
-//! `session` (rtscope's side: start, follow, stop, record), `cgroup`,
-//! `procs`, `oom`, `achieved` (what the load achieved, from /proc),
-//! `event` (supervisor to rtscope messages).
+//! `session` (rtscope's side, the handle others use: start, follow, stop,
+//! record) over `link` (the supervisor process and its pipes),
+//! `event_log` (what happened, when) and `record` (the run record's load
+//! section), `cleanup` (what both the supervisor and rtscope do to end a
+//! load and remove its traces), `cgroup`, `procs`, `oom`, `achieved`
+//! (what the load achieved, from /proc), `event` (supervisor to rtscope
+//! messages).
 //!
 //! Loads never run on the measuring process: every part is a process (or
 //! group of processes) started by the supervisor, SCHED_OTHER unless it is
@@ -21,13 +25,16 @@
 
 pub mod achieved;
 pub mod cgroup;
+pub mod cleanup;
 pub mod command;
 pub mod cpu;
 pub mod event;
+pub mod event_log;
 pub mod fs;
 pub mod hackbench;
 pub mod io;
 pub mod irq;
+pub mod link;
 pub mod memory;
 pub mod net;
 pub mod oom;
@@ -35,6 +42,7 @@ pub mod part;
 pub mod plan;
 pub mod procs;
 pub mod profile;
+pub mod record;
 pub mod rt_interference;
 pub mod sched;
 pub mod schedule;

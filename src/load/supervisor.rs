@@ -3,8 +3,9 @@
 //! bursts in a process group of their own (in the load's cgroups, on the
 //! load CPUs, SCHED_OTHER, first in line for the OOM killer), restarts
 //! commands that end by themselves while their part is on, reports
-//! failures, and at the end ends every group, kills what escaped, removes
-//! the cgroups and the scratch directory, and says what it could not do.
+//! failures, and at the end ends every group, then has [`cleanup`] kill
+//! what escaped and remove the cgroups and the scratch directory, and
+//! says what it could not do.
 //!
 //! Why a separate process: rtscope's measuring process never forks during
 //! a measurement (a fork would turn its memory copy-on-write under the
@@ -18,9 +19,9 @@
 //! standard output, one JSON line each ([`Event`]).
 
 use super::cgroup::{self, LoadCgroup};
+use super::cleanup::{self, Cleaner, Footprint};
 use super::event::Event;
 use super::plan::{LoadPlan, PartPlan};
-use super::procs;
 use super::schedule::Bursts;
 use crate::sys::clock::{self, Clock};
 use crate::sys::process::{self, ChildEnd, ChildSetup};
@@ -215,7 +216,7 @@ impl Supervisor {
         let cgroups = self
             .cgroups
             .iter()
-            .map(|c| c.path.display().to_string())
+            .map(|c| c.dir.path.display().to_string())
             .collect();
         self.out.send(&Event::Ready {
             session,
@@ -431,7 +432,7 @@ impl Supervisor {
         let cgroup_procs = self
             .cgroups
             .iter()
-            .filter(|c| !(p.plan.realtime && c.controller == "cpu"))
+            .filter(|c| !(p.plan.realtime && c.dir.controller == "cpu"))
             .map(|c| process::raw_fd(&c.procs))
             .collect();
         let setup = ChildSetup {
@@ -470,60 +471,14 @@ impl Supervisor {
                 ));
             }
         }
-        // Anything that left its group but not the session.
-        let strays = procs::in_session(self.me, self.me);
-        if !strays.is_empty() {
-            for s in &strays {
-                let _ = process::kill(s.pid, process::SIGKILL);
-            }
-            self.problems.push(format!(
-                "{} load process(es) had left their process group and were killed: {}",
-                strays.len(),
-                strays
-                    .iter()
-                    .map(|s| format!("{} ({})", s.pid, s.comm))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            for _ in 0..100 {
-                self.reap();
-                if procs::in_session(self.me, self.me).is_empty() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        // Anything that left the session but not the cgroup.
-        for c in &self.cgroups {
-            let left: Vec<i32> = c.members().into_iter().filter(|&p| p != self.me).collect();
-            if !left.is_empty() {
-                for &pid in &left {
-                    let _ = process::kill(pid, process::SIGKILL);
-                }
-                self.problems.push(format!(
-                    "{} process(es) had left the load's session and were killed from its {} cgroup",
-                    left.len(),
-                    c.controller
-                ));
-            }
-        }
-        for c in std::mem::take(&mut self.cgroups) {
-            self.reap();
-            if let Err(e) = c.remove(Duration::from_secs(3)) {
-                self.problems.push(format!(
-                    "could not remove the cgroup {} ({e}): remove it by hand once empty (rmdir)",
-                    c.path.display()
-                ));
-            }
-        }
-        match std::fs::remove_dir_all(&self.plan.scratch_dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => self.problems.push(format!(
-                "could not remove the scratch directory {} ({e}): remove it by hand",
-                self.plan.scratch_dir.display()
-            )),
-        }
+        let footprint = Footprint {
+            session: Some(self.me),
+            cgroups: self.cgroups.iter().map(|c| c.dir.clone()).collect(),
+            scratch_dir: self.plan.scratch_dir.clone(),
+        };
+        self.problems
+            .extend(cleanup::clean_up(&footprint, Cleaner::Supervisor));
+        self.cgroups.clear();
         let problems = std::mem::take(&mut self.problems);
         self.out.send(&Event::Done {
             t_ns: now(),
