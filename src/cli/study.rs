@@ -431,7 +431,7 @@ fn start(file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
 fn resume(name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
     let options = MeasureOptions::new();
     let kernel = Kernel::running();
-    let mut store = Store::open_default()?;
+    let store = Store::open_default()?;
     let study = Study::load(&store, name, &kernel)?;
     let shown = format!("study '{}' (stored)", study.row.name);
     check::check(&study.spec, &shown, &options)?;
@@ -445,7 +445,6 @@ fn resume(name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
         return gates(&store, &study, &flags.fail_if);
     }
     let row = study.row.clone();
-    let _ = &mut store;
     measure_study(store, row, &options, flags)
 }
 

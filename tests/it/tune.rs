@@ -770,7 +770,25 @@ fn second_concurrent_tune_is_refused_while_a_run_holds_the_isolation() {
         "no crash warning while the owner lives: {}",
         stderr(&s)
     );
+    // Stop it once it measures (a SIGTERM during its set-up would end it
+    // with "stopped before measuring began", exit 2).
+    let pid = c.id();
+    wait_for("the measuring thread", 30, || has_fifo_thread(pid));
     let o = c.sigterm_and_wait();
     assert_code(&o, 0);
     assert!(!t.journal().exists());
+}
+
+/// Whether a thread of `pid` runs SCHED_FIFO (field 41 of its stat).
+fn has_fifo_thread(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten().any(|e| {
+                let s = read(&format!("{}/stat", e.path().display()));
+                s.rfind(')')
+                    .and_then(|i| s[i + 1..].split_whitespace().nth(38).map(|p| p == "1"))
+                    .unwrap_or(false)
+            })
+        })
+        .unwrap_or(false)
 }
