@@ -89,13 +89,14 @@ impl From<Verdict> for VerdictView {
     }
 }
 
+/// A labelled value of a report's fact lists.
 #[derive(Serialize, Debug)]
-struct Pair {
+pub(crate) struct Pair {
     key: String,
     value: String,
 }
 
-fn pair(key: &str, value: impl Into<String>) -> Pair {
+pub(crate) fn pair(key: &str, value: impl Into<String>) -> Pair {
     Pair {
         key: key.into(),
         value: value.into(),

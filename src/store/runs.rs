@@ -81,12 +81,13 @@ const ROW_COLUMNS: &str = "id, uuid, status, source_kind, source_format, label, 
      duration_ns, kernel_release, preemption_model, threads, samples, p9999_ns, max_ns, \
      fingerprint_hash, saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks";
 
-/// The owner recorded in columns 16-19 of a row, if any.
-fn read_owner(r: &rusqlite::Row) -> rusqlite::Result<Option<Owner>> {
-    let host: Option<String> = r.get(16)?;
-    let boot_id: Option<String> = r.get(17)?;
-    let pid: Option<u32> = r.get(18)?;
-    let start_ticks: Option<u64> = r.get(19)?;
+/// The owner recorded in columns `first..first + 4` of a row (host, boot
+/// id, pid, start ticks), if any.
+pub(super) fn read_owner(r: &rusqlite::Row, first: usize) -> rusqlite::Result<Option<Owner>> {
+    let host: Option<String> = r.get(first)?;
+    let boot_id: Option<String> = r.get(first + 1)?;
+    let pid: Option<u32> = r.get(first + 2)?;
+    let start_ticks: Option<u64> = r.get(first + 3)?;
     Ok(match (host, boot_id, pid, start_ticks) {
         (Some(host), Some(boot_id), Some(pid), Some(start_ticks)) => Some(Owner {
             host,
@@ -113,7 +114,7 @@ fn state_of(status: &str, owner: Option<&Owner>) -> RunState {
 
 fn read_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
     let status: String = r.get(2)?;
-    let owner = read_owner(r)?;
+    let owner = read_owner(r, 16)?;
     Ok(RunRow {
         id: r.get(0)?,
         uuid: r.get(1)?,

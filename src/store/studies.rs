@@ -93,20 +93,7 @@ const STUDY_COLUMNS: &str = "id, uuid, name, file_text, file_path, seed, created
      owner_host, owner_boot_id, owner_pid, owner_start_ticks";
 
 fn read_study(r: &rusqlite::Row) -> rusqlite::Result<StudyRow> {
-    let owner = match (
-        r.get::<_, Option<String>>(7)?,
-        r.get::<_, Option<String>>(8)?,
-        r.get::<_, Option<u32>>(9)?,
-        r.get::<_, Option<u64>>(10)?,
-    ) {
-        (Some(host), Some(boot_id), Some(pid), Some(start_ticks)) => Some(Owner {
-            host,
-            boot_id,
-            pid,
-            start_ticks,
-        }),
-        _ => None,
-    };
+    let owner = super::runs::read_owner(r, 7)?;
     Ok(StudyRow {
         id: r.get(0)?,
         uuid: r.get(1)?,

@@ -18,6 +18,7 @@ use super::state::{SlotState, SlotStatus, Study};
 use crate::histogram::Histogram;
 use crate::record::RunRecord;
 use crate::report::fmt;
+use crate::report::html::{Pair, pair};
 use crate::report::plot::data::{self, NamedHistogram};
 use crate::report::plot::{self, Figure, Size};
 use crate::report::verdict::{self, Class};
@@ -33,19 +34,6 @@ const STYLE: &str = concat!(
 /// Above this many cells with results, the overlay of every cell is left
 /// out (unreadable); the per-dimension figures group them.
 pub const MAX_CELL_CURVES: usize = 12;
-
-#[derive(Serialize, Debug)]
-struct Pair {
-    key: String,
-    value: String,
-}
-
-fn pair(key: &str, value: impl Into<String>) -> Pair {
-    Pair {
-        key: key.into(),
-        value: value.into(),
-    }
-}
 
 #[derive(Serialize, Debug)]
 struct Head {
@@ -944,7 +932,6 @@ mod tests {
     use crate::record::synthetic;
     use crate::store::studies::{AttemptRow, AttemptState, SlotRow, StudyRow};
     use crate::study::matrix::{self, Cell};
-    use crate::study::results::merge;
     use crate::study::spec;
 
     const FILE: &str = r#"
@@ -1039,24 +1026,7 @@ load = "hell"
                         ))
                     })
                     .collect();
-                let records: Vec<&RunRecord> = done.iter().map(|r| &r.2).collect();
-                let (merged, histogram) = merge(&records).unwrap();
-                CellResult {
-                    cell: cell.clone(),
-                    runs: done,
-                    planned: mine.len(),
-                    interrupted: mine.iter().map(|x| x.interrupted()).sum(),
-                    waiting: mine.iter().find_map(|x| match &x.state {
-                        SlotState::Waiting { kernel } => Some(kernel.clone()),
-                        _ => None,
-                    }),
-                    failure: mine
-                        .iter()
-                        .filter(|x| !matches!(x.state, SlotState::Done { .. }))
-                        .find_map(|x| x.failure().map(str::to_string)),
-                    merged,
-                    histogram,
-                }
+                CellResult::of(cell, &mine, done).unwrap()
             })
             .collect()
     }

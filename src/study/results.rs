@@ -6,7 +6,7 @@
 
 use super::StudyError;
 use super::matrix::Cell;
-use super::state::{SlotState, Study};
+use super::state::{SlotState, SlotStatus, Study};
 use crate::histogram::Histogram;
 use crate::record::RunRecord;
 use crate::store::Store;
@@ -147,11 +147,41 @@ fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
+impl CellResult {
+    /// `cell`, its slots and its finished runs `(repetition, run id,
+    /// record)`, merged.
+    pub fn of(
+        cell: &Cell,
+        slots: &[&SlotStatus],
+        mut runs: Vec<(u32, i64, RunRecord)>,
+    ) -> Result<CellResult, String> {
+        runs.sort_by_key(|r| r.0);
+        let records: Vec<&RunRecord> = runs.iter().map(|r| &r.2).collect();
+        let (merged, histogram) = merge(&records)?;
+        Ok(CellResult {
+            cell: cell.clone(),
+            planned: slots.len(),
+            interrupted: slots.iter().map(|s| s.interrupted()).sum(),
+            waiting: slots.iter().find_map(|s| match &s.state {
+                SlotState::Waiting { kernel } => Some(kernel.clone()),
+                _ => None,
+            }),
+            failure: slots
+                .iter()
+                .filter(|s| !matches!(s.state, SlotState::Done { .. }))
+                .find_map(|s| s.failure().map(str::to_string)),
+            runs,
+            merged,
+            histogram,
+        })
+    }
+}
+
 /// Every cell of `study` with its finished runs, in matrix order.
 pub fn collect(store: &Store, study: &Study) -> Result<Vec<CellResult>, StudyError> {
     let mut out = Vec::with_capacity(study.cells.len());
     for cell in &study.cells {
-        let mine: Vec<_> = study
+        let mine: Vec<&SlotStatus> = study
             .slots
             .iter()
             .filter(|s| s.slot.cell == cell.index)
@@ -164,25 +194,7 @@ pub fn collect(store: &Store, study: &Study) -> Result<Vec<CellResult>, StudyErr
                 runs.push((s.slot.repetition, id, store.load(id)?));
             }
         }
-        runs.sort_by_key(|r| r.0);
-        let records: Vec<&RunRecord> = runs.iter().map(|r| &r.2).collect();
-        let (merged, histogram) = merge(&records).map_err(StudyError::Usage)?;
-        out.push(CellResult {
-            cell: cell.clone(),
-            planned: mine.len(),
-            interrupted: mine.iter().map(|s| s.interrupted()).sum(),
-            waiting: mine.iter().find_map(|s| match &s.state {
-                SlotState::Waiting { kernel } => Some(kernel.clone()),
-                _ => None,
-            }),
-            failure: mine
-                .iter()
-                .filter(|s| !matches!(s.state, SlotState::Done { .. }))
-                .find_map(|s| s.failure().map(str::to_string)),
-            runs,
-            merged,
-            histogram,
-        });
+        out.push(CellResult::of(cell, &mine, runs).map_err(StudyError::Usage)?);
     }
     Ok(out)
 }
