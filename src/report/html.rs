@@ -850,14 +850,23 @@ pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> 
         comparison,
         style: STYLE.into(),
     };
+    render_template("report.html", TEMPLATE, &view)
+}
+
+/// Lay `view` out with the minijinja `template` called `name`.
+pub(crate) fn render_template(
+    name: &str,
+    template: &str,
+    view: &impl Serialize,
+) -> Result<String, String> {
     let mut env = minijinja::Environment::new();
-    env.add_template("report.html", TEMPLATE)
-        .map_err(|e| format!("report template: {e:#}"))?;
+    env.add_template(name, template)
+        .map_err(|e| format!("template {name}: {e:#}"))?;
     let tmpl = env
-        .get_template("report.html")
-        .map_err(|e| format!("report template: {e:#}"))?;
-    tmpl.render(minijinja::value::Serde(&view))
-        .map_err(|e| format!("report template: {e:#}"))
+        .get_template(name)
+        .map_err(|e| format!("template {name}: {e:#}"))?;
+    tmpl.render(minijinja::value::Serde(view))
+        .map_err(|e| format!("template {name}: {e:#}"))
 }
 
 #[cfg(test)]

@@ -916,14 +916,7 @@ pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, String> {
         verdicts: cells.iter().map(|c| cell_verdict(study, c)).collect(),
         style: STYLE.into(),
     };
-    let mut env = minijinja::Environment::new();
-    env.add_template("study.html", TEMPLATE)
-        .map_err(|e| format!("study report template: {e:#}"))?;
-    let tmpl = env
-        .get_template("study.html")
-        .map_err(|e| format!("study report template: {e:#}"))?;
-    tmpl.render(minijinja::value::Serde(&view))
-        .map_err(|e| format!("study report template: {e:#}"))
+    crate::report::html::render_template("study.html", TEMPLATE, &view)
 }
 
 #[cfg(test)]
