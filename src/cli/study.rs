@@ -14,8 +14,8 @@ use crate::study::run::{self, Display, RunEnd, Summary};
 use crate::study::spec::{self, Value};
 use crate::study::state::{SlotState, Study};
 use crate::study::{self as lib, Options, StudyError, check, results};
-use crate::units::{fmt_duration, fmt_unix_utc, us_cell};
 use crate::ui::live::Signals;
+use crate::units::{fmt_duration, fmt_unix_utc, us_cell};
 use anyhow::{Context, Result, bail};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -151,12 +151,24 @@ struct MeasureLine {
 
 /// Options a study sets itself, or that make no sense for one run of it.
 const NOT_IN_A_STUDY: &[(&str, &str)] = &[
-    ("duration", "the study's duration (at the top of the file) sets every run's"),
+    (
+        "duration",
+        "the study's duration (at the top of the file) sets every run's",
+    ),
     ("loops", "the study's duration sets how long each run lasts"),
     ("label", "the study names its runs after their cell"),
-    ("json", "every run is in the store: `rtscope runs`, `rtscope report`"),
-    ("histogram", "every run is in the store: `rtscope plot` draws it"),
-    ("histofall", "every run is in the store: `rtscope plot` draws it"),
+    (
+        "json",
+        "every run is in the store: `rtscope runs`, `rtscope report`",
+    ),
+    (
+        "histogram",
+        "every run is in the store: `rtscope plot` draws it",
+    ),
+    (
+        "histofall",
+        "every run is in the store: `rtscope plot` draws it",
+    ),
     ("histfile", "every run is in the store"),
     ("no-save", "a study keeps its runs in the store"),
     ("quiet", "give -q to `rtscope study`"),
@@ -179,9 +191,7 @@ impl MeasureOptions {
     /// The option called `key` (long name or alias).
     fn known(&self, key: &str) -> bool {
         self.command.get_arguments().any(|a| {
-            a.get_long() == Some(key)
-                || a.get_all_aliases()
-                    .is_some_and(|al| al.contains(&key))
+            a.get_long() == Some(key) || a.get_all_aliases().is_some_and(|al| al.contains(&key))
         })
     }
 
@@ -320,7 +330,13 @@ impl Observer for Progress {
 }
 
 impl Display for Progress {
-    fn starting(&mut self, slot: &crate::store::studies::SlotRow, n: usize, of: usize, eta_ns: u64) {
+    fn starting(
+        &mut self,
+        slot: &crate::store::studies::SlotRow,
+        n: usize,
+        of: usize,
+        eta_ns: u64,
+    ) {
         self.current = format!("[{n}/{of}]");
         let what = format!("{} #{}", slot.label, slot.repetition);
         match &self.bar {
@@ -589,7 +605,9 @@ fn dry(spec: &spec::Spec, options: &MeasureOptions) -> Result<Exit> {
 fn status(name: Option<&str>, json: bool) -> Result<Exit> {
     let kernel = Kernel::running();
     let Some(store) = Store::open_existing(&crate::store::db_path()?)? else {
-        bail!("no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)");
+        bail!(
+            "no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)"
+        );
     };
     let study = Study::load(&store, name, &kernel)?;
     let others: Vec<String> = store
@@ -627,7 +645,16 @@ fn status(name: Option<&str>, json: bool) -> Result<Exit> {
             None => String::new(),
         }
     );
-    outln!("{:>4}  {:<40} {:>3}  {:<24} {:>5}  {:>9}  {:>9}", "#", "cell", "rep", "state", "run", "p99 µs", "max µs");
+    outln!(
+        "{:>4}  {:<40} {:>3}  {:<24} {:>5}  {:>9}  {:>9}",
+        "#",
+        "cell",
+        "rep",
+        "state",
+        "run",
+        "p99 µs",
+        "max µs"
+    );
     for s in &study.slots {
         let (state, run) = slot_text(&store, s)?;
         let (p99, max) = match &run {
@@ -743,7 +770,9 @@ fn status_json(store: &Store, study: &Study, kernel: &Kernel) -> Result<serde_js
 fn report(name: Option<&str>, output: Option<&Path>, fail_if: &[Gate]) -> Result<Exit> {
     let kernel = Kernel::running();
     let Some(store) = Store::open_existing(&crate::store::db_path()?)? else {
-        bail!("no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)");
+        bail!(
+            "no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)"
+        );
     };
     let study = Study::load(&store, name, &kernel)?;
     let cells = results::collect(&store, &study)?;
@@ -855,7 +884,10 @@ mod tests {
     fn options_are_measure_s() {
         let o = MeasureOptions::new();
         assert!(o.check("policy", &Value::Text("fifo".into())).is_ok());
-        assert!(o.check("load_cpus", &Value::Text("0".into())).is_err(), "keys arrive normalized");
+        assert!(
+            o.check("load_cpus", &Value::Text("0".into())).is_err(),
+            "keys arrive normalized"
+        );
         assert!(o.check("load-cpus", &Value::Text("0".into())).is_ok());
         assert!(o.check("no-mlock", &Value::Bool(true)).is_ok());
         assert!(o.check("isolate", &Value::Bool(false)).is_ok());

@@ -305,7 +305,12 @@ impl Store {
     }
 
     /// Record how an attempt ended.
-    pub fn end_attempt(&self, attempt: i64, state: AttemptState, detail: Option<&str>) -> Result<()> {
+    pub fn end_attempt(
+        &self,
+        attempt: i64,
+        state: AttemptState,
+        detail: Option<&str>,
+    ) -> Result<()> {
         self.conn()
             .execute(
                 "UPDATE study_attempts SET state = ?2, detail = ?3, ended_at_unix_ns = ?4
@@ -377,7 +382,10 @@ mod tests {
             "names are unique"
         );
         let row = s.study("seed-000").unwrap().unwrap();
-        assert_eq!((row.id, row.seed, row.running.clone()), (id, u64::MAX - 1, None));
+        assert_eq!(
+            (row.id, row.seed, row.running.clone()),
+            (id, u64::MAX - 1, None)
+        );
         assert_eq!(s.study_slots(id).unwrap(), sl);
         assert_eq!(s.claim_study(id).unwrap(), Ok(()));
         let row = s.study("seed-000").unwrap().unwrap();
@@ -397,7 +405,10 @@ mod tests {
         // and the next claim marks it so for good.
         s.release_study(id).unwrap();
         let row = s.study("seed-000").unwrap().unwrap();
-        assert_eq!(s.study_attempts(&row).unwrap()[1].state, AttemptState::Interrupted);
+        assert_eq!(
+            s.study_attempts(&row).unwrap()[1].state,
+            AttemptState::Interrupted
+        );
         assert_eq!(s.claim_study(id).unwrap(), Ok(()));
         let row = s.study("seed-000").unwrap().unwrap();
         let att = s.study_attempts(&row).unwrap();

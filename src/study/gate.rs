@@ -126,8 +126,19 @@ mod tests {
         let all = Gate::parse("max>1ms").unwrap().apply(&cells).unwrap();
         assert!(all.iter().all(|c| !c.failed));
         assert_eq!(Gate::parse("missed>0").unwrap().limit, 0.0);
-        assert!(Gate::parse("policy=rr:max>1ms").unwrap().apply(&cells).is_err());
-        for bad in ["max", "max>abc", "jitter>1ms", "policy:max>1ms", "missed>1.5"] {
+        assert!(
+            Gate::parse("policy=rr:max>1ms")
+                .unwrap()
+                .apply(&cells)
+                .is_err()
+        );
+        for bad in [
+            "max",
+            "max>abc",
+            "jitter>1ms",
+            "policy:max>1ms",
+            "missed>1.5",
+        ] {
             assert!(Gate::parse(bad).is_err(), "{bad}");
         }
     }

@@ -37,12 +37,7 @@ impl Cell {
     /// The kernel the cell needs (a matrix or a fixed `kernel`), if any.
     pub fn kernel<'a>(&'a self, fixed: &'a [Setting]) -> Option<String> {
         self.get(KERNEL_KEY)
-            .or_else(|| {
-                fixed
-                    .iter()
-                    .find(|s| s.key == KERNEL_KEY)
-                    .map(|s| &s.value)
-            })
+            .or_else(|| fixed.iter().find(|s| s.key == KERNEL_KEY).map(|s| &s.value))
             .map(|v| v.to_string())
     }
 
@@ -183,7 +178,16 @@ threads = 1
         let words: Vec<String> = s.iter().flat_map(|(k, v)| v.args(k)).collect();
         assert_eq!(
             words,
-            ["--load", "hell", "--threads", "1", "--policy", "fifo", "--timer", "nanosleep"]
+            [
+                "--load",
+                "hell",
+                "--threads",
+                "1",
+                "--policy",
+                "fifo",
+                "--timer",
+                "nanosleep"
+            ]
         );
         assert!(c[4].matches(&[("policy".into(), "fifo".into())]));
         assert!(!c[4].matches(&[("policy".into(), "rr".into())]));

@@ -275,10 +275,7 @@ fn run_one(
                 (AttemptState::Failed, Some(why.clone()), RunEnd::Failed(why))
             }
             Status::ThreadFailed => {
-                let why = format!(
-                    "a measuring thread failed: {}",
-                    o.thread_errors.join("; ")
-                );
+                let why = format!("a measuring thread failed: {}", o.thread_errors.join("; "));
                 (AttemptState::Failed, Some(why.clone()), RunEnd::Failed(why))
             }
         },

@@ -266,6 +266,178 @@ fn normalize(key: &str) -> String {
     key.replace('_', "-")
 }
 
+/// The top-level keys as read, before the checks across keys.
+struct Top {
+    name: Option<String>,
+    description: Option<String>,
+    duration_ns: Option<u64>,
+    repetitions: u32,
+    order: Order,
+    seed: Option<u64>,
+    matrix: Vec<Dimension>,
+    fixed: Vec<Setting>,
+    kernel: Option<Dimension>,
+}
+
+impl Reader<'_> {
+    fn text(&self, key: &str, v: &toml::Value, what: &str) -> Result<String, SpecError> {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| self.err("", key, format!("{what} must be a string")))
+    }
+
+    fn duration(&self, key: &str, v: &toml::Value) -> Result<u64, SpecError> {
+        let ns = match v {
+            toml::Value::String(s) => parse_duration_ns(s)
+                .map_err(|e| self.err("", key, format!("{e} (e.g. \"10m\", \"1h\")")))?,
+            toml::Value::Integer(s) if *s > 0 => (*s as u64).saturating_mul(1_000_000_000),
+            _ => {
+                return Err(self.err(
+                    "",
+                    key,
+                    "the duration of a cell is a time such as \"10m\" (a bare number: seconds)",
+                ));
+            }
+        };
+        if ns < 1_000_000_000 {
+            return Err(self.err("", key, "each cell must run for at least 1s"));
+        }
+        Ok(ns)
+    }
+
+    fn whole(
+        &self,
+        key: &str,
+        v: &toml::Value,
+        lo: i64,
+        hi: i64,
+        what: &str,
+    ) -> Result<i64, SpecError> {
+        match v.as_integer() {
+            Some(n) if n >= lo && n <= hi => Ok(n),
+            _ => Err(self.err("", key, what.to_string())),
+        }
+    }
+
+    /// `[matrix]` or `[fixed]` into `top`.
+    fn table(&self, top: &mut Top, key: &str, v: &toml::Value) -> Result<(), SpecError> {
+        let Some(t) = v.as_table() else {
+            return Err(self.err("", key, format!("[{key}] must be a table")));
+        };
+        for (k, x) in t {
+            if key == "matrix" {
+                top.matrix.push(self.dimension(key, k, x)?);
+            } else {
+                top.fixed.push(Setting {
+                    key: normalize(k),
+                    value: self.value(key, k, x)?,
+                    line: self.line(key, k),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// One top-level key into `top`.
+    fn top_key(&self, top: &mut Top, key: &str, v: &toml::Value) -> Result<(), SpecError> {
+        match key {
+            "name" => {
+                let n = self.text(key, v, "the study's name")?;
+                check_name(&n).map_err(|m| self.err("", key, m))?;
+                top.name = Some(n);
+            }
+            "description" => top.description = Some(self.text(key, v, "the description")?),
+            "duration" => top.duration_ns = Some(self.duration(key, v)?),
+            "repetitions" => {
+                let what =
+                    format!("repetitions must be a whole number from 1 to {MAX_REPETITIONS}");
+                top.repetitions = self.whole(key, v, 1, i64::from(MAX_REPETITIONS), &what)? as u32;
+            }
+            "order" => {
+                let s = self.text(key, v, "the order")?;
+                top.order = Order::parse(&s).ok_or_else(|| {
+                    let m = format!("unknown order '{s}': use random, interleaved or sequential");
+                    self.err("", key, m)
+                })?;
+            }
+            "seed" => {
+                let what = "the seed must be a whole number ≥ 0";
+                top.seed = Some(self.whole(key, v, 0, i64::MAX, what)? as u64);
+            }
+            KERNEL_KEY => top.kernel = Some(self.dimension("", key, &one_or_list(v))?),
+            "matrix" | "fixed" => self.table(top, key, v)?,
+            _ => {
+                return Err(self.err(
+                    "",
+                    key,
+                    "unknown key: a study file has name, description, duration, repetitions, order, seed, kernel, [matrix] and [fixed] (options of measure go in [matrix] or [fixed])",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks across keys, and the spec.
+    fn finish(&self, mut top: Top) -> Result<Spec, SpecError> {
+        let missing = |k: &str| SpecError {
+            file: self.file.to_string(),
+            line: 1,
+            key: Some(k.to_string()),
+            message: format!("missing: a study file needs {k}"),
+        };
+        let name = top.name.take().ok_or_else(|| missing("name"))?;
+        let duration_ns = top.duration_ns.ok_or_else(|| missing("duration"))?;
+        // toml's table is sorted by key: put the dimensions back in the
+        // file's order, which is the order of the report's columns.
+        top.matrix.sort_by_key(|d| d.line);
+        top.fixed.sort_by_key(|s| s.line);
+        if let Some(k) = top.kernel.take() {
+            if top.matrix.iter().any(|d| d.key == KERNEL_KEY) {
+                let m = "kernel is given both at the top and in [matrix]: keep one";
+                return Err(self.err("", KERNEL_KEY, m));
+            }
+            top.matrix.push(k);
+        }
+        for s in &top.fixed {
+            if let Some(d) = top.matrix.iter().find(|d| d.key == s.key) {
+                return Err(SpecError {
+                    file: self.file.to_string(),
+                    line: s.line,
+                    key: Some(format!("fixed.{}", s.key)),
+                    message: format!(
+                        "{} is also a dimension of [matrix] (line {}): keep one",
+                        s.key, d.line
+                    ),
+                });
+            }
+        }
+        let spec = Spec {
+            name,
+            description: top.description,
+            duration_ns,
+            repetitions: top.repetitions,
+            order: top.order,
+            seed: top.seed,
+            matrix: top.matrix,
+            fixed: top.fixed,
+        };
+        let runs = spec.cells().saturating_mul(spec.repetitions as usize);
+        if runs > MAX_POSITIONS {
+            return Err(SpecError {
+                file: self.file.to_string(),
+                line: 1,
+                key: None,
+                message: format!(
+                    "{} cells × {} repetitions is more than {MAX_POSITIONS} runs",
+                    spec.cells(),
+                    spec.repetitions
+                ),
+            });
+        }
+        Ok(spec)
+    }
+}
+
 /// Read a study file's text; `file` names it in messages.
 pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     let root: toml::Table = toml::from_str(text).map_err(|e: toml::de::Error| SpecError {
@@ -278,157 +450,21 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         file,
         lines: key_lines(text),
     };
-    let mut name = None;
-    let mut description = None;
-    let mut duration_ns = None;
-    let mut repetitions = 1u32;
-    let mut order = Order::Random;
-    let mut seed = None;
-    let mut matrix = Vec::new();
-    let mut fixed = Vec::new();
-    let mut kernel = None;
+    let mut top = Top {
+        name: None,
+        description: None,
+        duration_ns: None,
+        repetitions: 1,
+        order: Order::Random,
+        seed: None,
+        matrix: Vec::new(),
+        fixed: Vec::new(),
+        kernel: None,
+    };
     for (key, v) in &root {
-        let text_of = |what: &str| -> Result<String, SpecError> {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| r.err("", key, format!("{what} must be a string")))
-        };
-        match key.as_str() {
-            "name" => {
-                let n = text_of("the study's name")?;
-                check_name(&n).map_err(|m| r.err("", key, m))?;
-                name = Some(n);
-            }
-            "description" => description = Some(text_of("the description")?),
-            "duration" => {
-                let ns = match v {
-                    toml::Value::String(s) => parse_duration_ns(s)
-                        .map_err(|e| r.err("", key, format!("{e} (e.g. \"10m\", \"1h\")")))?,
-                    toml::Value::Integer(s) if *s > 0 => (*s as u64).saturating_mul(1_000_000_000),
-                    _ => {
-                        return Err(r.err(
-                            "",
-                            key,
-                            "the duration of a cell is a time such as \"10m\" (a bare number: seconds)",
-                        ));
-                    }
-                };
-                if ns < 1_000_000_000 {
-                    return Err(r.err("", key, "each cell must run for at least 1s"));
-                }
-                duration_ns = Some(ns);
-            }
-            "repetitions" => {
-                repetitions = match v.as_integer() {
-                    Some(n) if n >= 1 && n <= i64::from(MAX_REPETITIONS) => n as u32,
-                    _ => {
-                        return Err(r.err(
-                            "",
-                            key,
-                            format!("repetitions must be a whole number from 1 to {MAX_REPETITIONS}"),
-                        ));
-                    }
-                }
-            }
-            "order" => {
-                let s = text_of("the order")?;
-                order = Order::parse(&s).ok_or_else(|| {
-                    r.err(
-                        "",
-                        key,
-                        format!("unknown order '{s}': use random, interleaved or sequential"),
-                    )
-                })?;
-            }
-            "seed" => {
-                seed = Some(match v.as_integer() {
-                    Some(n) if n >= 0 => n as u64,
-                    _ => return Err(r.err("", key, "the seed must be a whole number ≥ 0")),
-                })
-            }
-            KERNEL_KEY => kernel = Some(r.dimension("", key, &one_or_list(v))?),
-            "matrix" | "fixed" => {
-                let Some(t) = v.as_table() else {
-                    return Err(r.err("", key, format!("[{key}] must be a table")));
-                };
-                for (k, x) in t {
-                    if key == "matrix" {
-                        matrix.push(r.dimension(key, k, x)?);
-                    } else {
-                        fixed.push(Setting {
-                            key: normalize(k),
-                            value: r.value(key, k, x)?,
-                            line: r.line(key, k),
-                        });
-                    }
-                }
-            }
-            _ => {
-                return Err(r.err(
-                    "",
-                    key,
-                    "unknown key: a study file has name, description, duration, repetitions, order, seed, kernel, [matrix] and [fixed] (options of measure go in [matrix] or [fixed])",
-                ));
-            }
-        }
+        r.top_key(&mut top, key, v)?;
     }
-    let missing = |k: &str| SpecError {
-        file: file.to_string(),
-        line: 1,
-        key: Some(k.to_string()),
-        message: format!("missing: a study file needs {k}"),
-    };
-    let name = name.ok_or_else(|| missing("name"))?;
-    let duration_ns = duration_ns.ok_or_else(|| missing("duration"))?;
-    // toml's table is sorted by key: put the dimensions back in the
-    // file's order, which is the order of the report's columns.
-    matrix.sort_by_key(|d| d.line);
-    fixed.sort_by_key(|s| s.line);
-    if let Some(k) = kernel {
-        if matrix.iter().any(|d| d.key == KERNEL_KEY) {
-            return Err(r.err(
-                "",
-                KERNEL_KEY,
-                "kernel is given both at the top and in [matrix]: keep one",
-            ));
-        }
-        matrix.push(k);
-    }
-    for s in &fixed {
-        if let Some(d) = matrix.iter().find(|d| d.key == s.key) {
-            return Err(SpecError {
-                file: file.to_string(),
-                line: s.line,
-                key: Some(format!("fixed.{}", s.key)),
-                message: format!(
-                    "{} is also a dimension of [matrix] (line {}): keep one",
-                    s.key, d.line
-                ),
-            });
-        }
-    }
-    let spec = Spec {
-        name,
-        description,
-        duration_ns,
-        repetitions,
-        order,
-        seed,
-        matrix,
-        fixed,
-    };
-    if spec.cells().saturating_mul(repetitions as usize) > MAX_POSITIONS {
-        return Err(SpecError {
-            file: file.to_string(),
-            line: 1,
-            key: None,
-            message: format!(
-                "{} cells × {repetitions} repetitions is more than {MAX_POSITIONS} runs",
-                spec.cells()
-            ),
-        });
-    }
-    Ok(spec)
+    r.finish(top)
 }
 
 /// A top-level `kernel = "rt"` is a dimension of one value.
@@ -453,4 +489,75 @@ pub fn check_name(n: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> SpecError {
+        parse(text, "s.toml").unwrap_err()
+    }
+
+    #[test]
+    fn a_whole_file_reads_in_file_order() {
+        let s = parse(
+            "name = \"n\"\nduration = \"1m\"\nrepetitions = 3\norder = \"interleaved\"\nseed = 5\n\
+             kernel = \"rt\"\n[matrix]\ntimer = [\"abs\", \"rel\"]\npolicy = [\"fifo\"]\n\
+             [fixed]\nno_mlock = true\ntag = [\"a=1\", \"b=2\"]\n",
+            "s.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.duration_ns, s.repetitions, s.order, s.seed),
+            (60_000_000_000, 3, Order::Interleaved, Some(5))
+        );
+        let keys: Vec<&str> = s.matrix.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, ["timer", "policy", "kernel"]);
+        assert_eq!(s.matrix[0].line, 8);
+        assert_eq!(s.fixed[0].key, "no-mlock");
+        assert_eq!(s.fixed[0].value.args("no-mlock"), ["--no-mlock"]);
+        assert_eq!(
+            s.fixed[1].value.args("tag"),
+            ["--tag", "a=1", "--tag", "b=2"]
+        );
+        assert_eq!(Value::Bool(false).args("isolate"), Vec::<String>::new());
+        assert_eq!(s.cells(), 2);
+    }
+
+    #[test]
+    fn mistakes_name_line_and_key() {
+        let e = refused("name = \"n\"\nduration = \"1m\"\n\n[matrix]\npolicy = \"fifo\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (5, Some("matrix.policy")));
+        assert!(e.message.contains("[fixed]"), "{e}");
+        let e =
+            refused("name = \"n\"\nduration = \"1m\"\n[matrix]\npolicy = [\"fifo\", \"fifo\"]\n");
+        assert!(e.message.contains("listed twice"), "{e}");
+        let e = refused(
+            "name = \"n\"\nduration = \"1m\"\nkernel = [\"rt\"]\n[matrix]\nkernel = [\"none\"]\n",
+        );
+        assert_eq!(e.key.as_deref(), Some("kernel"));
+        let e = refused(
+            "name = \"n\"\nduration = \"1m\"\n[matrix]\nload = [\"hell\"]\n[fixed]\nload = \"idle\"\n",
+        );
+        assert_eq!((e.line, e.key.as_deref()), (6, Some("fixed.load")));
+        let e = refused("duration = \"1m\"\n");
+        assert_eq!(e.key.as_deref(), Some("name"));
+        let e = refused("name = \"a b\"\nduration = 1\n");
+        assert_eq!((e.line, e.key.as_deref()), (1, Some("name")));
+        let e = refused("name = \"n\"\nduration = \"500ms\"\n");
+        assert!(e.message.contains("at least 1s"), "{e}");
+        let e = refused("name = \"n\"\nduration = 1\nrepetitions = 0\n");
+        assert_eq!(e.line, 3);
+        let e = refused("name = \"n\"\nduration = 1\norder = \"shuffled\"\n");
+        assert!(e.message.contains("unknown order"), "{e}");
+        let e = refused(
+            "name = \"n\"\nduration = 1\nrepetitions = 1000\n[matrix]\na = [1,2,3,4,5,6,7,8,9,10,11]\nb = [1,2,3,4,5,6,7,8,9,10]\n",
+        );
+        assert!(e.message.contains("more than"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "s.toml:1: 110 cells × 1000 repetitions is more than 100000 runs"
+        );
+    }
 }

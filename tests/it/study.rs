@@ -125,7 +125,10 @@ fn malformed_files_are_refused_before_anything_runs() {
         assert!(stderr(&o).contains(says), "case {i}: {}", stderr(&o));
     }
     // A TOML syntax error names the line too.
-    let f = lab.file("syntax.toml", "name = \"x\"\nduration = \"5s\"\n[matrix]\npolicy = [\"fifo\"\n");
+    let f = lab.file(
+        "syntax.toml",
+        "name = \"x\"\nduration = \"5s\"\n[matrix]\npolicy = [\"fifo\"\n",
+    );
     let o = lab.run(&["study", &f]);
     assert_code(&o, 2);
     assert!(stderr(&o).contains(&format!("{f}:4:")), "{}", stderr(&o));
@@ -153,7 +156,9 @@ fn new_writes_an_example_that_checks() {
     assert_code(&o, 0);
     let out = stdout(&o);
     assert_eq!(
-        out.lines().filter(|l| l.contains("rtscope measure")).count(),
+        out.lines()
+            .filter(|l| l.contains("rtscope measure"))
+            .count(),
         18,
         "{out}"
     );
@@ -216,12 +221,20 @@ fn a_killed_study_resumes_and_leaves_nothing_behind() {
     // One runner at a time.
     let o = lab.run(&["study", "resume", "k"]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains(&format!("being run by process {}", kid.id())), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("being run by process {}", kid.id())),
+        "{}",
+        stderr(&o)
+    );
     std::thread::sleep(std::time::Duration::from_millis(1500));
     kid.sigkill();
 
     let s = lab.status("k");
-    assert_eq!((s["done"].as_u64(), s["to_do"].as_u64()), (Some(0), Some(2)), "{s:#}");
+    assert_eq!(
+        (s["done"].as_u64(), s["to_do"].as_u64()),
+        (Some(0), Some(2)),
+        "{s:#}"
+    );
     let o = lab.run(&["study", "resume", "k", "-q"]);
     assert_code(&o, 0);
     let e = stderr(&o);
@@ -238,7 +251,12 @@ fn a_killed_study_resumes_and_leaves_nothing_behind() {
         .map(|a| a["state"].as_str().unwrap())
         .collect();
     assert_eq!(states, ["interrupted", "done"], "{s:#}");
-    assert!(first["state_text"].as_str().unwrap().contains("1 cut short"));
+    assert!(
+        first["state_text"]
+            .as_str()
+            .unwrap()
+            .contains("1 cut short")
+    );
     // Every finished run once, plus the one cut short.
     let o = lab.run(&["runs"]);
     assert_code(&o, 0);
@@ -247,8 +265,16 @@ fn a_killed_study_resumes_and_leaves_nothing_behind() {
         .skip(1)
         .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
         .collect();
-    assert_eq!(states.iter().filter(|s| *s == "complete").count(), 2, "{states:?}");
-    assert_eq!(states.iter().filter(|s| *s == "interrupted").count(), 1, "{states:?}");
+    assert_eq!(
+        states.iter().filter(|s| *s == "complete").count(),
+        2,
+        "{states:?}"
+    );
+    assert_eq!(
+        states.iter().filter(|s| *s == "interrupted").count(),
+        1,
+        "{states:?}"
+    );
     // Nothing left: isolation, load, trace instance, mount.
     assert!(!lab.dir.join("state/tune.journal").exists());
     assert_same(&before, &snapshot(&[]));
@@ -295,7 +321,11 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     assert!(e.contains("4 of 8 runs done"), "{e}");
     assert!(e.contains("4 runs wait for kernel '0.0-never*'"), "{e}");
     let s = lab.status("kern");
-    assert_eq!((slots_in(&s, "done"), slots_in(&s, "waiting")), (4, 4), "{s:#}");
+    assert_eq!(
+        (slots_in(&s, "done"), slots_in(&s, "waiting")),
+        (4, 4),
+        "{s:#}"
+    );
     for slot in s["slots"].as_array().unwrap() {
         let runs_here = slot["label"].as_str().unwrap().contains(&release);
         assert_eq!(slot["state"] == "done", runs_here, "{slot:#}");
@@ -304,8 +334,16 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
         }
     }
     let o = lab.run(&["study", "status", "kern"]);
-    assert!(stdout(&o).contains("waits for kernel 0.0-never*"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("other studies in the store: other"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("waits for kernel 0.0-never*"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("other studies in the store: other"),
+        "{}",
+        stdout(&o)
+    );
     // The same file again continues the same study (nothing to do here).
     let o = lab.run(&["study", &f, "-q"]);
     assert_code(&o, 0);
@@ -314,7 +352,11 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     let h = lab.file("clash.toml", "name = \"kern\"\nduration = \"1s\"\n");
     let o = lab.run(&["study", &h]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("a different study named 'kern'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a different study named 'kern'"),
+        "{}",
+        stderr(&o)
+    );
 
     let out = lab.dir.join("kern.html");
     let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap()]);
@@ -324,12 +366,40 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     assert!(!html.contains("<script"));
     // Gates: every cell is above 1 ns; none above 1 hour; one that selects
     // nothing is an error.
-    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap(), "--fail-if", "policy=fifo:max>1ns"]);
+    let o = lab.run(&[
+        "study",
+        "report",
+        "kern",
+        "-o",
+        out.to_str().unwrap(),
+        "--fail-if",
+        "policy=fifo:max>1ns",
+    ]);
     assert_code(&o, 1);
-    assert!(stderr(&o).contains("failed for cell policy=fifo"), "{}", stderr(&o));
-    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap(), "--fail-if", "max>1h"]);
+    assert!(
+        stderr(&o).contains("failed for cell policy=fifo"),
+        "{}",
+        stderr(&o)
+    );
+    let o = lab.run(&[
+        "study",
+        "report",
+        "kern",
+        "-o",
+        out.to_str().unwrap(),
+        "--fail-if",
+        "max>1h",
+    ]);
     assert_code(&o, 0);
-    let o = lab.run(&["study", "report", "kern", "-o", out.to_str().unwrap(), "--fail-if", "policy=rr:max>1ms"]);
+    let o = lab.run(&[
+        "study",
+        "report",
+        "kern",
+        "-o",
+        out.to_str().unwrap(),
+        "--fail-if",
+        "policy=rr:max>1ms",
+    ]);
     assert_code(&o, 2);
     let o = lab.run(&["study", "report", "kern", "--fail-if", "max"]);
     assert_code(&o, 2);
