@@ -71,8 +71,16 @@ impl Session {
 
     /// Refuse `request` if it cannot work (the checks `prepare` makes
     /// before it touches anything), without touching anything.
+    /// Unlike `prepare`, a real-time policy this process may not use is
+    /// refused here even without a load (a study checks every cell before
+    /// its first run; `measure` finds it when its threads start).
     pub fn check(request: &Request) -> Result<(), SessionError> {
-        Session::refusal(request).map(|_| ())
+        Session::refusal(request)?;
+        let plan = Plan::build(request.config.clone(), &allowed_cpus()?)?;
+        match preflight::realtime_refusal(&plan) {
+            Some(why) => Err(SessionError::Privilege(why)),
+            None => Ok(()),
+        }
     }
 
     /// The checks made before anything is touched; the load's plan.
