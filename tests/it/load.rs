@@ -91,6 +91,17 @@ fn session_members(sid: i32) -> Vec<(i32, String)> {
 /// scratch directory, its cgroups.
 #[track_caller]
 fn assert_nothing_left(rec: &serde_json::Value) {
+    assert_gone(rec);
+    assert!(
+        rec.get("leftovers").is_none(),
+        "clean-up problems: {}",
+        rec["leftovers"]
+    );
+}
+
+/// The processes, scratch directory and cgroups of a load record are gone.
+#[track_caller]
+fn assert_gone(rec: &serde_json::Value) {
     let sid = u(&rec["session_id"]) as i32;
     let left = session_members(sid);
     assert!(left.is_empty(), "load processes survived: {left:?}");
@@ -101,11 +112,6 @@ fn assert_nothing_left(rec: &serde_json::Value) {
         assert!(c.contains("rtscope-load-"), "{c}");
         assert!(!Path::new(c).exists(), "cgroup {c} remains");
     }
-    assert!(
-        rec.get("leftovers").is_none(),
-        "clean-up problems: {}",
-        rec["leftovers"]
-    );
 }
 
 #[test]
@@ -695,4 +701,87 @@ fn a_measurement_stopped_by_sigterm_or_failing_leaves_nothing() {
             "{base}/{name} remains"
         );
     }
+}
+
+/// The load supervisor started by process `parent`, if it runs.
+fn supervisor_of(parent: i32) -> Option<i32> {
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(t) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(c) = t.rfind(')') else { continue };
+        let ppid: i32 = t[c + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == parent && String::from_utf8_lossy(&cmd).contains("__load-supervisor") {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+#[test]
+fn rtscope_cleans_up_after_a_killed_supervisor() {
+    if !is_root() {
+        return;
+    }
+    let _g = exclusive_system();
+    let dir = TempDir::new("load-fallback");
+    let json = dir.join("fallback.json");
+    let child = rtscope(dir.path())
+        .args([
+            "measure",
+            "-D",
+            "60",
+            "-q",
+            "--no-save",
+            "--load",
+            "cpu:steady",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let me = child.id() as i32;
+    let start = Instant::now();
+    let sup = loop {
+        if let Some(p) = supervisor_of(me) {
+            break p;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no load supervisor"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Let the load start, then kill its supervisor: rtscope alone is left
+    // to end the load's processes and remove its cgroups and scratch dir.
+    std::thread::sleep(Duration::from_millis(2000));
+    // SAFETY: plain kill(2) of processes this test started.
+    assert_eq!(unsafe { libc::kill(sup, libc::SIGKILL) }, 0);
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(unsafe { libc::kill(me, libc::SIGTERM) }, 0);
+    let o = wait_output(child, Duration::from_secs(60));
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    let l = &r["load"];
+    assert_eq!(
+        l["failures"][0],
+        "the load supervisor ended early: the rest of the run had no load"
+    );
+    assert_eq!(
+        l["leftovers"],
+        serde_json::json!([
+            "the load supervisor did not report its clean-up: rtscope cleaned up itself"
+        ])
+    );
+    assert_gone(l);
 }
