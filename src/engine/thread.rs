@@ -222,6 +222,16 @@ fn run_thread(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>
     end
 }
 
+/// Push `item` into a queue prepared in advance, or count it as dropped
+/// when the queue is full (the reader fell behind).
+// HOT PATH: no allocation, no lock.
+#[inline(always)]
+fn push_or_count<T>(q: &mut rtrb::Producer<T>, item: T, dropped: impl FnOnce()) {
+    if q.push(item).is_err() {
+        dropped();
+    }
+}
+
 /// The measuring loop proper.
 // HOT PATH: clock reads, the timer's wait, writes into prepared memory.
 #[inline(never)]
@@ -286,10 +296,8 @@ fn measure_loop(
         } else {
             let cycle = period - warm;
             shared.record_wakeup(lat, extra, interval, cycle, correct);
-            if let Some(done) = acc.roll((now - t0) / window_ns)
-                && ctx.windows.push(done).is_err()
-            {
-                shared.record_dropped_window();
+            if let Some(done) = acc.roll((now - t0) / window_ns) {
+                push_or_count(&mut ctx.windows, done, || shared.record_dropped_window());
             }
             acc.add(lat, extra, interval, correct);
             wakeups += 1;
@@ -302,9 +310,7 @@ fn measure_loop(
                     wake_ns: now,
                     latency_ns: lat,
                 };
-                if q.push(late).is_err() {
-                    shared.record_dropped_late();
-                }
+                push_or_count(q, late, || shared.record_dropped_late());
             }
             if let Some(limit) = ctx.break_ns
                 && lat > limit
