@@ -1,9 +1,16 @@
-//! The load's cgroups (v1): `rtscope-load-<pid>` at the root of the cpuset
+//! The load's cgroups: `rtscope-load-<pid>` at the root of the cpuset
 //! hierarchy (the load CPUs) and of the cpu hierarchy (the whole load
 //! weighs as one task against everything else that is not real-time,
 //! rtscope's own control thread included). Created empty, removed at the
 //! end once empty; left-overs of a crashed rtscope are swept at the next
 //! start.
+//!
+//! The cpuset hierarchy is the one `tune` uses: v1 where it is mounted,
+//! else cgroup v2 when its root gives the cpuset controller to its
+//! children (rtscope never enables it there for a load: that would be a
+//! system change without a journal). The cpu hierarchy is v1 only: in v2
+//! one cgroup carries every controller, and the real-time parts must stay
+//! out of the cpu controller (below).
 //!
 //! Owns only directories named `rtscope-load-<pid>`: never touches other
 //! cgroups (`rtscope tune` keeps its `rtscope-*` cpusets). Real-time parts
@@ -11,6 +18,8 @@
 //! has no real-time budget and SCHED_FIFO would be refused there.
 
 use crate::sys::process;
+use crate::sysinfo::SysRoot;
+use crate::sysinfo::cgroup::{self, CpusetVersion};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -19,10 +28,16 @@ use std::time::{Duration, Instant};
 /// Prefix of every load cgroup and scratch directory.
 pub const PREFIX: &str = "rtscope-load-";
 
-/// Where the v1 hierarchy holding `controller` is mounted.
+/// Where the load's cgroups for `controller` (`cpuset`, `cpu`) live: the
+/// v1 hierarchy holding it, or for cpuset without one, the v2 hierarchy
+/// that offers it.
 pub fn mount_of(controller: &str) -> Option<PathBuf> {
-    crate::sysinfo::cgroup::v1_mount(&crate::sysinfo::SysRoot::host(), controller)
-        .map(PathBuf::from)
+    let host = SysRoot::host();
+    match controller {
+        "cpuset" => cgroup::cpuset_fs(&host).map(|fs| fs.mount),
+        _ => cgroup::v1_mount(&host, controller),
+    }
+    .map(PathBuf::from)
 }
 
 /// The hierarchies a load has a cgroup in, in the order they are made.
@@ -77,19 +92,33 @@ fn write(path: &Path, text: &str) -> io::Result<()> {
 }
 
 impl LoadCgroup {
-    /// Create `<cpuset mount>/<name>` limited to `cpus`.
+    /// Create `<cpuset mount>/<name>` limited to `cpus` (v1, or v2 where
+    /// its root gives cpuset to its children).
     pub fn cpuset(name: &str, cpus: &str) -> io::Result<LoadCgroup> {
-        let mount = mount_of("cpuset").ok_or_else(|| {
+        let host = SysRoot::host();
+        let fs = cgroup::cpuset_fs(&host).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
-                "no cgroup-v1 cpuset hierarchy is mounted",
+                "no cpuset controller: neither a cgroup-v1 cpuset hierarchy nor cgroup v2 offers it",
             )
         })?;
+        let v2 = fs.version == CpusetVersion::V2;
+        if v2 && !cgroup::v2_children_have_cpuset(&host, &fs) {
+            return Err(io::Error::other(format!(
+                "cgroup v2 does not give the cpuset controller to the cgroups below its root; enable it with `echo +cpuset > {}`",
+                fs.file("", "cgroup.subtree_control")
+            )));
+        }
+        let mount = PathBuf::from(&fs.mount);
         let path = mount.join(name);
         fs::create_dir(&path)?;
         let made = (|| {
-            let mems = fs::read_to_string(mount.join("cpuset.mems"))?;
-            write(&path.join("cpuset.mems"), mems.trim())?;
+            // A new v1 cpuset has no memory node; in v2 an empty
+            // cpuset.mems means the parent's.
+            if !v2 {
+                let mems = fs::read_to_string(mount.join("cpuset.mems"))?;
+                write(&path.join("cpuset.mems"), mems.trim())?;
+            }
             write(&path.join("cpuset.cpus"), cpus).map_err(|e| {
                 io::Error::new(
                     e.kind(),

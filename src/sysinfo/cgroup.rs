@@ -114,6 +114,18 @@ pub fn cpuset_fs(root: &SysRoot) -> Option<CpusetFs> {
         })
 }
 
+/// Whether the root of a v2 hierarchy gives the cpuset controller to its
+/// children (`cpuset` in its `cgroup.subtree_control`): only then does a
+/// cgroup made below it have `cpuset.cpus`.
+pub fn v2_children_have_cpuset(root: &SysRoot, fs: &CpusetFs) -> bool {
+    fs.version == CpusetVersion::V2
+        && lists_cpuset(
+            &root
+                .read(&fs.file("", "cgroup.subtree_control"))
+                .unwrap_or_default(),
+        )
+}
+
 /// A top-level cpuset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cpuset {
@@ -181,5 +193,8 @@ mod tests {
         let fs = cpuset_fs(&t.root()).unwrap();
         assert_eq!(fs.version, CpusetVersion::V2);
         assert_eq!(fs.file("", "cgroup.procs"), "/sys/fs/cgroup/cgroup.procs");
+        assert!(!v2_children_have_cpuset(&t.root(), &fs));
+        t.write("/sys/fs/cgroup/cgroup.subtree_control", "cpu cpuset\n");
+        assert!(v2_children_have_cpuset(&t.root(), &fs));
     }
 }

@@ -4,7 +4,9 @@
 //! hierarchy): `rtscope-rt` becomes an isolated partition, which takes
 //! its CPUs away from every other cgroup at once (and stops load
 //! balancing on them), after enabling the cpuset controller for the
-//! root's children if needed.
+//! root's children if needed. The kernel refuses such a partition while
+//! another cgroup asks for any of its CPUs (`cpuset.cpus`), so that is
+//! refused at plan time, naming the cgroup.
 //!
 //! Restoring moves whatever tasks are left in a cpuset to the root, then
 //! removes it. Cgroups of others (e.g. loads' `rtscope-load-*`) are never
@@ -12,7 +14,7 @@
 
 use super::journal::Change;
 use super::{Env, Planned, Request, Restored, Setting};
-use crate::sysinfo::cgroup::{CpusetFs, CpusetVersion, lists_cpuset};
+use crate::sysinfo::cgroup::{CpusetFs, CpusetVersion, lists_cpuset, top_cpusets};
 use crate::units::{format_cpu_list, parse_cpu_list};
 use std::io;
 use std::time::Duration;
@@ -75,6 +77,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             Ok(vec![set(SYSTEM_NAME, &hk), set(RT_NAME, &iso)])
         }
         CpusetVersion::V2 => {
+            refuse_siblings_asking_for(env, fs, &req.isolated)?;
             let mut out = Vec::new();
             let subtree = fs.file("", "cgroup.subtree_control");
             let current = env.read(&subtree).unwrap_or_default();
@@ -98,6 +101,40 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
             Ok(out)
         }
     }
+}
+
+/// cgroup v2: the kernel makes a partition invalid when a sibling cgroup
+/// asks for any of its CPUs in `cpuset.cpus` ("Cpu list in cpuset.cpus
+/// not exclusive"), and rtscope never changes others' cgroups: refuse
+/// before anything is touched, naming the cgroup and what to do.
+fn refuse_siblings_asking_for(env: &Env, fs: &CpusetFs, isolated: &[usize]) -> Result<(), String> {
+    for set in top_cpusets(&env.root, fs) {
+        if super::is_isolation_cpuset(&set.name) {
+            continue;
+        }
+        let asked = set.cpus.unwrap_or_default();
+        let clash: Vec<usize> = asked
+            .iter()
+            .copied()
+            .filter(|c| isolated.contains(c))
+            .collect();
+        if clash.is_empty() {
+            continue;
+        }
+        let advice = match crate::load::cgroup::owner_of(&set.name) {
+            Some(pid) => format!(
+                "it is the cgroup of a load of rtscope pid {pid}: stop that load, or start it once the CPUs are isolated (it then runs on the housekeeping CPUs)"
+            ),
+            None => "narrow its cpuset.cpus, or isolate other CPUs".into(),
+        };
+        return Err(format!(
+            "cgroup {} asks for CPU {} (cpuset.cpus {}), and a cgroup-v2 isolated partition needs CPUs that no other cgroup asks for: {advice}",
+            fs.dir(&set.name),
+            format_cpu_list(&clash),
+            format_cpu_list(&asked)
+        ));
+    }
+    Ok(())
 }
 
 fn extra_str<'a>(c: &'a Change, key: &str) -> &'a str {
@@ -325,6 +362,37 @@ mod tests {
         assert_eq!(
             env.read("/sys/fs/cgroup/cgroup.procs").as_deref(),
             Some("4242")
+        );
+    }
+
+    #[test]
+    fn v2_refuses_cpus_a_sibling_cgroup_asks_for() {
+        let t = FakeTree::new(&[
+            ("/proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+            ("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu memory\n"),
+            ("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n"),
+            ("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n"),
+            ("/sys/fs/cgroup/rtscope-load-77/cpuset.cpus", "0-1\n"),
+        ]);
+        let env = Env::new(t.root());
+        // CPUs 2-3: nobody else asks for them; an empty cpuset.cpus asks
+        // for nothing.
+        assert!(plan(&env, &req()).is_ok());
+        t.write("/sys/fs/cgroup/rtscope-load-77/cpuset.cpus", "0-3\n");
+        let err = plan(&env, &req()).unwrap_err();
+        assert!(
+            err.contains(
+                "cgroup /sys/fs/cgroup/rtscope-load-77 asks for CPU 2-3 (cpuset.cpus 0-3)"
+            ) && err.contains("a load of rtscope pid 77"),
+            "{err}"
+        );
+        t.write("/sys/fs/cgroup/rtscope-load-77/cpuset.cpus", "0\n");
+        t.write("/sys/fs/cgroup/docker/cpuset.cpus", "3\n");
+        let err = plan(&env, &req()).unwrap_err();
+        assert!(
+            err.contains("/sys/fs/cgroup/docker asks for CPU 3")
+                && err.contains("narrow its cpuset.cpus"),
+            "{err}"
         );
     }
 

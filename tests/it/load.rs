@@ -26,7 +26,7 @@ const PROFILES: [&str; 12] = [
     "idle",
 ];
 
-fn wait_output(mut child: Child, limit: Duration) -> Output {
+pub(crate) fn wait_output(mut child: Child, limit: Duration) -> Output {
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > limit {
@@ -90,7 +90,7 @@ fn session_members(sid: i32) -> Vec<(i32, String)> {
 /// What a load record says must be gone: its session's processes, its
 /// scratch directory, its cgroups.
 #[track_caller]
-fn assert_nothing_left(rec: &serde_json::Value) {
+pub(crate) fn assert_nothing_left(rec: &serde_json::Value) {
     assert_gone(rec);
     assert!(
         rec.get("leftovers").is_none(),

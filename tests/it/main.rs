@@ -3,6 +3,7 @@
 //! exit codes, restore), never timings. One test binary; one module per
 //! area.
 
+mod cgroup_v2;
 mod completions;
 mod doctor;
 mod explain;

@@ -5,6 +5,7 @@
 //! applying and in the middle of an isolated run. These tests change the
 //! system: each holds `exclusive_system()` and uses its own journal
 //! directory, and a guard reverts whatever is left if a test fails.
+//! `cgroup_v2` runs the same on cgroup v2 with these helpers.
 
 use crate::util::*;
 use std::collections::BTreeMap;
@@ -14,38 +15,50 @@ use std::time::{Duration, Instant};
 
 const CPUSET: &str = "/sys/fs/cgroup/cpuset";
 
+/// The cgroup-v2 hierarchy of this machine (it holds the cpuset
+/// controller while `cgroup_v2`'s tests have moved it there).
+pub(crate) const UNIFIED: &str = "/sys/fs/cgroup/unified";
+
+/// Where the cpuset controller is now: the v1 mount, or else the v2 one.
+pub(crate) fn cpuset_root() -> &'static str {
+    let v1 = read("/proc/self/mounts")
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(CPUSET));
+    if v1 { CPUSET } else { UNIFIED }
+}
+
 /// A test's own tuning state directory; reverts on drop.
-struct Tuner {
-    dir: TempDir,
+pub(crate) struct Tuner {
+    pub(crate) dir: TempDir,
 }
 
 impl Tuner {
-    fn new(name: &str) -> Tuner {
+    pub(crate) fn new(name: &str) -> Tuner {
         Tuner {
             dir: TempDir::new(name),
         }
     }
 
-    fn state(&self) -> PathBuf {
+    pub(crate) fn state(&self) -> PathBuf {
         self.dir.join("state")
     }
 
-    fn journal(&self) -> PathBuf {
+    pub(crate) fn journal(&self) -> PathBuf {
         self.state().join("tune.journal")
     }
 
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut c = rtscope(self.dir.path());
         c.env("RTSCOPE_STATE_DIR", self.state());
         c
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
     }
 
     /// A quiet `measure --isolate 1` of 60 s, once its isolation is applied.
-    fn isolated_run(&self) -> Kid {
+    pub(crate) fn isolated_run(&self) -> Kid {
         let c = Kid::new(
             self.cmd()
                 .args(["measure", "--isolate", "1", "-D", "60s", "-q"])
@@ -70,7 +83,7 @@ impl Drop for Tuner {
     }
 }
 
-fn read(p: &str) -> String {
+pub(crate) fn read(p: &str) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| format!("<{e}>"))
 }
 
@@ -94,7 +107,7 @@ fn stat_of(pid: &str) -> Option<(u64, u64)> {
     Some((rest.get(19)?.parse().ok()?, rest.get(6)?.parse().ok()?))
 }
 
-fn cpus_allowed(pid: u32) -> String {
+pub(crate) fn cpus_allowed(pid: u32) -> String {
     read(&format!("/proc/{pid}/status"))
         .lines()
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
@@ -103,15 +116,33 @@ fn cpus_allowed(pid: u32) -> String {
         .to_string()
 }
 
-fn cpuset_of(pid: u32) -> String {
+pub(crate) fn cpuset_of(pid: u32) -> String {
     read(&format!("/proc/{pid}/cpuset")).trim().to_string()
 }
 
 /// Every value tune may touch. Tasks: kernel threads and the `watch`ed
 /// processes (their cpuset and CPU affinity), keyed by pid and start
 /// time; other processes belong to other tests and change on their own.
+/// The cpuset files are those of the hierarchy that has the controller
+/// now (v1, or v2 while `cgroup_v2`'s tests run).
 pub(crate) fn snapshot(watch: &[u32]) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
+    let root = cpuset_root();
+    let root_files: &[&str] = if root == CPUSET {
+        &[
+            "cpuset.cpus",
+            "cpuset.mems",
+            "cpuset.sched_load_balance",
+            "cpuset.cpu_exclusive",
+        ]
+    } else {
+        &[
+            "cgroup.subtree_control",
+            "cpuset.cpus.effective",
+            "cpuset.cpus.isolated",
+            "cpuset.mems.effective",
+        ]
+    };
     let mut files = vec![
         "/proc/sys/kernel/timer_migration".to_string(),
         "/proc/sys/kernel/sched_rt_runtime_us".into(),
@@ -120,11 +151,8 @@ pub(crate) fn snapshot(watch: &[u32]) -> BTreeMap<String, String> {
         "/sys/kernel/mm/transparent_hugepage/defrag".into(),
         "/sys/devices/virtual/workqueue/cpumask".into(),
         "/proc/irq/default_smp_affinity".into(),
-        format!("{CPUSET}/cpuset.cpus"),
-        format!("{CPUSET}/cpuset.mems"),
-        format!("{CPUSET}/cpuset.sched_load_balance"),
-        format!("{CPUSET}/cpuset.cpu_exclusive"),
     ];
+    files.extend(root_files.iter().map(|f| format!("{root}/{f}")));
     files.extend(glob("/proc/irq", "smp_affinity_list"));
     for cpu in glob("/sys/devices/system/cpu", "cpufreq/scaling_governor") {
         files.push(cpu);
@@ -135,7 +163,7 @@ pub(crate) fn snapshot(watch: &[u32]) -> BTreeMap<String, String> {
     for f in files {
         m.insert(f.clone(), read(&f));
     }
-    let sets: Vec<String> = std::fs::read_dir(CPUSET)
+    let sets: Vec<String> = std::fs::read_dir(root)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
@@ -211,7 +239,7 @@ impl Kid {
     }
 
     /// SIGTERM, then wait for the output.
-    fn sigterm_and_wait(mut self) -> Output {
+    pub(crate) fn sigterm_and_wait(mut self) -> Output {
         let c = self.0.take().unwrap();
         assert!(
             Command::new("kill")
@@ -234,7 +262,7 @@ impl Drop for Kid {
 }
 
 /// A process busy on whatever CPU it may use.
-fn busy() -> Kid {
+pub(crate) fn busy() -> Kid {
     Kid::new(
         Command::new("sh")
             .args(["-c", "while :; do :; done"])
@@ -244,7 +272,7 @@ fn busy() -> Kid {
 }
 
 /// A process pinned to CPU 1 by its own affinity.
-fn pinned() -> Kid {
+pub(crate) fn pinned() -> Kid {
     Kid::new(
         Command::new("taskset")
             .args(["-c", "1", "sleep", "300"])
@@ -254,19 +282,19 @@ fn pinned() -> Kid {
 }
 
 /// A stand-in irqbalance (a copy of sleep named irqbalance).
-fn fake_irqbalance(dir: &TempDir) -> Kid {
+pub(crate) fn fake_irqbalance(dir: &TempDir) -> Kid {
     let exe = dir.join("irqbalance");
     std::fs::copy("/bin/sleep", &exe).unwrap();
     Kid::new(Command::new(exe).arg("300").spawn().unwrap())
 }
 
-fn state_of(pid: u32) -> char {
+pub(crate) fn state_of(pid: u32) -> char {
     let s = read(&format!("/proc/{pid}/stat"));
     s[s.rfind(')').unwrap() + 2..].chars().next().unwrap()
 }
 
 /// The CPU a task last ran on (field 39 of /proc/PID/stat).
-fn last_cpu(pid: u32) -> u32 {
+pub(crate) fn last_cpu(pid: u32) -> u32 {
     let s = read(&format!("/proc/{pid}/stat"));
     let rest: Vec<&str> = s[s.rfind(')').unwrap() + 1..].split_whitespace().collect();
     rest[39 - 3].parse().unwrap()
