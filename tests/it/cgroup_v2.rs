@@ -465,29 +465,8 @@ fn v2_isolate_status_join_and_revert_restore_every_value() {
         .find(|c| c["id"] == "isolation")
         .unwrap();
     assert_eq!(isolation["status"], "ok", "{isolation}");
-    let again = t.run(&["tune", "isolate", "1"]);
-    assert_code(&again, 2);
-    assert!(
-        stderr(&again).contains("already in force"),
-        "{}",
-        stderr(&again)
-    );
-    // measure joins the partition and measures on CPU 1.
-    let json = t.dir.join("joined.json");
-    let m = t.run(&[
-        "measure",
-        "-D",
-        "300ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_code(&m, 0);
-    let r = read_json(&json);
-    assert_eq!(r["threads"].as_array().unwrap().len(), 1);
-    assert_eq!(r["threads"][0]["cpu"], 1);
-    assert_eq!(r["fingerprint"]["tuning"]["mode"], "persistent");
-    assert_eq!(r["fingerprint"]["tuning"]["isolated_cpus"], "1");
+    // A second tuning is refused; measure joins the partition on CPU 1.
+    crate::tune::assert_retune_refused_and_measure_joins(&t);
 
     let rv = t.run(&["tune", "--revert"]);
     assert_code(&rv, 0);

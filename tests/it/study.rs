@@ -366,41 +366,17 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     assert!(!html.contains("<script"));
     // Gates: every cell is above 1 ns; none above 1 hour; one that selects
     // nothing is an error.
-    let o = lab.run(&[
-        "study",
-        "report",
-        "kern",
-        "-o",
-        out.to_str().unwrap(),
-        "--fail-if",
-        "policy=fifo:max>1ns",
-    ]);
+    let out_s = out.to_str().unwrap();
+    let gate = |g: &str| lab.run(&["study", "report", "kern", "-o", out_s, "--fail-if", g]);
+    let o = gate("policy=fifo:max>1ns");
     assert_code(&o, 1);
     assert!(
         stderr(&o).contains("failed for cell policy=fifo"),
         "{}",
         stderr(&o)
     );
-    let o = lab.run(&[
-        "study",
-        "report",
-        "kern",
-        "-o",
-        out.to_str().unwrap(),
-        "--fail-if",
-        "max>1h",
-    ]);
-    assert_code(&o, 0);
-    let o = lab.run(&[
-        "study",
-        "report",
-        "kern",
-        "-o",
-        out.to_str().unwrap(),
-        "--fail-if",
-        "policy=rr:max>1ms",
-    ]);
-    assert_code(&o, 2);
+    assert_code(&gate("max>1h"), 0);
+    assert_code(&gate("policy=rr:max>1ms"), 2);
     let o = lab.run(&["study", "report", "kern", "--fail-if", "max"]);
     assert_code(&o, 2);
     // Removing a study keeps its runs.

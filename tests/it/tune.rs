@@ -374,31 +374,7 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
         "{}",
         stdout(&s)
     );
-    // A second tuning is refused, and changes nothing.
-    let again = t.run(&["tune", "isolate", "1"]);
-    assert_code(&again, 2);
-    assert!(
-        stderr(&again).contains("already in force"),
-        "{}",
-        stderr(&again)
-    );
-    // measure joins the isolation: it runs on CPU 1 although its parent is
-    // in rtscope-system.
-    let json = t.dir.join("joined.json");
-    let m = t.run(&[
-        "measure",
-        "-D",
-        "300ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_code(&m, 0);
-    let r = read_json(&json);
-    assert_eq!(r["threads"].as_array().unwrap().len(), 1);
-    assert_eq!(r["threads"][0]["cpu"], 1);
-    assert_eq!(r["fingerprint"]["tuning"]["mode"], "persistent");
-    assert_eq!(r["fingerprint"]["tuning"]["isolated_cpus"], "1");
+    assert_retune_refused_and_measure_joins(&t);
     // The main thread of a joined run goes to the housekeeping CPUs:
     // --main-affinity is refused before anything is measured.
     let ma = t.run(&["measure", "-D", "300ms", "-q", "--main-affinity", "0"]);
@@ -819,4 +795,33 @@ fn has_fifo_thread(pid: u32) -> bool {
             })
         })
         .unwrap_or(false)
+}
+
+/// With CPU 1 isolated by `tune isolate 1`: a second tuning is refused
+/// and changes nothing, and a `measure` joins the isolation on CPU 1
+/// (although its parent is not in the isolated cpuset).
+#[track_caller]
+pub(crate) fn assert_retune_refused_and_measure_joins(t: &Tuner) {
+    let again = t.run(&["tune", "isolate", "1"]);
+    assert_code(&again, 2);
+    assert!(
+        stderr(&again).contains("already in force"),
+        "{}",
+        stderr(&again)
+    );
+    let json = t.dir.join("joined.json");
+    let m = t.run(&[
+        "measure",
+        "-D",
+        "300ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_code(&m, 0);
+    let r = read_json(&json);
+    assert_eq!(r["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(r["threads"][0]["cpu"], 1);
+    assert_eq!(r["fingerprint"]["tuning"]["mode"], "persistent");
+    assert_eq!(r["fingerprint"]["tuning"]["isolated_cpus"], "1");
 }
