@@ -30,7 +30,9 @@ use std::sync::atomic::AtomicBool;
 ///
 /// To run a program on the isolated CPUs: `echo $$ >
 /// /sys/fs/cgroup/cpuset/rtscope-rt/tasks` in its shell first (cgroup
-/// v1), or `rtscope measure` (it joins the isolation by itself).
+/// v1; on cgroup v2 the partition's file is the cgroup's `cgroup.procs`,
+/// e.g. /sys/fs/cgroup/rtscope-rt/cgroup.procs), or `rtscope measure`
+/// (it joins the isolation by itself).
 ///
 /// Exit status: 0 done, 2 refused or failed (nothing left half-applied).
 #[derive(Args, Debug, Clone)]

@@ -124,6 +124,8 @@ fn doctor_on_a_fake_preempt_rt_machine_with_isolcpus_powersave_and_smt() {
 
 #[test]
 fn doctor_on_this_machine_and_strict_exit_codes() {
+    // Two doctor runs must see the same system: no tune test in between.
+    let _g = shared_system();
     let dir = TempDir::new("doctor-host");
     let (v, _) = doctor_json(&dir, &["--cpus", "1"]);
     let checks = v["checks"].as_array().unwrap();
