@@ -104,6 +104,13 @@ fn list() -> Result<Exit> {
 fn show(reference: &str) -> Result<Exit> {
     let s = runref::open_store(reference)?;
     let id = s.resolve(reference)?;
+    if s.is_characterization(id)? {
+        let c = s.load_characterization(id)?;
+        let row = s.row(id)?.context("the run vanished while being read")?;
+        outln!("run {id} ({}), uuid {}", row.state.name(), row.uuid);
+        out!("{}", crate::characterize::text::render(&c));
+        return Ok(Exit::Ok);
+    }
     let rec = s.load(id)?;
     let row = s.row(id)?.context("the run vanished while being read")?;
     out!("{}", runs_text::render_show(id, &row, &rec));
