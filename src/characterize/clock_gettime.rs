@@ -1,6 +1,7 @@
 //! Benchmark `clock-gettime`: the cost of one `clock_gettime
 //! (CLOCK_MONOTONIC)` (vDSO), timed as the difference of two back-to-back
-//! reads. Its median is what every other timed call has subtracted.
+//! reads. The trimmed mean of such pairs (harness::clock_read_cost_ns)
+//! is what every other timed call has subtracted.
 
 use super::harness::{Samples, now, on_fifo};
 use super::{Bench, CharError, Ctx, Group, Outcome};

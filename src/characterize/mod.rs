@@ -297,7 +297,7 @@ pub struct Characterization {
     pub cpus: Vec<usize>,
     #[serde(default)]
     pub isolated_cpus: Option<Vec<usize>>,
-    /// One monotonic clock read (median), subtracted from timed calls.
+    /// One monotonic clock read (trimmed mean), subtracted from timed calls.
     pub clock_read_ns: u64,
     /// Benchmarks asked for, in order.
     pub benches: Vec<String>,

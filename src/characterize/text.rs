@@ -69,7 +69,7 @@ pub fn head(c: &Characterization) -> String {
     );
     let _ = writeln!(
         s,
-        "Clock read cost: {} ns (median of back-to-back clock_gettime), subtracted from the timed calls",
+        "Clock read cost: {} ns (mean of back-to-back clock_gettime pairs), subtracted from the timed calls",
         c.clock_read_ns
     );
     s
