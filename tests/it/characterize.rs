@@ -328,3 +328,74 @@ fn without_privileges_it_says_so_with_exit_2() {
         "{e}"
     );
 }
+
+#[test]
+fn isolate_runs_on_the_isolated_cpu_and_puts_everything_back() {
+    if !is_root() || last_cpu() == 0 {
+        return;
+    }
+    let _g = exclusive_system();
+    let dir = TempDir::new("char-iso");
+    let cpu = last_cpu().to_string();
+    let json = dir.join("i.json");
+    let o = characterize(
+        &dir,
+        &[
+            "--isolate",
+            &cpu,
+            "--only",
+            "clock-gettime,os-noise",
+            "-D",
+            "50ms",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("undone"), "{}", stderr(&o));
+    assert!(!std::path::Path::new("/var/lib/rtscope/tune.journal").exists());
+    let c = read_json(&json);
+    assert_eq!(c["isolated_cpus"], serde_json::json!([last_cpu()]));
+    let noise = rows(&c, "os-noise");
+    assert_eq!(noise.len(), 1);
+    assert_eq!(u(&noise[0]["cpu"]), last_cpu() as u64);
+}
+
+#[test]
+fn sigterm_stops_after_the_current_benchmark_and_keeps_what_ended() {
+    if !is_root() {
+        return;
+    }
+    let _g = shared_system();
+    let dir = TempDir::new("char-term");
+    let json = dir.join("t.json");
+    let child = rtscope(dir.path())
+        .args([
+            "characterize",
+            "-D",
+            "300ms",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let c = read_json(&json);
+    assert_eq!(c["complete"], false);
+    let done = c["results"].as_array().unwrap().len();
+    assert!(done > 0, "the benchmarks that ended are kept");
+    assert!(
+        rows(&c, "priority-inversion").is_empty(),
+        "stopped before the last"
+    );
+    let o = rtscope(dir.path()).arg("runs").output().unwrap();
+    assert!(stdout(&o).contains("interrupted"), "{}", stdout(&o));
+}
