@@ -3,7 +3,7 @@
 //! reads. The trimmed mean of such pairs (harness::clock_read_cost_ns)
 //! is what every other timed call has subtracted.
 
-use super::harness::{Samples, now, on_fifo};
+use super::harness::{Pacer, Samples, now, on_fifo};
 use super::{Bench, CharError, Ctx, Group, Outcome};
 
 pub const BENCH: Bench = Bench {
@@ -19,6 +19,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
     let end = now() + ctx.per_bench_ns;
     on_fifo(cpu, ctx.priority, || {
         let mut s = Samples::new(0);
+        let mut pacer = Pacer::new();
         // HOT PATH: clock reads and histogram writes only; nothing runs
         // between the two reads of a pair.
         loop {
@@ -28,6 +29,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             if t1 >= end {
                 break;
             }
+            pacer.rest_if_due(t1);
         }
         Ok(Outcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],

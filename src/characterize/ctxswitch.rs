@@ -3,7 +3,7 @@
 //! lmbench's lat_ctx); the row is half a round trip: one write, one
 //! switch, one read.
 
-use super::harness::{Samples, Team, all, now};
+use super::harness::{Pacer, Samples, Team, all, now};
 use super::{Bench, CharError, Ctx, Group, Outcome};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -45,6 +45,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
                 let mut samples = Samples::new(0);
                 let mut byte = [1u8; 1];
                 let end = now() + budget;
+                let mut pacer = Pacer::new();
                 loop {
                     let t0 = now();
                     a.write_all(&byte).map_err(io("write"))?;
@@ -54,6 +55,8 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
                     if t1 >= end || ctx.stopped() {
                         break;
                     }
+                    // Both threads sleep while the pinger rests.
+                    pacer.rest_if_due(t1);
                 }
                 Ok(Some(samples))
             })();

@@ -120,6 +120,43 @@ pub fn spin_until(until_ns: u64) {
     }
 }
 
+/// How long a benchmark may keep its CPU busy before it rests.
+pub const BUSY_NS: u64 = 50_000_000;
+/// How long it rests: 5 ms in 55 ms is more than the 5 % that RT
+/// throttling (`sched_rt_runtime_us` 950000 of 1000000) takes back, so a
+/// benchmark's loop is never throttled (a 50 ms gap once a second).
+pub const REST_NS: u64 = 5_000_000;
+
+/// Rests between timed calls of a busy benchmark loop (the rests are
+/// never inside a timed call).
+pub struct Pacer {
+    next_ns: u64,
+}
+
+impl Pacer {
+    pub fn new() -> Pacer {
+        Pacer {
+            next_ns: now() + BUSY_NS,
+        }
+    }
+
+    /// Sleep [`REST_NS`] when the loop has been busy [`BUSY_NS`]; `t` is
+    /// the loop's last clock read.
+    #[inline(always)]
+    pub fn rest_if_due(&mut self, t: u64) {
+        if t >= self.next_ns {
+            let _ = crate::sys::clock::sleep_for_ns(Clock::Monotonic, REST_NS);
+            self.next_ns = now() + BUSY_NS;
+        }
+    }
+}
+
+impl Default for Pacer {
+    fn default() -> Pacer {
+        Pacer::new()
+    }
+}
+
 /// Pin the calling thread to `cpu` at SCHED_FIFO `priority` and prefault
 /// its stack.
 pub fn pin_fifo(cpu: usize, priority: i32) -> Result<(), CharError> {

@@ -3,7 +3,7 @@
 //! priority inheritance (`PTHREAD_PRIO_INHERIT`), as seed 001's Table 1.
 //! Checks itself: trylock of a mutex held by another thread fails.
 
-use super::harness::{Samples, now, on_fifo};
+use super::harness::{Pacer, Samples, now, on_fifo};
 use super::{Bench, CharError, Check, Ctx, Group, Outcome};
 use crate::sys::pthread::{Mutex, MutexProtocol};
 
@@ -56,6 +56,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             let (mut lock, mut unlock, mut trylock) =
                 (Samples::new(off), Samples::new(off), Samples::new(off));
             let end = now() + budget;
+            let mut pacer = Pacer::new();
             // HOT PATH: the timed calls, clock reads, histogram writes.
             loop {
                 let t0 = now();
@@ -74,6 +75,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
                 if t3 >= end {
                     break;
                 }
+                pacer.rest_if_due(t3);
             }
             Ok(vec![
                 lock.result(

@@ -3,7 +3,7 @@
 //! changes it (seed 001's Table 2). Checks itself: the priority the
 //! kernel reports afterwards is the one last set.
 
-use super::harness::{Samples, now, on_fifo};
+use super::harness::{Pacer, Samples, now, on_fifo};
 use super::{Bench, CharError, Check, Ctx, Group, Outcome};
 use crate::sys::pthread;
 
@@ -22,6 +22,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
     let end = now() + ctx.per_bench_ns;
     on_fifo(cpu, hi, || {
         let mut s = Samples::new(off);
+        let mut pacer = Pacer::new();
         let mut next = lo;
         // HOT PATH: the timed call, clock reads, histogram writes.
         loop {
@@ -36,6 +37,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             if t1 >= end {
                 break;
             }
+            pacer.rest_if_due(t1);
         }
         let last = if next == lo { hi } else { lo };
         let seen = pthread::priority_of(0).unwrap_or(-1);

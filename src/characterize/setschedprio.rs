@@ -3,7 +3,7 @@
 //! Table 2). Checks itself: setschedprio changes the priority the kernel
 //! reports.
 
-use super::harness::{Samples, now, on_fifo};
+use super::harness::{Pacer, Samples, now, on_fifo};
 use super::{Bench, CharError, Check, Ctx, Group, Outcome};
 use crate::sys::pthread;
 
@@ -43,6 +43,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             held: seen == lo,
         };
         let mut s = Samples::new(off);
+        let mut pacer = Pacer::new();
         let mut next = hi;
         // HOT PATH: the timed call, clock reads, histogram writes.
         loop {
@@ -57,6 +58,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             if t1 >= end {
                 break;
             }
+            pacer.rest_if_due(t1);
         }
         Ok(Outcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],
