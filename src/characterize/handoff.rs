@@ -32,12 +32,8 @@ fn wait_for(cond: impl Fn() -> bool, quit: &AtomicBool) {
     }
 }
 
-fn one(
-    ctx: &Ctx,
-    protocol: MutexProtocol,
-    tag: &str,
-    budget_ns: u64,
-) -> Result<Samples, CharError> {
+/// The waiter's samples of one protocol for `budget_ns`.
+fn one(ctx: &Ctx, protocol: MutexProtocol, budget_ns: u64) -> Result<Samples, CharError> {
     let cpu = ctx.cpu();
     let m = Mutex::new(protocol).map_err(sys("pthread_mutex_init"))?;
     let round = AtomicU64::new(0);
@@ -47,26 +43,30 @@ fn one(
     let quit = AtomicBool::new(false);
     let team = Team::new(2);
     let off = ctx.clock_read_ns;
-    let _ = tag;
     let results = std::thread::scope(|s| {
         let waiter = s.spawn(|| -> Result<Option<Samples>, CharError> {
-            team.start(cpu, ctx.priority)?;
-            let mut samples = Samples::new(off);
-            let mut seen = 0;
-            loop {
-                wait_for(|| round.load(SeqCst) != seen, &quit);
-                if quit.load(SeqCst) {
-                    break;
+            // However it ends, the holder must not wait for it any more.
+            let r = (|| {
+                team.start(cpu, ctx.priority)?;
+                let mut samples = Samples::new(off);
+                let mut seen = 0;
+                loop {
+                    wait_for(|| round.load(SeqCst) != seen, &quit);
+                    if quit.load(SeqCst) {
+                        break;
+                    }
+                    seen = round.load(SeqCst);
+                    waiting.store(seen, SeqCst);
+                    m.lock().map_err(sys("pthread_mutex_lock"))?;
+                    let t1 = now();
+                    samples.record(t1.saturating_sub(t0.load(SeqCst)));
+                    m.unlock().map_err(sys("pthread_mutex_unlock"))?;
+                    done.store(seen, SeqCst);
                 }
-                seen = round.load(SeqCst);
-                waiting.store(seen, SeqCst);
-                m.lock().map_err(sys("pthread_mutex_lock"))?;
-                let t1 = now();
-                samples.record(t1.saturating_sub(t0.load(SeqCst)));
-                m.unlock().map_err(sys("pthread_mutex_unlock"))?;
-                done.store(seen, SeqCst);
-            }
-            Ok(Some(samples))
+                Ok(Some(samples))
+            })();
+            quit.store(true, SeqCst);
+            r
         });
         let holder = s.spawn(|| -> Result<Option<Samples>, CharError> {
             let r = (|| {
@@ -101,7 +101,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
         (MutexProtocol::Plain, "plain"),
         (MutexProtocol::Inherit, "pi"),
     ] {
-        let s = one(ctx, protocol, tag, ctx.per_bench_ns / 2)?;
+        let s = one(ctx, protocol, ctx.per_bench_ns / 2)?;
         out.results
             .push(s.result(BENCH.name, tag, ctx.cpu(), BENCH.measures));
     }
