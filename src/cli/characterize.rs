@@ -17,9 +17,9 @@ fn micros(s: &str) -> Result<u64, String> {
     parse_micros_ns(s).map_err(|e| e.to_string())
 }
 
-/// Characterize the platform: seed 001's tables (mutex, priority changes,
-/// timers) plus clock cost, hand-off, wake-up, context switch, OS noise
-/// and priority inversion.
+/// Characterize the platform: mutex, priority-change and timer costs,
+/// clock cost, hand-off, wake-up, context switch, OS noise, priority
+/// inversion (plain vs PI).
 ///
 /// Each benchmark runs on threads pinned to a CPU at SCHED_FIFO with
 /// memory locked, and keeps every timed call in a lossless histogram:
@@ -36,6 +36,9 @@ fn micros(s: &str) -> Result<u64, String> {
 /// The characterization is saved in the run store as it goes (`rtscope
 /// runs` lists it; `runs show ID`, `report ID... -o FILE` and `compare A
 /// B` show it). Needs root or CAP_SYS_NICE (SCHED_FIFO, mlockall).
+///
+/// Ctrl-C or SIGTERM stop it after the current benchmark; the ones that
+/// ended are printed and saved.
 ///
 /// Exit status: 0 done (even when a self-check failed: it is printed and
 /// saved), 2 bad options, missing privileges or a system error.
