@@ -86,6 +86,10 @@ fn one(c: &Characterization, name: &str) -> String {
                 let _ = write!(s, "<li>{}</li>", esc(l));
             }
             s.push_str("</ul>");
+            let x = text::explanations(c);
+            if !x.is_empty() {
+                let _ = write!(s, "<pre>{}</pre>", esc(x.trim()));
+            }
         }
         if g == super::Group::Inversion
             && let Some(v) = &c.pi_verdict

@@ -146,6 +146,8 @@ pub struct Options {
     pub label: Option<String>,
     pub command_line: Vec<String>,
     pub isolated_cpus: Option<Vec<usize>>,
+    /// `--explain`: explain OS-noise gaps at least this long.
+    pub explain_above_ns: Option<u64>,
 }
 
 /// What a benchmark sees.
@@ -157,6 +159,10 @@ pub struct Ctx<'a> {
     /// The clock's read cost, subtracted from timed calls.
     pub clock_read_ns: u64,
     pub stop: &'a std::sync::atomic::AtomicBool,
+    /// Explain OS-noise gaps at least this long (`--explain`).
+    pub explain_above_ns: Option<u64>,
+    /// CPUs this process may use outside `cpus` (for the trace reader).
+    pub housekeeping: Vec<usize>,
 }
 
 impl Ctx<'_> {
@@ -250,6 +256,12 @@ pub struct NoiseDetail {
     pub cpu_left_to_loop_percent: f64,
     /// Largest first.
     pub largest_gaps: Vec<Gap>,
+    /// With `--explain`: the largest gaps (at least `explained_above_ns`)
+    /// explained from kernel trace events, largest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explained_above_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explanations: Vec<crate::explain::Explanation>,
 }
 
 /// The set-up of a priority-inversion row.
@@ -401,6 +413,11 @@ pub fn validate(opts: &Options, allowed: &[usize]) -> Result<Vec<&'static Bench>
     if opts.cpus.is_empty() {
         return Err(CharError::Invalid("--cpus is empty".into()));
     }
+    if opts.explain_above_ns.is_some() && allowed.iter().all(|c| opts.cpus.contains(c)) {
+        return Err(CharError::Invalid(
+            "--explain needs a CPU outside --cpus for the trace reader (the busy loops hold theirs): give --cpus, e.g. --cpus 1".into(),
+        ));
+    }
     if let Some(bad) = opts.cpus.iter().find(|c| !allowed.contains(c)) {
         return Err(CharError::Invalid(format!(
             "CPU {bad} is offline or not allowed to this process: valid CPUs are {}",
@@ -485,6 +502,12 @@ pub fn run(
         priority: opts.priority,
         clock_read_ns,
         stop,
+        explain_above_ns: opts.explain_above_ns,
+        housekeeping: allowed
+            .iter()
+            .copied()
+            .filter(|c| !opts.cpus.contains(c))
+            .collect(),
     };
     for b in &benches {
         if ctx.stopped() {
@@ -543,6 +566,8 @@ pub(crate) fn sample(label: &str, scale: u64) -> Characterization {
         gaps_above_threshold: 2,
         noise_ns: 70_000,
         cpu_left_to_loop_percent: 99.993,
+        explained_above_ns: None,
+        explanations: vec![],
         largest_gaps: vec![
             Gap {
                 gap_ns: 50_000,
@@ -650,7 +675,11 @@ mod tests {
             ["10", "20", "50", "20", "40", "100", "2.00", "2.00"]
         );
         let noise = t.lines().find(|l| l.starts_with("os-noise")).unwrap();
-        assert_eq!(noise.split_whitespace().filter(|c| *c == "-").count(), 5, "{noise}");
+        assert_eq!(
+            noise.split_whitespace().filter(|c| *c == "-").count(),
+            5,
+            "{noise}"
+        );
         let html = html::render(&[&a, &b], &["1".into(), "2".into()], None);
         assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Side by side"));
         assert_eq!(html.matches("<section>").count(), 3);
@@ -739,6 +768,7 @@ mod tests {
             label: None,
             command_line: vec![],
             isolated_cpus: None,
+            explain_above_ns: None,
         };
         assert!(validate(&ok, &[0, 1]).is_ok());
         let e = validate(

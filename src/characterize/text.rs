@@ -140,6 +140,35 @@ pub fn noise_lines(c: &Characterization) -> String {
     s
 }
 
+/// The explained gaps (`--explain`), each as `measure --explain` shows
+/// a late wake-up.
+pub fn explanations(c: &Characterization) -> String {
+    let mut s = String::new();
+    for r in &c.results {
+        let Some(n) = &r.noise else { continue };
+        for x in &n.explanations {
+            let _ = writeln!(
+                s,
+                "\nGap of {} on CPU {} (explained from kernel trace events):",
+                fmt_duration(x.spike.latency_ns),
+                r.cpu
+            );
+            s.push_str(&crate::explain::text::render(x));
+        }
+        if n.explanations.is_empty()
+            && let Some(above) = n.explained_above_ns
+        {
+            let _ = writeln!(
+                s,
+                "CPU {}: no gap of {} or more to explain",
+                r.cpu,
+                fmt_duration(above)
+            );
+        }
+    }
+    s
+}
+
 /// The self-checks: one line when all held, else each failure.
 pub fn checks(c: &Characterization) -> String {
     let failed: Vec<_> = c.checks.iter().filter(|k| !k.held).collect();
@@ -163,6 +192,7 @@ pub fn render(c: &Characterization) -> String {
         s.push_str(&group_table(c, g));
         if g == Group::Noise {
             s.push_str(&noise_lines(c));
+            s.push_str(&explanations(c));
         }
         if g == Group::Inversion
             && let Some(v) = &c.pi_verdict

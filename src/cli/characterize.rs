@@ -80,6 +80,13 @@ pub struct CharacterizeArgs {
     #[arg(long = "isolate", value_name = "CPULIST", value_parser = cpulist)]
     pub isolate: Option<CpuList>,
 
+    /// Explain OS-noise gaps at least ABOVE long (bare number: us;
+    /// default 100us) from kernel trace events while the loops run, as
+    /// `measure --explain` explains late wake-ups: the 5 largest per CPU.
+    /// Needs a CPU outside --cpus for the trace reader (e.g. --cpus 1).
+    #[arg(long = "explain", value_name = "ABOVE", num_args = 0..=1, default_missing_value = "100", value_parser = micros)]
+    pub explain_ns: Option<u64>,
+
     /// Also write the characterization as JSON (units in field names) to
     /// FILE (- for standard output, then the tables are not printed).
     #[arg(long = "json", value_name = "FILE")]
@@ -196,7 +203,13 @@ pub fn run(args: &CharacterizeArgs) -> Result<Exit> {
         label: args.label.clone(),
         command_line: std::env::args().collect(),
         isolated_cpus: args.isolate.as_ref().map(|c| c.0.clone()),
+        explain_above_ns: args.explain_ns,
     };
+    if args.explain_ns.is_some() && args.isolate.is_some() {
+        anyhow::bail!(
+            "--explain cannot be combined with --isolate yet: isolate with `rtscope tune isolate CPUS` first, then characterize --cpus CPUS --explain"
+        );
+    }
     let allowed = super::allowed_cpus()?;
     let online = crate::sysinfo::cpu::online_cpus(&crate::sysinfo::SysRoot::host())
         .unwrap_or_else(|| allowed.clone());

@@ -399,3 +399,49 @@ fn sigterm_stops_after_the_current_benchmark_and_keeps_what_ended() {
     let o = rtscope(dir.path()).arg("runs").output().unwrap();
     assert!(stdout(&o).contains("interrupted"), "{}", stdout(&o));
 }
+
+#[test]
+fn explain_names_the_fifo_hog_behind_the_largest_gap() {
+    if !is_root() || last_cpu() == 0 {
+        return;
+    }
+    let _g = exclusive_system();
+    let dir = TempDir::new("char-explain");
+    let cpu = last_cpu();
+    let json = dir.join("e.json");
+    let hog = Hog::start(cpu);
+    let o = characterize(
+        &dir,
+        &[
+            "--only",
+            "os-noise",
+            "--cpus",
+            &cpu.to_string(),
+            "-p",
+            "80",
+            "-D",
+            "250ms",
+            "--explain",
+            "5ms",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    drop(hog);
+    assert_code(&o, 0);
+    let c = read_json(&json);
+    let n = &rows(&c, "os-noise")[0]["noise"];
+    assert_eq!(u(&n["explained_above_ns"]), 5_000_000);
+    let xs = n["explanations"].as_array().unwrap();
+    assert!(!xs.is_empty(), "no gap explained: {n}");
+    let first = &xs[0];
+    assert!(u(&first["spike"]["latency_ns"]) >= 20_000_000, "{first}");
+    let cause = first["cause"].to_string();
+    assert!(cause.contains(Hog::COMM), "the hog is not named: {cause}");
+    assert!(stdout(&o).contains("explained from kernel trace events"));
+    // --explain needs a CPU for the trace reader.
+    let o = characterize(&dir, &["--only", "os-noise", "--explain", "-D", "50ms"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("outside --cpus"), "{}", stderr(&o));
+}
