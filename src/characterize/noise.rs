@@ -109,6 +109,8 @@ pub fn busy_loop(duration_ns: u64, explain: Option<(&Offer, u64)>) -> (Samples, 
     let start = now();
     let end = start + duration_ns;
     let mut prev = start;
+    #[cfg(test)]
+    let hot = crate::sys::alloc_audit::HotGuard::enter();
     // HOT PATH: a clock read, a histogram write, rare bookkeeping.
     loop {
         let t = now();
@@ -130,11 +132,13 @@ pub fn busy_loop(duration_ns: u64, explain: Option<(&Offer, u64)>) -> (Samples, 
                 slot.offer(prev, gap);
             }
         }
+        prev = t;
         if t >= end {
             break;
         }
-        prev = t;
     }
+    #[cfg(test)]
+    drop(hot);
     let duration = prev.max(start + 1) - start;
     let detail = NoiseDetail {
         duration_ns: duration,
@@ -262,6 +266,22 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_busy_loop_never_allocates_and_offers_its_largest_gap() {
+        let before = crate::sys::alloc_audit::hot_allocations();
+        let offer = Offer::default();
+        let (s, d) = busy_loop(20_000_000, Some((&offer, 0)));
+        assert_eq!(crate::sys::alloc_audit::hot_allocations(), before);
+        assert_eq!(s.count(), d.loops);
+        assert!(d.duration_ns >= 20_000_000);
+        assert!((0.0..=100.0).contains(&d.cpu_left_to_loop_percent));
+        if d.gaps_above_threshold > 0 {
+            let (_, gap) = offer.take().unwrap();
+            assert_eq!(gap, d.largest_gaps[0].gap_ns);
+        }
+        assert!(offer.take().is_none(), "taking empties the slot");
+    }
 
     #[test]
     fn largest_keeps_the_biggest_in_order() {
