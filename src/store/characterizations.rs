@@ -74,7 +74,7 @@ impl Store {
                 c.priority,
                 cpus_text(c),
                 c.clock_read_ns,
-                c.complete,
+                c.complete as i64,
                 head
             ],
         )
@@ -116,7 +116,7 @@ impl Store {
         .map_err(err)?;
         tx.execute(
             "UPDATE characterizations SET complete = ?2, head_json = ?3 WHERE run_id = ?1",
-            params![id, c.complete, head],
+            params![id, c.complete as i64, head],
         )
         .map_err(err)?;
         tx.execute("DELETE FROM characterization_rows WHERE run_id = ?1", [id])
