@@ -459,7 +459,7 @@ pub fn run(
     }
     crate::sys::mem::keep_heap();
     crate::sys::mem::lock_all().map_err(|err| CharError::Sys {
-        what: "locking memory (mlockall)".into(),
+        what: "locking memory (mlockall; raise RLIMIT_MEMLOCK, e.g. memlock in /etc/security/limits.conf, or run with sudo)".into(),
         err,
     })?;
     let _unlock = Unlock;
