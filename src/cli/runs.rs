@@ -162,6 +162,21 @@ fn export(a: &ExportArgs) -> Result<Exit> {
             output::check_writable(p, what)?;
         }
     }
+    if let Some(c) = runref::load_characterization(&a.run)? {
+        if a.histfile.is_some() || a.csv.is_some() {
+            bail!(
+                "'{}' is a characterization: it exports as JSON only (--json)",
+                a.run
+            );
+        }
+        if let Some(p) = &a.json {
+            let mut text =
+                serde_json::to_string_pretty(&c).context("serializing the characterization")?;
+            text.push('\n');
+            output::write_atomic(p, text.as_bytes())?;
+        }
+        return Ok(Exit::Ok);
+    }
     let rec = runref::load(&a.run)?;
     if let Some(p) = &a.json {
         let mut text = serde_json::to_string_pretty(&rec).context("serializing the run record")?;

@@ -209,9 +209,41 @@ fn every_benchmark_checks_itself_and_is_saved_shown_reported_and_compared() {
         .unwrap();
     assert_code(&o, 0);
     assert!(stdout(&o).contains("1.00"), "{}", stdout(&o));
+    // Exported as the JSON it was written as.
+    let exported = dir.join("x.json");
+    let o = rtscope(dir.path())
+        .args(["runs", "export", "1", "--json", exported.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let mut back = read_json(&exported);
+    let mut first = c.clone();
+    // The store's copy is the same record (its label, rows and checks).
+    for v in [&mut back, &mut first] {
+        v.as_object_mut().unwrap().remove("duration_ns");
+    }
+    assert_eq!(back["results"], first["results"]);
+    assert_eq!(back["uuid"], first["uuid"]);
     // Commands that want a latency run say what a characterization is.
     let o = rtscope(dir.path())
-        .args(["runs", "export", "1", "--json"])
+        .args(["runs", "export", "1", "--csv"])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is a characterization"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rtscope(dir.path())
+        .args([
+            "plot",
+            "1",
+            "--kind",
+            "histogram",
+            "-o",
+            dir.join("p.svg").to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_code(&o, 2);
