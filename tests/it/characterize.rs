@@ -240,7 +240,7 @@ fn every_benchmark_checks_itself_and_is_saved_shown_reported_and_compared() {
             "plot",
             "1",
             "--kind",
-            "histogram",
+            "hist",
             "-o",
             dir.join("p.svg").to_str().unwrap(),
         ])
