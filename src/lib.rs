@@ -8,6 +8,7 @@
 //! libc) lives in `sys` alone.
 #![deny(unsafe_code)]
 
+pub mod characterize;
 pub mod cli;
 pub mod doctor;
 pub mod engine;

@@ -3,6 +3,7 @@
 //! file (`*.json`). Every command that takes `RUN…` resolves it here; the
 //! store is the one `--db` / `RTSCOPE_DB` chose.
 
+use crate::characterize::Characterization;
 use crate::record::{ReadError, RunRecord};
 use crate::store::{self, Store, StoreError};
 use anyhow::{Context, Result, bail};
@@ -58,6 +59,11 @@ pub fn load_with_origin(reference: &str) -> Result<(RunRecord, Origin)> {
     let from_store = || -> Result<(RunRecord, Origin)> {
         let s = open_store(reference)?;
         let id = s.resolve(reference)?;
+        if s.is_characterization(id)? {
+            bail!(
+                "run {id} is a characterization (rtscope characterize): `rtscope runs show {id}`, `rtscope report {id} -o FILE` and `rtscope compare {id} OTHER` show it"
+            );
+        }
         Ok((s.load(id)?, Origin::Stored { id }))
     };
     match from_store() {
@@ -76,6 +82,61 @@ pub fn load_named(references: &[String]) -> Result<Vec<crate::report::NamedRun>>
         .map(|r| Ok((r.clone(), load(r)?)))
         .collect::<Result<Vec<_>>>()?;
     Ok(crate::report::name_runs(loaded))
+}
+
+/// The characterization `reference` names: a stored one (by id, `last`
+/// or uuid prefix) or a file written by `characterize --json`. `None`
+/// when it names something else (a run, a run record, nothing: the
+/// caller's own loading reports that).
+pub fn load_characterization(reference: &str) -> Result<Option<Characterization>> {
+    let path = Path::new(reference);
+    if path.is_file() && !is_store_only(reference) {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return Ok(None);
+        };
+        let looks = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_string))
+            .is_some_and(|s| s.starts_with("rtscope-characterization/"));
+        if !looks {
+            return Ok(None);
+        }
+        return Characterization::from_json(&text)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()));
+    }
+    if !(is_store_only(reference) || may_be_uuid(reference)) {
+        return Ok(None);
+    }
+    let Some(s) = Store::open_existing(&store::db_path()?)? else {
+        return Ok(None);
+    };
+    let Ok(id) = s.resolve(reference) else {
+        return Ok(None);
+    };
+    if !s.is_characterization(id)? {
+        return Ok(None);
+    }
+    Ok(Some(s.load_characterization(id)?))
+}
+
+/// The characterizations `references` name, when they all are ones;
+/// `None` when none is; an error when they are mixed with runs.
+pub fn load_characterizations(references: &[String]) -> Result<Option<Vec<Characterization>>> {
+    let mut found = Vec::new();
+    for r in references {
+        found.push(load_characterization(r)?);
+    }
+    if found.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    if let Some(i) = found.iter().position(Option::is_none) {
+        bail!(
+            "'{}' is not a characterization, but other references are: characterizations are reported and compared among themselves",
+            references[i]
+        );
+    }
+    Ok(Some(found.into_iter().flatten().collect()))
 }
 
 /// The store this process uses, which must exist since `reference` (for

@@ -58,6 +58,17 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: &CompareArgs) -> Result<Exit> {
+    let refs = [args.a.clone(), args.b.clone()];
+    if let Some(cs) = runref::load_characterizations(&refs)? {
+        if args.fail_if_worse.is_some() {
+            anyhow::bail!(
+                "--fail-if-worse gates latency runs; characterizations are compared side by side only"
+            );
+        }
+        let cs: Vec<_> = cs.iter().collect();
+        out!("{}", crate::characterize::compare::render(&cs, &refs));
+        return Ok(Exit::Ok);
+    }
     let a = runref::load(&args.a)?;
     let b = runref::load(&args.b)?;
     let runs = report::name_runs(vec![(args.a.clone(), a), (args.b.clone(), b)]);

@@ -42,6 +42,7 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub mod characterize;
 pub mod compare;
 pub mod completions;
 pub mod doctor;
@@ -104,6 +105,8 @@ pub enum Command {
     Study(study::StudyArgs),
     // The help comes from `CompletionsArgs`.
     Completions(completions::CompletionsArgs),
+    // The help comes from `CharacterizeArgs`.
+    Characterize(characterize::CharacterizeArgs),
     /// Internal: the load supervisor, started by rtscope itself.
     #[command(name = "__load-supervisor", hide = true)]
     LoadSupervisor(load::SupervisorArgs),
@@ -169,6 +172,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Explain(args) => explain::run(&args),
         Command::Study(args) => study::run(&args),
         Command::Completions(args) => completions::run(&args),
+        Command::Characterize(args) => characterize::run(&args),
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),
         Command::RtInterference(args) => load::run_interference(&args),

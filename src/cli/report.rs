@@ -42,6 +42,15 @@ pub struct ReportArgs {
 
 pub fn run(args: &ReportArgs) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
+    if let Some(cs) = runref::load_characterizations(&args.runs)? {
+        let refs: Vec<_> = cs.iter().collect();
+        let page = crate::characterize::html::render(&refs, &args.runs, args.title.as_deref());
+        output::write_atomic(&args.output, page.as_bytes())?;
+        if args.output.as_os_str() != "-" {
+            outln!("report: {}", args.output.display());
+        }
+        return Ok(Exit::Ok);
+    }
     let runs = runref::load_named(&args.runs)?;
     let page = html::render(&runs, args.title.as_deref())
         .map_err(anyhow::Error::msg)

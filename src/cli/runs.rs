@@ -104,6 +104,13 @@ fn list() -> Result<Exit> {
 fn show(reference: &str) -> Result<Exit> {
     let s = runref::open_store(reference)?;
     let id = s.resolve(reference)?;
+    if s.is_characterization(id)? {
+        let c = s.load_characterization(id)?;
+        let row = s.row(id)?.context("the run vanished while being read")?;
+        outln!("run {id} ({}), uuid {}", row.state.name(), row.uuid);
+        out!("{}", crate::characterize::text::render(&c));
+        return Ok(Exit::Ok);
+    }
     let rec = s.load(id)?;
     let row = s.row(id)?.context("the run vanished while being read")?;
     out!("{}", runs_text::render_show(id, &row, &rec));
@@ -154,6 +161,21 @@ fn export(a: &ExportArgs) -> Result<Exit> {
         if let Some(p) = p {
             output::check_writable(p, what)?;
         }
+    }
+    if let Some(c) = runref::load_characterization(&a.run)? {
+        if a.histfile.is_some() || a.csv.is_some() {
+            bail!(
+                "'{}' is a characterization: it exports as JSON only (--json)",
+                a.run
+            );
+        }
+        if let Some(p) = &a.json {
+            let mut text =
+                serde_json::to_string_pretty(&c).context("serializing the characterization")?;
+            text.push('\n');
+            output::write_atomic(p, text.as_bytes())?;
+        }
+        return Ok(Exit::Ok);
     }
     let rec = runref::load(&a.run)?;
     if let Some(p) = &a.json {

@@ -11,6 +11,11 @@ use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 fn state_word(r: &RunRow) -> &'static str {
     match r.state {
         RunState::Complete if r.source_kind.is(SourceKind::Imported) => "imported",
+        RunState::Complete
+            if r.source_kind.as_str() == crate::store::characterizations::SOURCE_KIND =>
+        {
+            "characterized"
+        }
         s => s.name(),
     }
 }

@@ -11,6 +11,7 @@
 //! saves a run while it is measured). Never measures; never runs on a
 //! measuring thread.
 
+pub mod characterizations;
 pub mod checkpoint;
 pub mod codec;
 pub mod owner;

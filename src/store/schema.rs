@@ -34,6 +34,11 @@ pub const MIGRATIONS: &[Migration] = &[
         summary: "studies, their runs in order, and the attempts at each",
         sql: include_str!("sql/v3.sql"),
     },
+    Migration {
+        version: 4,
+        summary: "characterizations (rtscope characterize) and their table rows",
+        sql: include_str!("sql/v4.sql"),
+    },
 ];
 
 /// The schema version this rtscope writes.

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod dma;
 pub mod mem;
 pub mod process;
+pub mod pthread;
 pub mod sched;
 pub mod signal;
 pub mod thread;

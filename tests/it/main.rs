@@ -4,6 +4,7 @@
 //! area.
 
 mod cgroup_v2;
+mod characterize;
 mod completions;
 mod doctor;
 mod explain;

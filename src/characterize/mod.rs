@@ -1,0 +1,345 @@
+//! `characterize`: the platform tables of seed 001 (mutex, priority
+//! changes, timers: min/avg/max in ns) plus the newer rows (clock read
+//! cost, contended hand-off, thread wake-up, context switch, OS noise,
+//! priority inversion with and without PI), each benchmark kept as a
+//! lossless histogram.
+//!
+//! This module owns the registry of benchmarks (a plain static list, one
+//! file per benchmark that describes itself), the checks of the options
+//! and the run of a selection of them; `model` owns the record (its JSON
+//! has units in field names), `text`, `compare` and `html` its views. It never parses flags, prints, or touches the store: the
+//! command layer passes [`Options`] and a [`Progress`] that saves each
+//! benchmark as it ends.
+
+pub mod clock_gettime;
+pub mod compare;
+pub mod ctxswitch;
+pub mod handoff;
+pub mod harness;
+pub mod html;
+pub mod inversion;
+pub mod model;
+pub mod mutex;
+pub mod nanosleep;
+pub mod noise;
+pub mod setschedparam;
+pub mod setschedprio;
+#[cfg(test)]
+mod tests;
+pub mod text;
+pub mod wakeup;
+
+use thiserror::Error;
+
+pub use model::{
+    BenchResult, Characterization, Check, Gap, InversionDetail, NoiseDetail, PiVerdict,
+    SparseHistogram, Stats, pi_verdict,
+};
+
+/// The `schema` field of a characterization's JSON.
+pub const SCHEMA: &str = "rtscope-characterization/1";
+
+/// Why a characterization could not be made.
+#[derive(Debug, Error)]
+pub enum CharError {
+    #[error("unknown benchmark '{name}': valid names are {valid}")]
+    UnknownBench { name: String, valid: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Privilege(String),
+    #[error("{what} failed: {err}")]
+    Sys { what: String, err: std::io::Error },
+    #[error("another thread of the benchmark failed to start")]
+    Aborted,
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// One benchmark of the registry.
+pub struct Bench {
+    /// The name on the command line (`--only`) and in records.
+    pub name: &'static str,
+    /// The table it belongs to (seed 001 groups rows this way).
+    pub group: Group,
+    /// One line for `--help` and the docs.
+    pub help: &'static str,
+    /// What exactly is timed, for the report.
+    pub measures: &'static str,
+    pub run: fn(&Ctx) -> Result<Outcome, CharError>,
+}
+
+/// The table a benchmark's rows are printed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Clock,
+    Mutex,
+    Priority,
+    Timers,
+    Threads,
+    Noise,
+    Inversion,
+}
+
+impl Group {
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Clock => "Clock",
+            Group::Mutex => "Mutexes",
+            Group::Priority => "Priority changes",
+            Group::Timers => "Timers",
+            Group::Threads => "Threads",
+            Group::Noise => "OS noise (busy loop, gaps between clock reads)",
+            Group::Inversion => "Priority inversion (wait of the high-priority thread)",
+        }
+    }
+}
+
+/// Every benchmark, in the order they run and print.
+pub const BENCHES: &[&Bench] = &[
+    &clock_gettime::BENCH,
+    &mutex::BENCH,
+    &handoff::BENCH,
+    &setschedparam::BENCH,
+    &setschedprio::BENCH,
+    &nanosleep::BENCH,
+    &wakeup::BENCH,
+    &ctxswitch::BENCH,
+    &noise::BENCH,
+    &inversion::BENCH,
+];
+
+/// The benchmark called `name`.
+pub fn find(name: &str) -> Option<&'static Bench> {
+    BENCHES.iter().copied().find(|b| b.name == name)
+}
+
+/// The valid names, comma-separated (for messages).
+pub fn valid_names() -> String {
+    BENCHES
+        .iter()
+        .map(|b| b.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Resolve `--only` names (all benchmarks when empty), in registry order.
+pub fn select(names: &[String]) -> Result<Vec<&'static Bench>, CharError> {
+    for n in names {
+        if find(n).is_none() {
+            return Err(CharError::UnknownBench {
+                name: n.clone(),
+                valid: valid_names(),
+            });
+        }
+    }
+    Ok(BENCHES
+        .iter()
+        .copied()
+        .filter(|b| names.is_empty() || names.iter().any(|n| n == b.name))
+        .collect())
+}
+
+/// What the command asks for.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub only: Vec<String>,
+    pub per_bench_ns: u64,
+    pub interval_ns: u64,
+    pub priority: i32,
+    /// CPUs to use (checked against the CPUs this process may use).
+    pub cpus: Vec<usize>,
+    pub label: Option<String>,
+    pub command_line: Vec<String>,
+    pub isolated_cpus: Option<Vec<usize>>,
+    /// `--explain`: explain OS-noise gaps at least this long.
+    pub explain_above_ns: Option<u64>,
+}
+
+/// What a benchmark sees.
+pub struct Ctx<'a> {
+    pub cpus: &'a [usize],
+    pub per_bench_ns: u64,
+    pub interval_ns: u64,
+    pub priority: i32,
+    /// The clock's read cost, subtracted from timed calls.
+    pub clock_read_ns: u64,
+    pub stop: &'a std::sync::atomic::AtomicBool,
+    /// Explain OS-noise gaps at least this long (`--explain`).
+    pub explain_above_ns: Option<u64>,
+    /// CPUs this process may use outside `cpus` (for the trace reader).
+    pub housekeeping: Vec<usize>,
+}
+
+impl Ctx<'_> {
+    /// The CPU single-CPU benchmarks run on: the first of `--cpus`.
+    pub fn cpu(&self) -> usize {
+        self.cpus[0]
+    }
+
+    /// Has the user asked to stop (Ctrl-C)?
+    pub fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What one benchmark produced.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub results: Vec<BenchResult>,
+    pub checks: Vec<Check>,
+}
+
+/// Told as the characterization goes (the command saves and prints).
+pub trait Progress {
+    fn started(&mut self, _c: &Characterization) {}
+    fn bench_started(&mut self, _bench: &Bench) {}
+    /// A benchmark ended: `c` holds it.
+    fn bench_done(&mut self, _c: &Characterization, _bench: &Bench) {}
+}
+
+/// Check `opts` before anything runs.
+pub fn validate(opts: &Options, allowed: &[usize]) -> Result<Vec<&'static Bench>, CharError> {
+    let benches = select(&opts.only)?;
+    if opts.per_bench_ns < 1_000_000 || opts.per_bench_ns > 3_600_000_000_000 {
+        return Err(CharError::Invalid(format!(
+            "-D {} ns per benchmark is out of range: give 1ms to 1h (e.g. -D 1s)",
+            opts.per_bench_ns
+        )));
+    }
+    if opts.interval_ns < 1_000 || opts.interval_ns > 1_000_000_000 {
+        return Err(CharError::Invalid(format!(
+            "--interval {} ns is out of range: give 1us to 1s",
+            opts.interval_ns
+        )));
+    }
+    if !(3..=99).contains(&opts.priority) {
+        return Err(CharError::Invalid(format!(
+            "--priority {} is out of range: give 3 to 99 (the inversion benchmark uses it and the two below it)",
+            opts.priority
+        )));
+    }
+    if opts.cpus.is_empty() {
+        return Err(CharError::Invalid("--cpus is empty".into()));
+    }
+    if opts.explain_above_ns.is_some() && allowed.iter().all(|c| opts.cpus.contains(c)) {
+        return Err(CharError::Invalid(
+            "--explain needs a CPU outside --cpus for the trace reader (the busy loops hold theirs): give --cpus, e.g. --cpus 1".into(),
+        ));
+    }
+    if let Some(bad) = opts.cpus.iter().find(|c| !allowed.contains(c)) {
+        return Err(CharError::Invalid(format!(
+            "CPU {bad} is offline or not allowed to this process: valid CPUs are {}",
+            crate::units::format_cpu_list(allowed)
+        )));
+    }
+    Ok(benches)
+}
+
+/// Refusal when SCHED_FIFO at `priority` cannot be had.
+pub fn privilege_refusal(priority: i32) -> Option<String> {
+    if crate::engine::preflight::privileged() {
+        return None;
+    }
+    let limit = crate::sys::sched::rtprio_limit()
+        .ok()
+        .and_then(|l| l.soft)
+        .unwrap_or(u64::MAX);
+    if limit >= priority as u64 {
+        return None;
+    }
+    Some(format!(
+        "characterize runs SCHED_FIFO threads at priority {priority} with memory locked: it needs root or CAP_SYS_NICE (RLIMIT_RTPRIO is {limit}); run it with sudo"
+    ))
+}
+
+/// Run the selected benchmarks. `progress` hears of each as it ends;
+/// `stop` set (Ctrl-C) ends the run after the current benchmark, with
+/// `complete` false.
+pub fn run(
+    opts: &Options,
+    allowed: &[usize],
+    stop: &std::sync::atomic::AtomicBool,
+    progress: &mut dyn Progress,
+) -> Result<Characterization, CharError> {
+    let benches = validate(opts, allowed)?;
+    if let Some(why) = privilege_refusal(opts.priority) {
+        return Err(CharError::Privilege(why));
+    }
+    crate::sys::mem::keep_heap();
+    crate::sys::mem::lock_all().map_err(|err| CharError::Sys {
+        what: "locking memory (mlockall; raise RLIMIT_MEMLOCK, e.g. memlock in /etc/security/limits.conf, or run with sudo)".into(),
+        err,
+    })?;
+    let _unlock = Unlock;
+    // Keep CPUs out of deep idle states, as measure does (best effort).
+    let _dma = crate::sys::dma::CpuDmaLatency::hold(
+        std::path::Path::new(crate::sys::dma::DEFAULT_PATH),
+        0,
+    )
+    .ok();
+    let cpu = opts.cpus[0];
+    let clock_read_ns = harness::on_fifo(cpu, opts.priority, || {
+        Ok(harness::clock_read_cost_ns(200_000))
+    })?;
+    let start_mono = harness::now();
+    let mut c = Characterization {
+        schema: SCHEMA.into(),
+        uuid: crate::record::new_run_uuid(),
+        label: opts.label.clone(),
+        command_line: opts.command_line.clone(),
+        started_at_unix_ns: crate::sys::clock::unix_now_ns(),
+        duration_ns: 0,
+        per_bench_ns: opts.per_bench_ns,
+        interval_ns: opts.interval_ns,
+        priority: opts.priority,
+        cpus: opts.cpus.clone(),
+        isolated_cpus: opts.isolated_cpus.clone(),
+        clock_read_ns,
+        benches: benches.iter().map(|b| b.name.to_string()).collect(),
+        results: Vec::new(),
+        checks: Vec::new(),
+        pi_verdict: None,
+        complete: false,
+        fingerprint: crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host()),
+    };
+    progress.started(&c);
+    let ctx = Ctx {
+        cpus: &opts.cpus,
+        per_bench_ns: opts.per_bench_ns,
+        interval_ns: opts.interval_ns,
+        priority: opts.priority,
+        clock_read_ns,
+        stop,
+        explain_above_ns: opts.explain_above_ns,
+        housekeeping: allowed
+            .iter()
+            .copied()
+            .filter(|c| !opts.cpus.contains(c))
+            .collect(),
+    };
+    for b in &benches {
+        if ctx.stopped() {
+            return Ok(c);
+        }
+        progress.bench_started(b);
+        let out = (b.run)(&ctx)?;
+        c.results.extend(out.results);
+        c.checks.extend(out.checks);
+        c.pi_verdict = pi_verdict(&c.results);
+        c.duration_ns = harness::now() - start_mono;
+        progress.bench_done(&c, b);
+    }
+    c.complete = !ctx.stopped();
+    Ok(c)
+}
+
+/// Unlocks memory when the characterization ends (puts back what `run`
+/// changed).
+struct Unlock;
+
+impl Drop for Unlock {
+    fn drop(&mut self) {
+        let _ = crate::sys::mem::unlock_all();
+    }
+}
