@@ -17,6 +17,7 @@ pub mod import;
 pub mod kinds;
 pub mod load;
 pub mod measure;
+pub mod metrics;
 pub mod output;
 pub mod record;
 pub mod report;

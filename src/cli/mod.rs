@@ -50,6 +50,7 @@ pub mod import;
 pub mod load;
 pub mod man;
 pub mod measure;
+pub mod metrics;
 pub mod plot;
 pub mod report;
 pub mod runs;
