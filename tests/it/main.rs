@@ -11,6 +11,7 @@ mod import;
 mod load;
 mod measure;
 mod measure_explain;
+mod metrics;
 mod package;
 mod report;
 mod static_binary;
