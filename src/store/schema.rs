@@ -34,6 +34,13 @@ pub const MIGRATIONS: &[Migration] = &[
         summary: "studies, their runs in order, and the attempts at each",
         sql: include_str!("sql/v3.sql"),
     },
+    // Written as v5.sql: v4 is taken on another branch; the version here
+    // follows the list (consecutive) and is renumbered at merge.
+    Migration {
+        version: 4,
+        summary: "monitor runs and their windows (summaries, recent histograms)",
+        sql: include_str!("sql/v5.sql"),
+    },
 ];
 
 /// The schema version this rtscope writes.
