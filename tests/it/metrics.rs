@@ -325,3 +325,80 @@ fn a_port_in_use_or_a_bad_address_is_refused_before_measuring() {
     assert_code(&out, 2);
     assert!(stderr(&out).contains("--metrics-auth"), "{}", stderr(&out));
 }
+
+/// Every `rtscope_*` name in `expr`, without the histogram suffixes.
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(i) = rest.find("rtscope_") {
+        let tail = &rest[i..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        out.push(tail[..end].to_string());
+        rest = &tail[end..];
+    }
+    out
+}
+
+#[test]
+fn every_metric_the_grafana_dashboard_queries_is_served() {
+    let _g = util::shared_system();
+    let dash: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/rtscope.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut wanted = Vec::new();
+    let mut exprs = vec![
+        dash["templating"]["list"][0]["query"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    ];
+    for p in dash["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().unwrap() {
+            exprs.push(t["expr"].as_str().unwrap().to_string());
+        }
+    }
+    for e in &exprs {
+        wanted.extend(metric_names(e));
+    }
+    assert!(wanted.len() >= 6, "{wanted:?}");
+
+    let dir = TempDir::new("metrics-grafana");
+    let port = free_port();
+    let mut child = rtscope(dir.path())
+        .args(["measure", "-q", "-D", "3", "--no-save", "--window", "500ms"])
+        .args(["--metrics", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until a window has finished (its gauge is then served).
+    let t0 = Instant::now();
+    let mut body = String::new();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if let Some((200, b)) = http_get(port, "/metrics", None) {
+            body = b;
+            if body.contains("rtscope_window_max_latency_seconds{") {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(child.wait().unwrap().success());
+    let served: Vec<&str> = body
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .collect();
+    for name in wanted {
+        assert!(
+            served.contains(&name.as_str()),
+            "the dashboard queries {name}, which /metrics does not serve:\n{body}"
+        );
+    }
+}
