@@ -120,6 +120,17 @@ fn kill_9_and_restart_keep_every_window_once_and_link_the_runs() {
         text.contains("interrupted") && text.contains("complete"),
         "{text}"
     );
+    // The report of the second run has the monitor's long-term view.
+    let html = dir.join("r.html");
+    let out = rtscope(dir.path())
+        .args(["report", "2", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("monitor it: largest latency per window"));
+    assert!(page.contains("id=\"run-1-long-term-0\""));
 }
 
 #[test]
