@@ -60,8 +60,8 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
 fn monitor_views(
     runs: &[crate::report::NamedRun],
 ) -> Vec<(usize, crate::report::plot::Figure, String)> {
-    let Ok(Some(store)) = crate::store::db_path()
-        .and_then(|p| crate::store::Store::open_existing(&p).map_err(Into::into))
+    let Ok(Some(store)) =
+        crate::store::db_path().and_then(|p| crate::store::Store::open_existing(&p))
     else {
         return Vec::new();
     };

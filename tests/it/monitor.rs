@@ -67,7 +67,7 @@ fn kill_9_and_restart_keep_every_window_once_and_link_the_runs() {
     let run1 = before[0].0.clone();
     assert!(before.iter().all(|w| w.0 == run1));
 
-    let mut second = start(&dir);
+    let second = start(&dir);
     wait_for_windows(&dir, before.len() + 2);
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &second.id().to_string()])
