@@ -8,8 +8,10 @@ set -eu
 # (taskset and setpriv: the tune tests; unshare: the static-binary test),
 # mount (its bind mounts), chromium (the report test renders and prints
 # the HTML report headless). `make deb` and its test need only dpkg-deb,
-# gzip and bash, which every Debian system has.
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium}"
+# gzip and bash, which every Debian system has. prometheus: the
+# --metrics test starts one on loopback (its own config and storage, no
+# system service) and queries it.
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium prometheus}"
 
 missing=""
 for p in $PACKAGES; do

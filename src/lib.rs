@@ -18,6 +18,8 @@ pub mod import;
 pub mod kinds;
 pub mod load;
 pub mod measure;
+pub mod metrics;
+pub mod monitor;
 pub mod output;
 pub mod record;
 pub mod report;

@@ -4,8 +4,9 @@
 
 use super::Exit;
 use super::{cpulist, duration};
-use crate::engine::{MeasureConfig, Policy, TimerMethod};
+use crate::engine::{Fanout, MeasureConfig, Policy, TimerMethod};
 use crate::measure::{HistOutput, Outputs, Request, Session, Status};
+use crate::metrics::MetricsObserver;
 use crate::sys::clock::Clock;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, parse_micros_ns};
@@ -250,6 +251,9 @@ pub struct MeasureArgs {
     #[command(flatten)]
     pub load: super::load::LoadArgs,
 
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
+
     /// Print help.
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -360,10 +364,19 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     // action. Ctrl-C and friends only ask to stop, from now on.
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
-    let session = Session::prepare(args.request()?, &signals.stop)?;
+    let request = args.request()?;
+    // Before anything is touched: a port in use is exit 2 here.
+    let metrics = args.metrics.start()?;
+    let session = Session::prepare(request, &signals.stop)?;
     let mode = LiveMode::choose(args.quiet, args.live);
     let mut live = LiveObserver::new(mode, session.plan(), session.context(), signals.clone())?;
-    let outcome = session.run(&mut live)?;
+    let outcome = match &metrics {
+        Some(m) => {
+            let mut exporter = MetricsObserver::new(m.feed(), session.plan(), session.context());
+            session.run(&mut Fanout::new(vec![&mut live, &mut exporter]))?
+        }
+        None => session.run(&mut live)?,
+    };
     // A closed standard output (`| head`) must not turn into an error now
     // that everything is written.
     let table = outcome.summary_text();
@@ -375,6 +388,7 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");
     }
+    args.metrics.linger(&metrics);
     match outcome.status() {
         Status::Ok => Ok(Exit::Ok),
         Status::LimitExceeded => Ok(Exit::LimitExceeded),

@@ -51,6 +51,8 @@ pub mod import;
 pub mod load;
 pub mod man;
 pub mod measure;
+pub mod metrics;
+pub mod monitor;
 pub mod plot;
 pub mod report;
 pub mod runs;
@@ -80,6 +82,8 @@ pub struct Cli {
 pub enum Command {
     // The about and long help come from MeasureArgs' doc comment.
     Measure(measure::MeasureArgs),
+    // The help comes from `MonitorArgs`.
+    Monitor(monitor::MonitorArgs),
     // The help of `load` comes from `LoadCmdArgs`.
     Load(load::LoadCmdArgs),
     /// Print the JSON Schema of the run record (--json files).
@@ -160,6 +164,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     crate::store::choose(cli.db.clone());
     match cli.command {
         Command::Measure(args) => measure::run(&args),
+        Command::Monitor(args) => monitor::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Tune(args) => tune::run(&args),

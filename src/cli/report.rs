@@ -52,7 +52,8 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     let runs = runref::load_named(&args.runs)?;
-    let page = html::render(&runs, args.title.as_deref())
+    let long_term = monitor_views(&runs);
+    let page = html::render_with(&runs, args.title.as_deref(), &long_term)
         .map_err(anyhow::Error::msg)
         .context("making the report")?;
     output::write_atomic(&args.output, page.as_bytes())?;
@@ -60,4 +61,31 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         outln!("report: {}", args.output.display());
     }
     Ok(Exit::Ok)
+}
+
+/// For each run made by `rtscope monitor`, the monitor's long-term view
+/// (every host of that monitor in the store). Runs from files, or a store
+/// that cannot be read, simply have none.
+fn monitor_views(
+    runs: &[crate::report::NamedRun],
+) -> Vec<(usize, crate::report::plot::Figure, String)> {
+    let Ok(Some(store)) =
+        crate::store::db_path().and_then(|p| crate::store::Store::open_existing(&p))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let Ok(Some((monitor, _, _))) = store.monitor_of_run(&r.record.run_uuid) else {
+            continue;
+        };
+        let Ok(rows) = store.monitor_windows(&monitor, None, false) else {
+            continue;
+        };
+        let title = format!("monitor {monitor}: largest latency per window");
+        if let Some(f) = crate::report::monitor::long_term(&rows, &title) {
+            out.push((i, f, crate::report::monitor::CAPTION.to_string()));
+        }
+    }
+    out
 }

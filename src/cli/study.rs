@@ -83,6 +83,9 @@ pub struct RunFlags {
     /// missed (a count). Repeatable.
     #[arg(long = "fail-if", value_name = "GATE", value_parser = gate)]
     pub fail_if: Vec<Gate>,
+
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 fn gate(s: &str) -> Result<Gate, String> {
@@ -174,6 +177,15 @@ const NOT_IN_A_STUDY: &[(&str, &str)] = &[
     ("quiet", "give -q to `rtscope study`"),
     ("live", "the study shows its own progress"),
     ("help", "not an option of a run"),
+    (
+        "metrics",
+        "give --metrics to `rtscope study`: one endpoint serves every run",
+    ),
+    ("metrics-auth", "give it to `rtscope study`, with --metrics"),
+    (
+        "metrics-linger",
+        "give it to `rtscope study`, with --metrics",
+    ),
 ];
 
 /// The study options as `measure`'s clap definitions know them.
@@ -282,6 +294,8 @@ struct Progress {
     /// Time of the runs before this one, as the bar counts it (ms).
     base_ms: u64,
     current: String,
+    /// The --metrics endpoint, up for the whole study.
+    metrics: Option<crate::metrics::MetricsServer>,
 }
 
 impl Progress {
@@ -302,6 +316,7 @@ impl Progress {
             signals,
             base_ms: 0,
             current: String::new(),
+            metrics: None,
         }
     }
 
@@ -382,6 +397,10 @@ impl Display for Progress {
 
     fn note(&mut self, message: &str) {
         self.say(&format!("rtscope: {message}"));
+    }
+
+    fn metrics(&self) -> Option<crate::metrics::Feed> {
+        self.metrics.as_ref().map(|m| m.feed())
     }
 }
 
@@ -478,6 +497,7 @@ fn measure_study(
     let name = row.name.clone();
     let summary = {
         let mut progress = Progress::new(flags.quiet, signals.clone());
+        progress.metrics = flags.metrics.start()?;
         run::run(&mut store, row, options, &mut progress, &signals.stop)?
     };
     let kernel = Kernel::running();

@@ -176,6 +176,24 @@ impl RunView<'_> {
         self.shared[thread].dropped_late()
     }
 
+    /// The live statistics of `thread`, to be read later (e.g. once the
+    /// run is over, when they are exact) from the control side.
+    pub fn stats_handle(&self, thread: usize) -> Arc<SharedStats> {
+        Arc::clone(&self.shared[thread])
+    }
+
+    /// The last finished window of `thread` that holds samples, and the
+    /// window length it covers (longer than `--window` once the series
+    /// was compacted).
+    pub fn last_window(&self, thread: usize) -> Option<(u64, crate::record::WindowPoint)> {
+        let w = self.series[thread].series();
+        (0..w.len())
+            .rev()
+            .map(|i| w.point(i))
+            .find(|p| p.count > 0)
+            .map(|p| (w.window_ns, p))
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let threads = self
             .plan

@@ -810,14 +810,30 @@ fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
 
 /// The report of `runs` as one HTML page.
 pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> {
+    render_with(runs, title, &[])
+}
+
+/// The report, with more figures in some runs' sections: `(run index,
+/// figure, caption)` (a monitor's long-term view).
+pub fn render_with(
+    runs: &[NamedRun],
+    title: Option<&str>,
+    extra: &[(usize, Figure, String)],
+) -> Result<String, String> {
     if runs.is_empty() {
         return Err("no runs to report on".into());
     }
-    let views = runs
+    let mut views = runs
         .iter()
         .enumerate()
         .map(|(i, r)| run_view(i, r))
         .collect::<Result<Vec<_>, _>>()?;
+    for (k, (i, fig, caption)) in extra.iter().enumerate() {
+        if let Some(v) = views.get_mut(*i) {
+            let id = format!("{}-long-term-{k}", v.anchor);
+            v.figures.push(figure(fig, &id, caption.clone())?);
+        }
+    }
     let comparison = if runs.len() > 1 {
         Some(comparison(runs)?)
     } else {

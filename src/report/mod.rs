@@ -9,6 +9,7 @@ pub mod fairness;
 pub mod fmt;
 pub mod histfile;
 pub mod html;
+pub mod monitor;
 pub mod plot;
 pub mod runs_text;
 pub mod summary;

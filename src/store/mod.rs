@@ -18,6 +18,7 @@ pub mod owner;
 pub mod runs;
 pub mod schema;
 pub mod studies;
+pub mod windows;
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};

@@ -39,6 +39,11 @@ pub const MIGRATIONS: &[Migration] = &[
         summary: "characterizations (rtscope characterize) and their table rows",
         sql: include_str!("sql/v4.sql"),
     },
+    Migration {
+        version: 5,
+        summary: "monitor runs and their windows (summaries, recent histograms)",
+        sql: include_str!("sql/v5.sql"),
+    },
 ];
 
 /// The schema version this rtscope writes.

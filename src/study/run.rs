@@ -10,8 +10,10 @@ use super::matrix;
 use super::spec::Spec;
 use super::state::{SlotState, Study};
 use super::{Options, StudyError};
+use crate::engine::Fanout;
 use crate::engine::Observer;
 use crate::measure::{Session, SessionError, Status};
+use crate::metrics::MetricsObserver;
 use crate::store::Store;
 use crate::store::studies::{AttemptState, NewStudy, SlotRow, StudyRow};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +30,10 @@ pub trait Display {
     fn ended(&mut self, slot: &SlotRow, end: &RunEnd);
     /// Something worth saying between runs.
     fn note(&mut self, message: &str);
+    /// Where each run's Prometheus metrics go (`--metrics`), if served.
+    fn metrics(&self) -> Option<crate::metrics::Feed> {
+        None
+    }
 }
 
 /// How one run of a study ended.
@@ -249,7 +255,13 @@ fn run_one(
     };
     let uuid = session.context().run_uuid.clone();
     let attempt = store.begin_attempt(study.row.id, slot.position, Some(&uuid), kernel)?;
-    let outcome = session.run(display.observer());
+    let outcome = match display.metrics() {
+        Some(feed) => {
+            let mut m = MetricsObserver::new(feed, session.plan(), session.context());
+            session.run(&mut Fanout::new(vec![display.observer(), &mut m]))
+        }
+        None => session.run(display.observer()),
+    };
     let (state, detail, end) = match outcome {
         Err(e) => {
             let why = format!("{:#}", anyhow::Error::from(e));

@@ -12,6 +12,8 @@ mod import;
 mod load;
 mod measure;
 mod measure_explain;
+mod metrics;
+mod monitor;
 mod package;
 mod report;
 mod static_binary;

@@ -224,7 +224,7 @@ fn a_store_of_the_first_schema_opens_migrated_with_its_runs_intact() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, rtscope::store::schema::CURRENT_VERSION);
     for id in ["1", "2"] {
         let want = read_record(&fixture(&format!("store/v1-run{id}.json")));
         assert_eq!(export(&dir, &db, id), want, "run {id}");

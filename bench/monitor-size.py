@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""How big the store of a long `rtscope monitor` gets.
+
+1. A real run: `rtscope monitor --window W` on every CPU at 1 ms for
+   DURATION seconds (then SIGTERM), in a store of its own: the store's
+   size, the windows saved, the bytes of a window's histogram and summary.
+2. A compressed-time simulation: the windows of DAYS days at 5 min on 2
+   threads, written into a copy of that store (same schema) with the real
+   run's largest histogram blob, applying after each window the same
+   retention statements as src/store/windows.rs. It prints the store size
+   day by day: bounded once retention starts to delete.
+
+Usage: sudo flock /tmp/rtscope-measure.lock python3 bench/monitor-size.py
+       [--duration 150] [--window 60] [--days 7] [--keep-histograms-days 7]
+       [--keep-windows-days 30] [--rtscope target/release/rtscope]
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tempfile
+import time
+
+WINDOW_NS = 300 * 10**9
+DAY_NS = 86400 * 10**9
+
+
+def size(db):
+    c = sqlite3.connect(db)
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    n = c.execute("PRAGMA page_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0]
+    free = c.execute("PRAGMA freelist_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0]
+    c.close()
+    return n, free
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=int, default=150)
+    ap.add_argument("--window", type=int, default=60)
+    ap.add_argument("--days", type=int, default=7)
+    ap.add_argument("--keep-histograms-days", type=int, default=7)
+    ap.add_argument("--keep-windows-days", type=int, default=30)
+    ap.add_argument("--rtscope", default="target/release/rtscope")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "rtscope.db")
+        argv = [a.rtscope, "--db", db, "monitor", "--window", f"{a.window}s", "--checkpoint", "60s"]
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(a.duration)
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+        c = sqlite3.connect(db)
+        rows = c.execute(
+            "SELECT count(*), avg(samples), avg(length(histogram)), max(length(histogram)) FROM monitor_windows"
+        ).fetchone()
+        blob = c.execute(
+            "SELECT histogram FROM monitor_windows ORDER BY length(histogram) DESC LIMIT 1"
+        ).fetchone()[0]
+        c.close()
+        total, free = size(db)
+        print(f"real run: {a.duration} s, windows of {a.window} s, 1 ms, all CPUs")
+        print(f"  store {total} B ({free} B free pages); {rows[0]} windows saved, "
+              f"{rows[1]:.0f} samples each on average")
+        print(f"  window histogram blob: {rows[2]:.0f} B on average, {rows[3]} B at most")
+
+        sim = os.path.join(tmp, "sim.db")
+        shutil.copy(db, sim)
+        c = sqlite3.connect(sim)
+        c.execute("PRAGMA synchronous = OFF")
+        c.execute("DELETE FROM monitor_windows")
+        c.commit()
+        keep_h = a.keep_histograms_days * DAY_NS
+        keep_w = a.keep_windows_days * DAY_NS
+        t0 = 1_700_000_000 * 10**9
+        per_day = DAY_NS // WINDOW_NS
+        print(f"simulation: 2 threads, windows of 5 min, histograms kept {a.keep_histograms_days} d, "
+              f"windows kept {a.keep_windows_days} d; blob {len(blob)} B")
+        print("  day  windows  with_histogram  store_bytes")
+        for day in range(1, a.days + 1):
+            for k in range(per_day):
+                start = t0 + ((day - 1) * per_day + k) * WINDOW_NS
+                end = start + WINDOW_NS
+                for thread in (0, 1):
+                    c.execute(
+                        "INSERT OR IGNORE INTO monitor_windows (monitor, host, run_uuid, thread, cpu, "
+                        "start_unix_ns, end_unix_ns, samples, wakeups, missed, min_ns, avg_ns, p99_ns, "
+                        "max_ns, sub_bucket_bits, histogram) VALUES "
+                        "('sim', 'board', 'r', ?, ?, ?, ?, 300000, 300000, 0, 5000, 20000, 60000, 2500000, 5, ?)",
+                        (thread, thread, start, end, blob),
+                    )
+                c.execute(
+                    "UPDATE monitor_windows SET histogram = NULL, sub_bucket_bits = NULL "
+                    "WHERE monitor = 'sim' AND host = 'board' AND end_unix_ns < ? AND histogram IS NOT NULL",
+                    (end - keep_h,),
+                )
+                c.execute(
+                    "DELETE FROM monitor_windows WHERE monitor = 'sim' AND host = 'board' AND end_unix_ns < ?",
+                    (end - keep_w,),
+                )
+                c.commit()
+            n, h = c.execute(
+                "SELECT count(*), count(histogram) FROM monitor_windows WHERE monitor = 'sim'"
+            ).fetchone()
+            if day <= 3 or day % max(1, a.days // 10) == 0 or day == a.days:
+                print(f"  {day:3}  {n:7}  {h:14}  {size(sim)[0]:11}")
+        c.close()
+
+
+if __name__ == "__main__":
+    main()

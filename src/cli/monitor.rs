@@ -1,0 +1,223 @@
+//! `rtscope monitor`: flags, their conversion to a measuring [`Request`]
+//! without end plus a [`MonitorConfig`], and the run: the session, the
+//! window roller beside it (and the metrics endpoint when asked), the
+//! link to the monitor's previous run.
+
+use super::Exit;
+use super::{cpulist, duration};
+use crate::engine::{Fanout, MeasureConfig, Observer, Policy};
+use crate::measure::{Request, Session, Status};
+use crate::metrics::MetricsObserver;
+use crate::monitor::{MonitorConfig, WindowRoller};
+use crate::store::Store;
+use crate::ui::live::{LiveMode, LiveObserver, Signals};
+use crate::units::{CpuList, fmt_duration, parse_micros_ns};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+fn micros(s: &str) -> Result<u64, String> {
+    parse_micros_ns(s).map_err(|e| e.to_string())
+}
+
+fn policy(s: &str) -> Result<Policy, String> {
+    Policy::parse(s).ok_or_else(|| format!("unknown policy '{s}': use other, fifo or rr"))
+}
+
+fn name(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "'{s}' is not a monitor name: 1 to 64 letters, digits, - _ . +"
+        ))
+    }
+}
+
+/// Measure without end, saving the maximum (and the rest) of every
+/// window: long-term latency monitoring, as OSADL's farm does.
+///
+/// One SCHED_FIFO thread at priority 95 per allowed CPU, every 1 ms, as
+/// `measure`; every window (default 5 min, aligned on the wall clock)
+/// each thread's window is saved in the store as it ends: count, min,
+/// avg, p99, max, missed periods and its histogram. Retention keeps the
+/// store bounded: histograms for --keep-histograms, window summaries for
+/// --keep-windows. The run itself is saved as `measure` saves it
+/// (checkpoints every --checkpoint).
+///
+/// Restarting a monitor of the same --name (after a crash, a kill -9, a
+/// reboot: see contrib/systemd/rtscope-monitor.service) starts a new run
+/// linked to the previous one; the windows saved before stay, none is
+/// saved twice. Ctrl-C or SIGTERM end it cleanly (the last, shorter
+/// window is saved). See docs/monitor.md.
+///
+/// Exit status: 0 ended by a signal, 2 bad options or a system error.
+#[derive(Args, Debug, Clone)]
+pub struct MonitorArgs {
+    /// The monitor's name: a restart with the same name continues it.
+    #[arg(long = "name", value_name = "NAME", default_value = "default", value_parser = name)]
+    pub name: String,
+
+    /// Length of a window (bare number: seconds; at least 1s). Windows
+    /// end at multiples of it on the wall clock.
+    #[arg(long = "window", value_name = "DUR", default_value = "5m", value_parser = duration)]
+    pub window_ns: u64,
+
+    /// Keep each window's histogram this long (bare number: seconds).
+    #[arg(long = "keep-histograms", value_name = "DUR", default_value = "7d", value_parser = duration)]
+    pub keep_histograms_ns: u64,
+
+    /// Keep each window's summary (max, p99, ...) this long (bare number:
+    /// seconds).
+    #[arg(long = "keep-windows", value_name = "DUR", default_value = "400d", value_parser = duration)]
+    pub keep_windows_ns: u64,
+
+    /// Pin threads to these CPUs (one thread each). Default: every CPU
+    /// this process may use.
+    #[arg(short = 'a', long = "affinity", value_name = "CPULIST", value_parser = cpulist)]
+    pub affinity: Option<CpuList>,
+
+    /// Period of the threads; a bare number is in microseconds.
+    #[arg(short = 'i', long = "interval", value_name = "DUR", default_value = "1000", value_parser = micros)]
+    pub interval_ns: u64,
+
+    /// Scheduling policy: other, fifo or rr.
+    #[arg(long = "policy", value_name = "NAME", default_value = "fifo", value_parser = policy)]
+    pub policy: Policy,
+
+    /// Priority of the threads (fifo, rr: 1-99). Default 95.
+    #[arg(short = 'p', long = "priority", value_name = "PRIO")]
+    pub priority: Option<i32>,
+
+    /// Save the run's state every DUR (bare number: seconds; at least 1s).
+    #[arg(long = "checkpoint", value_name = "DUR", default_value = "60s", value_parser = duration)]
+    pub checkpoint_ns: u64,
+
+    /// What is monitored, shown by `rtscope runs`, in reports and as the
+    /// `label` of the metrics. Default: "monitor NAME".
+    #[arg(long = "label", value_name = "TEXT")]
+    pub label: Option<String>,
+    /// KEY=VALUE fact about the run (repeatable).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// A live display on the terminal (default: a line at the start and
+    /// the summary at the end, for journald).
+    #[arg(long = "live")]
+    pub live: bool,
+
+    #[command(flatten)]
+    pub load: super::load::LoadArgs,
+
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
+}
+
+impl MonitorArgs {
+    pub fn config(&self) -> Result<MeasureConfig> {
+        if self.window_ns < 1_000_000_000 {
+            bail!(
+                "--window {} is below the 1s minimum",
+                fmt_duration(self.window_ns)
+            );
+        }
+        if self.keep_windows_ns < self.window_ns {
+            bail!(
+                "--keep-windows {} is shorter than a window ({})",
+                fmt_duration(self.keep_windows_ns),
+                fmt_duration(self.window_ns)
+            );
+        }
+        if !matches!(self.policy, Policy::Other | Policy::Fifo | Policy::Rr) {
+            bail!("monitor measures with --policy other, fifo or rr");
+        }
+        Ok(MeasureConfig {
+            cpus: self.affinity.clone().map(|c| c.0),
+            interval_ns: self.interval_ns,
+            policy: self.policy,
+            priority: self.priority,
+            // The run's own window series is the monitor's windows.
+            window_ns: self.window_ns,
+            ..MeasureConfig::default()
+        })
+    }
+
+    pub fn request(&self) -> Result<Request> {
+        let mut tags = super::import::tag_map(&self.tags)?;
+        if tags.insert("monitor".into(), self.name.clone()).is_some() {
+            bail!("--tag monitor=... is set by the monitor (its --name)");
+        }
+        Ok(Request {
+            config: self.config()?,
+            load: self.load.request(),
+            checkpoint_ns: Some(self.checkpoint_ns),
+            label: Some(
+                self.label
+                    .clone()
+                    .unwrap_or_else(|| format!("monitor {}", self.name)),
+            ),
+            tags,
+            command_line: std::env::args().collect(),
+            ..Request::default()
+        })
+    }
+}
+
+pub fn run(args: &MonitorArgs) -> Result<Exit> {
+    let _ = crate::sys::signal::timer_signals().block();
+    let signals = Signals::install().context("installing signal handlers")?;
+    let request = args.request()?;
+    let metrics = args.metrics.start()?;
+    let session = Session::prepare(request, &signals.stop)?;
+    let ctx = session.context();
+    let cfg = MonitorConfig {
+        name: args.name.clone(),
+        host: ctx.fingerprint.hostname.clone(),
+        window_ns: args.window_ns,
+        keep_histograms_ns: args.keep_histograms_ns,
+        keep_windows_ns: args.keep_windows_ns,
+    };
+    let store = Store::open_default()?;
+    let previous = store.begin_monitor_run(
+        &cfg.name,
+        &cfg.host,
+        &ctx.run_uuid,
+        crate::sys::clock::unix_now_ns(),
+    )?;
+    eprintln!(
+        "rtscope: monitor '{}' on {}: run {} ({}), windows of {} saved in {}; Ctrl-C or SIGTERM ends it",
+        cfg.name,
+        cfg.host,
+        ctx.run_uuid,
+        match &previous {
+            Some(p) => format!("follows run {p}"),
+            None => "its first run".to_string(),
+        },
+        fmt_duration(cfg.window_ns),
+        store.path().display()
+    );
+    let mut roller = WindowRoller::new(store, cfg, session.plan(), &ctx.run_uuid);
+    let mode = LiveMode::choose(!args.live, args.live);
+    let mut live = LiveObserver::new(mode, session.plan(), session.context(), signals.clone())?;
+    let mut exporter = metrics
+        .as_ref()
+        .map(|m| MetricsObserver::new(m.feed(), session.plan(), session.context()));
+    let mut parts: Vec<&mut dyn Observer> = vec![&mut live, &mut roller];
+    if let Some(e) = exporter.as_mut() {
+        parts.push(e);
+    }
+    let outcome = session.run(&mut Fanout::new(parts))?;
+    eprint!("{}", outcome.summary_text());
+    eprintln!("rtscope: monitor saved {} windows", roller.stored);
+    for e in &outcome.thread_errors {
+        eprintln!("rtscope: error: {e}");
+    }
+    match outcome.status() {
+        Status::Ok | Status::LimitExceeded => Ok(Exit::Ok),
+        Status::NotWritten(failures) => bail!("{}", failures.join("; ")),
+        Status::ThreadFailed => bail!("measuring stopped on an error"),
+    }
+}

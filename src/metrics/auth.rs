@@ -1,0 +1,152 @@
+//! `--metrics-auth FILE`: what a scraper must send. The file holds one
+//! line: `bearer TOKEN`, `basic USER:PASSWORD`, or a bare token (bearer).
+//! Blank lines and `#` comments are ignored. Checks are made in constant
+//! time over the expected header value.
+
+use super::MetricsError;
+use std::path::Path;
+
+/// The credentials the endpoint expects.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Auth {
+    /// The whole expected `Authorization` header value.
+    expected: String,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Auth(..)")
+    }
+}
+
+impl Auth {
+    /// Read the credentials from `path`.
+    pub fn from_file(path: &Path) -> Result<Auth, MetricsError> {
+        let err = |why: String| MetricsError::AuthFile {
+            path: path.to_path_buf(),
+            why,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| err(format!("cannot read it ({e})")))?;
+        Auth::parse(&text).map_err(err)
+    }
+
+    /// Parse the file's text.
+    pub fn parse(text: &str) -> Result<Auth, String> {
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let line = match lines.as_slice() {
+            [one] => *one,
+            [] => return Err("it is empty: write `bearer TOKEN` or `basic USER:PASSWORD`".into()),
+            _ => {
+                return Err(
+                    "it has more than one line: write one `bearer TOKEN` or `basic USER:PASSWORD`"
+                        .into(),
+                );
+            }
+        };
+        let (kind, rest) = match line.split_once(char::is_whitespace) {
+            Some((k, r)) if k.eq_ignore_ascii_case("bearer") || k.eq_ignore_ascii_case("basic") => {
+                (k.to_ascii_lowercase(), r.trim())
+            }
+            Some(_) => {
+                return Err(
+                    "a token has no spaces: write `bearer TOKEN` or `basic USER:PASSWORD`".into(),
+                );
+            }
+            None => ("bearer".to_string(), line),
+        };
+        if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err("the token or USER:PASSWORD must be printable ASCII without spaces".into());
+        }
+        let expected = if kind == "basic" {
+            if !rest.contains(':') {
+                return Err("basic needs USER:PASSWORD".into());
+            }
+            format!("Basic {}", base64(rest.as_bytes()))
+        } else {
+            format!("Bearer {rest}")
+        };
+        Ok(Auth { expected })
+    }
+
+    /// Whether the request's `Authorization` header value grants access.
+    pub fn allows(&self, header: Option<&str>) -> bool {
+        let Some(h) = header else { return false };
+        let h = h.trim();
+        // The scheme is case-insensitive; the credentials are not.
+        let (scheme, cred) = h.split_once(' ').unwrap_or((h, ""));
+        let (want_scheme, want_cred) = self.expected.split_once(' ').unwrap_or(("", ""));
+        let same_scheme = scheme.eq_ignore_ascii_case(want_scheme);
+        same_scheme & constant_time_eq(cred.trim().as_bytes(), want_cred.as_bytes())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | ((a.len() != b.len()) as u8);
+    for (i, y) in b.iter().enumerate() {
+        let x = a.get(i).copied().unwrap_or(0);
+        diff |= x ^ y;
+    }
+    diff == 0
+}
+
+/// Standard base64 with padding (RFC 4648).
+pub fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+    }
+
+    #[test]
+    fn tokens_and_basic_credentials() {
+        let a = Auth::parse("# comment\ns3cret\n").unwrap();
+        assert!(a.allows(Some("Bearer s3cret")));
+        assert!(a.allows(Some("bearer s3cret")));
+        assert!(!a.allows(Some("Bearer s3cre")));
+        assert!(!a.allows(Some("Bearer s3cretx")));
+        assert!(!a.allows(Some("Basic s3cret")));
+        assert!(!a.allows(None));
+        let b = Auth::parse("basic prom:pw").unwrap();
+        assert!(b.allows(Some("Basic cHJvbTpwdw==")));
+        assert!(!b.allows(Some("Bearer cHJvbTpwdw==")));
+        assert!(Auth::parse("").is_err());
+        assert!(Auth::parse("a\nb").is_err());
+        assert!(Auth::parse("basic nocolon").is_err());
+        assert!(Auth::parse("weird scheme").is_err());
+    }
+}

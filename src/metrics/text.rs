@@ -1,0 +1,277 @@
+//! The Prometheus text exposition (format 0.0.4) of one moment of a run:
+//! per-thread latency histograms with classic buckets on a 1-2-5 log
+//! scale from 1 us to 10 s, wake-up and missed-period counters, the run's
+//! and the last window's maximum as gauges. Pure: no clock, no I/O.
+//!
+//! A bucket `le` counts the samples whose histogram bucket starts at or
+//! below `le`: rtscope's histogram buckets are at most 1/512 of their
+//! value wide, so a bucket count is off by at most that near its bound.
+
+use crate::histogram::Histogram;
+use std::fmt::Write as _;
+
+/// Upper bounds of the classic buckets, in ns (1-2-5 from 1 us to 10 s).
+pub const BOUNDS_NS: [u64; 22] = [
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
+    200_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    5_000_000_000,
+    10_000_000_000,
+];
+
+/// Every metric name the endpoint serves (a histogram's series add
+/// `_bucket`, `_sum` and `_count`).
+pub const METRIC_NAMES: [&str; 7] = [LATENCY, WAKEUPS, MISSED, MAX, WINDOW_MAX, INTERVAL, INFO];
+
+pub const LATENCY: &str = "rtscope_latency_seconds";
+pub const WAKEUPS: &str = "rtscope_wakeups_total";
+pub const MISSED: &str = "rtscope_missed_periods_total";
+pub const MAX: &str = "rtscope_max_latency_seconds";
+pub const WINDOW_MAX: &str = "rtscope_window_max_latency_seconds";
+pub const INTERVAL: &str = "rtscope_interval_seconds";
+pub const INFO: &str = "rtscope_run_info";
+
+/// One measuring thread at one moment.
+#[derive(Clone, Debug)]
+pub struct ThreadMoment {
+    /// CPU the thread is pinned to (`None`: not pinned).
+    pub cpu: Option<usize>,
+    pub thread: usize,
+    pub interval_ns: u64,
+    pub hist: Histogram,
+    pub sum_ns: u128,
+    pub wakeups: u64,
+    pub missed: u64,
+    pub max_ns: Option<u64>,
+    /// Largest latency of the last finished window.
+    pub window_max_ns: Option<u64>,
+}
+
+/// A run at one moment.
+#[derive(Clone, Debug, Default)]
+pub struct Moment {
+    /// Labels on every series: host, label, kernel, preempt, tag_*.
+    pub common: Vec<(String, String)>,
+    /// Only on `rtscope_run_info`: run uuid, command, window length.
+    pub info: Vec<(String, String)>,
+    pub threads: Vec<ThreadMoment>,
+}
+
+/// Turn a tag key into a label name (`[a-zA-Z_][a-zA-Z0-9_]*`, prefixed
+/// `tag_` so it never collides with the fixed labels).
+pub fn tag_label(key: &str) -> String {
+    let mut s = String::from("tag_");
+    s.extend(
+        key.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
+    );
+    s
+}
+
+fn escape(v: &str) -> String {
+    let mut o = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '"' => o.push_str("\\\""),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn labels(pairs: &[(String, String)]) -> String {
+    let body: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .collect();
+    body.join(",")
+}
+
+/// Seconds from ns, printed exactly enough (ns resolution).
+fn secs(ns: u64) -> String {
+    format!("{}", ns as f64 / 1e9)
+}
+
+/// The exposition text of `m`.
+pub fn render(m: &Moment) -> String {
+    let mut o = String::with_capacity(4096 + m.threads.len() * 4096);
+    let per_thread: Vec<String> = m
+        .threads
+        .iter()
+        .map(|t| {
+            let mut l = m.common.clone();
+            l.push((
+                "cpu".into(),
+                t.cpu.map_or("none".to_string(), |c| c.to_string()),
+            ));
+            l.push(("thread".into(), t.thread.to_string()));
+            labels(&l)
+        })
+        .collect();
+
+    let _ = writeln!(
+        o,
+        "# HELP {INFO} The run being measured (value 1); its uuid, command and window length."
+    );
+    let _ = writeln!(o, "# TYPE {INFO} gauge");
+    let mut info = m.common.clone();
+    info.extend(m.info.iter().cloned());
+    let _ = writeln!(o, "{INFO}{{{}}} 1", labels(&info));
+
+    let _ = writeln!(
+        o,
+        "# HELP {LATENCY} Wake-up latency of each measuring thread (time it ran minus time it was meant to wake), every period of the run including corrected missed ones."
+    );
+    let _ = writeln!(o, "# TYPE {LATENCY} histogram");
+    for (t, l) in m.threads.iter().zip(&per_thread) {
+        let mut cum = 0u64;
+        let mut it = t.hist.iter_nonzero().peekable();
+        for b in BOUNDS_NS {
+            while let Some(&(lower, c)) = it.peek() {
+                if lower > b {
+                    break;
+                }
+                cum += c;
+                it.next();
+            }
+            let _ = writeln!(o, "{LATENCY}_bucket{{{l},le=\"{}\"}} {cum}", secs(b));
+        }
+        let total = t.hist.total();
+        let _ = writeln!(o, "{LATENCY}_bucket{{{l},le=\"+Inf\"}} {total}");
+        let _ = writeln!(o, "{LATENCY}_sum{{{l}}} {}", t.sum_ns as f64 / 1e9);
+        let _ = writeln!(o, "{LATENCY}_count{{{l}}} {total}");
+    }
+
+    let counter = |o: &mut String, name: &str, help: &str, v: &dyn Fn(&ThreadMoment) -> u64| {
+        let _ = writeln!(o, "# HELP {name} {help}");
+        let _ = writeln!(o, "# TYPE {name} counter");
+        for (t, l) in m.threads.iter().zip(&per_thread) {
+            let _ = writeln!(o, "{name}{{{l}}} {}", v(t));
+        }
+    };
+    counter(
+        &mut o,
+        WAKEUPS,
+        "Times each measuring thread woke up (measured periods, warm-up excluded).",
+        &|t| t.wakeups,
+    );
+    counter(
+        &mut o,
+        MISSED,
+        "Periods whose deadline passed before the thread woke up.",
+        &|t| t.missed,
+    );
+
+    let gauge =
+        |o: &mut String, name: &str, help: &str, v: &dyn Fn(&ThreadMoment) -> Option<u64>| {
+            let _ = writeln!(o, "# HELP {name} {help}");
+            let _ = writeln!(o, "# TYPE {name} gauge");
+            for (t, l) in m.threads.iter().zip(&per_thread) {
+                if let Some(ns) = v(t) {
+                    let _ = writeln!(o, "{name}{{{l}}} {}", secs(ns));
+                }
+            }
+        };
+    gauge(
+        &mut o,
+        MAX,
+        "Largest wake-up latency of the run so far.",
+        &|t| t.max_ns,
+    );
+    gauge(
+        &mut o,
+        WINDOW_MAX,
+        "Largest wake-up latency of the last finished window (--window; monitor: its window, default 5 min).",
+        &|t| t.window_max_ns,
+    );
+    gauge(&mut o, INTERVAL, "Period of the measuring thread.", &|t| {
+        Some(t.interval_ns)
+    });
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moment() -> Moment {
+        let mut hist = Histogram::latency();
+        for v in [500, 1_000, 1_500, 30_000, 30_000, 3_000_000] {
+            hist.record(v);
+        }
+        Moment {
+            common: vec![
+                ("host".into(), "board\"1".into()),
+                ("label".into(), "a\\b".into()),
+                (tag_label("load-kind"), "hell".into()),
+            ],
+            info: vec![("run_uuid".into(), "u".into())],
+            threads: vec![ThreadMoment {
+                cpu: Some(1),
+                thread: 0,
+                interval_ns: 1_000_000,
+                sum_ns: 3_063_000,
+                hist,
+                wakeups: 5,
+                missed: 2,
+                max_ns: Some(3_000_000),
+                window_max_ns: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn buckets_are_cumulative_and_end_with_the_count() {
+        let t = render(&moment());
+        let l = r#"host="board\"1",label="a\\b",tag_load_kind="hell",cpu="1",thread="0""#;
+        for (le, n) in [
+            ("0.000001", 2),
+            ("0.000002", 3),
+            ("0.00005", 5),
+            ("0.002", 5),
+            ("0.005", 6),
+            ("+Inf", 6),
+        ] {
+            let line = format!("rtscope_latency_seconds_bucket{{{l},le=\"{le}\"}} {n}");
+            assert!(t.contains(&line), "missing {line} in\n{t}");
+        }
+        assert!(t.contains(&format!("rtscope_latency_seconds_count{{{l}}} 6")));
+        assert!(t.contains(&format!("rtscope_wakeups_total{{{l}}} 5")));
+        assert!(t.contains(&format!("rtscope_missed_periods_total{{{l}}} 2")));
+        assert!(t.contains(&format!("rtscope_max_latency_seconds{{{l}}} 0.003")));
+        assert!(!t.contains("rtscope_window_max_latency_seconds{"));
+        assert!(t.contains("rtscope_run_info{"));
+        for name in METRIC_NAMES {
+            assert!(t.contains(&format!("# TYPE {name} ")), "{name}");
+        }
+        // Every sample line: name{labels} value.
+        for line in t.lines().filter(|l| !l.starts_with('#')) {
+            let (_, value) = line.rsplit_once(' ').unwrap();
+            assert!(value.parse::<f64>().is_ok(), "{line}");
+        }
+    }
+
+    #[test]
+    fn tag_keys_become_valid_label_names() {
+        assert_eq!(tag_label("a.b-c"), "tag_a_b_c");
+    }
+}

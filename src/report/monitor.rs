@@ -1,0 +1,134 @@
+//! The long-term view of a monitor in the HTML report: the maximum of
+//! every window over days, one line per host and CPU (the OSADL plot),
+//! from the monitor's windows in the store. A gap of more than two
+//! windows (a restart, a reboot) breaks the line. Pure: rows in, figure
+//! out.
+
+use super::plot::{Axis, Figure, Scale, Series, Stroke, TimeUnit, Unit};
+use crate::store::windows::WindowRow;
+use std::collections::BTreeMap;
+
+/// The caption under the figure.
+pub const CAPTION: &str = "Long-term view of the monitor: the largest wake-up latency of \
+    every window, per host and CPU, since its first window in the store (the OSADL plot); \
+    a break in a line is a time without measuring (a restart).";
+
+fn decade(v: f64, up: bool) -> f64 {
+    let e = v.max(1e-3).log10();
+    10f64.powf(if up { e.ceil() } else { e.floor() })
+}
+
+/// The figure, or `None` when no window holds a maximum.
+pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
+    let t0 = rows.iter().map(|w| w.start_unix_ns).min()?;
+    let t1 = rows.iter().map(|w| w.end_unix_ns).max()?;
+    let unit = TimeUnit::for_duration(t1.saturating_sub(t0));
+    let mut lines: BTreeMap<(String, Option<u32>, u32), Vec<&WindowRow>> = BTreeMap::new();
+    for w in rows.iter().filter(|w| w.max_ns.is_some()) {
+        lines
+            .entry((w.host.clone(), w.cpu, w.thread))
+            .or_default()
+            .push(w);
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let hosts: std::collections::BTreeSet<&String> = lines.keys().map(|k| &k.0).collect();
+    let mut series = Vec::new();
+    let (mut lo, mut hi) = (f64::MAX, 0f64);
+    for (i, ((host, cpu, thread), ws)) in lines.iter().enumerate() {
+        let mut segments: Vec<Vec<(f64, f64)>> = Vec::new();
+        let mut last_end: Option<u64> = None;
+        for w in ws {
+            let len = w.end_unix_ns.saturating_sub(w.start_unix_ns).max(1);
+            let gap = last_end.is_none_or(|e| w.start_unix_ns > e + 2 * len);
+            if gap {
+                segments.push(Vec::new());
+            }
+            let y = w.max_ns.unwrap_or(0) as f64 / 1000.0;
+            lo = lo.min(y);
+            hi = hi.max(y);
+            let x = (w.end_unix_ns - t0) as f64 / unit.ns();
+            segments.last_mut().expect("pushed above").push((x, y));
+            last_end = Some(w.end_unix_ns);
+        }
+        let who = match cpu {
+            Some(c) => format!("CPU {c}"),
+            None => format!("thread {thread}"),
+        };
+        series.push(Series {
+            name: if hosts.len() > 1 {
+                format!("{host} {who}")
+            } else {
+                who
+            },
+            color: i,
+            stroke: Stroke::Solid,
+            segments,
+            markers: Vec::new(),
+        });
+    }
+    let xmax = (t1 - t0) as f64 / unit.ns();
+    Some(Figure {
+        title: title.to_string(),
+        x: Axis {
+            title: format!("time since the monitor's first window ({})", unit.symbol()),
+            scale: Scale::Linear,
+            unit: Unit::Time(unit),
+            min: 0.0,
+            max: if xmax > 0.0 { xmax } else { 1.0 },
+        },
+        y: Axis {
+            title: "largest wake-up latency per window (log scale)".into(),
+            scale: Scale::Log,
+            unit: Unit::LatencyUs,
+            min: decade(lo, false),
+            max: decade(hi, true).max(decade(lo, false) * 10.0),
+        },
+        series,
+        bands: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(host: &str, cpu: u32, start_s: u64, max_us: u64) -> WindowRow {
+        WindowRow {
+            monitor: "m".into(),
+            host: host.into(),
+            run_uuid: "r".into(),
+            thread: cpu,
+            cpu: Some(cpu),
+            start_unix_ns: start_s * 1_000_000_000,
+            end_unix_ns: (start_s + 300) * 1_000_000_000,
+            samples: 1,
+            wakeups: 1,
+            missed: 0,
+            min_ns: Some(1),
+            avg_ns: Some(1),
+            p99_ns: Some(1),
+            max_ns: Some(max_us * 1000),
+            histogram: None,
+        }
+    }
+
+    #[test]
+    fn one_line_per_host_and_cpu_broken_at_restarts() {
+        let rows = vec![
+            w("a", 0, 0, 20),
+            w("a", 0, 300, 30),
+            // Restart: an hour without windows.
+            w("a", 0, 4200, 40),
+            w("b", 0, 0, 500),
+        ];
+        let f = long_term(&rows, "t").unwrap();
+        assert_eq!(f.series.len(), 2);
+        assert_eq!(f.series[0].name, "a CPU 0");
+        assert_eq!(f.series[0].segments.len(), 2);
+        assert_eq!(f.series[1].segments, vec![vec![(300.0 / 60.0, 500.0)]]);
+        assert_eq!((f.y.min, f.y.max), (10.0, 1000.0));
+        assert!(long_term(&[], "t").is_none());
+    }
+}

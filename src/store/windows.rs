@@ -1,0 +1,300 @@
+//! Monitor windows in the store (`rtscope monitor`): which runs belong to
+//! which monitor (and the run before each), every finished window of
+//! every thread, and retention (old histograms cleared, older rows
+//! deleted). Plain portable SQL (no SQLite-only syntax beyond `INSERT OR
+//! IGNORE`), so that other back ends can take it as it is.
+
+use super::{Result, Store};
+use rusqlite::{OptionalExtension, params};
+
+/// One finished window of one thread of a monitor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowRow {
+    pub monitor: String,
+    pub host: String,
+    pub run_uuid: String,
+    pub thread: u32,
+    pub cpu: Option<u32>,
+    pub start_unix_ns: u64,
+    pub end_unix_ns: u64,
+    /// Histogram samples (corrected missed periods included).
+    pub samples: u64,
+    pub wakeups: u64,
+    pub missed: u64,
+    pub min_ns: Option<u64>,
+    pub avg_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// The window's histogram blob and its precision; `None` once
+    /// retention cleared it (or when read as a summary).
+    pub histogram: Option<(u32, Vec<u8>)>,
+}
+
+/// What retention did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub histograms_cleared: u64,
+    pub windows_deleted: u64,
+}
+
+fn i(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn oi(v: Option<u64>) -> Option<i64> {
+    v.map(i)
+}
+
+impl Store {
+    /// Record that run `run_uuid` belongs to `monitor` on `host`; returns
+    /// the run of the same monitor before it (the one a restart follows).
+    pub fn begin_monitor_run(
+        &self,
+        monitor: &str,
+        host: &str,
+        run_uuid: &str,
+        started_at_unix_ns: u64,
+    ) -> Result<Option<String>> {
+        let what = "recording the monitor run";
+        let tx = self
+            .conn()
+            .unchecked_transaction()
+            .map_err(|e| self.err(what, e))?;
+        let previous: Option<String> = tx
+            .query_row(
+                "SELECT run_uuid FROM monitor_runs WHERE monitor = ?1 AND host = ?2 \
+                 ORDER BY started_at_unix_ns DESC LIMIT 1",
+                params![monitor, host],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(what, e))?;
+        tx.execute(
+            "INSERT INTO monitor_runs (run_uuid, monitor, host, previous_run_uuid, started_at_unix_ns) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run_uuid, monitor, host, previous, i(started_at_unix_ns)],
+        )
+        .map_err(|e| self.err(what, e))?;
+        tx.commit().map_err(|e| self.err(what, e))?;
+        Ok(previous)
+    }
+
+    /// The run before `run_uuid` in its monitor, and the monitor's name
+    /// and host (`None`: not a monitor run).
+    pub fn monitor_of_run(
+        &self,
+        run_uuid: &str,
+    ) -> Result<Option<(String, String, Option<String>)>> {
+        self.conn()
+            .query_row(
+                "SELECT monitor, host, previous_run_uuid FROM monitor_runs WHERE run_uuid = ?1",
+                params![run_uuid],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| self.err("reading the monitor of a run", e))
+    }
+
+    /// Store finished windows, in one transaction. A window already there
+    /// (same monitor, host, thread and start) is left as it is: returns
+    /// how many were new.
+    pub fn insert_windows(&self, rows: &[WindowRow]) -> Result<usize> {
+        let what = "saving monitor windows";
+        let tx = self
+            .conn()
+            .unchecked_transaction()
+            .map_err(|e| self.err(what, e))?;
+        let mut new = 0;
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO monitor_windows (monitor, host, run_uuid, thread, cpu, \
+                     start_unix_ns, end_unix_ns, samples, wakeups, missed, min_ns, avg_ns, p99_ns, \
+                     max_ns, sub_bucket_bits, histogram) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                )
+                .map_err(|e| self.err(what, e))?;
+            for w in rows {
+                let (bits, blob) = match &w.histogram {
+                    Some((b, blob)) => (Some(*b), Some(blob.as_slice())),
+                    None => (None, None),
+                };
+                new += st
+                    .execute(params![
+                        w.monitor,
+                        w.host,
+                        w.run_uuid,
+                        w.thread,
+                        w.cpu,
+                        i(w.start_unix_ns),
+                        i(w.end_unix_ns),
+                        i(w.samples),
+                        i(w.wakeups),
+                        i(w.missed),
+                        oi(w.min_ns),
+                        oi(w.avg_ns),
+                        oi(w.p99_ns),
+                        oi(w.max_ns),
+                        bits,
+                        blob,
+                    ])
+                    .map_err(|e| self.err(what, e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.err(what, e))?;
+        Ok(new)
+    }
+
+    /// Retention for `monitor` on `host` at `now_unix_ns`: clear the
+    /// histograms of windows that ended more than `keep_histograms_ns`
+    /// ago, delete the windows that ended more than `keep_windows_ns` ago.
+    pub fn prune_windows(
+        &self,
+        monitor: &str,
+        host: &str,
+        now_unix_ns: u64,
+        keep_histograms_ns: u64,
+        keep_windows_ns: u64,
+    ) -> Result<Pruned> {
+        let what = "applying the monitor's retention";
+        let c = self.conn();
+        let hist_before = i(now_unix_ns.saturating_sub(keep_histograms_ns));
+        let rows_before = i(now_unix_ns.saturating_sub(keep_windows_ns));
+        let cleared = c
+            .execute(
+                "UPDATE monitor_windows SET histogram = NULL, sub_bucket_bits = NULL \
+                 WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3 AND histogram IS NOT NULL",
+                params![monitor, host, hist_before],
+            )
+            .map_err(|e| self.err(what, e))?;
+        let deleted = c
+            .execute(
+                "DELETE FROM monitor_windows WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
+                params![monitor, host, rows_before],
+            )
+            .map_err(|e| self.err(what, e))?;
+        Ok(Pruned {
+            histograms_cleared: cleared as u64,
+            windows_deleted: deleted as u64,
+        })
+    }
+
+    /// The windows of `monitor` (every host when `host` is `None`), oldest
+    /// first, with their histograms when `with_histograms`.
+    pub fn monitor_windows(
+        &self,
+        monitor: &str,
+        host: Option<&str>,
+        with_histograms: bool,
+    ) -> Result<Vec<WindowRow>> {
+        let what = "reading monitor windows";
+        let mut st = self
+            .conn()
+            .prepare(
+                "SELECT monitor, host, run_uuid, thread, cpu, start_unix_ns, end_unix_ns, samples, \
+                 wakeups, missed, min_ns, avg_ns, p99_ns, max_ns, sub_bucket_bits, \
+                 CASE WHEN ?3 THEN histogram ELSE NULL END \
+                 FROM monitor_windows WHERE monitor = ?1 AND (?2 IS NULL OR host = ?2) \
+                 ORDER BY start_unix_ns, host, thread",
+            )
+            .map_err(|e| self.err(what, e))?;
+        let rows = st
+            .query_map(params![monitor, host, with_histograms], |r| {
+                let u = |k: usize| r.get::<_, i64>(k).map(|v| v.max(0) as u64);
+                let ou = |k: usize| {
+                    r.get::<_, Option<i64>>(k)
+                        .map(|v| v.map(|v| v.max(0) as u64))
+                };
+                let bits: Option<u32> = r.get(14)?;
+                let blob: Option<Vec<u8>> = r.get(15)?;
+                Ok(WindowRow {
+                    monitor: r.get(0)?,
+                    host: r.get(1)?,
+                    run_uuid: r.get(2)?,
+                    thread: r.get(3)?,
+                    cpu: r.get(4)?,
+                    start_unix_ns: u(5)?,
+                    end_unix_ns: u(6)?,
+                    samples: u(7)?,
+                    wakeups: u(8)?,
+                    missed: u(9)?,
+                    min_ns: ou(10)?,
+                    avg_ns: ou(11)?,
+                    p99_ns: ou(12)?,
+                    max_ns: ou(13)?,
+                    histogram: bits.zip(blob),
+                })
+            })
+            .map_err(|e| self.err(what, e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(what, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_util::TempStore;
+
+    fn row(start: u64, thread: u32) -> WindowRow {
+        WindowRow {
+            monitor: "m".into(),
+            host: "h".into(),
+            run_uuid: "r1".into(),
+            thread,
+            cpu: Some(thread),
+            start_unix_ns: start,
+            end_unix_ns: start + 10,
+            samples: 5,
+            wakeups: 5,
+            missed: 0,
+            min_ns: Some(1),
+            avg_ns: Some(2),
+            p99_ns: Some(3),
+            max_ns: Some(4),
+            histogram: Some((5, vec![1, 5, 0])),
+        }
+    }
+
+    #[test]
+    fn runs_link_windows_are_unique_and_retention_prunes() {
+        let t = TempStore::new("windows");
+        let s = Store::open(&t.db()).unwrap();
+        assert_eq!(s.begin_monitor_run("m", "h", "r1", 100).unwrap(), None);
+        assert_eq!(
+            s.begin_monitor_run("m", "h", "r2", 200).unwrap(),
+            Some("r1".to_string())
+        );
+        assert_eq!(s.begin_monitor_run("other", "h", "r3", 300).unwrap(), None);
+        assert_eq!(
+            s.monitor_of_run("r2").unwrap(),
+            Some(("m".into(), "h".into(), Some("r1".into())))
+        );
+        assert_eq!(
+            s.insert_windows(&[row(0, 0), row(0, 1), row(10, 0)])
+                .unwrap(),
+            3
+        );
+        assert_eq!(s.insert_windows(&[row(10, 0), row(20, 0)]).unwrap(), 1);
+        let all = s.monitor_windows("m", None, true).unwrap();
+        assert_eq!(all.len(), 4);
+        assert!(all.iter().all(|w| w.histogram.is_some()));
+        // At 35: histograms of windows ended before 25 cleared (3 rows),
+        // rows ended before 15 deleted (2 rows).
+        let p = s.prune_windows("m", "h", 35, 10, 20).unwrap();
+        assert_eq!(
+            p,
+            Pruned {
+                histograms_cleared: 3,
+                windows_deleted: 2
+            }
+        );
+        let left = s.monitor_windows("m", Some("h"), true).unwrap();
+        assert_eq!(
+            left.iter().map(|w| w.start_unix_ns).collect::<Vec<_>>(),
+            vec![10, 20]
+        );
+        assert_eq!(left[0].histogram, None);
+        assert!(left[1].histogram.is_some());
+    }
+}
