@@ -18,7 +18,6 @@ use crate::engine::build::{self, RecordContext};
 use crate::engine::shared::SharedStats;
 use crate::engine::{Control, Observer, Plan, RunView, Snapshot, ThreadSnapshot};
 use crate::record::{EndReason, RunRecord, RunStatus, WindowSeries};
-use rusqlite::{Transaction, TransactionBehavior};
 use std::time::{Duration, Instant};
 
 /// Shortest allowed interval between checkpoints.
@@ -104,7 +103,7 @@ impl RunSaver {
     /// Record `rec` (a run's state before measuring) as running in
     /// `store`, owned by this process.
     pub fn begin_with(
-        mut store: Store,
+        store: Store,
         rec: &RunRecord,
         ctx: &RecordContext,
         interval_ns: u64,
@@ -112,14 +111,13 @@ impl RunSaver {
         let owner = Owner::this_process();
         let path = store.path().to_path_buf();
         let mut cursor = WindowCursor::default();
-        let tx = Transaction::new(store.conn_mut(), TransactionBehavior::Immediate)
-            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
-        let id = runs::insert_row(&tx, rec, Some(&owner))
-            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
-        runs::write_parts(&tx, id, &mut rec.clone(), &mut cursor)
+        let mut tx = store.tx("recording the run")?;
+        let id = runs::insert_row(&mut tx, rec, Some(&owner))
+            .map_err(|e| StoreError::from_db(&path, "recording the run", e))?;
+        runs::write_parts(&mut tx, id, &mut rec.clone(), &mut cursor)
             .map_err(|e| e.into_store(&path))?;
         tx.commit()
-            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
+            .map_err(|e| StoreError::from_db(&path, "recording the run", e))?;
         store.set_busy_timeout(CHECKPOINT_BUSY)?;
         Ok(RunSaver {
             store,
@@ -163,11 +161,10 @@ impl RunSaver {
         let path = self.store.path().to_path_buf();
         let mut cursor = self.cursor.clone();
         let id = self.id;
-        let tx = Transaction::new(self.store.conn_mut(), TransactionBehavior::Immediate)
-            .map_err(|e| StoreError::from_sql(&path, "writing a checkpoint", e))?;
-        runs::write_parts(&tx, id, rec, &mut cursor).map_err(|e| e.into_store(&path))?;
+        let mut tx = self.store.tx("writing a checkpoint")?;
+        runs::write_parts(&mut tx, id, rec, &mut cursor).map_err(|e| e.into_store(&path))?;
         tx.commit()
-            .map_err(|e| StoreError::from_sql(&path, "writing a checkpoint", e))?;
+            .map_err(|e| StoreError::from_db(&path, "writing a checkpoint", e))?;
         self.cursor = cursor;
         Ok(())
     }
