@@ -111,6 +111,15 @@ pub enum StoreError {
         "'{url}' is not a usable PostgreSQL URL: {detail}; write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME"
     )]
     BadUrl { url: String, detail: String },
+    #[error(
+        "the PostgreSQL store {url} could not be reached when the run ended: the whole run is kept in the local spool {} as run {id}; send it when the server is back with: rtscope --db {} push {id} --to {url}",
+        spool.display(), spool.display()
+    )]
+    Spooled {
+        url: String,
+        spool: PathBuf,
+        id: i64,
+    },
     #[error("{0}")]
     Invalid(String),
 }
@@ -407,6 +416,15 @@ impl Store {
             **pg = conn;
         }
         Ok(())
+    }
+
+    /// True when the PostgreSQL connection broke (the server stopped or
+    /// went away): the next use connects again.
+    pub fn connection_lost(&self) -> bool {
+        match &*self.db.borrow() {
+            Db::Postgres(pg) => pg.client.is_closed(),
+            Db::Sqlite(_) => false,
+        }
     }
 
     pub(crate) fn err(&self, what: &str, e: impl Into<DbError>) -> StoreError {
