@@ -12,6 +12,7 @@ mod load;
 mod measure;
 mod measure_explain;
 mod package;
+mod postgres;
 mod report;
 mod static_binary;
 mod store;
