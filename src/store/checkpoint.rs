@@ -56,6 +56,19 @@ pub struct RunSaver {
     load: Option<std::sync::Arc<std::sync::Mutex<Option<crate::record::LoadRecord>>>>,
     /// Where checkpoints go while the PostgreSQL store is unreachable.
     spool: Option<Spooled>,
+    /// `RTSCOPE_CHECKPOINT_LOG`: a file that gets one line per checkpoint
+    /// (its time in ns, or `failed`), for bench/pg-writers.py.
+    log: Option<std::fs::File>,
+}
+
+/// The file named by `RTSCOPE_CHECKPOINT_LOG`, opened for appending.
+fn checkpoint_log() -> Option<std::fs::File> {
+    let p = std::env::var_os("RTSCOPE_CHECKPOINT_LOG").filter(|v| !v.is_empty())?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+        .ok()
 }
 
 /// The run's copy in the local spool.
@@ -158,6 +171,7 @@ impl RunSaver {
             stats: CheckpointStats::default(),
             load: None,
             spool: None,
+            log: checkpoint_log(),
         })
     }
 
@@ -286,7 +300,15 @@ impl Observer for RunSaver {
             return Control::Continue;
         }
         self.last = Instant::now();
-        match self.checkpoint(view) {
+        let result = self.checkpoint(view);
+        if let Some(f) = self.log.as_mut() {
+            use std::io::Write as _;
+            let _ = match &result {
+                Ok(took) => writeln!(f, "{}", took.as_nanos()),
+                Err(_) => writeln!(f, "failed"),
+            };
+        }
+        match result {
             Ok(took) => {
                 self.stats.written += 1;
                 self.stats.total += took;
