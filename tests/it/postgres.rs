@@ -23,13 +23,19 @@ struct Cluster {
     port: u16,
 }
 
+/// Close the descriptors a test may have inherited (the flock(1) of
+/// /tmp/rtscope-measure.lock is one): a server started from here must
+/// not hold the measuring lock after the tests end.
+const CLOSE_FDS: &str = "exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-;";
+
 fn as_postgres(prog: &str) -> Command {
-    let mut c = Command::new("setpriv");
+    let mut c = Command::new("sh");
     c.args([
-        "--reuid=postgres",
-        "--regid=postgres",
-        "--clear-groups",
-        "--",
+        "-c",
+        &format!(
+            "{CLOSE_FDS} exec setpriv --reuid=postgres --regid=postgres --clear-groups -- \"$@\""
+        ),
+        "sh",
     ])
     .arg(Path::new(BIN).join(prog));
     c
@@ -139,7 +145,7 @@ impl Cluster {
     /// that never ends, since the signal follows the creating thread.
     fn watch(&self) {
         let script = format!(
-            "trap 'setpriv --reuid=postgres --regid=postgres --clear-groups -- {BIN}/pg_ctl -D {d}/data -m immediate stop >/dev/null 2>&1; rm -rf {d}; exit 0' TERM; \
+            "{CLOSE_FDS} trap 'setpriv --reuid=postgres --regid=postgres --clear-groups -- {BIN}/pg_ctl -D {d}/data -m immediate stop >/dev/null 2>&1; rm -rf {d}; exit 0' TERM; \
              while :; do sleep 0.2; done",
             d = self.dir.display()
         );
