@@ -240,7 +240,8 @@ fn two_boards_write_to_one_store_and_are_read_by_host() {
             args.extend(["-D", "1", "--host", host, "--label", host]);
             let o = rt(&dir, &url, &args);
             assert_code(&o, 0);
-            assert!(stderr(&o).contains("saved as run"), "{}", stderr(&o));
+            let text = format!("{}{}", stdout(&o), stderr(&o));
+            assert!(text.contains("saved as run"), "{text}");
         }
     }
     assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 2);
