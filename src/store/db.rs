@@ -156,7 +156,11 @@ impl DbError {
     /// connection broke (the server stopped, the network went away).
     pub fn is_connection(&self) -> bool {
         match self {
-            DbError::Postgres(e) => e.is_closed() || e.as_db_error().is_none(),
+            DbError::Postgres(e) => {
+                e.is_closed()
+                    || std::error::Error::source(e)
+                        .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+            }
             _ => false,
         }
     }
