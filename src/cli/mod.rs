@@ -74,6 +74,7 @@ pub struct Cli {
         long = "db",
         value_name = "PATH|URL",
         env = "RTSCOPE_DB",
+        hide_env_values = true,
         global = true
     )]
     pub db: Option<PathBuf>,
