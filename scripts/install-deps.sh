@@ -8,8 +8,10 @@ set -eu
 # (taskset and setpriv: the tune tests; unshare: the static-binary test),
 # mount (its bind mounts), chromium (the report test renders and prints
 # the HTML report headless). `make deb` and its test need only dpkg-deb,
-# gzip and bash, which every Debian system has.
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium}"
+# gzip and bash, which every Debian system has. postgresql (15 on Debian
+# 12): tests/it/postgres.rs initialises and starts its own cluster in a
+# temporary directory (initdb, pg_ctl); no system service is used.
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium postgresql}"
 
 missing=""
 for p in $PACKAGES; do
