@@ -15,7 +15,24 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const BIN: &str = "/usr/lib/postgresql/15/bin";
+/// The server's programs: Debian's newest /usr/lib/postgresql/N/bin.
+fn bin() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+            .collect();
+        versions.sort();
+        versions
+            .pop()
+            .map(|(_, p)| p)
+            .unwrap_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"))
+    })
+    .clone()
+}
 
 /// A PostgreSQL cluster in a temporary directory.
 struct Cluster {
@@ -37,7 +54,7 @@ fn as_postgres(prog: &str) -> Command {
         ),
         "sh",
     ])
-    .arg(Path::new(BIN).join(prog));
+    .arg(bin().join(prog));
     c
 }
 
@@ -53,9 +70,10 @@ impl Cluster {
     /// A new cluster, started; `None` (the test is skipped, with the
     /// reason) where PostgreSQL or root is missing.
     fn start(name: &str) -> Option<Cluster> {
-        if !is_root() || !Path::new(BIN).join("initdb").exists() {
+        if !is_root() || !bin().join("initdb").exists() {
             eprintln!(
-                "SKIP: PostgreSQL 15 ({BIN}) or root is missing: scripts/install-deps.sh installs it"
+                "SKIP: PostgreSQL ({}) or root is missing: scripts/install-deps.sh installs it",
+                bin().display()
             );
             return None;
         }
@@ -145,9 +163,10 @@ impl Cluster {
     /// that never ends, since the signal follows the creating thread.
     fn watch(&self) {
         let script = format!(
-            "{CLOSE_FDS} trap 'setpriv --reuid=postgres --regid=postgres --clear-groups -- {BIN}/pg_ctl -D {d}/data -m immediate stop >/dev/null 2>&1; rm -rf {d}; exit 0' TERM; \
+            "{CLOSE_FDS} trap 'setpriv --reuid=postgres --regid=postgres --clear-groups -- {b}/pg_ctl -D {d}/data -m immediate stop >/dev/null 2>&1; rm -rf {d}; exit 0' TERM; \
              while :; do sleep 0.2; done",
-            d = self.dir.display()
+            d = self.dir.display(),
+            b = bin().display()
         );
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
