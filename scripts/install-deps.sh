@@ -10,8 +10,10 @@ set -eu
 # the HTML report headless). `make deb` and its test need only dpkg-deb,
 # gzip and bash, which every Debian system has. prometheus: the
 # --metrics test starts one on loopback (its own config and storage, no
-# system service) and queries it.
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium prometheus}"
+# system service) and queries it. postgresql (15 on Debian 12):
+# tests/it/postgres.rs initialises and starts its own cluster in a
+# temporary directory (initdb, pg_ctl); no system service is used.
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium prometheus postgresql}"
 
 missing=""
 for p in $PACKAGES; do

@@ -239,6 +239,11 @@ pub struct MeasureArgs {
     /// "PREEMPT_RT, CPU 1 isolated").
     #[arg(long = "label", value_name = "TEXT")]
     pub label: Option<String>,
+    /// Host name the run records (default: this machine's, from
+    /// /proc/sys/kernel/hostname): the board's name in a shared store,
+    /// selected later with `rtscope runs --host NAME`.
+    #[arg(long = "host", value_name = "NAME", value_parser = host_name)]
+    pub host: Option<String>,
     /// KEY=VALUE fact about the run (repeatable), e.g. --tag load=hackbench.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
     pub tags: Vec<(String, String)>,
@@ -349,12 +354,25 @@ impl MeasureArgs {
                 histogram: self.histogram(),
             },
             label: self.label.clone(),
+            host: self.host.clone(),
             tags: super::import::tag_map(&self.tags)?,
             max_latency_ns: self.max_latency_ns,
             command_line: std::env::args().collect(),
             explain_above_ns: self.explain_ns,
         })
     }
+}
+
+/// clap value parser for `--host`: a non-empty name without control
+/// characters, at most 255 bytes.
+fn host_name(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t.is_empty() || t.len() > 255 || t.chars().any(char::is_control) {
+        return Err(format!(
+            "'{s}' is not a host name: give 1 to 255 printable characters"
+        ));
+    }
+    Ok(t.to_string())
 }
 
 pub fn run(args: &MeasureArgs) -> Result<Exit> {

@@ -54,6 +54,7 @@ pub mod measure;
 pub mod metrics;
 pub mod monitor;
 pub mod plot;
+pub mod push;
 pub mod report;
 pub mod runs;
 pub mod schema;
@@ -68,10 +69,17 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "rtscope", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
-    /// Run store (SQLite file) to use. Default:
+    /// Run store to use: an SQLite file, or a shared PostgreSQL database
+    /// as postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME. Default:
     /// $XDG_DATA_HOME/rtscope/rtscope.db, else
     /// ~/.local/share/rtscope/rtscope.db (under sudo: root's home).
-    #[arg(long = "db", value_name = "PATH", env = "RTSCOPE_DB", global = true)]
+    #[arg(
+        long = "db",
+        value_name = "PATH|URL",
+        env = "RTSCOPE_DB",
+        hide_env_values = true,
+        global = true
+    )]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -103,6 +111,8 @@ pub enum Command {
     // long help) is used.
     Runs(runs::RunsArgs),
     Import(import::ImportArgs),
+    // The help comes from `PushArgs`.
+    Push(push::PushArgs),
     // The help of `explain` comes from `ExplainArgs`.
     Explain(explain::ExplainArgs),
     // The help comes from `StudyArgs`.
@@ -174,6 +184,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(args) => compare::run(&args),
         Command::Runs(args) => runs::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Push(args) => push::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Study(args) => study::run(&args),
         Command::Completions(args) => completions::run(&args),

@@ -18,6 +18,10 @@ use std::path::PathBuf;
 /// ~/.local/share/rtscope/rtscope.db).
 #[derive(Args, Debug, Clone)]
 pub struct RunsArgs {
+    /// List only the runs measured on host NAME (the fingerprint's host
+    /// name, or what `measure --host` recorded).
+    #[arg(long = "host", value_name = "NAME")]
+    pub host: Option<String>,
     #[command(subcommand)]
     pub action: Option<RunsAction>,
 }
@@ -77,19 +81,26 @@ fn table(s: &str) -> Result<csv::Table, String> {
 
 pub fn run(args: &RunsArgs) -> Result<Exit> {
     match args.action.clone().unwrap_or(RunsAction::List) {
-        RunsAction::List => list(),
+        RunsAction::List => list(args.host.as_deref()),
         RunsAction::Show { run } => show(&run),
         RunsAction::Rm { runs } => remove(&runs),
         RunsAction::Export(e) => export(&e),
     }
 }
 
-fn list() -> Result<Exit> {
+fn list(host: Option<&str>) -> Result<Exit> {
     let db = store::db_path()?;
-    let rows = match Store::open_existing(&db)? {
-        Some(s) => s.list()?,
-        None => Vec::new(),
+    let rows = match (Store::open_existing(&db)?, host) {
+        (Some(s), Some(h)) => s.list_host(h)?,
+        (Some(s), None) => s.list()?,
+        (None, _) => Vec::new(),
     };
+    if rows.is_empty()
+        && let Some(h) = host
+    {
+        outln!("no runs of host '{h}' stored in {}", db.display());
+        return Ok(Exit::Ok);
+    }
     if rows.is_empty() {
         outln!(
             "no runs stored in {} yet (rtscope measure saves every run; rtscope import reads other tools' results)",

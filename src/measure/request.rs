@@ -27,6 +27,9 @@ pub struct Request {
     pub outputs: Outputs,
     /// Shown by `runs` and in reports.
     pub label: Option<String>,
+    /// The host name the run records instead of this machine's (a lab's
+    /// name for the board); `None`: the machine's.
+    pub host: Option<String>,
     pub tags: BTreeMap<String, String>,
     /// The run's status is "limit exceeded" above this.
     pub max_latency_ns: Option<u64>,

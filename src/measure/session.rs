@@ -134,7 +134,13 @@ impl Session {
             tags: request.tags.clone(),
             max_latency_ns: request.max_latency_ns,
             // Taken after isolation, so it records the tuning in force.
-            fingerprint: fingerprint::take(&SysRoot::host()),
+            fingerprint: {
+                let mut f = fingerprint::take(&SysRoot::host());
+                if let Some(h) = &request.host {
+                    f.hostname = h.clone();
+                }
+                f
+            },
             ..Default::default()
         };
         let explainer = match request.explain_above_ns {
@@ -220,6 +226,7 @@ impl Session {
             let store = s.store_path().to_path_buf();
             match s.finish(&rec) {
                 Ok(id) => saved = Some(Saved { id, store }),
+                Err(e @ crate::store::StoreError::Spooled { .. }) => failures.push(e.to_string()),
                 Err(e) => failures.push(format!(
                     "the run could not be saved in the store: {e} (its last checkpoint is there, marked interrupted)"
                 )),

@@ -257,6 +257,7 @@ mod tests {
             max_ns: Some(45_600),
             fingerprint_hash: "0".into(),
             saved_at_unix_ns: 0,
+            host: "testhost".into(),
         }
     }
 

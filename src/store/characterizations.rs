@@ -4,14 +4,14 @@
 //! `characterizations` and its table rows in `characterization_rows`.
 //! Saved as it goes: begun before the first benchmark (state running,
 //! with this process as owner), rewritten after each one, ended complete
-//! or interrupted. All SQL of characterizations lives here, in plain
-//! portable SQL (no SQLite-only functions).
+//! or interrupted. All SQL of characterizations lives here, written for
+//! both backends (see `db.rs`).
 
 use super::owner::Owner;
 use super::runs::RunState;
 use super::{Result, Store, StoreError, now_unix_ns};
+use crate::args;
 use crate::characterize::{BenchResult, Characterization};
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The `runs.source_kind` of a characterization.
 pub const SOURCE_KIND: &str = "characterization";
@@ -35,16 +35,18 @@ impl Store {
     /// process. Returns its id.
     pub fn begin_characterization(&mut self, c: &Characterization) -> Result<i64> {
         let path = self.path().to_path_buf();
-        let err = |e| StoreError::from_sql(&path, "saving a characterization", e);
+        let err = |e| StoreError::from_db(&path, "saving a characterization", e);
         let owner = Owner::this_process();
         let head = head_json(c)?;
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate).map_err(err)?;
-        tx.execute(
+        let mut tx = self.tx("saving a characterization")?;
+        let id: i64 = tx
+            .query_one(
             "INSERT INTO runs (uuid, status, source_kind, label, started_at_unix_ns, duration_ns, \
              kernel_release, preemption_model, threads, samples, fingerprint_hash, record_json, \
              saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks) \
-             VALUES (?1, 'running', ?2, ?3, ?4, 0, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
+             VALUES (?1, 'running', ?2, ?3, ?4, 0, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
+             RETURNING id",
+            &args![
                 c.uuid,
                 SOURCE_KIND,
                 c.label,
@@ -61,12 +63,12 @@ impl Store {
                 owner.start_ticks,
             ],
         )
+        .and_then(|r| r.get(0))
         .map_err(err)?;
-        let id = tx.last_insert_rowid();
         tx.execute(
             "INSERT INTO characterizations (run_id, schema_name, per_bench_ns, interval_ns, priority, \
              cpus, clock_read_ns, complete, head_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
+            &args![
                 id,
                 c.schema,
                 c.per_bench_ns,
@@ -92,7 +94,7 @@ impl Store {
         state: RunState,
     ) -> Result<()> {
         let path = self.path().to_path_buf();
-        let err = |e| StoreError::from_sql(&path, "saving a characterization", e);
+        let err = |e| StoreError::from_db(&path, "saving a characterization", e);
         let head = head_json(c)?;
         let rows = c
             .results
@@ -100,11 +102,11 @@ impl Store {
             .map(|r| serde_json::to_string(r).map(|j| (r, j)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| StoreError::Invalid(format!("characterization row: {e}")))?;
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate).map_err(err)?;
+        let mut tx = self.tx("saving a characterization")?;
         tx.execute(
             "UPDATE runs SET status = ?2, label = ?3, duration_ns = ?4, samples = ?5, \
              saved_at_unix_ns = ?6 WHERE id = ?1",
-            params![
+            &args![
                 id,
                 state.name(),
                 c.label,
@@ -116,22 +118,21 @@ impl Store {
         .map_err(err)?;
         tx.execute(
             "UPDATE characterizations SET complete = ?2, head_json = ?3 WHERE run_id = ?1",
-            params![id, c.complete as i64, head],
+            &args![id, c.complete as i64, head],
         )
         .map_err(err)?;
-        tx.execute("DELETE FROM characterization_rows WHERE run_id = ?1", [id])
-            .map_err(err)?;
-        {
-            let mut st = tx
-                .prepare_cached(
-                    "INSERT INTO characterization_rows (run_id, seq, bench, variant, cpu, count, \
-                     min_ns, avg_ns, p50_ns, p99_ns, p9999_ns, max_ns, row_json) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                )
-                .map_err(err)?;
-            for (seq, (r, json)) in rows.iter().enumerate() {
-                let s = &r.stats;
-                st.execute(params![
+        tx.execute(
+            "DELETE FROM characterization_rows WHERE run_id = ?1",
+            &args![id],
+        )
+        .map_err(err)?;
+        for (seq, (r, json)) in rows.iter().enumerate() {
+            let s = &r.stats;
+            tx.execute(
+                "INSERT INTO characterization_rows (run_id, seq, bench, variant, cpu, count, \
+                 min_ns, avg_ns, p50_ns, p99_ns, p9999_ns, max_ns, row_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                &args![
                     id,
                     seq as i64,
                     r.bench,
@@ -145,23 +146,21 @@ impl Store {
                     s.p9999_ns,
                     s.max_ns,
                     json
-                ])
-                .map_err(err)?;
-            }
+                ],
+            )
+            .map_err(err)?;
         }
         tx.commit().map_err(err)
     }
 
     /// Is run `id` a characterization?
     pub fn is_characterization(&self, id: i64) -> Result<bool> {
-        let found: Option<i64> = self
-            .conn()
-            .query_row(
+        let found = self
+            .db()
+            .query_opt(
                 "SELECT run_id FROM characterizations WHERE run_id = ?1",
-                [id],
-                |r| r.get(0),
+                &args![id],
             )
-            .optional()
             .map_err(|e| self.err("reading a characterization", e))?;
         Ok(found.is_some())
     }
@@ -174,13 +173,12 @@ impl Store {
             detail,
         };
         let head: String = self
-            .conn()
-            .query_row(
+            .db()
+            .query_opt(
                 "SELECT head_json FROM characterizations WHERE run_id = ?1",
-                [id],
-                |r| r.get(0),
+                &args![id],
             )
-            .optional()
+            .and_then(|r| r.map(|r| r.get(0)).transpose())
             .map_err(|e| self.err("reading a characterization", e))?
             .ok_or_else(|| StoreError::NoRun {
                 reference: id.to_string(),
@@ -188,14 +186,13 @@ impl Store {
             })?;
         let mut c: Characterization =
             serde_json::from_str(&head).map_err(|e| bad(format!("its head: {e}")))?;
-        let mut st = self
-            .conn()
-            .prepare("SELECT row_json FROM characterization_rows WHERE run_id = ?1 ORDER BY seq")
-            .map_err(|e| self.err("reading a characterization", e))?;
-        let rows = st
-            .query_map([id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err("reading a characterization", e))?
-            .collect::<rusqlite::Result<Vec<_>>>()
+        let rows: Vec<String> = self
+            .db()
+            .query(
+                "SELECT row_json FROM characterization_rows WHERE run_id = ?1 ORDER BY seq",
+                &args![id],
+            )
+            .and_then(|rows| rows.iter().map(|r| r.get(0)).collect())
             .map_err(|e| self.err("reading a characterization", e))?;
         for (i, j) in rows.iter().enumerate() {
             let r: BenchResult =
@@ -277,10 +274,9 @@ mod tests {
         s.remove(&[id]).unwrap();
         assert!(!s.is_characterization(id).unwrap());
         let n: i64 = s
-            .conn()
-            .query_row("SELECT count(*) FROM characterization_rows", [], |r| {
-                r.get(0)
-            })
+            .db()
+            .query_one("SELECT count(*) FROM characterization_rows", &[])
+            .and_then(|r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
     }

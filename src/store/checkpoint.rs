@@ -9,7 +9,12 @@
 //! copies the shared statistics (the measuring threads are not disturbed)
 //! and writes only the window points that are new. A checkpoint that
 //! fails (disk full, store locked) is reported once and retried at the
-//! next interval; measuring goes on.
+//! next interval; measuring goes on. With a PostgreSQL store, a
+//! checkpoint that cannot reach the server goes to the local spool
+//! (`spool`) instead; each later checkpoint tries the server again, and
+//! once one reaches it the spooled copy is removed. A run that ends while
+//! the server is away stays whole in the spool, and the error says where
+//! and how to send it (`rtscope push`).
 
 use super::owner::Owner;
 use super::runs::{self, WindowCursor};
@@ -18,7 +23,6 @@ use crate::engine::build::{self, RecordContext};
 use crate::engine::shared::SharedStats;
 use crate::engine::{Control, Observer, Plan, RunView, Snapshot, ThreadSnapshot};
 use crate::record::{EndReason, RunRecord, RunStatus, WindowSeries};
-use rusqlite::{Transaction, TransactionBehavior};
 use std::time::{Duration, Instant};
 
 /// Shortest allowed interval between checkpoints.
@@ -50,6 +54,41 @@ pub struct RunSaver {
     stats: CheckpointStats,
     /// The load record so far, kept up to date by the load's session.
     load: Option<std::sync::Arc<std::sync::Mutex<Option<crate::record::LoadRecord>>>>,
+    /// Where checkpoints go while the PostgreSQL store is unreachable.
+    spool: Option<Spooled>,
+    /// `RTSCOPE_CHECKPOINT_LOG`: a file that gets one line per checkpoint
+    /// (its time in ns, or `failed`), for bench/pg-writers.py.
+    log: Option<std::fs::File>,
+}
+
+/// The file named by `RTSCOPE_CHECKPOINT_LOG`, opened for appending.
+fn checkpoint_log() -> Option<std::fs::File> {
+    let p = std::env::var_os("RTSCOPE_CHECKPOINT_LOG").filter(|v| !v.is_empty())?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+        .ok()
+}
+
+/// The run's copy in the local spool.
+struct Spooled {
+    store: Store,
+    id: i64,
+    cursor: WindowCursor,
+}
+
+/// Write `rec` over run `id` of `store` in one transaction; `cursor`
+/// advances only when it commits.
+fn write_to(store: &Store, id: i64, rec: &mut RunRecord, cursor: &mut WindowCursor) -> Result<()> {
+    let path = store.path().to_path_buf();
+    let mut next = cursor.clone();
+    let mut tx = store.tx("writing a checkpoint")?;
+    runs::write_parts(&mut tx, id, rec, &mut next).map_err(|e| e.into_store(&path))?;
+    tx.commit()
+        .map_err(|e| StoreError::from_db(&path, "writing a checkpoint", e))?;
+    *cursor = next;
+    Ok(())
 }
 
 /// The state of a run before its first period: empty statistics.
@@ -104,7 +143,7 @@ impl RunSaver {
     /// Record `rec` (a run's state before measuring) as running in
     /// `store`, owned by this process.
     pub fn begin_with(
-        mut store: Store,
+        store: Store,
         rec: &RunRecord,
         ctx: &RecordContext,
         interval_ns: u64,
@@ -112,14 +151,13 @@ impl RunSaver {
         let owner = Owner::this_process();
         let path = store.path().to_path_buf();
         let mut cursor = WindowCursor::default();
-        let tx = Transaction::new(store.conn_mut(), TransactionBehavior::Immediate)
-            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
-        let id = runs::insert_row(&tx, rec, Some(&owner))
-            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
-        runs::write_parts(&tx, id, &mut rec.clone(), &mut cursor)
+        let mut tx = store.tx("recording the run")?;
+        let id = runs::insert_row(&mut tx, rec, Some(&owner))
+            .map_err(|e| StoreError::from_db(&path, "recording the run", e))?;
+        runs::write_parts(&mut tx, id, &mut rec.clone(), &mut cursor)
             .map_err(|e| e.into_store(&path))?;
         tx.commit()
-            .map_err(|e| StoreError::from_sql(&path, "recording the run", e))?;
+            .map_err(|e| StoreError::from_db(&path, "recording the run", e))?;
         store.set_busy_timeout(CHECKPOINT_BUSY)?;
         Ok(RunSaver {
             store,
@@ -132,6 +170,8 @@ impl RunSaver {
             notices: Vec::new(),
             stats: CheckpointStats::default(),
             load: None,
+            spool: None,
+            log: checkpoint_log(),
         })
     }
 
@@ -158,18 +198,66 @@ impl RunSaver {
 
     /// Write `rec` over the run's last state, in one transaction (what a
     /// checkpoint does after taking the record); `rec` is the same on
-    /// return. The cursor advances only when the transaction commits.
+    /// return. The cursor advances only when the transaction commits. A
+    /// PostgreSQL store that cannot be reached gets it at a later call;
+    /// meanwhile it goes to the local spool.
     pub fn write(&mut self, rec: &mut RunRecord) -> Result<()> {
-        let path = self.store.path().to_path_buf();
-        let mut cursor = self.cursor.clone();
-        let id = self.id;
-        let tx = Transaction::new(self.store.conn_mut(), TransactionBehavior::Immediate)
-            .map_err(|e| StoreError::from_sql(&path, "writing a checkpoint", e))?;
-        runs::write_parts(&tx, id, rec, &mut cursor).map_err(|e| e.into_store(&path))?;
-        tx.commit()
-            .map_err(|e| StoreError::from_sql(&path, "writing a checkpoint", e))?;
-        self.cursor = cursor;
-        Ok(())
+        let primary = self
+            .store
+            .reconnect()
+            .and_then(|()| write_to(&self.store, self.id, rec, &mut self.cursor));
+        match primary {
+            Ok(()) => {
+                if let Some(sp) = self.spool.take() {
+                    let mut st = sp.store;
+                    let _ = st.remove(&[sp.id]);
+                    self.notices.push(format!(
+                        "the PostgreSQL store {} is reachable again: checkpoints are written there again (the spooled copy was removed)",
+                        self.store.path().display()
+                    ));
+                }
+                Ok(())
+            }
+            Err(e)
+                if self.store.is_postgres()
+                    && (e.is_unreachable()
+                        || self.store.connection_lost()
+                        || self.spool.is_some()) =>
+            {
+                self.write_spool(rec, &e).map_err(|_| e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Write `rec` into the local spool (creating the run there first).
+    fn write_spool(&mut self, rec: &mut RunRecord, why: &StoreError) -> Result<()> {
+        if self.spool.is_none() {
+            let store = super::spool::open()?;
+            let id = match store.find_uuid(&rec.run_uuid)? {
+                Some(id) => id,
+                None => {
+                    let path = store.path().to_path_buf();
+                    let mut tx = store.tx("spooling the run")?;
+                    let id = runs::insert_row(&mut tx, rec, Some(&Owner::this_process()))
+                        .map_err(|e| StoreError::from_db(&path, "spooling the run", e))?;
+                    tx.commit()
+                        .map_err(|e| StoreError::from_db(&path, "spooling the run", e))?;
+                    id
+                }
+            };
+            self.notices.push(format!(
+                "{why}; measuring goes on, and checkpoints are kept in the local spool {} (run {id}) until the server is back",
+                store.path().display()
+            ));
+            self.spool = Some(Spooled {
+                store,
+                id,
+                cursor: WindowCursor::default(),
+            });
+        }
+        let sp = self.spool.as_mut().expect("spool opened above");
+        write_to(&sp.store, sp.id, rec, &mut sp.cursor)
     }
 
     /// Write a checkpoint of the run as it is now.
@@ -189,7 +277,14 @@ impl RunSaver {
         rec.validate().map_err(StoreError::Invalid)?;
         self.store.set_busy_timeout(FINAL_BUSY)?;
         self.write(&mut rec.clone())?;
-        Ok(self.id)
+        match &self.spool {
+            Some(sp) => Err(StoreError::Spooled {
+                url: self.store.path().display().to_string(),
+                spool: sp.store.path().to_path_buf(),
+                id: sp.id,
+            }),
+            None => Ok(self.id),
+        }
     }
 
     /// The run never started (set-up failed): remove its row.
@@ -205,7 +300,15 @@ impl Observer for RunSaver {
             return Control::Continue;
         }
         self.last = Instant::now();
-        match self.checkpoint(view) {
+        let result = self.checkpoint(view);
+        if let Some(f) = self.log.as_mut() {
+            use std::io::Write as _;
+            let _ = match &result {
+                Ok(took) => writeln!(f, "{}", took.as_nanos()),
+                Err(_) => writeln!(f, "failed"),
+            };
+        }
+        match result {
             Ok(took) => {
                 self.stats.written += 1;
                 self.stats.total += took;

@@ -1,26 +1,37 @@
 //! The run store: every run, measured or imported, kept in one SQLite
-//! file (WAL mode, versioned schema with migrations). This module owns
-//! where the file is (`--db`, `RTSCOPE_DB`, the XDG default), opening it
-//! safely (never writing to a file that is not ours, is damaged, or comes
-//! from a newer rtscope), and the typed errors every caller turns into a
-//! one-line message.
+//! file (WAL mode, versioned schema with migrations), or in a shared
+//! PostgreSQL database when `--db` is a `postgresql://` URL. This module
+//! owns where the store is (`--db`, `RTSCOPE_DB`, the XDG default),
+//! opening it safely (never writing to a file or database that is not
+//! ours, is damaged, or comes from a newer rtscope), and the typed errors
+//! every caller turns into a one-line message.
 //!
-//! Layout: `schema` (DDL and migrations), `codec` (how a record is split
-//! into rows and put back together), `runs` (queries), `owner` (which
-//! process is writing a running run), `checkpoint` (the observer that
-//! saves a run while it is measured). Never measures; never runs on a
+//! Layout: `db` (the backend layer both engines share: values, rows,
+//! transactions, placeholders), `postgres` (URL, connection, identity of a
+//! PostgreSQL store), `schema` (DDL and migrations, both dialects),
+//! `codec` (how a record is split into rows and put back together),
+//! `runs` (queries), `owner` (which process is writing a running run),
+//! `checkpoint` (the observer that saves a run while it is measured),
+//! `spool` (where checkpoints go while PostgreSQL is unreachable), `push`
+//! (copying runs between stores). Never measures; never runs on a
 //! measuring thread.
 
 pub mod characterizations;
 pub mod checkpoint;
 pub mod codec;
+pub mod db;
 pub mod owner;
+pub mod postgres;
+pub mod push;
 pub mod runs;
 pub mod schema;
+pub mod spool;
 pub mod studies;
 pub mod windows;
 
+use db::{Db, DbError, Tx};
 use rusqlite::{Connection, OpenFlags};
+use std::cell::{RefCell, RefMut};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -94,6 +105,23 @@ pub enum StoreError {
         path: PathBuf,
         detail: String,
     },
+    #[error(
+        "cannot reach the PostgreSQL run store {url}: {detail}; check that the server runs and accepts connections, and the URL (postgresql://USER@HOST:PORT/DBNAME)"
+    )]
+    Unreachable { url: String, detail: String },
+    #[error(
+        "'{url}' is not a usable PostgreSQL URL: {detail}; write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME"
+    )]
+    BadUrl { url: String, detail: String },
+    #[error(
+        "the PostgreSQL store {url} could not be reached when the run ended: the whole run is kept in the local spool {} as run {id}; send it when the server is back with: rtscope --db {} push {id} --to {url}",
+        spool.display(), spool.display()
+    )]
+    Spooled {
+        url: String,
+        spool: PathBuf,
+        id: i64,
+    },
     #[error("{0}")]
     Invalid(String),
 }
@@ -132,9 +160,40 @@ impl StoreError {
         }
     }
 
+    /// Turn a backend error into the error a person can act on.
+    pub fn from_db(path: &Path, what: &str, e: DbError) -> StoreError {
+        match e {
+            DbError::Sqlite(e) => StoreError::from_sql(path, what, e),
+            ref pe @ DbError::Postgres(ref p) => {
+                if pe.is_connection() {
+                    StoreError::Unreachable {
+                        url: path.display().to_string(),
+                        detail: postgres::error_text(p),
+                    }
+                } else {
+                    StoreError::Sql {
+                        path: path.to_path_buf(),
+                        what: what.to_string(),
+                        detail: postgres::error_text(p),
+                    }
+                }
+            }
+            other => StoreError::Sql {
+                path: path.to_path_buf(),
+                what: what.to_string(),
+                detail: other.to_string(),
+            },
+        }
+    }
+
     /// True when the store was busy (a checkpoint may simply retry later).
     pub fn is_locked(&self) -> bool {
         matches!(self, StoreError::Locked { .. })
+    }
+
+    /// True when a PostgreSQL server could not be reached.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Unreachable { .. })
     }
 }
 
@@ -177,8 +236,14 @@ pub fn default_path() -> Option<PathBuf> {
     nonempty("HOME").map(|h| h.join(".local/share/rtscope").join(FILE_NAME))
 }
 
+/// True when a store location is a PostgreSQL URL rather than a file.
+pub fn is_url(path: &Path) -> bool {
+    postgres::is_url(&path.to_string_lossy())
+}
+
 /// The store this process uses: the command line's choice, else
-/// `RTSCOPE_DB`, else [`default_path`].
+/// `RTSCOPE_DB`, else [`default_path`]. A PostgreSQL URL is carried as a
+/// path too ([`is_url`] tells them apart).
 pub fn db_path() -> Result<PathBuf> {
     if let Some(p) = CHOSEN.get() {
         return Ok(p.clone());
@@ -191,7 +256,8 @@ pub fn db_path() -> Result<PathBuf> {
 
 /// An open run store.
 pub struct Store {
-    conn: Connection,
+    db: RefCell<Db>,
+    /// The file, or the PostgreSQL URL without its password (for messages).
     path: PathBuf,
 }
 
@@ -207,6 +273,10 @@ impl Store {
     /// anything, a file that is not an rtscope store, is damaged, or has a
     /// newer schema.
     pub fn open(path: &Path) -> Result<Store> {
+        if is_url(path) {
+            return postgres::open(&path.to_string_lossy(), true)?
+                .ok_or_else(|| StoreError::Invalid("the PostgreSQL store was not created".into()));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.is_dir()
         {
@@ -227,7 +297,7 @@ impl Store {
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| StoreError::from_sql(path, "opening", e))?;
         let store = Store {
-            conn,
+            db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
         store.prepare()?;
@@ -237,6 +307,9 @@ impl Store {
     /// Open the store at `path` if it exists (`None` otherwise): for
     /// commands that only read, so that they never create a store.
     pub fn open_existing(path: &Path) -> Result<Option<Store>> {
+        if is_url(path) {
+            return postgres::open(&path.to_string_lossy(), false);
+        }
         if !path.exists() {
             return Ok(None);
         }
@@ -270,7 +343,7 @@ impl Store {
         let conn = Connection::open_with_flags(&uri, flags)
             .map_err(|e| StoreError::from_sql(path, "opening it read-only", e))?;
         let store = Store {
-            conn,
+            db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
         let (app, version, _) = store.identify()?;
@@ -300,23 +373,64 @@ impl Store {
         &self.path
     }
 
-    pub(crate) fn conn(&self) -> &Connection {
-        &self.conn
+    /// A PostgreSQL store opened from `url` (shown as `shown`).
+    pub(crate) fn from_pg(conn: db::PgConn, shown: String) -> Store {
+        Store {
+            db: RefCell::new(Db::Postgres(Box::new(conn))),
+            path: PathBuf::from(shown),
+        }
     }
 
-    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
+    /// True for a shared PostgreSQL store, false for an SQLite file.
+    pub fn is_postgres(&self) -> bool {
+        self.db.borrow().is_postgres()
     }
 
-    /// How long to wait for another writer before giving up.
+    /// The connection, for one statement or query at a time.
+    pub(crate) fn db(&self) -> RefMut<'_, Db> {
+        self.db.borrow_mut()
+    }
+
+    /// Start a write transaction (`what` names it in errors).
+    pub(crate) fn tx(&self, what: &str) -> Result<Tx<'_>> {
+        Tx::begin(self.db.borrow_mut()).map_err(|e| self.err(what, e))
+    }
+
+    /// How long to wait for another writer before giving up (SQLite; a
+    /// PostgreSQL writer waits for row locks as the server decides).
     pub fn set_busy_timeout(&self, t: Duration) -> Result<()> {
-        self.conn
-            .busy_timeout(t)
-            .map_err(|e| self.err("setting the busy timeout", e))
+        match &*self.db.borrow() {
+            Db::Sqlite(c) => c
+                .busy_timeout(t)
+                .map_err(|e| StoreError::from_sql(&self.path, "setting the busy timeout", e)),
+            Db::Postgres(_) => Ok(()),
+        }
     }
 
-    pub(crate) fn err(&self, what: &str, e: rusqlite::Error) -> StoreError {
-        StoreError::from_sql(&self.path, what, e)
+    /// Open the connection again when it broke (a PostgreSQL server that
+    /// was restarted); nothing to do for SQLite or a live connection.
+    pub fn reconnect(&self) -> Result<()> {
+        let mut db = self.db.borrow_mut();
+        if let Db::Postgres(pg) = &mut *db
+            && pg.client.is_closed()
+        {
+            let conn = postgres::connect_config(&pg.config, &self.path.display().to_string())?;
+            **pg = conn;
+        }
+        Ok(())
+    }
+
+    /// True when the PostgreSQL connection broke (the server stopped or
+    /// went away): the next use connects again.
+    pub fn connection_lost(&self) -> bool {
+        match &*self.db.borrow() {
+            Db::Postgres(pg) => pg.client.is_closed(),
+            Db::Sqlite(_) => false,
+        }
+    }
+
+    pub(crate) fn err(&self, what: &str, e: impl Into<DbError>) -> StoreError {
+        StoreError::from_db(&self.path, what, e.into())
     }
 
     /// Check what the file is before changing anything, then set the
@@ -324,7 +438,10 @@ impl Store {
     /// `(application_id, user_version, number of schema objects)`: the
     /// first reads, which fail on a file that is not a database.
     fn identify(&self) -> Result<(i64, i64, i64)> {
-        let c = &self.conn;
+        let db = self.db.borrow();
+        let Db::Sqlite(c) = &*db else {
+            unreachable!("identify is for SQLite stores; PostgreSQL ones use postgres::identify")
+        };
         let app: i64 = c
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .map_err(|e| self.err("opening it", e))?;
@@ -339,7 +456,6 @@ impl Store {
 
     fn prepare(&self) -> Result<()> {
         self.set_busy_timeout(BUSY_TIMEOUT)?;
-        let c = &self.conn;
         let (app, version, tables) = self.identify()?;
         let fresh = app == 0 && version == 0 && tables == 0;
         if !fresh && app != schema::APPLICATION_ID {
@@ -354,6 +470,18 @@ impl Store {
                 known: schema::CURRENT_VERSION,
             });
         }
+        self.set_up_sqlite()?;
+        schema::migrate(self, version)?;
+        // Best effort: the state is worked out again on every read anyway.
+        let _ = runs::mark_interrupted(self);
+        Ok(())
+    }
+
+    fn set_up_sqlite(&self) -> Result<()> {
+        let db = self.db.borrow();
+        let Db::Sqlite(c) = &*db else {
+            return Ok(());
+        };
         // Durable commits: a checkpoint that returned is on disk (a power
         // cut loses at most what came after it).
         c.execute_batch(
@@ -371,9 +499,6 @@ impl Store {
                 ),
             });
         }
-        schema::migrate(self, version)?;
-        // Best effort: the state is worked out again on every read anyway.
-        let _ = runs::mark_interrupted(self);
         Ok(())
     }
 }
@@ -423,8 +548,10 @@ mod tests {
         let db = t.0.join("sub/dir/rtscope.db");
         let s = Store::open(&db).unwrap();
         let v: i64 = s
-            .conn()
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .db()
+            .query_one("PRAGMA user_version", &[])
+            .unwrap()
+            .get(0)
             .unwrap();
         assert_eq!(v, schema::CURRENT_VERSION);
         drop(s);

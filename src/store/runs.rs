@@ -4,11 +4,12 @@
 //! stored as it was at a checkpoint, or not changed at all.
 
 use super::codec;
+use super::db::{DbError, Row, Tx};
 use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
+use crate::args;
 use crate::kinds::{Named, SourceKind};
 use crate::record::{RunRecord, RunStatus, WindowPoint};
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// How a stored run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,15 +76,19 @@ pub struct RunRow {
     pub max_ns: Option<u64>,
     pub fingerprint_hash: String,
     pub saved_at_unix_ns: u64,
+    /// The host the run was measured on (its fingerprint's hostname, or
+    /// what `measure --host` recorded); empty when unknown.
+    pub host: String,
 }
 
 const ROW_COLUMNS: &str = "id, uuid, status, source_kind, source_format, label, started_at_unix_ns, \
      duration_ns, kernel_release, preemption_model, threads, samples, p9999_ns, max_ns, \
-     fingerprint_hash, saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks";
+     fingerprint_hash, saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks, \
+     record_json";
 
 /// The owner recorded in columns `first..first + 4` of a row (host, boot
 /// id, pid, start ticks), if any.
-pub(super) fn read_owner(r: &rusqlite::Row, first: usize) -> rusqlite::Result<Option<Owner>> {
+pub(super) fn read_owner(r: &Row, first: usize) -> Result<Option<Owner>, DbError> {
     let host: Option<String> = r.get(first)?;
     let boot_id: Option<String> = r.get(first + 1)?;
     let pid: Option<u32> = r.get(first + 2)?;
@@ -112,14 +117,32 @@ fn state_of(status: &str, owner: Option<&Owner>) -> RunState {
     }
 }
 
-fn read_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+/// The host in a stored head (`fingerprint.hostname`), read without
+/// decoding the rest of the record.
+fn host_of(head_json: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        fingerprint: Fp,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Fp {
+        #[serde(default)]
+        hostname: String,
+    }
+    serde_json::from_str::<Head>(head_json)
+        .map(|h| h.fingerprint.hostname)
+        .unwrap_or_default()
+}
+
+fn read_row(r: &Row) -> Result<RunRow, DbError> {
     let status: String = r.get(2)?;
     let owner = read_owner(r, 16)?;
     Ok(RunRow {
         id: r.get(0)?,
         uuid: r.get(1)?,
         state: state_of(&status, owner.as_ref()),
-        source_kind: r.get::<_, String>(3)?.into(),
+        source_kind: r.get::<String>(3)?.into(),
         source_format: r.get(4)?,
         label: r.get(5)?,
         started_at_unix_ns: r.get(6)?,
@@ -132,6 +155,7 @@ fn read_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         max_ns: r.get(13)?,
         fingerprint_hash: r.get(14)?,
         saved_at_unix_ns: r.get(15)?,
+        host: host_of(&r.get::<String>(20)?),
     })
 }
 
@@ -146,27 +170,31 @@ pub struct WindowCursor {
 impl Store {
     /// Every stored run, oldest id first.
     pub fn list(&self) -> Result<Vec<RunRow>> {
-        let mut st = self
-            .conn()
-            .prepare(&format!("SELECT {ROW_COLUMNS} FROM runs ORDER BY id"))
-            .map_err(|e| self.err("listing runs", e))?;
-        let rows = st
-            .query_map([], read_row)
-            .map_err(|e| self.err("listing runs", e))?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err("listing runs", e))?;
-        Ok(rows)
+        let what = "listing runs";
+        self.db()
+            .query(&format!("SELECT {ROW_COLUMNS} FROM runs ORDER BY id"), &[])
+            .and_then(|rows| rows.iter().map(read_row).collect())
+            .map_err(|e| self.err(what, e))
+    }
+
+    /// The stored runs measured on `host` (see [`RunRow::host`]), oldest
+    /// id first.
+    pub fn list_host(&self, host: &str) -> Result<Vec<RunRow>> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|r| r.host == host)
+            .collect())
     }
 
     /// The listed facts of run `id`.
     pub fn row(&self, id: i64) -> Result<Option<RunRow>> {
-        self.conn()
-            .query_row(
+        self.db()
+            .query_opt(
                 &format!("SELECT {ROW_COLUMNS} FROM runs WHERE id = ?1"),
-                [id],
-                read_row,
+                &args![id],
             )
-            .optional()
+            .and_then(|r| r.as_ref().map(read_row).transpose())
             .map_err(|e| self.err("reading a run", e))
     }
 
@@ -181,17 +209,18 @@ impl Store {
         };
         if r == "last" || r == "latest" {
             let newest: Option<i64> = self
-                .conn()
-                .query_row("SELECT max(id) FROM runs", [], |row| row.get(0))
+                .db()
+                .query_one("SELECT max(id) FROM runs", &[])
+                .and_then(|row| row.get(0))
                 .map_err(|e| self.err("finding the newest run", e))?;
             return newest.ok_or_else(none);
         }
         if !r.is_empty() && r.len() <= 18 && r.bytes().all(|b| b.is_ascii_digit()) {
             let id: i64 = r.parse().map_err(|_| none())?;
             let found: Option<i64> = self
-                .conn()
-                .query_row("SELECT id FROM runs WHERE id = ?1", [id], |row| row.get(0))
-                .optional()
+                .db()
+                .query_opt("SELECT id FROM runs WHERE id = ?1", &args![id])
+                .and_then(|row| row.map(|r| r.get(0)).transpose())
                 .map_err(|e| self.err("finding a run", e))?;
             if let Some(id) = found {
                 return Ok(id);
@@ -200,14 +229,17 @@ impl Store {
         let mut found = None;
         if (6..=32).contains(&r.len()) && r.bytes().all(|b| b.is_ascii_hexdigit()) {
             let pattern = format!("{}%", r.to_ascii_lowercase());
-            let mut st = self
-                .conn()
-                .prepare("SELECT id FROM runs WHERE uuid LIKE ?1 ORDER BY id LIMIT 2")
-                .map_err(|e| self.err("finding a run", e))?;
-            let ids = st
-                .query_map([pattern], |row| row.get::<_, i64>(0))
-                .map_err(|e| self.err("finding a run", e))?
-                .collect::<rusqlite::Result<Vec<_>>>()
+            let ids = self
+                .db()
+                .query(
+                    "SELECT id FROM runs WHERE uuid LIKE ?1 ORDER BY id LIMIT 2",
+                    &args![pattern],
+                )
+                .and_then(|rows| {
+                    rows.iter()
+                        .map(|r| r.get::<i64>(0))
+                        .collect::<Result<Vec<_>, _>>()
+                })
                 .map_err(|e| self.err("finding a run", e))?;
             if ids.len() > 1 {
                 return Err(StoreError::Invalid(format!(
@@ -221,9 +253,9 @@ impl Store {
 
     /// The id of the run with this uuid, if stored.
     pub fn find_uuid(&self, uuid: &str) -> Result<Option<i64>> {
-        self.conn()
-            .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
-            .optional()
+        self.db()
+            .query_opt("SELECT id FROM runs WHERE uuid = ?1", &args![uuid])
+            .and_then(|r| r.map(|r| r.get(0)).transpose())
             .map_err(|e| self.err("finding a run", e))
     }
 
@@ -241,46 +273,43 @@ impl Store {
             path: self.path().to_path_buf(),
         })?;
         let json: String = self
-            .conn()
-            .query_row("SELECT record_json FROM runs WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .db()
+            .query_one("SELECT record_json FROM runs WHERE id = ?1", &args![id])
+            .and_then(|r| r.get(0))
             .map_err(|e| self.err("reading a run", e))?;
         let mut rec: RunRecord =
             serde_json::from_str(&json).map_err(|e| bad(format!("its record: {e}")))?;
         rec.status = row.state.status();
-        {
-            let mut st = self
-                .conn()
-                .prepare(
-                    "SELECT thread, histogram, outliers_json FROM thread_data \
-                     WHERE run_id = ?1 ORDER BY thread",
-                )
-                .map_err(|e| self.err("reading a run", e))?;
-            let mut q = st.query([id]).map_err(|e| self.err("reading a run", e))?;
-            while let Some(r) = q.next().map_err(|e| self.err("reading a run", e))? {
-                let t: usize = r.get(0).map_err(|e| self.err("reading a run", e))?;
-                let blob: Vec<u8> = r.get(1).map_err(|e| self.err("reading a run", e))?;
-                let outliers: String = r.get(2).map_err(|e| self.err("reading a run", e))?;
-                let tr = rec
-                    .threads
-                    .get_mut(t)
-                    .ok_or_else(|| bad(format!("data of thread {t}, which it does not have")))?;
-                tr.histogram.buckets = codec::decode_histogram(&blob, tr.histogram.sub_bucket_bits)
-                    .map_err(|e| bad(format!("thread {t}: {e}")))?;
-                tr.outliers = codec::decode_outliers(&outliers)
-                    .map_err(|e| bad(format!("thread {t}: {e}")))?;
-            }
-        }
-        let mut st = self
-            .conn()
-            .prepare(
-                "SELECT thread, seq, count, min_ns, avg_ns, max_ns, p99_ns, missed FROM windows \
-                 WHERE run_id = ?1 ORDER BY thread, seq",
+        let threads = self
+            .db()
+            .query(
+                "SELECT thread, histogram, outliers_json FROM thread_data \
+                 WHERE run_id = ?1 ORDER BY thread",
+                &args![id],
             )
             .map_err(|e| self.err("reading a run", e))?;
-        let mut q = st.query([id]).map_err(|e| self.err("reading a run", e))?;
-        while let Some(r) = q.next().map_err(|e| self.err("reading a run", e))? {
+        for r in &threads {
+            let t: usize = r.get(0).map_err(|e| self.err("reading a run", e))?;
+            let blob: Vec<u8> = r.get(1).map_err(|e| self.err("reading a run", e))?;
+            let outliers: String = r.get(2).map_err(|e| self.err("reading a run", e))?;
+            let tr = rec
+                .threads
+                .get_mut(t)
+                .ok_or_else(|| bad(format!("data of thread {t}, which it does not have")))?;
+            tr.histogram.buckets = codec::decode_histogram(&blob, tr.histogram.sub_bucket_bits)
+                .map_err(|e| bad(format!("thread {t}: {e}")))?;
+            tr.outliers =
+                codec::decode_outliers(&outliers).map_err(|e| bad(format!("thread {t}: {e}")))?;
+        }
+        let windows = self
+            .db()
+            .query(
+                "SELECT thread, seq, count, min_ns, avg_ns, max_ns, p99_ns, missed FROM windows \
+                 WHERE run_id = ?1 ORDER BY thread, seq",
+                &args![id],
+            )
+            .map_err(|e| self.err("reading a run", e))?;
+        for r in &windows {
             let g =
                 |i: usize| -> Result<u64> { r.get(i).map_err(|e| self.err("reading a run", e)) };
             let t = g(0)? as usize;
@@ -320,17 +349,18 @@ impl Store {
             r.validate().map_err(StoreError::Invalid)?;
         }
         let path = self.path().to_path_buf();
-        let err = |what: &str, e| StoreError::from_sql(&path, what, e);
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate)
-            .map_err(|e| err("starting to save runs", e))?;
+        let mut tx = self.tx("starting to save runs")?;
         let mut ids = Vec::with_capacity(recs.len());
         for rec in recs {
-            let id = insert_row(&tx, rec, None).map_err(|e| err("saving a run", e))?;
+            let id = insert_row(&mut tx, rec, None)
+                .map_err(|e| StoreError::from_db(&path, "saving a run", e))?;
             let mut cursor = WindowCursor::default();
-            write_parts(&tx, id, &mut rec.clone(), &mut cursor).map_err(|e| e.into_store(&path))?;
+            write_parts(&mut tx, id, &mut rec.clone(), &mut cursor)
+                .map_err(|e| e.into_store(&path))?;
             ids.push(id);
         }
-        tx.commit().map_err(|e| err("saving runs", e))?;
+        tx.commit()
+            .map_err(|e| StoreError::from_db(&path, "saving runs", e))?;
         Ok(ids)
     }
 
@@ -338,11 +368,11 @@ impl Store {
     /// unknown).
     pub fn remove(&mut self, ids: &[i64]) -> Result<()> {
         let path = self.path().to_path_buf();
-        let err = |e| StoreError::from_sql(&path, "removing runs", e);
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate).map_err(err)?;
+        let err = |e| StoreError::from_db(&path, "removing runs", e);
+        let mut tx = self.tx("removing runs")?;
         for id in ids {
             let n = tx
-                .execute("DELETE FROM runs WHERE id = ?1", [id])
+                .execute("DELETE FROM runs WHERE id = ?1", &args![id])
                 .map_err(err)?;
             if n == 0 {
                 return Err(StoreError::NoRun {
@@ -363,16 +393,16 @@ fn status_name(s: RunStatus) -> &'static str {
 /// [`write_parts`]); `owner` is the process that will write its
 /// checkpoints.
 pub(crate) fn insert_row(
-    tx: &Transaction,
+    tx: &mut Tx,
     rec: &RunRecord,
     owner: Option<&Owner>,
-) -> rusqlite::Result<i64> {
-    tx.execute(
+) -> Result<i64, DbError> {
+    tx.query_one(
         "INSERT INTO runs (uuid, status, source_kind, started_at_unix_ns, duration_ns, \
          kernel_release, preemption_model, threads, samples, fingerprint_hash, record_json, \
          saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks) \
-         VALUES (?1, ?2, '', 0, 0, '', '', 0, 0, '', '{}', 0, ?3, ?4, ?5, ?6)",
-        params![
+         VALUES (?1, ?2, '', 0, 0, '', '', 0, 0, '', '{}', 0, ?3, ?4, ?5, ?6) RETURNING id",
+        &args![
             rec.run_uuid,
             status_name(rec.status),
             owner.map(|o| o.host.clone()),
@@ -380,33 +410,31 @@ pub(crate) fn insert_row(
             owner.map(|o| o.pid),
             owner.map(|o| o.start_ticks),
         ],
-    )?;
-    Ok(tx.last_insert_rowid())
+    )?
+    .get(0)
 }
 
 /// Mark running runs whose writer is gone as interrupted (they keep all
 /// they had at their last checkpoint). Returns how many were marked.
 pub(crate) fn mark_interrupted(store: &Store) -> Result<usize> {
-    let gone: Vec<i64> = {
-        let mut st = store
-            .conn()
-            .prepare(&format!(
-                "SELECT {ROW_COLUMNS} FROM runs WHERE status = 'running'"
-            ))
-            .map_err(|e| store.err("finding running runs", e))?;
-        st.query_map([], read_row)
-            .map_err(|e| store.err("finding running runs", e))?
-            .filter_map(|r| r.ok())
-            .filter(|r| r.state == RunState::Interrupted)
-            .map(|r| r.id)
-            .collect()
-    };
+    let gone: Vec<i64> = store
+        .db()
+        .query(
+            &format!("SELECT {ROW_COLUMNS} FROM runs WHERE status = 'running'"),
+            &[],
+        )
+        .map_err(|e| store.err("finding running runs", e))?
+        .iter()
+        .filter_map(|r| read_row(r).ok())
+        .filter(|r| r.state == RunState::Interrupted)
+        .map(|r| r.id)
+        .collect();
     for id in &gone {
         store
-            .conn()
+            .db()
             .execute(
                 "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
-                [id],
+                &args![id],
             )
             .map_err(|e| store.err("marking an interrupted run", e))?;
     }
@@ -415,20 +443,20 @@ pub(crate) fn mark_interrupted(store: &Store) -> Result<usize> {
 
 /// A failure while writing parts of a run.
 pub(crate) enum WriteError {
-    Sql(rusqlite::Error),
+    Db(DbError),
     Invalid(String),
 }
 
-impl From<rusqlite::Error> for WriteError {
-    fn from(e: rusqlite::Error) -> Self {
-        WriteError::Sql(e)
+impl From<DbError> for WriteError {
+    fn from(e: DbError) -> Self {
+        WriteError::Db(e)
     }
 }
 
 impl WriteError {
     pub(crate) fn into_store(self, path: &std::path::Path) -> StoreError {
         match self {
-            WriteError::Sql(e) => StoreError::from_sql(path, "saving a run", e),
+            WriteError::Db(e) => StoreError::from_db(path, "saving a run", e),
             WriteError::Invalid(m) => StoreError::Invalid(m),
         }
     }
@@ -439,7 +467,7 @@ impl WriteError {
 /// cursor is advanced only when the caller commits (it is given back
 /// updated; on error it is left as it was).
 pub(crate) fn write_parts(
-    tx: &Transaction,
+    tx: &mut Tx,
     id: i64,
     rec: &mut RunRecord,
     cursor: &mut WindowCursor,
@@ -451,7 +479,7 @@ pub(crate) fn write_parts(
          started_at_unix_ns = ?6, duration_ns = ?7, kernel_release = ?8, preemption_model = ?9, \
          threads = ?10, samples = ?11, p9999_ns = ?12, max_ns = ?13, fingerprint_hash = ?14, \
          record_json = ?15, saved_at_unix_ns = ?16 WHERE id = ?1",
-        params![
+        &args![
             id,
             status_name(rec.status),
             rec.source.kind.as_str(),
@@ -470,68 +498,62 @@ pub(crate) fn write_parts(
             now_unix_ns(),
         ],
     )?;
-    tx.execute("DELETE FROM run_tags WHERE run_id = ?1", [id])?;
-    {
-        let mut st =
-            tx.prepare_cached("INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)")?;
-        for (k, v) in &rec.tags {
-            st.execute(params![id, k, v])?;
-        }
-    }
-    {
-        let mut st = tx.prepare_cached(
-            "INSERT OR REPLACE INTO thread_data (run_id, thread, histogram, outliers_json) \
-             VALUES (?1, ?2, ?3, ?4)",
+    tx.execute("DELETE FROM run_tags WHERE run_id = ?1", &args![id])?;
+    for (k, v) in &rec.tags {
+        tx.execute(
+            "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+            &args![id, k, v],
         )?;
-        for (i, t) in rec.threads.iter().enumerate() {
-            let blob = codec::encode_histogram(&t.histogram)
-                .map_err(|e| WriteError::Invalid(format!("thread {i}: {e}")))?;
-            st.execute(params![
-                id,
-                i as u32,
-                blob,
-                codec::encode_outliers(&t.outliers)
-            ])?;
-        }
+    }
+    for (i, t) in rec.threads.iter().enumerate() {
+        let blob = codec::encode_histogram(&t.histogram)
+            .map_err(|e| WriteError::Invalid(format!("thread {i}: {e}")))?;
+        tx.execute(
+            "INSERT INTO thread_data (run_id, thread, histogram, outliers_json) \
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id, thread) DO UPDATE SET \
+             histogram = excluded.histogram, outliers_json = excluded.outliers_json",
+            &args![id, i as u32, blob, codec::encode_outliers(&t.outliers)],
+        )?;
     }
     tx.execute(
         "DELETE FROM thread_data WHERE run_id = ?1 AND thread >= ?2",
-        params![id, rec.threads.len() as u32],
+        &args![id, rec.threads.len() as u32],
     )?;
     tx.execute(
         "DELETE FROM windows WHERE run_id = ?1 AND thread >= ?2",
-        params![id, rec.threads.len() as u32],
+        &args![id, rec.threads.len() as u32],
     )?;
     let mut next = Vec::with_capacity(rec.threads.len());
-    {
-        let mut ins = tx.prepare_cached(
-            "INSERT OR REPLACE INTO windows (run_id, thread, seq, count, min_ns, avg_ns, max_ns, \
-             p99_ns, missed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?;
-        for (i, t) in rec.threads.iter().enumerate() {
-            let w = &t.windows;
-            let len = w.len();
-            let start = match cursor.threads.get(i) {
-                Some(&(window_ns, stored)) if window_ns == w.window_ns && stored <= len => {
-                    stored.saturating_sub(1)
-                }
-                _ => {
-                    tx.execute(
-                        "DELETE FROM windows WHERE run_id = ?1 AND thread = ?2",
-                        params![id, i as u32],
-                    )?;
-                    0
-                }
-            };
-            for seq in start..len {
-                let p = w.point(seq);
-                ins.execute(params![
+    for (i, t) in rec.threads.iter().enumerate() {
+        let w = &t.windows;
+        let len = w.len();
+        let start = match cursor.threads.get(i) {
+            Some(&(window_ns, stored)) if window_ns == w.window_ns && stored <= len => {
+                stored.saturating_sub(1)
+            }
+            _ => {
+                tx.execute(
+                    "DELETE FROM windows WHERE run_id = ?1 AND thread = ?2",
+                    &args![id, i as u32],
+                )?;
+                0
+            }
+        };
+        for seq in start..len {
+            let p = w.point(seq);
+            tx.execute(
+                "INSERT INTO windows (run_id, thread, seq, count, min_ns, avg_ns, max_ns, \
+                 p99_ns, missed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+                 ON CONFLICT (run_id, thread, seq) DO UPDATE SET count = excluded.count, \
+                 min_ns = excluded.min_ns, avg_ns = excluded.avg_ns, max_ns = excluded.max_ns, \
+                 p99_ns = excluded.p99_ns, missed = excluded.missed",
+                &args![
                     id, i as u32, seq as u64, p.count, p.min_ns, p.avg_ns, p.max_ns, p.p99_ns,
                     p.missed
-                ])?;
-            }
-            next.push((w.window_ns, len));
+                ],
+            )?;
         }
+        next.push((w.window_ns, len));
     }
     cursor.threads = next;
     Ok(())
@@ -598,12 +620,12 @@ mod tests {
         assert_eq!(s.list().unwrap().len(), 2);
         s.remove(&[id2]).unwrap();
         let n: i64 = s
-            .conn()
-            .query_row(
+            .db()
+            .query_one(
                 "SELECT count(*) FROM windows WHERE run_id = ?1",
-                [id2],
-                |r| r.get(0),
+                &args![id2],
             )
+            .and_then(|r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
         a.run_uuid = crate::record::new_run_uuid();
@@ -618,13 +640,13 @@ mod tests {
         let mut rec = synthetic(&[vec![1000, 2000]]);
         rec.status = RunStatus::Running;
         let path = s.path().to_path_buf();
-        let tx = Transaction::new(s.conn_mut(), TransactionBehavior::Immediate).unwrap();
-        let id = insert_row(&tx, &rec, Some(&Owner::this_process())).unwrap();
+        let mut tx = s.tx("t").unwrap();
+        let id = insert_row(&mut tx, &rec, Some(&Owner::this_process())).unwrap();
         tx.commit().unwrap();
         let mut cursor = WindowCursor::default();
         let step = |s: &mut Store, rec: &RunRecord, cursor: &mut WindowCursor| {
-            let tx = Transaction::new(s.conn_mut(), TransactionBehavior::Immediate).unwrap();
-            write_parts(&tx, id, &mut rec.clone(), cursor)
+            let mut tx = s.tx("t").unwrap();
+            write_parts(&mut tx, id, &mut rec.clone(), cursor)
                 .map_err(|e| e.into_store(&path))
                 .unwrap();
             tx.commit().unwrap();

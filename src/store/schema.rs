@@ -1,11 +1,13 @@
 //! The store's schema: a list of migrations, applied in order, each in
-//! one transaction, tracked by `PRAGMA user_version`. A migration, once
-//! released, is never edited: later changes are new migrations (the first
-//! schema is frozen in tests/fixtures/store/schema-v1.sql and a test
-//! checks it). Never drops user data.
+//! one transaction, tracked by `PRAGMA user_version` (SQLite) or the
+//! `rtscope_meta` table (PostgreSQL). Every migration exists in both
+//! dialects, with the same version number (`sql/vN.sql`,
+//! `sql/pg/vN.sql`). A migration, once released, is never edited: later
+//! changes are new migrations (the first schema is frozen in
+//! tests/fixtures/store/schema-v1.sql and a test checks it). Never drops
+//! user data.
 
 use super::{Result, Store, StoreError};
-use rusqlite::TransactionBehavior;
 
 /// `PRAGMA application_id` of an rtscope store ("rtsc").
 pub const APPLICATION_ID: i64 = 0x7274_7363;
@@ -14,7 +16,10 @@ pub const APPLICATION_ID: i64 = 0x7274_7363;
 pub struct Migration {
     pub version: i64,
     pub summary: &'static str,
+    /// SQLite dialect.
     pub sql: &'static str,
+    /// PostgreSQL dialect of the same step.
+    pub pg_sql: &'static str,
 }
 
 /// Every schema version, oldest first.
@@ -23,26 +28,31 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 1,
         summary: "runs, tags, per-thread histograms and outliers, window series",
         sql: include_str!("sql/v1.sql"),
+        pg_sql: include_str!("sql/pg/v1.sql"),
     },
     Migration {
         version: 2,
         summary: "the writer of a running run, to tell interrupted runs",
         sql: include_str!("sql/v2.sql"),
+        pg_sql: include_str!("sql/pg/v2.sql"),
     },
     Migration {
         version: 3,
         summary: "studies, their runs in order, and the attempts at each",
         sql: include_str!("sql/v3.sql"),
+        pg_sql: include_str!("sql/pg/v3.sql"),
     },
     Migration {
         version: 4,
         summary: "characterizations (rtscope characterize) and their table rows",
         sql: include_str!("sql/v4.sql"),
+        pg_sql: include_str!("sql/pg/v4.sql"),
     },
     Migration {
         version: 5,
         summary: "monitor runs and their windows (summaries, recent histograms)",
         sql: include_str!("sql/v5.sql"),
+        pg_sql: include_str!("sql/pg/v5.sql"),
     },
 ];
 
@@ -56,11 +66,10 @@ pub fn migrate(store: &Store, from: i64) -> Result<()> {
     if from == CURRENT_VERSION {
         return Ok(());
     }
-    let c = store.conn();
-    let tx = rusqlite::Transaction::new_unchecked(c, TransactionBehavior::Immediate)
-        .map_err(|e| store.err("starting the schema upgrade", e))?;
+    let mut tx = store.tx("starting the schema upgrade")?;
     let now: i64 = tx
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .query_one("PRAGMA user_version", &[])
+        .and_then(|r| r.get(0))
         .map_err(|e| store.err("reading the schema version", e))?;
     if now > CURRENT_VERSION {
         return Err(StoreError::Newer {
@@ -70,11 +79,11 @@ pub fn migrate(store: &Store, from: i64) -> Result<()> {
         });
     }
     if now == 0 {
-        tx.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))
+        tx.batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))
             .map_err(|e| store.err("creating the store", e))?;
     }
     for m in MIGRATIONS.iter().filter(|m| m.version > now) {
-        tx.execute_batch(m.sql).map_err(|e| {
+        tx.batch(m.sql).map_err(|e| {
             store.err(
                 &format!(
                     "upgrading the schema to version {} ({})",
@@ -83,7 +92,7 @@ pub fn migrate(store: &Store, from: i64) -> Result<()> {
                 e,
             )
         })?;
-        tx.execute_batch(&format!("PRAGMA user_version = {};", m.version))
+        tx.batch(&format!("PRAGMA user_version = {};", m.version))
             .map_err(|e| store.err("recording the schema version", e))?;
     }
     tx.commit()
@@ -101,6 +110,24 @@ mod tests {
             include_str!("../../tests/fixtures/store/schema-v1.sql"),
             "migration 1 was edited: add a new migration instead"
         );
+    }
+
+    #[test]
+    fn every_migration_has_a_postgresql_dialect() {
+        for m in MIGRATIONS {
+            assert!(
+                !m.pg_sql.trim().is_empty(),
+                "v{} has no PostgreSQL SQL",
+                m.version
+            );
+            for word in ["PRAGMA", "WITHOUT ROWID", "AUTOINCREMENT", " BLOB"] {
+                assert!(
+                    !m.pg_sql.contains(word),
+                    "v{}'s PostgreSQL SQL has SQLite's {word}",
+                    m.version
+                );
+            }
+        }
     }
 
     #[test]

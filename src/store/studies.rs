@@ -4,9 +4,10 @@
 //! power cut leaves the study as it was after the last finished step.
 //! Knows nothing of matrices or options: the caller hands slots in.
 
+use super::db::{DbError, Row};
 use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use crate::args;
 
 /// A stored study.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,7 +93,7 @@ pub struct NewStudy<'a> {
 const STUDY_COLUMNS: &str = "id, uuid, name, file_text, file_path, seed, created_at_unix_ns, \
      owner_host, owner_boot_id, owner_pid, owner_start_ticks";
 
-fn read_study(r: &rusqlite::Row) -> rusqlite::Result<StudyRow> {
+fn read_study(r: &Row) -> Result<StudyRow, DbError> {
     let owner = super::runs::read_owner(r, 7)?;
     Ok(StudyRow {
         id: r.get(0)?,
@@ -100,7 +101,7 @@ fn read_study(r: &rusqlite::Row) -> rusqlite::Result<StudyRow> {
         name: r.get(2)?,
         file_text: r.get(3)?,
         file_path: r.get(4)?,
-        seed: r.get::<_, i64>(5)? as u64,
+        seed: r.get::<i64>(5)? as u64,
         created_at_unix_ns: r.get(6)?,
         running: owner.filter(|o| o.liveness() != Liveness::Gone),
     })
@@ -110,41 +111,37 @@ impl Store {
     /// Store a new study and its slots; fails if the name is taken.
     pub fn create_study(&mut self, s: &NewStudy) -> Result<i64> {
         let path = self.path().to_path_buf();
-        let err = |what: &str, e| StoreError::from_sql(&path, what, e);
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate)
-            .map_err(|e| err("starting to save the study", e))?;
-        tx.execute(
-            "INSERT INTO studies (uuid, name, file_text, file_path, seed, created_at_unix_ns)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                s.uuid,
-                s.name,
-                s.file_text,
-                s.file_path,
-                s.seed as i64,
-                now_unix_ns()
-            ],
-        )
-        .map_err(|e| err("saving the study", e))?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut ins = tx
-                .prepare(
-                    "INSERT INTO study_slots (study_id, position, cell, repetition, label, kernel)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(|e| err("saving the study's runs", e))?;
-            for sl in s.slots {
-                ins.execute(params![
+        let err = |what: &str, e| StoreError::from_db(&path, what, e);
+        let mut tx = self.tx("starting to save the study")?;
+        let id: i64 = tx
+            .query_one(
+                "INSERT INTO studies (uuid, name, file_text, file_path, seed, created_at_unix_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                &args![
+                    s.uuid,
+                    s.name,
+                    s.file_text,
+                    s.file_path,
+                    s.seed as i64,
+                    now_unix_ns()
+                ],
+            )
+            .and_then(|r| r.get(0))
+            .map_err(|e| err("saving the study", e))?;
+        for sl in s.slots {
+            tx.execute(
+                "INSERT INTO study_slots (study_id, position, cell, repetition, label, kernel)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                &args![
                     id,
                     sl.position as i64,
                     sl.cell as i64,
                     sl.repetition,
                     sl.label,
                     sl.kernel
-                ])
-                .map_err(|e| err("saving the study's runs", e))?;
-            }
+                ],
+            )
+            .map_err(|e| err("saving the study's runs", e))?;
         }
         tx.commit().map_err(|e| err("saving the study", e))?;
         Ok(id)
@@ -152,24 +149,23 @@ impl Store {
 
     /// The study called `name`, if stored.
     pub fn study(&self, name: &str) -> Result<Option<StudyRow>> {
-        self.conn()
-            .query_row(
+        self.db()
+            .query_opt(
                 &format!("SELECT {STUDY_COLUMNS} FROM studies WHERE name = ?1"),
-                [name],
-                read_study,
+                &args![name],
             )
-            .optional()
+            .and_then(|r| r.as_ref().map(read_study).transpose())
             .map_err(|e| self.err("reading the study", e))
     }
 
     /// Every stored study, oldest first.
     pub fn studies(&self) -> Result<Vec<StudyRow>> {
-        let mut st = self
-            .conn()
-            .prepare(&format!("SELECT {STUDY_COLUMNS} FROM studies ORDER BY id"))
-            .map_err(|e| self.err("listing the studies", e))?;
-        st.query_map([], read_study)
-            .and_then(|rows| rows.collect())
+        self.db()
+            .query(
+                &format!("SELECT {STUDY_COLUMNS} FROM studies ORDER BY id"),
+                &[],
+            )
+            .and_then(|rows| rows.iter().map(read_study).collect())
             .map_err(|e| self.err("listing the studies", e))
     }
 
@@ -178,14 +174,16 @@ impl Store {
     /// is gone are marked interrupted in the same transaction.
     pub fn claim_study(&mut self, id: i64) -> Result<std::result::Result<(), Owner>> {
         let path = self.path().to_path_buf();
-        let err = |e| StoreError::from_sql(&path, "taking the study", e);
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate).map_err(err)?;
+        let err = |e| StoreError::from_db(&path, "taking the study", e);
+        let mut tx = self.tx("taking the study")?;
+        // FOR UPDATE on PostgreSQL: two hosts claiming at once take turns.
+        let lock = if tx.is_postgres() { " FOR UPDATE" } else { "" };
         let row = tx
-            .query_row(
-                &format!("SELECT {STUDY_COLUMNS} FROM studies WHERE id = ?1"),
-                [id],
-                read_study,
+            .query_one(
+                &format!("SELECT {STUDY_COLUMNS} FROM studies WHERE id = ?1{lock}"),
+                &args![id],
             )
+            .and_then(|r| read_study(&r))
             .map_err(err)?;
         let me = Owner::this_process();
         if let Some(o) = row.running
@@ -197,13 +195,13 @@ impl Store {
             "UPDATE study_attempts SET state = 'interrupted', ended_at_unix_ns = ?2,
                  detail = coalesce(detail, 'its process ended before the cell did')
              WHERE study_id = ?1 AND state = 'running'",
-            params![id, now_unix_ns()],
+            &args![id, now_unix_ns()],
         )
         .map_err(err)?;
         tx.execute(
             "UPDATE studies SET owner_host = ?2, owner_boot_id = ?3, owner_pid = ?4,
                  owner_start_ticks = ?5 WHERE id = ?1",
-            params![id, me.host, me.boot_id, me.pid, me.start_ticks],
+            &args![id, me.host, me.boot_id, me.pid, me.start_ticks],
         )
         .map_err(err)?;
         tx.commit().map_err(err)?;
@@ -212,11 +210,11 @@ impl Store {
 
     /// This process no longer runs the study.
     pub fn release_study(&self, id: i64) -> Result<()> {
-        self.conn()
+        self.db()
             .execute(
                 "UPDATE studies SET owner_host = NULL, owner_boot_id = NULL, owner_pid = NULL,
                      owner_start_ticks = NULL WHERE id = ?1",
-                [id],
+                &args![id],
             )
             .map(|_| ())
             .map_err(|e| self.err("releasing the study", e))
@@ -224,46 +222,37 @@ impl Store {
 
     /// The study's slots, in order.
     pub fn study_slots(&self, id: i64) -> Result<Vec<SlotRow>> {
-        let mut st = self
-            .conn()
-            .prepare(
-                "SELECT position, cell, repetition, label, kernel FROM study_slots
-                 WHERE study_id = ?1 ORDER BY position",
-            )
-            .map_err(|e| self.err("reading the study's runs", e))?;
-        st.query_map([id], |r| {
+        let read = |r: &Row| -> Result<SlotRow, DbError> {
             Ok(SlotRow {
-                position: r.get::<_, i64>(0)? as usize,
-                cell: r.get::<_, i64>(1)? as usize,
+                position: r.get::<i64>(0)? as usize,
+                cell: r.get::<i64>(1)? as usize,
                 repetition: r.get(2)?,
                 label: r.get(3)?,
                 kernel: r.get(4)?,
             })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.err("reading the study's runs", e))
+        };
+        self.db()
+            .query(
+                "SELECT position, cell, repetition, label, kernel FROM study_slots
+                 WHERE study_id = ?1 ORDER BY position",
+                &args![id],
+            )
+            .and_then(|rows| rows.iter().map(read).collect())
+            .map_err(|e| self.err("reading the study's runs", e))
     }
 
     /// Every attempt at the study's slots, oldest first. An attempt
     /// still marked running whose runner is gone reads as interrupted.
     pub fn study_attempts(&self, study: &StudyRow) -> Result<Vec<AttemptRow>> {
-        let mut st = self
-            .conn()
-            .prepare(
-                "SELECT id, position, run_uuid, state, detail, kernel_release, preemption_model,
-                        started_at_unix_ns, ended_at_unix_ns
-                 FROM study_attempts WHERE study_id = ?1 ORDER BY id",
-            )
-            .map_err(|e| self.err("reading the study's attempts", e))?;
         let live = study.running.is_some();
-        st.query_map([study.id], |r| {
-            let mut state = AttemptState::parse(&r.get::<_, String>(3)?);
+        let read = |r: &Row| -> Result<AttemptRow, DbError> {
+            let mut state = AttemptState::parse(&r.get::<String>(3)?);
             if state == AttemptState::Running && !live {
                 state = AttemptState::Interrupted;
             }
             Ok(AttemptRow {
                 id: r.get(0)?,
-                position: r.get::<_, i64>(1)? as usize,
+                position: r.get::<i64>(1)? as usize,
                 run_uuid: r.get(2)?,
                 state,
                 detail: r.get(4)?,
@@ -272,9 +261,16 @@ impl Store {
                 started_at_unix_ns: r.get(7)?,
                 ended_at_unix_ns: r.get(8)?,
             })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.err("reading the study's attempts", e))
+        };
+        self.db()
+            .query(
+                "SELECT id, position, run_uuid, state, detail, kernel_release, preemption_model,
+                        started_at_unix_ns, ended_at_unix_ns
+                 FROM study_attempts WHERE study_id = ?1 ORDER BY id",
+                &args![study.id],
+            )
+            .and_then(|rows| rows.iter().map(read).collect())
+            .map_err(|e| self.err("reading the study's attempts", e))
     }
 
     /// Record that a slot starts (its run is `run_uuid`, already in the
@@ -286,12 +282,12 @@ impl Store {
         run_uuid: Option<&str>,
         kernel: &crate::study::kernel::Kernel,
     ) -> Result<i64> {
-        self.conn()
-            .execute(
+        self.db()
+            .query_one(
                 "INSERT INTO study_attempts (study_id, position, run_uuid, state, kernel_release,
                      preemption_model, started_at_unix_ns)
-                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
-                params![
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6) RETURNING id",
+                &args![
                     study_id,
                     position as i64,
                     run_uuid,
@@ -300,8 +296,8 @@ impl Store {
                     now_unix_ns()
                 ],
             )
-            .map_err(|e| self.err("recording the start of a cell", e))?;
-        Ok(self.conn().last_insert_rowid())
+            .and_then(|r| r.get(0))
+            .map_err(|e| self.err("recording the start of a cell", e))
     }
 
     /// Record how an attempt ended.
@@ -311,11 +307,11 @@ impl Store {
         state: AttemptState,
         detail: Option<&str>,
     ) -> Result<()> {
-        self.conn()
+        self.db()
             .execute(
                 "UPDATE study_attempts SET state = ?2, detail = ?3, ended_at_unix_ns = ?4
                  WHERE id = ?1",
-                params![attempt, state.name(), detail, now_unix_ns()],
+                &args![attempt, state.name(), detail, now_unix_ns()],
             )
             .map(|_| ())
             .map_err(|e| self.err("recording the end of a cell", e))
@@ -324,14 +320,15 @@ impl Store {
     /// Remove a study (its runs stay in the store).
     pub fn remove_study(&mut self, id: i64) -> Result<()> {
         let path = self.path().to_path_buf();
-        let err = |e| StoreError::from_sql(&path, "removing the study", e);
-        let tx = Transaction::new(self.conn_mut(), TransactionBehavior::Immediate).map_err(err)?;
-        tx.execute("DELETE FROM study_attempts WHERE study_id = ?1", [id])
-            .map_err(err)?;
-        tx.execute("DELETE FROM study_slots WHERE study_id = ?1", [id])
-            .map_err(err)?;
-        tx.execute("DELETE FROM studies WHERE id = ?1", [id])
-            .map_err(err)?;
+        let err = |e| StoreError::from_db(&path, "removing the study", e);
+        let mut tx = self.tx("removing the study")?;
+        for sql in [
+            "DELETE FROM study_attempts WHERE study_id = ?1",
+            "DELETE FROM study_slots WHERE study_id = ?1",
+            "DELETE FROM studies WHERE id = ?1",
+        ] {
+            tx.execute(sql, &args![id]).map_err(err)?;
+        }
         tx.commit().map_err(err)
     }
 }

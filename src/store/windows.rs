@@ -1,11 +1,11 @@
 //! Monitor windows in the store (`rtscope monitor`): which runs belong to
 //! which monitor (and the run before each), every finished window of
 //! every thread, and retention (old histograms cleared, older rows
-//! deleted). Plain portable SQL (no SQLite-only syntax beyond `INSERT OR
-//! IGNORE`), so that other back ends can take it as it is.
+//! deleted). Written for both backends (see `db.rs`).
 
+use super::db::{DbError, Row};
 use super::{Result, Store};
-use rusqlite::{OptionalExtension, params};
+use crate::args;
 
 /// One finished window of one thread of a monitor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,23 +56,19 @@ impl Store {
         started_at_unix_ns: u64,
     ) -> Result<Option<String>> {
         let what = "recording the monitor run";
-        let tx = self
-            .conn()
-            .unchecked_transaction()
-            .map_err(|e| self.err(what, e))?;
+        let mut tx = self.tx(what)?;
         let previous: Option<String> = tx
-            .query_row(
+            .query_opt(
                 "SELECT run_uuid FROM monitor_runs WHERE monitor = ?1 AND host = ?2 \
                  ORDER BY started_at_unix_ns DESC LIMIT 1",
-                params![monitor, host],
-                |r| r.get(0),
+                &args![monitor, host],
             )
-            .optional()
+            .and_then(|r| r.map(|r| r.get(0)).transpose())
             .map_err(|e| self.err(what, e))?;
         tx.execute(
             "INSERT INTO monitor_runs (run_uuid, monitor, host, previous_run_uuid, started_at_unix_ns) \
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run_uuid, monitor, host, previous, i(started_at_unix_ns)],
+            &args![run_uuid, monitor, host, previous, i(started_at_unix_ns)],
         )
         .map_err(|e| self.err(what, e))?;
         tx.commit().map_err(|e| self.err(what, e))?;
@@ -85,13 +81,12 @@ impl Store {
         &self,
         run_uuid: &str,
     ) -> Result<Option<(String, String, Option<String>)>> {
-        self.conn()
-            .query_row(
+        self.db()
+            .query_opt(
                 "SELECT monitor, host, previous_run_uuid FROM monitor_runs WHERE run_uuid = ?1",
-                params![run_uuid],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                &args![run_uuid],
             )
-            .optional()
+            .and_then(|r| r.map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).transpose())
             .map_err(|e| self.err("reading the monitor of a run", e))
     }
 
@@ -100,27 +95,21 @@ impl Store {
     /// how many were new.
     pub fn insert_windows(&self, rows: &[WindowRow]) -> Result<usize> {
         let what = "saving monitor windows";
-        let tx = self
-            .conn()
-            .unchecked_transaction()
-            .map_err(|e| self.err(what, e))?;
+        let mut tx = self.tx(what)?;
         let mut new = 0;
-        {
-            let mut st = tx
-                .prepare_cached(
-                    "INSERT OR IGNORE INTO monitor_windows (monitor, host, run_uuid, thread, cpu, \
+        for w in rows {
+            let (bits, blob) = match &w.histogram {
+                Some((b, blob)) => (Some(*b), Some(blob.as_slice())),
+                None => (None, None),
+            };
+            new += tx
+                .execute(
+                    "INSERT INTO monitor_windows (monitor, host, run_uuid, thread, cpu, \
                      start_unix_ns, end_unix_ns, samples, wakeups, missed, min_ns, avg_ns, p99_ns, \
                      max_ns, sub_bucket_bits, histogram) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                )
-                .map_err(|e| self.err(what, e))?;
-            for w in rows {
-                let (bits, blob) = match &w.histogram {
-                    Some((b, blob)) => (Some(*b), Some(blob.as_slice())),
-                    None => (None, None),
-                };
-                new += st
-                    .execute(params![
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+                     ON CONFLICT (monitor, host, thread, start_unix_ns) DO NOTHING",
+                    &args![
                         w.monitor,
                         w.host,
                         w.run_uuid,
@@ -137,9 +126,9 @@ impl Store {
                         oi(w.max_ns),
                         bits,
                         blob,
-                    ])
-                    .map_err(|e| self.err(what, e))?;
-            }
+                    ],
+                )
+                .map_err(|e| self.err(what, e))? as usize;
         }
         tx.commit().map_err(|e| self.err(what, e))?;
         Ok(new)
@@ -157,25 +146,25 @@ impl Store {
         keep_windows_ns: u64,
     ) -> Result<Pruned> {
         let what = "applying the monitor's retention";
-        let c = self.conn();
         let hist_before = i(now_unix_ns.saturating_sub(keep_histograms_ns));
         let rows_before = i(now_unix_ns.saturating_sub(keep_windows_ns));
-        let cleared = c
+        let mut db = self.db();
+        let cleared = db
             .execute(
                 "UPDATE monitor_windows SET histogram = NULL, sub_bucket_bits = NULL \
                  WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3 AND histogram IS NOT NULL",
-                params![monitor, host, hist_before],
+                &args![monitor, host, hist_before],
             )
             .map_err(|e| self.err(what, e))?;
-        let deleted = c
+        let deleted = db
             .execute(
                 "DELETE FROM monitor_windows WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
-                params![monitor, host, rows_before],
+                &args![monitor, host, rows_before],
             )
             .map_err(|e| self.err(what, e))?;
         Ok(Pruned {
-            histograms_cleared: cleared as u64,
-            windows_deleted: deleted as u64,
+            histograms_cleared: cleared,
+            windows_deleted: deleted,
         })
     }
 
@@ -188,45 +177,50 @@ impl Store {
         with_histograms: bool,
     ) -> Result<Vec<WindowRow>> {
         let what = "reading monitor windows";
-        let mut st = self
-            .conn()
-            .prepare(
-                "SELECT monitor, host, run_uuid, thread, cpu, start_unix_ns, end_unix_ns, samples, \
-                 wakeups, missed, min_ns, avg_ns, p99_ns, max_ns, sub_bucket_bits, \
-                 CASE WHEN ?3 THEN histogram ELSE NULL END \
-                 FROM monitor_windows WHERE monitor = ?1 AND (?2 IS NULL OR host = ?2) \
-                 ORDER BY start_unix_ns, host, thread",
-            )
-            .map_err(|e| self.err(what, e))?;
-        let rows = st
-            .query_map(params![monitor, host, with_histograms], |r| {
-                let u = |k: usize| r.get::<_, i64>(k).map(|v| v.max(0) as u64);
-                let ou = |k: usize| {
-                    r.get::<_, Option<i64>>(k)
-                        .map(|v| v.map(|v| v.max(0) as u64))
-                };
-                let bits: Option<u32> = r.get(14)?;
-                let blob: Option<Vec<u8>> = r.get(15)?;
-                Ok(WindowRow {
-                    monitor: r.get(0)?,
-                    host: r.get(1)?,
-                    run_uuid: r.get(2)?,
-                    thread: r.get(3)?,
-                    cpu: r.get(4)?,
-                    start_unix_ns: u(5)?,
-                    end_unix_ns: u(6)?,
-                    samples: u(7)?,
-                    wakeups: u(8)?,
-                    missed: u(9)?,
-                    min_ns: ou(10)?,
-                    avg_ns: ou(11)?,
-                    p99_ns: ou(12)?,
-                    max_ns: ou(13)?,
-                    histogram: bits.zip(blob),
-                })
+        let read = |r: &Row| -> std::result::Result<WindowRow, DbError> {
+            let u = |k: usize| r.get::<i64>(k).map(|v| v.max(0) as u64);
+            let ou = |k: usize| r.get::<Option<i64>>(k).map(|v| v.map(|v| v.max(0) as u64));
+            let bits: Option<u32> = r.get(14)?;
+            let blob: Option<Vec<u8>> = r.get(15)?;
+            Ok(WindowRow {
+                monitor: r.get(0)?,
+                host: r.get(1)?,
+                run_uuid: r.get(2)?,
+                thread: r.get(3)?,
+                cpu: r.get(4)?,
+                start_unix_ns: u(5)?,
+                end_unix_ns: u(6)?,
+                samples: u(7)?,
+                wakeups: u(8)?,
+                missed: u(9)?,
+                min_ns: ou(10)?,
+                avg_ns: ou(11)?,
+                p99_ns: ou(12)?,
+                max_ns: ou(13)?,
+                histogram: bits.zip(blob),
             })
-            .map_err(|e| self.err(what, e))?;
-        rows.collect::<std::result::Result<Vec<_>, _>>()
+        };
+        // The host filter is a separate query text rather than `?2 IS
+        // NULL OR host = ?2`, whose parameter PostgreSQL cannot type.
+        let (sql_host, params) = match host {
+            Some(h) => (
+                "AND host = ?3 ",
+                args![monitor, with_histograms, h].to_vec(),
+            ),
+            None => ("", args![monitor, with_histograms].to_vec()),
+        };
+        self.db()
+            .query(
+                &format!(
+                    "SELECT monitor, host, run_uuid, thread, cpu, start_unix_ns, end_unix_ns, \
+                     samples, wakeups, missed, min_ns, avg_ns, p99_ns, max_ns, sub_bucket_bits, \
+                     CASE WHEN ?2 THEN histogram ELSE NULL END \
+                     FROM monitor_windows WHERE monitor = ?1 {sql_host}\
+                     ORDER BY start_unix_ns, host, thread"
+                ),
+                &params,
+            )
+            .and_then(|rows| rows.iter().map(read).collect())
             .map_err(|e| self.err(what, e))
     }
 }

@@ -15,6 +15,7 @@ mod measure_explain;
 mod metrics;
 mod monitor;
 mod package;
+mod postgres;
 mod report;
 mod static_binary;
 mod store;

@@ -1,0 +1,582 @@
+//! The shared PostgreSQL store for real: Debian's PostgreSQL 15 started by
+//! the tests in a temporary directory on a free loopback port (run as the
+//! unprivileged `postgres` user, no system service touched), one cluster
+//! shared by the module, a database per test. Two boards (`--host`) in
+//! one store, `runs --host`, `report` and `compare` from it, `push`
+//! idempotence, the server stopped in the middle of a run with nothing
+//! lost, bad URLs, and the migrations (empty database, newer one, foreign
+//! one). The shared cluster is stopped and removed by a watchdog process
+//! that the kernel signals when the test binary exits.
+
+use crate::util::*;
+use rtscope::record::RunRecord;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The server's programs: Debian's newest /usr/lib/postgresql/N/bin.
+fn bin() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+            .collect();
+        versions.sort();
+        versions
+            .pop()
+            .map(|(_, p)| p)
+            .unwrap_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"))
+    })
+    .clone()
+}
+
+/// A PostgreSQL cluster in a temporary directory.
+struct Cluster {
+    dir: PathBuf,
+    port: u16,
+}
+
+/// Close the descriptors a test may have inherited (the flock(1) of
+/// /tmp/rtscope-measure.lock is one): a server started from here must
+/// not hold the measuring lock after the tests end.
+const CLOSE_FDS: &str = "exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-;";
+
+fn as_postgres(prog: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.args([
+        "-c",
+        &format!(
+            "{CLOSE_FDS} exec setpriv --reuid=postgres --regid=postgres --clear-groups -- \"$@\""
+        ),
+        "sh",
+    ])
+    .arg(bin().join(prog));
+    c
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Cluster {
+    /// A new cluster, started; `None` (the test is skipped, with the
+    /// reason) where PostgreSQL or root is missing.
+    fn start(name: &str) -> Option<Cluster> {
+        if !is_root() || !bin().join("initdb").exists() {
+            eprintln!(
+                "SKIP: PostgreSQL ({}) or root is missing: scripts/install-deps.sh installs it",
+                bin().display()
+            );
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "rtscope-pg-{name}-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chown = Command::new("chown")
+            .args(["postgres:postgres"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        let init = as_postgres("initdb")
+            .arg("-D")
+            .arg(dir.join("data"))
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .unwrap();
+        assert_code(&init, 0);
+        let c = Cluster {
+            dir,
+            port: free_port(),
+        };
+        c.pg_ctl_start();
+        Some(c)
+    }
+
+    fn pg_ctl_start(&self) {
+        let o = as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-l")
+            .arg(self.dir.join("log"))
+            .args(["-w", "-o"])
+            .arg(format!(
+                "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+                self.port,
+                self.dir.display()
+            ))
+            .arg("start")
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+
+    fn pg_ctl_stop(&self) {
+        let o = as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-w", "-m", "fast", "stop"])
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+
+    /// The URL of database `db`.
+    fn url(&self, db: &str) -> String {
+        format!("postgresql://postgres@127.0.0.1:{}/{db}", self.port)
+    }
+
+    fn client(&self, db: &str) -> postgres::Client {
+        postgres::Client::connect(
+            &format!(
+                "host=127.0.0.1 port={} user=postgres dbname={db}",
+                self.port
+            ),
+            postgres::NoTls,
+        )
+        .unwrap()
+    }
+
+    /// A new empty database; its URL.
+    fn database(&self, name: &str) -> String {
+        self.client("postgres")
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        self.url(name)
+    }
+
+    /// A process that stops the cluster and removes its directory when
+    /// the test binary exits (parent-death signal): started from a thread
+    /// that never ends, since the signal follows the creating thread.
+    fn watch(&self) {
+        let script = format!(
+            "{CLOSE_FDS} trap 'setpriv --reuid=postgres --regid=postgres --clear-groups -- {b}/pg_ctl -D {d}/data -m immediate stop >/dev/null 2>&1; rm -rf {d}; exit 0' TERM; \
+             while :; do sleep 0.2; done",
+            d = self.dir.display(),
+            b = bin().display()
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let child = Command::new("setpriv")
+                .args(["--pdeathsig", "TERM", "--", "sh", "-c", &script])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            let _ = tx.send(child.is_ok());
+            loop {
+                std::thread::park();
+            }
+        });
+        assert!(rx.recv().unwrap(), "the watchdog did not start");
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-w", "-m", "immediate", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The cluster shared by this module's tests (never dropped: the
+/// watchdog stops it when the test binary exits).
+fn shared() -> Option<&'static Cluster> {
+    static SHARED: OnceLock<Option<Cluster>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let c = Cluster::start("shared")?;
+            c.watch();
+            Some(c)
+        })
+        .as_ref()
+}
+
+/// `rtscope --db DB ARGS…`
+fn rt(dir: &TempDir, db: &str, args: &[&str]) -> Output {
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Rows of `rtscope runs` (lines after the header).
+fn listed(o: &Output) -> Vec<String> {
+    assert_code(o, 0);
+    stdout(o)
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect()
+}
+
+fn export(dir: &TempDir, db: &str, id: &str) -> RunRecord {
+    let o = rt(dir, db, &["runs", "export", id, "--json"]);
+    assert_code(&o, 0);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn fixture(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+const MEASURE: &[&str] = &["measure", "-q", "--policy", "other", "-i", "2ms"];
+
+#[test]
+fn two_boards_write_to_one_store_and_are_read_by_host() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("two_boards");
+    let dir = TempDir::new("pg-boards");
+    {
+        let _g = shared_system();
+        for host in ["board-a", "board-b"] {
+            let mut args = MEASURE.to_vec();
+            args.extend(["-D", "1", "--host", host, "--label", host]);
+            let o = rt(&dir, &url, &args);
+            assert_code(&o, 0);
+            let text = format!("{}{}", stdout(&o), stderr(&o));
+            assert!(text.contains("saved as run"), "{text}");
+        }
+    }
+    assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 2);
+    let a = listed(&rt(&dir, &url, &["runs", "--host", "board-a"]));
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert!(a[0].contains("board-a"), "{a:?}");
+    let none = rt(&dir, &url, &["runs", "--host", "no-such-board"]);
+    assert!(listed(&none).is_empty());
+    assert!(stdout(&none).contains("no runs of host 'no-such-board'"));
+    let rec = export(&dir, &url, "1");
+    assert_eq!(rec.fingerprint.hostname, "board-a");
+    assert_eq!(export(&dir, &url, "2").fingerprint.hostname, "board-b");
+    // report and compare read from PostgreSQL.
+    let html = dir.join("r.html");
+    let o = rt(
+        &dir,
+        &url,
+        &["report", "1", "2", "-o", html.to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("board-b"));
+    let o = rt(&dir, &url, &["compare", "1", "2"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("B/A"), "{}", stdout(&o));
+    // Nothing was written to the local file.
+    assert!(!dir.join("data/rtscope/rtscope.db").exists());
+}
+
+#[test]
+fn push_copies_once_by_uuid() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("push_once");
+    let dir = TempDir::new("pg-push");
+    let local = dir.join("local.db");
+    let local = local.to_str().unwrap();
+    let o = rt(&dir, local, &["import", &fixture("import/evl-latmus.txt")]);
+    assert_code(&o, 0);
+    let o = rt(&dir, local, &["push", "last", "--to", &url]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("copied 1 run(s)"), "{}", stdout(&o));
+    let o = rt(&dir, local, &["push", "1", "last", "--to", &url]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("nothing copied") && stdout(&o).contains("already there as run 1"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 1);
+    assert_eq!(export(&dir, &url, "1"), export(&dir, local, "1"));
+    // An unknown run is refused before anything is copied.
+    let o = rt(&dir, local, &["push", "99", "--to", &url]);
+    assert_code(&o, 2);
+}
+
+#[test]
+fn the_server_stopped_mid_run_loses_nothing() {
+    // Its own cluster: stopping the shared one would disturb the others.
+    let Some(pg) = Cluster::start("down") else {
+        return;
+    };
+    let url = pg.database("down");
+    let dir = TempDir::new("pg-down");
+    let json1 = dir.join("1.json");
+    let json2 = dir.join("2.json");
+    let spawn = |json: &Path| {
+        let mut args = MEASURE.to_vec();
+        args.extend([
+            "-D",
+            "6",
+            "--checkpoint",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        rtscope(dir.path())
+            .arg("--db")
+            .arg(&url)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let _g = shared_system();
+    // 1. Down for a while in the middle: the run goes to the spool, then
+    //    back to the server, and ends there whole.
+    let child = spawn(&json1);
+    std::thread::sleep(Duration::from_millis(2500));
+    pg.pg_ctl_stop();
+    std::thread::sleep(Duration::from_millis(2000));
+    pg.pg_ctl_start();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("local spool"), "{err}");
+    assert!(err.contains("reachable again"), "{err}");
+    let stored = export(&dir, &url, "1");
+    let written: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json1).unwrap()).unwrap();
+    assert_eq!(stored.run_uuid, written.run_uuid);
+    assert_eq!(stored.overall.samples, written.overall.samples);
+    assert_eq!(stored, written);
+    // 2. Down at the end: the whole run is in the spool, the message says
+    //    how to send it, and the push completes the copy on the server.
+    let child = spawn(&json2);
+    std::thread::sleep(Duration::from_millis(2500));
+    pg.pg_ctl_stop();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("push") && err.contains("spool.db"), "{err}");
+    let spool = dir.join("data/rtscope/spool.db");
+    let spool = spool.to_str().unwrap();
+    let written: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json2).unwrap()).unwrap();
+    assert_eq!(export(&dir, spool, "last"), written);
+    pg.pg_ctl_start();
+    let o = rt(&dir, spool, &["push", "last", "--to", &url]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("completed run 2"), "{}", stdout(&o));
+    assert_eq!(export(&dir, &url, "2"), written);
+    assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 2);
+}
+
+#[test]
+fn bad_and_unreachable_urls_exit_2_before_measuring() {
+    let dir = TempDir::new("pg-bad");
+    let closed = format!("postgresql://postgres@127.0.0.1:{}/x", free_port());
+    for (url, needle) in [
+        (
+            "postgresql://postgres@127.0.0.1:notaport/x",
+            "not a usable PostgreSQL URL",
+        ),
+        ("postgresql://postgres@127.0.0.1:5432", "names no database"),
+        (closed.as_str(), "cannot reach the PostgreSQL run store"),
+    ] {
+        let t = Instant::now();
+        let o = rt(
+            &dir,
+            url,
+            &["measure", "-D", "1h", "-q", "--policy", "other"],
+        );
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(needle), "{url}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+        assert!(t.elapsed() < Duration::from_secs(60), "it measured");
+        let o = rt(&dir, url, &["runs"]);
+        assert_code(&o, 2);
+    }
+}
+
+#[test]
+fn migrations_create_an_empty_database_and_refuse_newer_or_foreign_ones() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("migrate");
+    let dir = TempDir::new("pg-migrate");
+    // Reading an empty database creates nothing.
+    let o = rt(&dir, &url, &["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("no runs stored"));
+    let mut c = pg.client("migrate");
+    let tables = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    assert_eq!(tables(&mut c), 0);
+    let o = rt(&dir, &url, &["import", &fixture("import/evl-latmus.txt")]);
+    assert_code(&o, 0);
+    let meta = |c: &mut postgres::Client, k: &str| -> i64 {
+        c.query_one("SELECT value FROM rtscope_meta WHERE key = $1", &[&k])
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(
+        meta(&mut c, "schema_version"),
+        rtscope::store::schema::CURRENT_VERSION
+    );
+    assert_eq!(meta(&mut c, "application_id"), 0x7274_7363);
+    // A newer schema is refused, untouched.
+    c.execute(
+        "UPDATE rtscope_meta SET value = 99 WHERE key = 'schema_version'",
+        &[],
+    )
+    .unwrap();
+    let o = rt(&dir, &url, &["runs"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("upgrade rtscope"), "{}", stderr(&o));
+    assert_eq!(meta(&mut c, "schema_version"), 99);
+    // A database of another program is refused, untouched.
+    let other = pg.database("other_program");
+    let mut f = pg.client("other_program");
+    f.batch_execute("CREATE TABLE t (x int)").unwrap();
+    let o = rt(&dir, &other, &["import", &fixture("import/evl-latmus.txt")]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("another program"), "{}", stderr(&o));
+    assert_eq!(tables(&mut f), 1);
+}
+
+#[test]
+fn concurrent_writers_migrate_once_and_never_duplicate_a_run() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("concurrent");
+    let dir = TempDir::new("pg-conc");
+    // Eight imports of one file at once into a fresh database: the
+    // schema is made once (advisory lock), and the run (its uuid comes
+    // from the file's content) is stored once.
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            rtscope(dir.path())
+                .arg("--db")
+                .arg(&url)
+                .args(["import", &fixture("import/evl-latmus.txt")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut imported = 0;
+    for ch in children {
+        let o = ch.wait_with_output().unwrap();
+        let text = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            !text.contains("panicked") && !text.contains("schema"),
+            "{text}"
+        );
+        match o.status.code() {
+            Some(0) if text.contains("imported") => imported += 1,
+            Some(0) => assert!(text.contains("already stored"), "{text}"),
+            _ => assert!(text.contains("duplicate key"), "{text}"),
+        }
+    }
+    assert_eq!(imported, 1);
+    assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 1);
+}
+
+#[test]
+fn characterizations_and_monitor_windows_are_stored_in_postgres() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("char_monitor");
+    let dir = TempDir::new("pg-char-monitor");
+    let mut c = pg.client("char_monitor");
+    let count = |c: &mut postgres::Client, table: &str| -> i64 {
+        c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .map(|r| r.get(0))
+            .unwrap_or(0)
+    };
+    {
+        let _g = shared_system();
+        let o = rt(
+            &dir,
+            &url,
+            &[
+                "characterize",
+                "--only",
+                "clock-gettime",
+                "-D",
+                "50ms",
+                "--cpus",
+                "0",
+            ],
+        );
+        assert_code(&o, 0);
+        let mut child = rtscope(dir.path())
+            .arg("--db")
+            .arg(&url)
+            .args([
+                "monitor",
+                "--name",
+                "pg",
+                "--window",
+                "1s",
+                "--checkpoint",
+                "1s",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while count(&mut c, "monitor_windows") < 2 {
+            if t0.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("no 2 windows in PostgreSQL in 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(count(&mut c, "characterizations"), 1);
+    assert!(count(&mut c, "characterization_rows") >= 1);
+    assert_eq!(count(&mut c, "monitor_runs"), 1);
+    let rows = listed(&rt(&dir, &url, &["runs"]));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows[0].contains("characterized"), "{rows:?}");
+    let o = rt(&dir, &url, &["runs", "show", "1"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("clock"), "{}", stdout(&o));
+    let html = dir.join("m.html");
+    let o = rt(&dir, &url, &["report", "2", "-o", html.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("monitor pg: largest latency per window"));
+    // runs rm takes the characterization's rows with it.
+    assert_code(&rt(&dir, &url, &["runs", "rm", "1"]), 0);
+    assert_eq!(count(&mut c, "characterization_rows"), 0);
+}
