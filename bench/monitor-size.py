@@ -4,14 +4,18 @@
 1. A real run: `rtscope monitor --window W` on every CPU at 1 ms for
    DURATION seconds (then SIGTERM), in a store of its own: the store's
    size, the windows saved, the bytes of a window's histogram and summary.
-2. A compressed-time simulation: the windows of DAYS days at 5 min on 2
-   threads, written into a copy of that store (same schema) with the real
-   run's largest histogram blob, applying after each window the same
-   retention statements as src/store/windows.rs. It prints the store size
-   day by day: bounded once retention starts to delete.
+2. A compressed-time simulation: the windows of DAYS days at the real
+   run's window length on 2 threads, written into a copy of that store
+   (same schema, the real run kept) with the real run's largest histogram
+   blob: per window, a monitor_windows row per thread and a point of the
+   run's own window series (table windows, which retention leaves alone:
+   one monitor run lasting the whole time is the worst case), then the
+   same retention statements as src/store/windows.rs. It prints the store
+   size day by day, and its prediction for the real run's length beside
+   the size measured.
 
 Usage: sudo flock /tmp/rtscope-measure.lock python3 bench/monitor-size.py
-       [--duration 150] [--window 60] [--days 7] [--keep-histograms-days 7]
+       [--duration 1800] [--window 300] [--days 7] [--keep-histograms-days 7]
        [--keep-windows-days 30] [--rtscope target/release/rtscope]
 """
 
@@ -24,7 +28,6 @@ import subprocess
 import tempfile
 import time
 
-WINDOW_NS = 300 * 10**9
 DAY_NS = 86400 * 10**9
 
 
@@ -39,8 +42,8 @@ def size(db):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--duration", type=int, default=150)
-    ap.add_argument("--window", type=int, default=60)
+    ap.add_argument("--duration", type=int, default=1800)
+    ap.add_argument("--window", type=int, default=300)
     ap.add_argument("--days", type=int, default=7)
     ap.add_argument("--keep-histograms-days", type=int, default=7)
     ap.add_argument("--keep-windows-days", type=int, default=30)
@@ -72,18 +75,24 @@ def main():
         c = sqlite3.connect(sim)
         c.execute("PRAGMA synchronous = OFF")
         c.execute("DELETE FROM monitor_windows")
+        c.execute("DELETE FROM windows")
+        c.execute("VACUUM")
         c.commit()
+        run_id = c.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0]
         keep_h = a.keep_histograms_days * DAY_NS
         keep_w = a.keep_windows_days * DAY_NS
+        window_ns = a.window * 10**9
         t0 = 1_700_000_000 * 10**9
-        per_day = DAY_NS // WINDOW_NS
-        print(f"simulation: 2 threads, windows of 5 min, histograms kept {a.keep_histograms_days} d, "
-              f"windows kept {a.keep_windows_days} d; blob {len(blob)} B")
+        per_day = DAY_NS // window_ns
+        real_windows = a.duration // a.window
+        print(f"simulation: 2 threads, windows of {a.window} s, histograms kept "
+              f"{a.keep_histograms_days} d, windows kept {a.keep_windows_days} d; blob {len(blob)} B")
         print("  day  windows  with_histogram  store_bytes")
+        k_all = 0
         for day in range(1, a.days + 1):
             for k in range(per_day):
-                start = t0 + ((day - 1) * per_day + k) * WINDOW_NS
-                end = start + WINDOW_NS
+                start = t0 + k_all * window_ns
+                end = start + window_ns
                 for thread in (0, 1):
                     c.execute(
                         "INSERT OR IGNORE INTO monitor_windows (monitor, host, run_uuid, thread, cpu, "
@@ -91,6 +100,11 @@ def main():
                         "max_ns, sub_bucket_bits, histogram) VALUES "
                         "('sim', 'board', 'r', ?, ?, ?, ?, 300000, 300000, 0, 5000, 20000, 60000, 2500000, 5, ?)",
                         (thread, thread, start, end, blob),
+                    )
+                    c.execute(
+                        "INSERT OR IGNORE INTO windows (run_id, thread, seq, count, min_ns, avg_ns, "
+                        "max_ns, p99_ns, missed) VALUES (?, ?, ?, 300000, 5000, 20000, 2500000, 60000, 0)",
+                        (run_id, thread, k_all),
                     )
                 c.execute(
                     "UPDATE monitor_windows SET histogram = NULL, sub_bucket_bits = NULL "
@@ -102,6 +116,10 @@ def main():
                     (end - keep_w,),
                 )
                 c.commit()
+                k_all += 1
+                if k_all == real_windows:
+                    print(f"  predicted after {a.duration} s ({real_windows} windows): "
+                          f"{size(sim)[0]} B; measured {total} B")
             n, h = c.execute(
                 "SELECT count(*), count(histogram) FROM monitor_windows WHERE monitor = 'sim'"
             ).fetchone()

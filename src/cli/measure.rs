@@ -365,7 +365,7 @@ impl MeasureArgs {
 
 /// clap value parser for `--host`: a non-empty name without control
 /// characters, at most 255 bytes.
-fn host_name(s: &str) -> Result<String, String> {
+pub(super) fn host_name(s: &str) -> Result<String, String> {
     let t = s.trim();
     if t.is_empty() || t.len() > 255 || t.chars().any(char::is_control) {
         return Err(format!(

@@ -100,6 +100,11 @@ pub struct MonitorArgs {
     /// `label` of the metrics. Default: "monitor NAME".
     #[arg(long = "label", value_name = "TEXT")]
     pub label: Option<String>,
+    /// Host name the monitor records and its metrics carry (default: this
+    /// machine's): the board's name in a shared store (`rtscope runs
+    /// --host NAME`) and the `host` label in Prometheus.
+    #[arg(long = "host", value_name = "NAME", value_parser = super::measure::host_name)]
+    pub host: Option<String>,
     /// KEY=VALUE fact about the run (repeatable).
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
     pub tags: Vec<(String, String)>,
@@ -159,6 +164,7 @@ impl MonitorArgs {
                     .clone()
                     .unwrap_or_else(|| format!("monitor {}", self.name)),
             ),
+            host: self.host.clone(),
             tags,
             command_line: std::env::args().collect(),
             ..Request::default()

@@ -302,8 +302,8 @@ impl Sampler {
             self.cpu_max.resize(p.cpu.len(), 0.0);
         }
         for (i, v) in p.cpu.iter().enumerate() {
-            for k in 0..7 {
-                self.cpu_sum[i][k] += v[k] * w;
+            for (sum, x) in self.cpu_sum[i].iter_mut().zip(v) {
+                *sum += x * w;
             }
             self.cpu_max[i] = self.cpu_max[i].max(v[0]);
         }

@@ -2,7 +2,8 @@
 //! the control thread, once a second (and once more when measuring is
 //! over, with the exact final counts), it copies each thread's shared
 //! statistics, renders the exposition text and publishes it in the
-//! [`Feed`] the server reads. It never touches a measuring thread.
+//! [`Feed`] the server reads. It never touches a measuring thread, and
+//! keeps the server's thread off the measured CPUs when there are others.
 
 use super::server::Feed;
 use super::text::{self, Moment, ThreadMoment};
@@ -64,6 +65,7 @@ impl MetricsObserver {
             threads,
         };
         feed.publish(text::render(&moment));
+        feed.keep_server_on(&unmeasured_cpus(plan));
         MetricsObserver {
             feed,
             moment,
@@ -84,6 +86,23 @@ impl MetricsObserver {
         self.feed.publish(text::render(&self.moment));
         self.last = Some(Instant::now());
     }
+}
+
+/// The CPUs this process may use that no thread of `plan` measures on
+/// (empty when every one is measured or a thread is not pinned).
+fn unmeasured_cpus(plan: &Plan) -> Vec<usize> {
+    let mut measured = Vec::new();
+    for t in &plan.threads {
+        match t.cpu {
+            Some(c) => measured.push(c),
+            None => return Vec::new(),
+        }
+    }
+    crate::sysinfo::cpu::allowed_cpus()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !measured.contains(c))
+        .collect()
 }
 
 impl Observer for MetricsObserver {

@@ -13,7 +13,7 @@ use super::MetricsError;
 use super::auth::Auth;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -23,20 +23,73 @@ const MAX_HEAD: usize = 8 * 1024;
 /// Read and write timeout of one connection.
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Where the control thread leaves the latest exposition text.
+/// Where the control thread leaves the latest exposition text, and where
+/// it tells the server's thread which CPUs to keep to.
 #[derive(Clone, Default)]
-pub struct Feed(Arc<Mutex<Arc<String>>>);
+pub struct Feed {
+    text: Arc<Mutex<Arc<String>>>,
+    place: Arc<Placement>,
+}
+
+/// The server thread's id (0 until it runs) and the CPUs it should run
+/// on (`None`: any). Whichever of the two sides comes second applies it.
+#[derive(Default)]
+struct Placement {
+    tid: AtomicI32,
+    cpus: Mutex<Option<Vec<usize>>>,
+}
+
+impl Placement {
+    fn apply(&self) {
+        let tid = self.tid.load(Ordering::SeqCst);
+        let cpus = self.cpus.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let (true, Some(cpus)) = (tid > 0, cpus) {
+            // A CPU outside this process's cpuset (under --isolate) is
+            // refused: the thread then stays where it is.
+            let _ = crate::sys::sched::set_affinity(tid, &cpus);
+        }
+    }
+}
 
 impl Feed {
     /// Publish `text` (the server serves it from now on).
     pub fn publish(&self, text: String) {
-        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = self.text.lock().unwrap_or_else(|e| e.into_inner());
         *g = Arc::new(text);
     }
 
     /// The text last published.
     pub fn current(&self) -> Arc<String> {
-        Arc::clone(&self.0.lock().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(&self.text.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Keep the server's thread on `cpus` (the CPUs nobody measures on):
+    /// answering a scrape is kernel work (accept, read, write) that a
+    /// measuring thread cannot preempt on a kernel without full
+    /// preemption. Nothing is done when `cpus` is empty.
+    pub fn keep_server_on(&self, cpus: &[usize]) {
+        if cpus.is_empty() {
+            return;
+        }
+        *self.place.cpus.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpus.to_vec());
+        self.place.apply();
+    }
+
+    /// Called by the server's thread when it starts.
+    fn server_started(&self) {
+        self.place
+            .tid
+            .store(crate::sys::sched::gettid(), Ordering::SeqCst);
+        self.place.apply();
+    }
+
+    /// The CPUs the server's thread runs on, as the kernel reports them
+    /// (`None` before it started).
+    pub fn server_cpus(&self) -> Option<Vec<usize>> {
+        let tid = self.place.tid.load(Ordering::SeqCst);
+        (tid > 0)
+            .then(|| crate::sys::sched::affinity_of(tid).ok())
+            .flatten()
     }
 }
 
@@ -111,6 +164,7 @@ impl Drop for MetricsServer {
 }
 
 fn serve(listener: TcpListener, feed: Feed, auth: Option<Auth>, stop: Arc<AtomicBool>) {
+    feed.server_started();
     for conn in listener.incoming() {
         if stop.load(Ordering::SeqCst) {
             return;

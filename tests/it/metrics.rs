@@ -265,6 +265,71 @@ fn the_token_is_asked_for() {
     );
 }
 
+/// `Cpus_allowed_list` of thread `tid` of `pid`, as CPU numbers.
+fn cpus_allowed(status: &str) -> Vec<usize> {
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    rtscope::units::parse_cpu_list(&list).unwrap()
+}
+
+/// The thread of `pid` called `name`, if any: its /proc status.
+fn thread_status(pid: u32, name: &str) -> Option<String> {
+    for e in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            return std::fs::read_to_string(e.path().join("status")).ok();
+        }
+    }
+    None
+}
+
+#[test]
+fn the_server_thread_keeps_off_the_measured_cpu() {
+    let mine = cpus_allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
+    if mine.len() < 2 {
+        eprintln!("SKIP: one CPU only, no CPU is left unmeasured");
+        return;
+    }
+    let measured = *mine.last().unwrap();
+    let _g = util::shared_system();
+    let dir = TempDir::new("metrics-place");
+    let port = free_port();
+    let mut child = rtscope(dir.path())
+        .args(["measure", "-q", "-D", "3", "--no-save", "--policy", "other"])
+        .args(["-a", &measured.to_string()])
+        .args(["--metrics", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let want: Vec<usize> = mine.iter().copied().filter(|&c| c != measured).collect();
+    let t0 = Instant::now();
+    let mut seen = None;
+    while t0.elapsed() < Duration::from_secs(10) {
+        // Once the run has started (a wake-up is counted), the server's
+        // thread has been placed.
+        let started = http_get(port, "/metrics", None).is_some_and(|(_, b)| {
+            b.lines()
+                .any(|l| l.starts_with("rtscope_wakeups_total{") && !l.ends_with(" 0"))
+        });
+        if started {
+            seen = thread_status(child.id(), "rtscope-metrics").map(|s| cpus_allowed(&s));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(seen, Some(want));
+}
+
 #[test]
 fn an_open_address_is_warned_about() {
     let _g = util::shared_system();

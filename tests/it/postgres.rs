@@ -535,6 +535,8 @@ fn characterizations_and_monitor_windows_are_stored_in_postgres() {
                 "monitor",
                 "--name",
                 "pg",
+                "--host",
+                "board-c",
                 "--window",
                 "1s",
                 "--checkpoint",
@@ -565,6 +567,11 @@ fn characterizations_and_monitor_windows_are_stored_in_postgres() {
     assert_eq!(count(&mut c, "characterizations"), 1);
     assert!(count(&mut c, "characterization_rows") >= 1);
     assert_eq!(count(&mut c, "monitor_runs"), 1);
+    let host: String = c
+        .query_one("SELECT DISTINCT host FROM monitor_windows", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(host, "board-c");
     let rows = listed(&rt(&dir, &url, &["runs"]));
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(rows[0].contains("characterized"), "{rows:?}");
