@@ -8,8 +8,15 @@ first, and prints per pair and as the median over pairs the ratios
 (with / without) of avg and p99 latency (all threads), and the number of
 scrapes answered. Goal: <= 1.05.
 
+With --affinity CPULIST the threads measure on those CPUs only (as on a
+board with a housekeeping CPU): rtscope then keeps its metrics server on
+the other CPUs, and the scraper is pinned there too (--scraper-cpus,
+default: the CPUs not in --affinity), as a Prometheus on another host
+would leave only the server's side on the board.
+
 Usage: sudo flock /tmp/rtscope-measure.lock python3 bench/metrics-cost.py
-       [--pairs 3] [--duration 20] [--rtscope target/release/rtscope]
+       [--pairs 3] [--duration 20] [--affinity 1] [--scraper-cpus 0]
+       [--rtscope target/release/rtscope]
 """
 
 import argparse
@@ -32,7 +39,9 @@ def free_port():
     return port
 
 
-def scrape_loop(port, stop, counts):
+def scrape_loop(port, stop, counts, cpus):
+    if cpus:
+        os.sched_setaffinity(0, cpus)  # this thread only
     while not stop.is_set():
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=2) as c:
@@ -51,16 +60,18 @@ def scrape_loop(port, stop, counts):
         stop.wait(1.0)
 
 
-def measure(rtscope, duration, tmp, metrics):
+def measure(rtscope, duration, tmp, metrics, affinity, scraper_cpus):
     out = os.path.join(tmp, "run.json")
     argv = [rtscope, "measure", "-q", "--no-save", "-D", str(duration), "--json", out]
+    if affinity:
+        argv += ["-a", affinity]
     counts = {"ok": 0, "bytes": 0}
     stop = threading.Event()
     scraper = None
     if metrics:
         port = free_port()
         argv += ["--metrics", f"127.0.0.1:{port}"]
-        scraper = threading.Thread(target=scrape_loop, args=(port, stop, counts))
+        scraper = threading.Thread(target=scrape_loop, args=(port, stop, counts, scraper_cpus))
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if scraper:
         time.sleep(0.5)
@@ -81,18 +92,28 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--duration", type=int, default=20)
+    ap.add_argument("--affinity", default=None)
+    ap.add_argument("--scraper-cpus", default=None)
     ap.add_argument("--rtscope", default="target/release/rtscope")
     a = ap.parse_args()
+    scraper_cpus = None
+    if a.scraper_cpus:
+        scraper_cpus = {int(c) for c in a.scraper_cpus.split(",")}
+    elif a.affinity:
+        measured = {int(c) for c in a.affinity.split(",")}
+        scraper_cpus = os.sched_getaffinity(0) - measured
     ratios_avg, ratios_p99 = [], []
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_DATA_HOME"] = tmp
-        print(f"{a.pairs} pairs of {a.duration} s runs, 1 thread per CPU at 1 ms, FIFO 95")
+        where = f"CPUs {a.affinity}" if a.affinity else "every CPU"
+        print(f"{a.pairs} pairs of {a.duration} s runs, 1 thread per CPU at 1 ms, FIFO 95, on {where}; "
+              f"scraper on {sorted(scraper_cpus) if scraper_cpus else 'any CPU'}")
         print("pair  order     avg_off  avg_on  p99_off  p99_on  (us)  avg_ratio  p99_ratio  scrapes")
         for i in range(a.pairs):
             order = [False, True] if i % 2 == 0 else [True, False]
             res = {}
             for on in order:
-                res[on] = measure(a.rtscope, a.duration, tmp, on)
+                res[on] = measure(a.rtscope, a.duration, tmp, on, a.affinity, scraper_cpus)
             (ao, po, _), (an, pn, c) = res[False], res[True]
             ra, rp = an / ao, pn / po
             ratios_avg.append(ra)

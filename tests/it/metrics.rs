@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A loopback port free right now.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -73,18 +73,29 @@ fn urlencode(s: &str) -> String {
 
 /// A Prometheus on loopback with its own config and storage; killed and
 /// reaped when dropped (also when the test panics).
-struct Prometheus {
+pub(crate) struct Prometheus {
     child: Child,
     port: u16,
 }
 
 impl Prometheus {
     fn start(dir: &Path, target_port: u16) -> Option<Prometheus> {
+        Prometheus::scraping(dir, &[target_port])
+    }
+
+    /// A Prometheus scraping every second each of `target_ports` on
+    /// loopback (job `rtscope`).
+    pub(crate) fn scraping(dir: &Path, target_ports: &[u16]) -> Option<Prometheus> {
         let cfg = dir.join("prometheus.yml");
+        let targets = target_ports
+            .iter()
+            .map(|p| format!("'127.0.0.1:{p}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
         std::fs::write(
             &cfg,
             format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: rtscope\n    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: rtscope\n    static_configs:\n      - targets: [{targets}]\n"
             ),
         )
         .unwrap();
@@ -112,7 +123,7 @@ impl Prometheus {
     }
 
     /// One instant query: the values of its vector result.
-    fn query(&self, q: &str) -> Vec<f64> {
+    pub(crate) fn query(&self, q: &str) -> Vec<f64> {
         let (code, body) = http_get(
             self.port,
             &format!("/api/v1/query?query={}", urlencode(q)),
@@ -137,7 +148,7 @@ impl Drop for Prometheus {
     }
 }
 
-fn have_prometheus() -> bool {
+pub(crate) fn have_prometheus() -> bool {
     Command::new("prometheus")
         .arg("--version")
         .stdout(Stdio::null())

@@ -587,3 +587,104 @@ fn characterizations_and_monitor_windows_are_stored_in_postgres() {
     assert_code(&rt(&dir, &url, &["runs", "rm", "1"]), 0);
     assert_eq!(count(&mut c, "characterization_rows"), 0);
 }
+
+/// `rtscope --db URL monitor` of one simulated board: its own CPU, host
+/// name and metrics port.
+fn monitor_board(
+    dir: &TempDir,
+    url: &str,
+    host: &str,
+    cpu: usize,
+    port: u16,
+) -> std::process::Child {
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(url)
+        .args([
+            "monitor", "--name", "lab", "--host", host, "--policy", "other",
+        ])
+        .args([
+            "-a",
+            &cpu.to_string(),
+            "--window",
+            "1s",
+            "--checkpoint",
+            "1s",
+        ])
+        .args(["--metrics", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The README's lab: two boards (two monitors with their own --host)
+/// write their windows to one PostgreSQL and are scraped by one
+/// Prometheus; the store, the report and Prometheus all tell the boards
+/// apart.
+#[test]
+fn two_boards_are_monitored_into_one_store_and_one_prometheus() {
+    let Some(pg) = shared() else { return };
+    if !crate::metrics::have_prometheus() {
+        eprintln!("SKIP: prometheus is not installed (scripts/install-deps.sh installs it)");
+        return;
+    }
+    let url = pg.database("lab");
+    let dir = TempDir::new("pg-lab");
+    let cpus = rtscope::sysinfo::cpu::allowed_cpus().unwrap();
+    let ports = [crate::metrics::free_port(), crate::metrics::free_port()];
+    let prom = crate::metrics::Prometheus::scraping(dir.path(), &ports).expect("prometheus starts");
+    let mut c = pg.client("lab");
+    let hosts_with_windows = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM (SELECT host FROM monitor_windows GROUP BY host HAVING count(*) >= 2) h",
+            &[],
+        )
+        .map(|r| r.get(0))
+        .unwrap_or(0)
+    };
+    let wakeups_by_host = || prom.query("max by (host) (rtscope_wakeups_total{job=\"rtscope\"})");
+    {
+        let _g = shared_system();
+        let boards = [
+            monitor_board(&dir, &url, "board-a", cpus[0], ports[0]),
+            monitor_board(&dir, &url, "board-b", *cpus.last().unwrap(), ports[1]),
+        ];
+        let t0 = Instant::now();
+        while hosts_with_windows(&mut c) < 2 || wakeups_by_host().len() < 2 {
+            if t0.elapsed() > Duration::from_secs(30) {
+                for mut b in boards {
+                    let _ = b.kill();
+                    let _ = b.wait();
+                }
+                panic!("two boards not seen in PostgreSQL and Prometheus in 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        for b in boards {
+            let _ = Command::new("kill")
+                .args(["-TERM", &b.id().to_string()])
+                .status();
+            let out = b.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let w = wakeups_by_host();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(w.iter().all(|&n| n > 0.0), "{w:?}");
+    for host in ["board-a", "board-b"] {
+        let rows = listed(&rt(&dir, &url, &["runs", "--host", host]));
+        assert_eq!(rows.len(), 1, "{host}: {rows:?}");
+    }
+    // One report of board A's run draws the monitor's windows of both.
+    let html = dir.join("lab.html");
+    let o = rt(&dir, &url, &["report", "1", "-o", html.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("monitor lab: largest latency per window"));
+    assert!(page.contains("board-a CPU") && page.contains("board-b CPU"));
+}
