@@ -688,3 +688,46 @@ fn two_boards_are_monitored_into_one_store_and_one_prometheus() {
     assert!(page.contains("monitor lab: largest latency per window"));
     assert!(page.contains("board-a CPU") && page.contains("board-b CPU"));
 }
+
+/// A study kept in PostgreSQL: its runs, its status and its report come
+/// from the shared store, and a second runner is refused there too.
+#[test]
+fn a_study_runs_and_reports_from_postgres() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("study");
+    let dir = TempDir::new("pg-study");
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        "name = \"s\"\nduration = \"1s\"\nrepetitions = 1\n\
+         [matrix]\npolicy = [\"other\", \"fifo\"]\n[fixed]\nthreads = 1\n",
+    )
+    .unwrap();
+    {
+        let _g = shared_system();
+        let o = rt(&dir, &url, &["study", file.to_str().unwrap(), "-q"]);
+        assert_code(&o, 0);
+        assert!(stderr(&o).contains("2 of 2 runs done"), "{}", stderr(&o));
+    }
+    let o = rt(&dir, &url, &["study", "status", "s", "--json"]);
+    assert_code(&o, 0);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["done"].as_u64(), Some(2), "{s:#}");
+    assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 2);
+    let o = rt(&dir, &url, &["study", "resume", "s"]);
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("is complete"), "{}", stderr(&o));
+    let html = dir.join("s.html");
+    let o = rt(
+        &dir,
+        &url,
+        &["study", "report", "s", "-o", html.to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("policy"),
+        "the report names the varied option"
+    );
+    assert!(!dir.join("data/rtscope/rtscope.db").exists());
+}
