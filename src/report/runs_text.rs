@@ -20,9 +20,11 @@ fn state_word(r: &RunRow) -> &'static str {
     }
 }
 
-/// The list table (pure, for tests).
+/// The list table (pure, for tests). A `host` column is shown when the
+/// runs come from more than one host (a shared store).
 pub fn render_list(rows: &[RunRow]) -> String {
-    let header = [
+    let many_hosts = rows.iter().any(|r| r.host != rows[0].host);
+    let mut header = vec![
         "id",
         "state",
         "start (UTC)",
@@ -34,6 +36,13 @@ pub fn render_list(rows: &[RunRow]) -> String {
         "p99.99 (us)",
         "max (us)",
     ];
+    let mut numeric = vec![
+        true, false, false, false, false, false, true, true, true, true,
+    ];
+    if many_hosts {
+        header.insert(3, "host");
+        numeric.insert(3, false);
+    }
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     let dash = |s: &str| {
         if s.is_empty() {
@@ -50,7 +59,7 @@ pub fn render_list(rows: &[RunRow]) -> String {
         } else {
             "-".into()
         };
-        table.push(vec![
+        let mut line = vec![
             r.id.to_string(),
             state_word(r).to_string(),
             start,
@@ -65,7 +74,11 @@ pub fn render_list(rows: &[RunRow]) -> String {
             r.threads.to_string(),
             us_cell(r.p9999_ns),
             us_cell(r.max_ns),
-        ]);
+        ];
+        if many_hosts {
+            line.insert(3, shorten(&dash(&r.host), 20));
+        }
+        table.push(line);
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
@@ -76,9 +89,6 @@ pub fn render_list(rows: &[RunRow]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let numeric = [
-        true, false, false, false, false, false, true, true, true, true,
-    ];
     let mut out = String::new();
     for r in &table {
         let cells: Vec<String> = r
@@ -267,7 +277,7 @@ mod tests {
         r2.state = RunState::Interrupted;
         r2.label = None;
         r2.max_ns = None;
-        let text = render_list(&[row(3), r2]);
+        let text = render_list(&[row(3), r2.clone()]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         for col in [
@@ -289,6 +299,15 @@ mod tests {
         assert!(lines[1].contains('…'));
         assert!(lines[2].contains("interrupted"));
         assert!(lines[2].trim_start().starts_with("12"));
+        assert!(!lines[0].contains("host"), "one host: no host column");
+        r2.host = "board-b".into();
+        let text = render_list(&[row(3), r2]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("host"), "{text}");
+        assert!(
+            lines[1].contains("testhost") && lines[2].contains("board-b"),
+            "{text}"
+        );
     }
 
     #[test]
