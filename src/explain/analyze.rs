@@ -256,7 +256,7 @@ pub fn label(c: &Culprit) -> String {
             }
             s
         }
-        Culprit::Idle => "the CPU was idle (waking it up)".into(),
+        Culprit::Idle => "the CPU stayed idle (when long: a hypervisor stall or RT throttling, which a trace cannot tell apart)".into(),
         Culprit::Switch => "the switch to the thread and its return to the clock read".into(),
     }
 }
@@ -292,7 +292,7 @@ fn starts(c: &Culprit) -> String {
     match c {
         Culprit::TimerDelay { .. } => "waiting for the timer to fire".into(),
         Culprit::Thread { .. } => format!("{} runs", label(c)),
-        Culprit::Idle => "the CPU is idle".into(),
+        Culprit::Idle => "the CPU stays idle".into(),
         Culprit::Switch => "the thread runs".into(),
         _ => format!("{} runs", label(c)),
     }

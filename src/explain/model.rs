@@ -98,7 +98,8 @@ pub enum Culprit {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         work: Vec<String>,
     },
-    /// The CPU was idle after the timer fired (leaving an idle state).
+    /// The CPU was idle after the timer fired: leaving an idle state,
+    /// or, when long, a hypervisor stall or RT throttling.
     Idle,
     /// From the switch to the thread until it read the clock.
     Switch,
