@@ -3,8 +3,9 @@
 
 Runs PAIRS pairs of (rtscope measure, cyclictest) with the same interval,
 priority, threads and duration, alternating which goes first, and prints
-both side by side with per-pair ratios (rtscope / cyclictest) of min, avg,
-p99 and CPU time per sample, then the median ratio over all pairs.
+both side by side with per-pair ratios (rtscope / cyclictest) of min, p1
+and p50 (the floor a minimum is drawn from, and where most wake-ups land),
+avg, p99 and CPU time per sample, then the median ratio over all pairs.
 
 Fairness:
 - both lock memory, hold /dev/cpu_dma_latency at 0, pin one thread per CPU,
@@ -21,6 +22,7 @@ Fairness:
 
 Usage: sudo python3 bench/vs-cyclictest.py [--pairs 5] [--duration 20]
        [--interval 1000] [--priority 95] [--cpus 1] [--rtscope target/release/rtscope]
+       [--rtscope-arg=--main-affinity=0 ...]
 Needs root, cyclictest (Debian rt-tests) and a release build of rtscope.
 """
 
@@ -74,6 +76,7 @@ def rtscope_run(binary, a, tmp):
     out = os.path.join(tmp, "rtscope.json")
     argv = [binary, "measure", "-q", "-p", str(a.priority), "-i", f"{a.interval}us",
             "-D", f"{a.duration}s", "--no-omission-correction", "--json", out]
+    argv += a.rtscope_arg
     if a.cpus:
         argv += ["-a", a.cpus]
     _, cpu = run_timed(argv)
@@ -91,6 +94,8 @@ def rtscope_run(binary, a, tmp):
     o = rec["overall"]
     return {
         "min_us": o["min_ns"] / 1000,
+        "p1_us": quantile_from_hist(buckets, 0.01) / 1000,
+        "p50_us": quantile_from_hist(buckets, 0.50) / 1000,
         "avg_us": o["avg_ns"] / 1000,
         "p99_us": quantile_from_hist(buckets, 0.99) / 1000,
         "max_us": o["max_ns"] / 1000,
@@ -124,6 +129,8 @@ def cyclictest_run(a, tmp):
         h.append((max(maxs), over))
     return {
         "min_us": min(mins) / 1000,
+        "p1_us": quantile_from_hist(h, 0.01) / 1000,
+        "p50_us": quantile_from_hist(h, 0.50) / 1000,
         "avg_us": sums / max(cycles, 1) / 1000,
         "p99_us": quantile_from_hist(h, 0.99) / 1000,
         "max_us": max(maxs) / 1000,
@@ -140,6 +147,8 @@ def main():
     p.add_argument("--priority", type=int, default=95)
     p.add_argument("--cpus", help="measure on these CPUs only (e.g. 1), one thread each")
     p.add_argument("--rtscope", default="target/release/rtscope")
+    p.add_argument("--rtscope-arg", action="append", default=[],
+                   help="one more argument for rtscope measure (repeat it), e.g. --rtscope-arg=--main-affinity=0")
     a = p.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (both tools use SCHED_FIFO and mlockall)")
@@ -148,11 +157,11 @@ def main():
     if not os.path.exists(a.rtscope):
         sys.exit(f"{a.rtscope} is missing: cargo build --release")
 
-    keys = ["min_us", "avg_us", "p99_us", "cpu_ns_per_sample"]
+    keys = ["min_us", "p1_us", "p50_us", "avg_us", "p99_us", "cpu_ns_per_sample"]
     ratios = {k: [] for k in keys}
     print(f"{a.pairs} pairs, {a.duration} s each, interval {a.interval} us, "
           f"priority {a.priority}, one thread per CPU on " + (f"CPUs {a.cpus}" if a.cpus else f"all {os.cpu_count()} CPUs"))
-    print(f"{'pair':>4} {'tool':<10} {'samples':>8} {'min us':>8} {'avg us':>8} "
+    print(f"{'pair':>4} {'tool':<10} {'samples':>8} {'min us':>8} {'p1 us':>8} {'p50 us':>8} {'avg us':>8} "
           f"{'p99 us':>8} {'max us':>9} {'cpu ns/sample':>14}")
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.pairs):
@@ -162,7 +171,7 @@ def main():
                 res[tool] = rtscope_run(a.rtscope, a, tmp) if tool == "rtscope" else cyclictest_run(a, tmp)
             for tool in ["rtscope", "cyclictest"]:
                 r = res[tool]
-                print(f"{i + 1:>4} {tool:<10} {r['samples']:>8} {r['min_us']:>8.1f} {r['avg_us']:>8.1f} "
+                print(f"{i + 1:>4} {tool:<10} {r['samples']:>8} {r['min_us']:>8.1f} {r['p1_us']:>8.1f} {r['p50_us']:>8.1f} {r['avg_us']:>8.1f} "
                       f"{r['p99_us']:>8.1f} {r['max_us']:>9.1f} {r['cpu_ns_per_sample']:>14.0f}")
             line = []
             for k in keys:

@@ -189,15 +189,26 @@ pub fn list() -> String {
         match Profile::builtin(name) {
             Ok(p) => {
                 let parts: Vec<&str> = p.parts.iter().map(|q| q.name.as_str()).collect();
-                let rhythm = if p.rhythm.steady {
+                let steady: Vec<&str> = p
+                    .parts
+                    .iter()
+                    .filter(|q| q.rhythm.apply(p.rhythm).steady)
+                    .map(|q| q.name.as_str())
+                    .collect();
+                let rhythm = if steady.len() == p.parts.len() {
                     "steady".to_string()
                 } else {
-                    format!(
+                    let bursts = format!(
                         "bursts {}-{} every ~{}",
                         fmt_duration(p.rhythm.active_min_ns),
                         fmt_duration(p.rhythm.active_max_ns),
                         fmt_duration(p.rhythm.period_ns)
-                    )
+                    );
+                    if steady.is_empty() {
+                        bursts
+                    } else {
+                        format!("{} steady, the rest in {bursts}", steady.join(", "))
+                    }
                 };
                 s.push_str(&format!(
                     "  {name:<16} {} [{}; {rhythm}]\n",

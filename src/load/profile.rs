@@ -486,6 +486,23 @@ mod tests {
             assert!(loads.contains(&l), "hell lacks {l}");
         }
         assert!(!hell.rhythm.steady);
+        // hell presses at least as hard as stress: stress's parts, with
+        // the same options, always on; every other part in bursts.
+        let stress = Profile::builtin("stress").unwrap();
+        for s in &stress.parts {
+            let h = hell
+                .parts
+                .iter()
+                .find(|p| p.load.name == s.load.name)
+                .unwrap_or_else(|| panic!("hell lacks stress's {}", s.load.name));
+            assert_eq!(h.options, s.options, "{}", s.load.name);
+            assert!(h.rhythm.apply(hell.rhythm).steady, "{}", s.load.name);
+        }
+        for h in &hell.parts {
+            if !stress.parts.iter().any(|s| s.load.name == h.load.name) {
+                assert!(!h.rhythm.apply(hell.rhythm).steady, "{}", h.load.name);
+            }
+        }
         assert!(Profile::builtin("rt-interference").unwrap().rhythm.steady);
     }
 
