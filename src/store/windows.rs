@@ -98,16 +98,12 @@ impl Store {
         let mut tx = self.tx(what)?;
         let mut new = 0;
         for w in rows {
-            let (bits, blob) = match &w.histogram {
-                Some((b, blob)) => (Some(*b), Some(blob.as_slice())),
-                None => (None, None),
-            };
-            new += tx
+            let added = tx
                 .execute(
                     "INSERT INTO monitor_windows (monitor, host, run_uuid, thread, cpu, \
                      start_unix_ns, end_unix_ns, samples, wakeups, missed, min_ns, avg_ns, p99_ns, \
-                     max_ns, sub_bucket_bits, histogram) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+                     max_ns) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
                      ON CONFLICT (monitor, host, thread, start_unix_ns) DO NOTHING",
                     &args![
                         w.monitor,
@@ -124,11 +120,30 @@ impl Store {
                         oi(w.avg_ns),
                         oi(w.p99_ns),
                         oi(w.max_ns),
-                        bits,
-                        blob,
                     ],
                 )
                 .map_err(|e| self.err(what, e))? as usize;
+            if added > 0
+                && let Some((bits, blob)) = &w.histogram
+            {
+                tx.execute(
+                    "INSERT INTO monitor_window_histograms (monitor, host, thread, \
+                     start_unix_ns, end_unix_ns, sub_bucket_bits, histogram) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+                     ON CONFLICT (monitor, host, thread, start_unix_ns) DO NOTHING",
+                    &args![
+                        w.monitor,
+                        w.host,
+                        w.thread,
+                        i(w.start_unix_ns),
+                        i(w.end_unix_ns),
+                        *bits,
+                        blob.as_slice(),
+                    ],
+                )
+                .map_err(|e| self.err(what, e))?;
+            }
+            new += added;
         }
         tx.commit().map_err(|e| self.err(what, e))?;
         Ok(new)
@@ -149,13 +164,21 @@ impl Store {
         let hist_before = i(now_unix_ns.saturating_sub(keep_histograms_ns));
         let rows_before = i(now_unix_ns.saturating_sub(keep_windows_ns));
         let mut db = self.db();
+        // Histograms go by whole rows (their space is then reused);
+        // those of windows deleted below go with them.
         let cleared = db
             .execute(
-                "UPDATE monitor_windows SET histogram = NULL, sub_bucket_bits = NULL \
-                 WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3 AND histogram IS NOT NULL",
+                "DELETE FROM monitor_window_histograms \
+                 WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
                 &args![monitor, host, hist_before],
             )
             .map_err(|e| self.err(what, e))?;
+        db.execute(
+            "DELETE FROM monitor_window_histograms \
+             WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
+            &args![monitor, host, rows_before],
+        )
+        .map_err(|e| self.err(what, e))?;
         let deleted = db
             .execute(
                 "DELETE FROM monitor_windows WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
@@ -204,7 +227,7 @@ impl Store {
         // NULL OR host = ?2`, whose parameter PostgreSQL cannot type.
         let (sql_host, params) = match host {
             Some(h) => (
-                "AND host = ?3 ",
+                "AND w.host = ?3 ",
                 args![monitor, with_histograms, h].to_vec(),
             ),
             None => ("", args![monitor, with_histograms].to_vec()),
@@ -212,11 +235,14 @@ impl Store {
         self.db()
             .query(
                 &format!(
-                    "SELECT monitor, host, run_uuid, thread, cpu, start_unix_ns, end_unix_ns, \
-                     samples, wakeups, missed, min_ns, avg_ns, p99_ns, max_ns, sub_bucket_bits, \
-                     CASE WHEN ?2 THEN histogram ELSE NULL END \
-                     FROM monitor_windows WHERE monitor = ?1 {sql_host}\
-                     ORDER BY start_unix_ns, host, thread"
+                    "SELECT w.monitor, w.host, w.run_uuid, w.thread, w.cpu, w.start_unix_ns, \
+                     w.end_unix_ns, w.samples, w.wakeups, w.missed, w.min_ns, w.avg_ns, w.p99_ns, \
+                     w.max_ns, h.sub_bucket_bits, CASE WHEN ?2 THEN h.histogram ELSE NULL END \
+                     FROM monitor_windows w LEFT JOIN monitor_window_histograms h \
+                     ON h.monitor = w.monitor AND h.host = w.host AND h.thread = w.thread \
+                     AND h.start_unix_ns = w.start_unix_ns \
+                     WHERE w.monitor = ?1 {sql_host}\
+                     ORDER BY w.start_unix_ns, w.host, w.thread"
                 ),
                 &params,
             )
@@ -290,5 +316,50 @@ mod tests {
         );
         assert_eq!(left[0].histogram, None);
         assert!(left[1].histogram.is_some());
+    }
+
+    /// Summaries outlive histograms: once a histogram is gone, its
+    /// window's space in the file is reused, so a long monitor's store
+    /// grows by a summary per window, not by a summary and a histogram.
+    #[test]
+    fn retention_gives_the_histograms_space_back() {
+        let t = TempStore::new("windows-size");
+        let s = Store::open(&t.db()).unwrap();
+        let n = 600u64;
+        for k in 0..n {
+            let mut w = row(k * 10, 0);
+            w.histogram = Some((5, (0..700u32).map(|b| (b * 7 + k as u32) as u8).collect()));
+            s.insert_windows(&[w]).unwrap();
+            // Histograms kept 50 ns (the last 6 windows), summaries for good.
+            s.prune_windows("m", "h", k * 10 + 10, 50, u64::MAX / 2)
+                .unwrap();
+        }
+        let windows = s.monitor_windows("m", None, true).unwrap();
+        assert_eq!(windows.len() as u64, n);
+        assert_eq!(windows.iter().filter(|w| w.histogram.is_some()).count(), 6);
+        drop(s);
+        let c = rusqlite::Connection::open(t.db()).unwrap();
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        let pragma = |p: &str| -> u64 {
+            c.query_row(&format!("PRAGMA {p}"), [], |r| r.get::<_, i64>(0))
+                .unwrap() as u64
+        };
+        let used = (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
+        let empty = {
+            let t2 = TempStore::new("windows-size-empty");
+            drop(Store::open(&t2.db()).unwrap());
+            let c2 = rusqlite::Connection::open(t2.db()).unwrap();
+            c2.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .unwrap();
+            let p: i64 = c2.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+            let z: i64 = c2.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+            (p * z) as u64
+        };
+        let per_window = (used - empty) / n;
+        assert!(
+            per_window < 300,
+            "{per_window} bytes per window kept as a summary (a 700-byte histogram each while recent)"
+        );
     }
 }
