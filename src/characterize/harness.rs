@@ -157,6 +157,36 @@ impl Default for Pacer {
     }
 }
 
+/// Time `set(p)` until `end_ns`, `p` alternating between `first` and
+/// `other` so that every call changes something (the priority benchmarks),
+/// with [`Pacer`] rests between calls. Returns the samples (clock read
+/// cost `offset_ns` subtracted) and the value set last.
+// HOT PATH: the timed call, clock reads, histogram writes.
+pub fn time_alternating(
+    offset_ns: u64,
+    end_ns: u64,
+    first: i32,
+    other: i32,
+    mut set: impl FnMut(i32) -> Result<(), CharError>,
+) -> Result<(Samples, i32), CharError> {
+    let mut s = Samples::new(offset_ns);
+    let mut pacer = Pacer::new();
+    let mut next = first;
+    loop {
+        let t0 = now();
+        set(next)?;
+        let t1 = now();
+        s.record(t1 - t0);
+        next = if next == first { other } else { first };
+        if t1 >= end_ns {
+            break;
+        }
+        pacer.rest_if_due(t1);
+    }
+    let last = if next == first { other } else { first };
+    Ok((s, last))
+}
+
 /// Pin the calling thread to `cpu` at SCHED_FIFO `priority` and prefault
 /// its stack.
 pub fn pin_fifo(cpu: usize, priority: i32) -> Result<(), CharError> {

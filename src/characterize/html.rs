@@ -36,41 +36,6 @@ fn table(rows: &[Vec<String>], caption: &str) -> String {
     s
 }
 
-/// A group's rows as table rows (the same columns as the text).
-fn group_rows(c: &Characterization, g: super::Group) -> Vec<Vec<String>> {
-    let mut rows = vec![
-        [
-            "benchmark",
-            "CPU",
-            "count",
-            "min ns",
-            "avg ns",
-            "p50 ns",
-            "p99 ns",
-            "p99.99 ns",
-            "max ns",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>(),
-    ];
-    for r in c.results.iter().filter(|r| text::group_of(r) == g) {
-        let st = &r.stats;
-        rows.push(vec![
-            r.title(),
-            r.cpu.to_string(),
-            st.count.to_string(),
-            st.min_ns.to_string(),
-            st.avg_ns.to_string(),
-            st.p50_ns.to_string(),
-            st.p99_ns.to_string(),
-            st.p9999_ns.to_string(),
-            st.max_ns.to_string(),
-        ]);
-    }
-    rows
-}
-
 fn one(c: &Characterization, name: &str) -> String {
     let mut s = String::from("<section>");
     let _ = write!(s, "<h2>{}</h2>", esc(&format!("{name}: {}", c.name())));
@@ -79,7 +44,7 @@ fn one(c: &Characterization, name: &str) -> String {
     }
     for g in text::groups(c) {
         let _ = write!(s, "<h3>{}</h3>", esc(g.title()));
-        s.push_str(&table(&group_rows(c, g), ""));
+        s.push_str(&table(&text::group_rows(c, g, " ns"), ""));
         if g == super::Group::Noise {
             s.push_str("<ul>");
             for l in text::noise_lines(c).lines() {

@@ -3,7 +3,7 @@
 //! changes it (seed 001's Table 2). Checks itself: the priority the
 //! kernel reports afterwards is the one last set.
 
-use super::harness::{Pacer, Samples, now, on_fifo};
+use super::harness::{now, on_fifo, time_alternating};
 use super::{Bench, CharError, Check, Ctx, Group, Outcome};
 use crate::sys::pthread;
 
@@ -21,25 +21,12 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
     let off = ctx.clock_read_ns;
     let end = now() + ctx.per_bench_ns;
     on_fifo(cpu, hi, || {
-        let mut s = Samples::new(off);
-        let mut pacer = Pacer::new();
-        let mut next = lo;
-        // HOT PATH: the timed call, clock reads, histogram writes.
-        loop {
-            let t0 = now();
-            pthread::set_fifo_param_current(next).map_err(|err| CharError::Sys {
-                what: format!("pthread_setschedparam(SCHED_FIFO, {next})"),
+        let (s, last) = time_alternating(off, end, lo, hi, |p| {
+            pthread::set_fifo_param_current(p).map_err(|err| CharError::Sys {
+                what: format!("pthread_setschedparam(SCHED_FIFO, {p})"),
                 err,
-            })?;
-            let t1 = now();
-            s.record(t1 - t0);
-            next = if next == lo { hi } else { lo };
-            if t1 >= end {
-                break;
-            }
-            pacer.rest_if_due(t1);
-        }
-        let last = if next == lo { hi } else { lo };
+            })
+        })?;
         let seen = pthread::priority_of(0).unwrap_or(-1);
         Ok(Outcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],

@@ -3,7 +3,7 @@
 //! Table 2). Checks itself: setschedprio changes the priority the kernel
 //! reports.
 
-use super::harness::{Pacer, Samples, now, on_fifo};
+use super::harness::{now, on_fifo, time_alternating};
 use super::{Bench, CharError, Check, Ctx, Group, Outcome};
 use crate::sys::pthread;
 
@@ -42,24 +42,12 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             ),
             held: seen == lo,
         };
-        let mut s = Samples::new(off);
-        let mut pacer = Pacer::new();
-        let mut next = hi;
-        // HOT PATH: the timed call, clock reads, histogram writes.
-        loop {
-            let t0 = now();
-            pthread::set_prio_current(next).map_err(|err| CharError::Sys {
-                what: format!("pthread_setschedprio({next})"),
+        let (s, _) = time_alternating(off, end, hi, lo, |p| {
+            pthread::set_prio_current(p).map_err(|err| CharError::Sys {
+                what: format!("pthread_setschedprio({p})"),
                 err,
-            })?;
-            let t1 = now();
-            s.record(t1 - t0);
-            next = if next == lo { hi } else { lo };
-            if t1 >= end {
-                break;
-            }
-            pacer.rest_if_due(t1);
-        }
+            })
+        })?;
         Ok(Outcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],
             checks: vec![check],

@@ -75,24 +75,17 @@ pub fn head(c: &Characterization) -> String {
     s
 }
 
-/// One group's table.
-pub fn group_table(c: &Characterization, g: Group) -> String {
-    let mut rows = vec![
-        [
-            "benchmark",
-            "CPU",
-            "count",
-            "min",
-            "avg",
-            "p50",
-            "p99",
-            "p99.99",
-            "max",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>(),
-    ];
+/// One group's rows, header first: benchmark, CPU, count, then the
+/// figures, each header followed by `unit` (" ns" in HTML, where the
+/// table has no caption saying so). Shared by the text and the HTML.
+pub fn group_rows(c: &Characterization, g: Group, unit: &str) -> Vec<Vec<String>> {
+    let mut head = vec!["benchmark".to_string(), "CPU".into(), "count".into()];
+    head.extend(
+        ["min", "avg", "p50", "p99", "p99.99", "max"]
+            .iter()
+            .map(|h| format!("{h}{unit}")),
+    );
+    let mut rows = vec![head];
     for r in c.results.iter().filter(|r| group_of(r) == g) {
         let st = &r.stats;
         rows.push(vec![
@@ -107,7 +100,12 @@ pub fn group_table(c: &Characterization, g: Group) -> String {
             st.max_ns.to_string(),
         ]);
     }
-    table::render(&rows)
+    rows
+}
+
+/// One group's table.
+pub fn group_table(c: &Characterization, g: Group) -> String {
+    table::render(&group_rows(c, g, ""))
 }
 
 /// The OS-noise figures, one line per CPU.
