@@ -227,6 +227,25 @@ impl Plan {
         })
     }
 
+    /// The CPUs of `allowed` that no thread measures on, where helper
+    /// threads (the trace reader, the metrics server) keep off the
+    /// measured CPUs. Empty when every allowed CPU is measured, or when
+    /// the threads are not pinned (SCHED_DEADLINE: any CPU may be).
+    pub fn unmeasured_cpus(&self, allowed: &[usize]) -> Vec<usize> {
+        let mut measured = Vec::new();
+        for t in &self.threads {
+            match t.cpu {
+                Some(c) => measured.push(c),
+                None => return Vec::new(),
+            }
+        }
+        allowed
+            .iter()
+            .copied()
+            .filter(|c| !measured.contains(c))
+            .collect()
+    }
+
     /// Number of warm-up periods of a thread (its first deadlines, kept
     /// apart from the result).
     pub fn warmup_periods(&self, t: &ThreadPlan) -> u64 {
@@ -464,6 +483,26 @@ mod tests {
                 .iter()
                 .all(|t| t.priority == 95 && t.interval_ns == 1_000_000)
         );
+    }
+
+    #[test]
+    fn unmeasured_cpus_are_the_allowed_ones_no_thread_is_pinned_to() {
+        let one = MeasureConfig {
+            cpus: Some(vec![1]),
+            ..cfg()
+        };
+        let p = Plan::build(one, &[0, 1, 3]).unwrap();
+        assert_eq!(p.unmeasured_cpus(&[0, 1, 3]), vec![0, 3]);
+        let every = Plan::build(cfg(), &[0, 1]).unwrap();
+        assert!(every.unmeasured_cpus(&[0, 1]).is_empty());
+        // SCHED_DEADLINE threads are not pinned: any CPU may be measured.
+        let dl = MeasureConfig {
+            policy: Policy::Deadline,
+            ..cfg()
+        };
+        let p = Plan::build(dl, &[0, 1]).unwrap();
+        assert!(p.threads.iter().all(|t| t.cpu.is_none()));
+        assert!(p.unmeasured_cpus(&[0, 1]).is_empty());
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl Explainer {
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
         // its CPU back until that work ends: keep it off measured CPUs.
-        let housekeeping: Vec<usize> = allowed.into_iter().filter(|c| !cpus.contains(c)).collect();
+        let housekeeping = plan.unmeasured_cpus(&allowed);
         let mut notices = Vec::new();
         if housekeeping.is_empty() {
             notices.push(

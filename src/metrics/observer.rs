@@ -65,7 +65,9 @@ impl MetricsObserver {
             threads,
         };
         feed.publish(text::render(&moment));
-        feed.keep_server_on(&unmeasured_cpus(plan));
+        feed.keep_server_on(
+            &plan.unmeasured_cpus(&crate::sysinfo::cpu::allowed_cpus().unwrap_or_default()),
+        );
         MetricsObserver {
             feed,
             moment,
@@ -86,23 +88,6 @@ impl MetricsObserver {
         self.feed.publish(text::render(&self.moment));
         self.last = Some(Instant::now());
     }
-}
-
-/// The CPUs this process may use that no thread of `plan` measures on
-/// (empty when every one is measured or a thread is not pinned).
-fn unmeasured_cpus(plan: &Plan) -> Vec<usize> {
-    let mut measured = Vec::new();
-    for t in &plan.threads {
-        match t.cpu {
-            Some(c) => measured.push(c),
-            None => return Vec::new(),
-        }
-    }
-    crate::sysinfo::cpu::allowed_cpus()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|c| !measured.contains(c))
-        .collect()
 }
 
 impl Observer for MetricsObserver {
