@@ -211,16 +211,6 @@ fn shared() -> Option<&'static Cluster> {
         .as_ref()
 }
 
-/// `rtscope --db DB ARGS…`
-fn rt(dir: &TempDir, db: &str, args: &[&str]) -> Output {
-    rtscope(dir.path())
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// Rows of `rtscope runs` (lines after the header).
 fn listed(o: &Output) -> Vec<String> {
     assert_code(o, 0);
@@ -229,12 +219,6 @@ fn listed(o: &Output) -> Vec<String> {
         .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .map(str::to_string)
         .collect()
-}
-
-fn export(dir: &TempDir, db: &str, id: &str) -> RunRecord {
-    let o = rt(dir, db, &["runs", "export", id, "--json"]);
-    assert_code(&o, 0);
-    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 fn fixture(path: &str) -> String {

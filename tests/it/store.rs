@@ -17,22 +17,6 @@ fn fixture(path: &str) -> PathBuf {
         .join(path)
 }
 
-/// `rtscope --db DB ARGS…`
-fn rt(dir: &TempDir, db: &Path, args: &[&str]) -> Output {
-    rtscope(dir.path())
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn export(dir: &TempDir, db: &Path, id: &str) -> RunRecord {
-    let o = rt(dir, db, &["runs", "export", id, "--json"]);
-    assert_code(&o, 0);
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 fn read_record(p: &Path) -> RunRecord {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }

@@ -25,6 +25,27 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rtscope"))
 }
 
+/// `rtscope --db DB ARGS…` (a store file or a `postgresql://` URL).
+pub fn rt(dir: &TempDir, db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `rtscope --db DB runs export ID --json`, read back.
+pub fn export(
+    dir: &TempDir,
+    db: impl AsRef<std::ffi::OsStr>,
+    id: &str,
+) -> rtscope::record::RunRecord {
+    let o = rt(dir, db, &["runs", "export", id, "--json"]);
+    assert_code(&o, 0);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// `rtscope` with an isolated environment (its own data directory).
 pub fn rtscope(dir: &Path) -> Command {
     let mut c = Command::new(bin());
