@@ -336,32 +336,45 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
             && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
     });
     let switched_in = run.map(|i| events[i].ts_ns);
-    let end = switched_in.map(|t| t.clamp(deadline, wake)).unwrap_or(wake);
-    let known = events.partition_point(|e| e.ts_ns <= end);
-    let names = names(&events[..known]);
-    if run.is_none() {
-        partial.push(format!(
-            "the switch to thread {tid} is not in the trace of CPU {}",
-            spike.cpu
-        ));
-    }
+    let upto = switched_in.map(|t| t.clamp(deadline, wake)).unwrap_or(wake);
 
     // Its wake-up and the timer expiry that caused it.
     let waking = events
         .iter()
         .position(|e| {
             e.ts_ns >= lo
-                && e.ts_ns <= end + TOLERANCE_NS
+                && e.ts_ns <= upto + TOLERANCE_NS
                 && matches!(e.kind, EventKind::SchedWaking { pid, .. } if pid == tid)
         })
         .or_else(|| {
             events.iter().position(|e| {
                 e.ts_ns >= lo
-                    && e.ts_ns <= end + TOLERANCE_NS
+                    && e.ts_ns <= upto + TOLERANCE_NS
                     && matches!(e.kind, EventKind::SchedWakeup { pid, .. } if pid == tid)
             })
         });
     let waking_ns = waking.map(|i| events[i].ts_ns);
+    // Some kernels do not trace the switch out of idle: then the CPU's
+    // last event while idle stands for it (see `left_idle_by`).
+    let left_idle = match (run, waking) {
+        (None, Some(w)) => left_idle_by(&events, w, wake, tid),
+        _ => None,
+    };
+    let end = left_idle.map(|t| t.clamp(deadline, wake)).unwrap_or(upto);
+    let known = events.partition_point(|e| e.ts_ns <= end);
+    let names = names(&events[..known]);
+    if run.is_none() && left_idle.is_none() {
+        partial.push(format!(
+            "the switch to thread {tid} is not in the trace of CPU {}",
+            spike.cpu
+        ));
+    }
+    if left_idle.is_some() {
+        notes.push(format!(
+            "this kernel did not trace the switch from idle to thread {tid}: \
+             from the CPU's last event to the thread's clock read counts as the switch"
+        ));
+    }
     let fire = waking.and_then(|w| {
         let w_ts = events[w].ts_ns;
         events[..w]
@@ -558,7 +571,7 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     }
 
     let mut accs: Vec<Acc> = parts.by_key.into_values().collect();
-    if switched_in.is_some() && end < spike.wake_ns {
+    if (switched_in.is_some() || left_idle.is_some()) && end < spike.wake_ns {
         accs.push(Acc {
             culprit: Culprit::Switch,
             duration_ns: spike.wake_ns - end,
@@ -605,6 +618,31 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         cause,
         notes,
     }
+}
+
+/// When the switch to thread `tid` is not in the trace: if it was woken
+/// (event `waking`) while its CPU was idle and nothing but the idle task
+/// (or the thread itself) left an event from then to its clock read at
+/// `wake`, the CPU went from idle straight to the thread. A kernel that
+/// does not trace that switch (some do not) lost nothing else: another
+/// task running in between would have needed a traced switch to the
+/// thread. Returns the time of the CPU's last event while idle, where
+/// the switch is taken to begin.
+fn left_idle_by(events: &[&Event], waking: usize, wake: u64, tid: i32) -> Option<u64> {
+    if events[waking].pid != 0 {
+        return None;
+    }
+    let mut last = events[waking].ts_ns;
+    for e in &events[waking + 1..] {
+        if e.ts_ns > wake + TOLERANCE_NS || e.pid == tid {
+            break;
+        }
+        if e.pid != 0 || matches!(e.kind, EventKind::SchedSwitch { .. }) {
+            return None;
+        }
+        last = e.ts_ns;
+    }
+    Some(last)
 }
 
 /// The one-line cause: the largest part when it dominates, else the

@@ -200,6 +200,70 @@ fn irq_and_softirq_time_is_named_and_nested() {
     assert!(x.parts.iter().any(|p| p.culprit == Culprit::Idle));
 }
 
+/// The development VM's kernel does not trace the switch out of idle:
+/// a thread woken on an idle CPU shows its wake-up and the interrupt's
+/// exit, then nothing until it sleeps again.
+#[test]
+fn an_untraced_switch_from_idle_is_inferred_not_called_missing() {
+    let from_idle = [
+        "<idle>-0 [002] 1.000000: sched_switch: prev_comm=rt prev_pid=500 prev_prio=4 prev_state=S ==> next_comm=swapper/2 next_pid=0 next_prio=120",
+        "<idle>-0 [002] 1.000150: local_timer_entry: vector=236",
+        "<idle>-0 [002] 1.000151: hrtimer_expire_entry: hrtimer=1 function=hrtimer_wakeup now=1000150000",
+        "<idle>-0 [002] 1.000152: sched_waking: comm=rt pid=500 prio=4 target_cpu=002",
+        "<idle>-0 [002] 1.000153: hrtimer_expire_exit: hrtimer=1",
+        "<idle>-0 [002] 1.000154: local_timer_exit: vector=236",
+        "rt-500 [002] 1.000170: sched_switch: prev_comm=rt prev_pid=500 prev_prio=4 prev_state=S ==> next_comm=swapper/2 next_pid=0 next_prio=120",
+    ];
+    let x = analyze(&synthetic(&from_idle), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
+    assert!(
+        x.notes
+            .iter()
+            .any(|n| n.contains("did not trace the switch from idle"))
+    );
+    assert!(matches!(
+        x.parts[0].culprit,
+        Culprit::TimerDelay { idle: true }
+    ));
+    assert_eq!(x.parts[0].duration_ns, 50_000);
+    let switch = x
+        .parts
+        .iter()
+        .find(|p| p.culprit == Culprit::Switch)
+        .unwrap();
+    assert_eq!(
+        switch.duration_ns, 6_000,
+        "from local_timer_exit to the clock read"
+    );
+    assert_eq!(x.unexplained_ns, 0);
+    assert_eq!(x.switched_in_ns, None, "no switch time is made up");
+
+    // Another task's event after the wake-up: something ran that the
+    // trace does not show switching in, so the story is not whole.
+    let mut other = from_idle.to_vec();
+    other.insert(
+        6,
+        "kw-33 [002] 1.000156: workqueue_execute_start: work struct 1: function vmstat_update",
+    );
+    let x = analyze(&synthetic(&other), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Partial);
+    assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
+
+    // Woken while another task ran: its switch to the thread is needed.
+    let mut busy = vec![
+        "app-77 [002] 1.000000: sched_switch: prev_comm=rt prev_pid=500 prev_prio=4 prev_state=S ==> next_comm=app next_pid=77 next_prio=120".to_string(),
+    ];
+    busy.extend(
+        from_idle[1..6]
+            .iter()
+            .map(|l| l.replace("<idle>-0", "app-77")),
+    );
+    let busy: Vec<&str> = busy.iter().map(|s| s.as_str()).collect();
+    let x = analyze(&synthetic(&busy), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Partial);
+    assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
+}
+
 #[test]
 fn a_window_that_starts_after_the_deadline_is_partial() {
     let w = synthetic(&[
