@@ -15,13 +15,19 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line: what is wrong and where to look.
+            // One line: what is wrong and where to look. clap lists
+            // what a message ending in ':' is about on the next lines
+            // (the missing arguments): they are kept, the usage is not.
             let text = e.to_string();
-            let first = text
+            let what: Vec<&str> = text
                 .lines()
-                .next()
-                .unwrap_or("bad usage")
-                .trim_start_matches("error: ");
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = match what.join(" ") {
+                w if w.is_empty() => "bad usage".to_string(),
+                w => w.trim_start_matches("error: ").to_string(),
+            };
             eprintln!("rtscope: error: {first} (see --help)");
             return ExitCode::from(2);
         }
