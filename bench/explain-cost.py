@@ -12,9 +12,12 @@ printing what the trace reader read and what the kernel dropped, and how
 many explanations are marked partial.
 
 Usage: sudo python3 bench/explain-cost.py cost [--pairs 4] [--duration 20]
-           [--intervals 1000,100] [--cpus 1]
+           [--intervals 1000,100] [--cpus 1] [--events auto|full|lean]
        sudo python3 bench/explain-cost.py drops [--duration 600] [--load hell]
-           [--cpus 1]
+           [--cpus 1] [--events auto|full|lean]
+
+--events is passed to --explain-events (auto: the full set from 1 ms up,
+the lean one below).
 Needs root and a release build (target/release/rtscope).
 """
 
@@ -48,7 +51,7 @@ def cost(a):
     tmp = tempfile.mkdtemp(prefix="rtscope-explain-cost-")
     where = f"CPUs {a.cpus}" if a.cpus else "every CPU"
     print(f"{a.pairs} pairs of {a.duration}s, FIFO 95, one thread per CPU on {where}, "
-          "with and without --explain (threshold 100us)")
+          f"with and without --explain --explain-events {a.events} (threshold 100us)")
     for interval in a.intervals.split(","):
         ratios = {"avg_us": [], "p99_us": []}
         base = ["-i", interval, "-D", str(a.duration), "--no-omission-correction"]
@@ -61,7 +64,8 @@ def cost(a):
             got = {}
             for explain in order:
                 out = os.path.join(tmp, f"{interval}-{k}-{explain}.json")
-                rec = measure(base + (["--explain"] if explain else []), out)
+                extra = ["--explain", "--explain-events", a.events] if explain else []
+                rec = measure(base + extra, out)
                 got[explain] = rec
                 f = figures(rec)
                 n = rec["explain"]["spikes_explained"] if explain else ""
@@ -72,6 +76,8 @@ def cost(a):
                 ratios[m].append(fw[m] / fo[m])
             print(f"{k:>4} {'ratio':>9} {fw['avg_us'] / fo['avg_us']:8.2f} "
                   f"{fw['p99_us'] / fo['p99_us']:8.2f}")
+        if a.events == "auto":
+            print(f"events recorded at {interval}us: {'full' if int(interval) >= 1000 else 'lean'} set")
         print(f"median ratio with/without --explain at {interval}us (min..max):")
         for m, v in ratios.items():
             print(f"  {m:<8} {statistics.median(v):.2f}  ({min(v):.2f}..{max(v):.2f})")
@@ -80,7 +86,7 @@ def cost(a):
 def drops(a):
     tmp = tempfile.mkdtemp(prefix="rtscope-explain-drops-")
     out = os.path.join(tmp, "run.json")
-    args = ["-D", str(a.duration), "--load", a.load, "--explain"]
+    args = ["-D", str(a.duration), "--load", a.load, "--explain", "--explain-events", a.events]
     if a.cpus:
         args += ["-a", a.cpus]
     rec = measure(args, out)
@@ -112,6 +118,9 @@ def main():
     d.add_argument("--duration", type=int, default=600)
     d.add_argument("--load", default="hell")
     d.add_argument("--cpus", default="", help="measured CPUs (-a); default every CPU")
+    for x in (c, d):
+        x.add_argument("--events", default="auto", choices=["auto", "full", "lean"],
+                       help="--explain-events")
     a = p.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (sudo)")

@@ -5,13 +5,14 @@
 use super::Exit;
 use super::{cpulist, duration};
 use crate::engine::{Fanout, MeasureConfig, Policy, TimerMethod};
+use crate::measure::explain::ExplainEvents;
 use crate::measure::{HistOutput, Outputs, Request, Session, Status};
 use crate::metrics::MetricsObserver;
 use crate::sys::clock::Clock;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, parse_micros_ns};
 use anyhow::{Context, Result, bail};
-use clap::{ArgAction, Args};
+use clap::{ArgAction, Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -39,6 +40,15 @@ fn clock(s: &str) -> Result<Clock, String> {
             "unknown clock '{s}': use monotonic (0) or realtime (1)"
         )),
     }
+}
+
+/// `--explain-events`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExplainEventsArg {
+    #[default]
+    Auto,
+    Full,
+    Lean,
 }
 
 /// Measure how late periodic real-time threads wake up (cyclictest's
@@ -231,6 +241,21 @@ pub struct MeasureArgs {
     #[arg(long = "explain", value_name = "ABOVE", num_args = 0..=1, default_missing_value = "100", value_parser = micros)]
     pub explain_ns: Option<u64>,
 
+    /// Trace events --explain records: "full" adds the timer interrupt
+    /// and hrtimer expiry events every wake-up writes (the timer's own
+    /// part is then named), "lean" leaves them out (its cost at short
+    /// intervals is a few percent instead of a third; the wake-up stands
+    /// for the timer's expiry). "auto": full when every interval is at
+    /// least 1ms, lean below. See docs/explain.md.
+    #[arg(
+        long = "explain-events",
+        value_name = "SET",
+        value_enum,
+        default_value = "auto",
+        requires = "explain_ns"
+    )]
+    pub explain_events: ExplainEventsArg,
+
     /// Do not save the run in the run store (by default every run is
     /// saved, as it goes: see --checkpoint and --db).
     #[arg(long = "no-save")]
@@ -359,6 +384,11 @@ impl MeasureArgs {
             max_latency_ns: self.max_latency_ns,
             command_line: std::env::args().collect(),
             explain_above_ns: self.explain_ns,
+            explain_events: match self.explain_events {
+                ExplainEventsArg::Auto => ExplainEvents::Auto,
+                ExplainEventsArg::Full => ExplainEvents::Full,
+                ExplainEventsArg::Lean => ExplainEvents::Lean,
+            },
         })
     }
 }

@@ -394,7 +394,9 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         (Some(f), _) => Some(f.clamp(deadline, end)),
         (None, Some(w)) => {
             notes.push(
-                "the timer's expiry is not in the trace: its wake-up (sched_waking) stands for it"
+                "the timer's expiry is not in the trace (the lean event set, or a trace without hrtimer events): \
+                 the thread's wake-up stands for it, so the timer's delay includes the \
+                 timer interrupt's own work before the wake-up"
                     .into(),
             );
             Some(w.clamp(deadline, end))

@@ -10,7 +10,7 @@ use crate::engine::{Control, Late, Observer, Plan, RunView};
 use crate::explain::{Explanation, Spike};
 use crate::record::ExplainRecord;
 use crate::sys::clock::Clock;
-use crate::trace::{Recorder, TraceConfig, TraceError};
+use crate::trace::{EventSet, Recorder, TraceConfig, TraceError};
 
 /// Default threshold of `--explain` without a value.
 pub const DEFAULT_ABOVE_NS: u64 = 100_000;
@@ -18,6 +18,41 @@ pub const DEFAULT_ABOVE_NS: u64 = 100_000;
 pub const MAX_KEPT: usize = 32;
 /// How long one explanation may wait for the trace reader.
 const SYNC_TIMEOUT_NS: u64 = 200_000_000;
+
+/// Which trace events `--explain` records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExplainEvents {
+    /// The full set when every measured interval is at least
+    /// [`FULL_FROM_INTERVAL_NS`], the lean one below.
+    #[default]
+    Auto,
+    Full,
+    /// Without the timer path's events, which every wake-up writes: at
+    /// short intervals they cost the measured thread more than the goal
+    /// allows (bench/README.md, explain-cost.py).
+    Lean,
+}
+
+/// `auto` records the full set from this interval up.
+pub const FULL_FROM_INTERVAL_NS: u64 = 1_000_000;
+
+impl ExplainEvents {
+    /// The set for the threads of `plan`.
+    pub fn resolve(self, plan: &Plan) -> EventSet {
+        match self {
+            ExplainEvents::Full => EventSet::Full,
+            ExplainEvents::Lean => EventSet::Lean,
+            ExplainEvents::Auto => {
+                let shortest = plan.threads.iter().map(|t| t.interval_ns).min();
+                if shortest.is_some_and(|i| i < FULL_FROM_INTERVAL_NS) {
+                    EventSet::Lean
+                } else {
+                    EventSet::Full
+                }
+            }
+        }
+    }
+}
 
 /// Explains late wake-ups of one run.
 pub struct Explainer {
@@ -38,7 +73,11 @@ pub struct Explainer {
 impl Explainer {
     /// Start tracing the CPUs of `plan` (needs root and tracefs). The
     /// plan must report late wake-ups on the monotonic clock.
-    pub fn start(plan: &Plan, threshold_ns: u64) -> Result<Explainer, TraceError> {
+    pub fn start(
+        plan: &Plan,
+        threshold_ns: u64,
+        events: ExplainEvents,
+    ) -> Result<Explainer, TraceError> {
         let allowed = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         let mut cpus: Vec<usize> = plan.threads.iter().filter_map(|t| t.cpu).collect();
         cpus.sort_unstable();
@@ -48,6 +87,7 @@ impl Explainer {
             cpus = allowed.clone();
         }
         let mut cfg = TraceConfig::for_cpus(&cpus);
+        cfg.events = events.resolve(plan);
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
         // its CPU back until that work ends: keep it off measured CPUs.
@@ -169,4 +209,38 @@ impl Observer for Explainer {
 /// CLOCK_MONOTONIC.
 pub fn clock_supported(clock: Clock) -> bool {
     clock == Clock::Monotonic
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MeasureConfig;
+
+    fn plan(interval_ns: u64, distance_ns: u64) -> Plan {
+        let cfg = MeasureConfig {
+            threads: Some(2),
+            interval_ns,
+            distance_ns,
+            ..MeasureConfig::default()
+        };
+        Plan::build(cfg, &[0, 1]).unwrap()
+    }
+
+    #[test]
+    fn auto_records_the_full_set_from_1ms_and_the_lean_one_below() {
+        let auto = ExplainEvents::Auto;
+        assert_eq!(auto.resolve(&plan(1_000_000, 0)), EventSet::Full);
+        assert_eq!(auto.resolve(&plan(100_000, 0)), EventSet::Lean);
+        // The shortest interval decides: 999 us and 1499 us.
+        assert_eq!(auto.resolve(&plan(999_000, 500_000)), EventSet::Lean);
+        assert_eq!(auto.resolve(&plan(1_000_000, 500_000)), EventSet::Full);
+        assert_eq!(
+            ExplainEvents::Full.resolve(&plan(100_000, 0)),
+            EventSet::Full
+        );
+        assert_eq!(
+            ExplainEvents::Lean.resolve(&plan(5_000_000, 0)),
+            EventSet::Lean
+        );
+    }
 }

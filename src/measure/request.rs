@@ -37,6 +37,8 @@ pub struct Request {
     pub command_line: Vec<String>,
     /// Explain the wake-ups at least this late from kernel trace events.
     pub explain_above_ns: Option<u64>,
+    /// The trace events recorded for that.
+    pub explain_events: super::explain::ExplainEvents,
 }
 
 impl Request {

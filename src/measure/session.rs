@@ -144,7 +144,7 @@ impl Session {
             ..Default::default()
         };
         let explainer = match request.explain_above_ns {
-            Some(above) => Some(Explainer::start(&plan, above)?),
+            Some(above) => Some(Explainer::start(&plan, above, request.explain_events)?),
             None => None,
         };
         let mut session = Session {

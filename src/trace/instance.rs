@@ -21,6 +21,42 @@ const fn ev(group: &'static str, name: &'static str) -> EventSpec {
 /// Without it, nothing can be explained.
 pub const REQUIRED: &[EventSpec] = &[ev("sched", "sched_switch")];
 
+/// Which of the wanted events a recording enables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EventSet {
+    /// Every wanted event.
+    #[default]
+    Full,
+    /// Without the timer path's events ([`TIMER_PATH`]), which fire on
+    /// every wake-up of a timer-driven thread and cost it time there.
+    Lean,
+}
+
+impl EventSet {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventSet::Full => "full",
+            EventSet::Lean => "lean",
+        }
+    }
+
+    /// Does this set record `e`?
+    pub fn has(self, e: &EventSpec) -> bool {
+        self == EventSet::Full || !TIMER_PATH.contains(e)
+    }
+}
+
+/// The events every timer wake-up of the measured thread writes besides
+/// its own `sched_waking`: the hrtimer's expiry and the local timer
+/// vector around it (x86). Without them the wake-up stands for the
+/// timer's expiry.
+pub const TIMER_PATH: &[EventSpec] = &[
+    ev("timer", "hrtimer_expire_entry"),
+    ev("timer", "hrtimer_expire_exit"),
+    ev("irq_vectors", "local_timer_entry"),
+    ev("irq_vectors", "local_timer_exit"),
+];
+
 /// The events enabled when present. x86 has `irq_vectors`, arm64 the
 /// `ipi` entry/exit pair: only one family is expected. Each event on the
 /// measured thread's own wake-up path costs it time, so there are no
@@ -87,14 +123,14 @@ pub fn clock_selected(trace_clock: &str, clock: &str) -> bool {
         .any(|c| c == format!("[{clock}]"))
 }
 
-/// Enable the wanted events that exist in `dir`; returns those missing
-/// (the `irq_vectors` / `ipi` family absent on this architecture is not
-/// reported when the other is there).
-pub fn enable_events(dir: &Path) -> Result<Vec<EventSpec>, SettingError> {
+/// Enable the wanted events of `set` that exist in `dir`; returns those
+/// missing (the `irq_vectors` / `ipi` family absent on this architecture
+/// is not reported when the other is there).
+pub fn enable_events(dir: &Path, set: EventSet) -> Result<Vec<EventSpec>, SettingError> {
     let exists = |e: &EventSpec| dir.join("events").join(e.group).join(e.name).is_dir();
     let mut missing = Vec::new();
     let waking = exists(&ev("sched", "sched_waking"));
-    for e in WANTED {
+    for e in WANTED.iter().filter(|e| set.has(e)) {
         if e.name == "sched_wakeup" && waking {
             continue;
         }
@@ -163,5 +199,62 @@ mod tests {
         );
         assert!(clock_selected("local global [mono] boot", "mono"));
         assert!(!clock_selected("[local] global mono", "mono"));
+    }
+
+    /// An instance directory as tracefs lays it out, with every wanted
+    /// event of x86 (and `sched_wakeup`); returns the enabled ones.
+    fn enabled_in_fake_instance(set: EventSet) -> (Vec<String>, Vec<EventSpec>) {
+        let dir = std::env::temp_dir().join(format!(
+            "rtscope-instance-{}-{}",
+            set.name(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        for e in WANTED.iter().filter(|e| e.group != "ipi") {
+            std::fs::create_dir_all(dir.join("events").join(e.group).join(e.name)).unwrap();
+        }
+        let missing = enable_events(&dir, set).unwrap();
+        let on: Vec<String> = WANTED
+            .iter()
+            .filter(|e| {
+                std::fs::read_to_string(
+                    dir.join("events").join(e.group).join(e.name).join("enable"),
+                )
+                .is_ok_and(|v| v == "1")
+            })
+            .map(|e| e.to_string())
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (on, missing)
+    }
+
+    #[test]
+    fn the_lean_set_leaves_out_the_timer_path_only() {
+        let (full, missing) = enabled_in_fake_instance(EventSet::Full);
+        assert!(missing.is_empty(), "{missing:?}");
+        let (lean, missing) = enabled_in_fake_instance(EventSet::Lean);
+        assert!(missing.is_empty(), "{missing:?}");
+        assert!(
+            !full.contains(&"sched:sched_wakeup".to_string()),
+            "sched_waking is there"
+        );
+        for e in TIMER_PATH {
+            assert!(
+                full.contains(&e.to_string()) && !lean.contains(&e.to_string()),
+                "{e}"
+            );
+        }
+        let kept: Vec<&String> = full.iter().filter(|e| !lean.contains(e)).collect();
+        assert_eq!(kept.len(), TIMER_PATH.len(), "{kept:?}");
+        for e in [
+            "sched:sched_switch",
+            "sched:sched_waking",
+            "irq:irq_handler_entry",
+            "irq:softirq_exit",
+            "irq_vectors:reschedule_entry",
+            "workqueue:workqueue_execute_end",
+        ] {
+            assert!(lean.contains(&e.to_string()), "{e} in {lean:?}");
+        }
     }
 }

@@ -10,5 +10,6 @@ pub mod journal;
 pub mod recorder;
 pub mod tracefs;
 
+pub use instance::EventSet;
 pub use journal::cleanup_stale;
 pub use recorder::{ReaderStats, Recorder, TraceConfig, TraceError, mark_partial};

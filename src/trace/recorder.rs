@@ -5,7 +5,7 @@
 //! SCHED_OTHER thread (never a measuring thread); memory stays bounded by
 //! `window_ns` and `max_events_per_cpu` whatever the run length and rate.
 
-use super::instance::{self, CpuStats, EventSpec, SettingError};
+use super::instance::{self, CpuStats, EventSet, EventSpec, SettingError};
 use super::{journal, tracefs};
 use crate::explain::event::{Event, Loss, Window};
 use crate::explain::parse::{Line, parse_line};
@@ -34,6 +34,8 @@ pub struct TraceConfig {
     pub reader_cpus: Option<Vec<usize>>,
     /// Where the journal goes (default: the tuning journal's directory).
     pub state_dir: PathBuf,
+    /// The events recorded.
+    pub events: EventSet,
 }
 
 impl TraceConfig {
@@ -45,6 +47,7 @@ impl TraceConfig {
             max_events_per_cpu: 50_000,
             reader_cpus: None,
             state_dir: crate::tune::journal::state_dir(),
+            events: EventSet::Full,
         }
     }
 }
@@ -318,7 +321,7 @@ impl Recorder {
         // Marks written to the top-level trace_marker (cyclictest
         // --tracemark) reach this instance too, where the kernel can.
         let _ = instance::write(&dir, "options/copy_trace_marker", "1");
-        self.missing = instance::enable_events(&dir)?;
+        self.missing = instance::enable_events(&dir, cfg.events)?;
         if let Some(req) = instance::REQUIRED.iter().find(|r| self.missing.contains(r)) {
             return Err(TraceError::MissingEvent(req.to_string()));
         }
