@@ -32,18 +32,7 @@ fn the_hog_is_named_as_what_ran_instead() {
     }
     let _g = exclusive_system();
     let before = mounts();
-    let hog = Hog::start(1);
-    let hog_tid = hog.tid;
-    let dir = TempDir::new("explain-hog");
-    let json = dir.join("run.json");
-    let o = rtscope(dir.path())
-        .args(["measure", "-a", "1", "-t", "1", "-p", "50", "-D", "2", "-q"])
-        .args(["--explain", "--no-save", "--json", json.to_str().unwrap()])
-        .output()
-        .unwrap();
-    drop(hog);
-    assert_code(&o, 0);
-    let r = read_json(&json);
+    let (r, hog_tid) = measure_beside_a_hog("explain-hog", &[]);
     let e = &r["explain"];
     assert_eq!(e["threshold_ns"], 100_000);
     assert!(e["spikes_seen"].as_u64().unwrap() > 0, "{e}");
@@ -74,6 +63,24 @@ fn the_hog_is_named_as_what_ran_instead() {
     assert_eq!(mounts(), before);
 }
 
+/// `measure --explain` of one thread at FIFO 50 on CPU 1 for 2 s (with
+/// `extra` options) beside [`Hog`]: the run record and the hog's tid.
+fn measure_beside_a_hog(name: &str, extra: &[&str]) -> (serde_json::Value, i32) {
+    let hog = Hog::start(1);
+    let hog_tid = hog.tid;
+    let dir = TempDir::new(name);
+    let json = dir.join("run.json");
+    let o = rtscope(dir.path())
+        .args(["measure", "-a", "1", "-t", "1", "-p", "50", "-D", "2", "-q"])
+        .args(extra)
+        .args(["--explain", "--no-save", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    drop(hog);
+    assert_code(&o, 0);
+    (read_json(&json), hog_tid)
+}
+
 fn recorded_or_missing(e: &serde_json::Value, event: &str) -> bool {
     ["events", "missing_events"].iter().any(|k| {
         e[k].as_array()
@@ -87,20 +94,7 @@ fn below_1ms_the_lean_set_leaves_the_timer_path_out_and_still_names_the_hog() {
         return;
     }
     let _g = exclusive_system();
-    let hog = Hog::start(1);
-    let hog_tid = hog.tid;
-    let dir = TempDir::new("explain-lean");
-    let json = dir.join("run.json");
-    let o = rtscope(dir.path())
-        .args([
-            "measure", "-a", "1", "-t", "1", "-p", "50", "-i", "200", "-D", "2", "-q",
-        ])
-        .args(["--explain", "--no-save", "--json", json.to_str().unwrap()])
-        .output()
-        .unwrap();
-    drop(hog);
-    assert_code(&o, 0);
-    let r = read_json(&json);
+    let (r, hog_tid) = measure_beside_a_hog("explain-lean", &["-i", "200"]);
     let e = &r["explain"];
     for gone in TIMER_PATH {
         assert!(!recorded_or_missing(e, gone), "{gone} in {e}");
@@ -126,16 +120,7 @@ fn below_1ms_the_lean_set_leaves_the_timer_path_out_and_still_names_the_hog() {
     );
 
     // Asked for, the full set records the timer path at any interval.
-    let o = rtscope(dir.path())
-        .args([
-            "measure", "-a", "1", "-t", "1", "-i", "200", "-D", "1", "-q",
-        ])
-        .args(["--explain", "--explain-events", "full", "--no-save"])
-        .args(["--json", json.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_code(&o, 0);
-    let r = read_json(&json);
+    let (r, _) = measure_beside_a_hog("explain-full", &["-i", "200", "--explain-events", "full"]);
     // (arm64 has no irq_vectors: its timer is an IRQ, in both sets.)
     let vectors = if cfg!(target_arch = "x86_64") { 4 } else { 2 };
     for kept in &TIMER_PATH[..vectors] {
