@@ -336,7 +336,7 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
             && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
     });
     let switched_in = run.map(|i| events[i].ts_ns);
-    let upto = switched_in.map(|t| t.clamp(deadline, wake)).unwrap_or(wake);
+    let upto = switched_in.map_or(wake, |t| t.clamp(deadline, wake));
 
     // Its wake-up and the timer expiry that caused it.
     let waking = events
@@ -360,20 +360,21 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         (None, Some(w)) => left_idle_by(&events, w, wake, tid),
         _ => None,
     };
-    let end = left_idle.map(|t| t.clamp(deadline, wake)).unwrap_or(upto);
+    // Where the switch to the thread begins, traced or inferred.
+    let switch_from = switched_in.or(left_idle);
+    let end = switch_from.map_or(wake, |t| t.clamp(deadline, wake));
     let known = events.partition_point(|e| e.ts_ns <= end);
     let names = names(&events[..known]);
-    if run.is_none() && left_idle.is_none() {
-        partial.push(format!(
+    match (switched_in, left_idle) {
+        (None, None) => partial.push(format!(
             "the switch to thread {tid} is not in the trace of CPU {}",
             spike.cpu
-        ));
-    }
-    if left_idle.is_some() {
-        notes.push(format!(
+        )),
+        (None, Some(_)) => notes.push(format!(
             "this kernel did not trace the switch from idle to thread {tid}: \
              from the CPU's last event to the thread's clock read counts as the switch"
-        ));
+        )),
+        (Some(_), _) => {}
     }
     let fire = waking.and_then(|w| {
         let w_ts = events[w].ts_ns;
@@ -573,7 +574,7 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     }
 
     let mut accs: Vec<Acc> = parts.by_key.into_values().collect();
-    if (switched_in.is_some() || left_idle.is_some()) && end < spike.wake_ns {
+    if switch_from.is_some() && end < spike.wake_ns {
         accs.push(Acc {
             culprit: Culprit::Switch,
             duration_ns: spike.wake_ns - end,
