@@ -5,10 +5,10 @@
 use super::Exit;
 use super::{cpulist, duration};
 use crate::engine::{Fanout, MeasureConfig, Policy, TimerMethod};
-use crate::measure::explain::ExplainEvents;
 use crate::measure::{HistOutput, Outputs, Request, Session, Status};
 use crate::metrics::MetricsObserver;
 use crate::sys::clock::Clock;
+use crate::trace::EventSet;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, parse_micros_ns};
 use anyhow::{Context, Result, bail};
@@ -385,9 +385,9 @@ impl MeasureArgs {
             command_line: std::env::args().collect(),
             explain_above_ns: self.explain_ns,
             explain_events: match self.explain_events {
-                ExplainEventsArg::Auto => ExplainEvents::Auto,
-                ExplainEventsArg::Full => ExplainEvents::Full,
-                ExplainEventsArg::Lean => ExplainEvents::Lean,
+                ExplainEventsArg::Auto => None,
+                ExplainEventsArg::Full => Some(EventSet::Full),
+                ExplainEventsArg::Lean => Some(EventSet::Lean),
             },
         })
     }

@@ -19,39 +19,23 @@ pub const MAX_KEPT: usize = 32;
 /// How long one explanation may wait for the trace reader.
 const SYNC_TIMEOUT_NS: u64 = 200_000_000;
 
-/// Which trace events `--explain` records.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ExplainEvents {
-    /// The full set when every measured interval is at least
-    /// [`FULL_FROM_INTERVAL_NS`], the lean one below.
-    #[default]
-    Auto,
-    Full,
-    /// Without the timer path's events, which every wake-up writes: at
-    /// short intervals they cost the measured thread more than the goal
-    /// allows (bench/README.md, explain-cost.py).
-    Lean,
-}
-
-/// `auto` records the full set from this interval up.
+/// `--explain-events auto` records the full set when every measured
+/// interval is at least this, the lean one below: at short intervals the
+/// timer path's events cost the measured thread more than the goal
+/// allows (bench/README.md, explain-cost.py).
 pub const FULL_FROM_INTERVAL_NS: u64 = 1_000_000;
 
-impl ExplainEvents {
-    /// The set for the threads of `plan`.
-    pub fn resolve(self, plan: &Plan) -> EventSet {
-        match self {
-            ExplainEvents::Full => EventSet::Full,
-            ExplainEvents::Lean => EventSet::Lean,
-            ExplainEvents::Auto => {
-                let shortest = plan.threads.iter().map(|t| t.interval_ns).min();
-                if shortest.is_some_and(|i| i < FULL_FROM_INTERVAL_NS) {
-                    EventSet::Lean
-                } else {
-                    EventSet::Full
-                }
-            }
+/// The events to record for the threads of `plan`: `asked`, or when
+/// none was (`auto`), the set for its shortest interval.
+pub fn event_set(asked: Option<EventSet>, plan: &Plan) -> EventSet {
+    asked.unwrap_or_else(|| {
+        let shortest = plan.threads.iter().map(|t| t.interval_ns).min();
+        if shortest.is_some_and(|i| i < FULL_FROM_INTERVAL_NS) {
+            EventSet::Lean
+        } else {
+            EventSet::Full
         }
-    }
+    })
 }
 
 /// Explains late wake-ups of one run.
@@ -76,7 +60,7 @@ impl Explainer {
     pub fn start(
         plan: &Plan,
         threshold_ns: u64,
-        events: ExplainEvents,
+        events: Option<EventSet>,
     ) -> Result<Explainer, TraceError> {
         let allowed = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         let mut cpus: Vec<usize> = plan.threads.iter().filter_map(|t| t.cpu).collect();
@@ -87,7 +71,7 @@ impl Explainer {
             cpus = allowed.clone();
         }
         let mut cfg = TraceConfig::for_cpus(&cpus);
-        cfg.events = events.resolve(plan);
+        cfg.events = event_set(events, plan);
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
         // its CPU back until that work ends: keep it off measured CPUs.
@@ -228,18 +212,18 @@ mod tests {
 
     #[test]
     fn auto_records_the_full_set_from_1ms_and_the_lean_one_below() {
-        let auto = ExplainEvents::Auto;
-        assert_eq!(auto.resolve(&plan(1_000_000, 0)), EventSet::Full);
-        assert_eq!(auto.resolve(&plan(100_000, 0)), EventSet::Lean);
+        let auto = None;
+        assert_eq!(event_set(auto, &plan(1_000_000, 0)), EventSet::Full);
+        assert_eq!(event_set(auto, &plan(100_000, 0)), EventSet::Lean);
         // The shortest interval decides: 999 us and 1499 us.
-        assert_eq!(auto.resolve(&plan(999_000, 500_000)), EventSet::Lean);
-        assert_eq!(auto.resolve(&plan(1_000_000, 500_000)), EventSet::Full);
+        assert_eq!(event_set(auto, &plan(999_000, 500_000)), EventSet::Lean);
+        assert_eq!(event_set(auto, &plan(1_000_000, 500_000)), EventSet::Full);
         assert_eq!(
-            ExplainEvents::Full.resolve(&plan(100_000, 0)),
+            event_set(Some(EventSet::Full), &plan(100_000, 0)),
             EventSet::Full
         );
         assert_eq!(
-            ExplainEvents::Lean.resolve(&plan(5_000_000, 0)),
+            event_set(Some(EventSet::Lean), &plan(5_000_000, 0)),
             EventSet::Lean
         );
     }
