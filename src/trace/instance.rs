@@ -150,6 +150,18 @@ pub fn enable_events(dir: &Path, set: EventSet) -> Result<Vec<EventSpec>, Settin
     Ok(missing)
 }
 
+/// The wanted events enabled in `dir`.
+pub fn enabled_events(dir: &Path) -> Vec<EventSpec> {
+    WANTED
+        .iter()
+        .filter(|e| {
+            std::fs::read_to_string(dir.join("events").join(e.group).join(e.name).join("enable"))
+                .is_ok_and(|v| v.trim() == "1")
+        })
+        .copied()
+        .collect()
+}
+
 /// The loss counters of one CPU's buffer (`per_cpu/cpuN/stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuStats {
@@ -214,16 +226,7 @@ mod tests {
             std::fs::create_dir_all(dir.join("events").join(e.group).join(e.name)).unwrap();
         }
         let missing = enable_events(&dir, set).unwrap();
-        let on: Vec<String> = WANTED
-            .iter()
-            .filter(|e| {
-                std::fs::read_to_string(
-                    dir.join("events").join(e.group).join(e.name).join("enable"),
-                )
-                .is_ok_and(|v| v == "1")
-            })
-            .map(|e| e.to_string())
-            .collect();
+        let on: Vec<String> = enabled_events(&dir).iter().map(|e| e.to_string()).collect();
         std::fs::remove_dir_all(&dir).unwrap();
         (on, missing)
     }

@@ -364,13 +364,8 @@ impl Recorder {
 
     /// The events recorded (those of the wanted ones enabled here).
     pub fn events(&self) -> Vec<String> {
-        let events = self.entry.instance.join("events");
-        instance::WANTED
+        instance::enabled_events(&self.entry.instance)
             .iter()
-            .filter(|e| {
-                std::fs::read_to_string(events.join(e.group).join(e.name).join("enable"))
-                    .is_ok_and(|v| v.trim() == "1")
-            })
             .map(|e| e.to_string())
             .collect()
     }
