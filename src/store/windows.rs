@@ -33,6 +33,7 @@ pub struct WindowRow {
 /// What retention did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pruned {
+    /// Histograms deleted (theirs or their window's retention over).
     pub histograms_cleared: u64,
     pub windows_deleted: u64,
 }
@@ -164,21 +165,15 @@ impl Store {
         let hist_before = i(now_unix_ns.saturating_sub(keep_histograms_ns));
         let rows_before = i(now_unix_ns.saturating_sub(keep_windows_ns));
         let mut db = self.db();
-        // Histograms go by whole rows (their space is then reused);
-        // those of windows deleted below go with them.
+        // Histograms go by whole rows (their space is then reused), at
+        // their own retention or their window's, whichever comes first.
         let cleared = db
             .execute(
                 "DELETE FROM monitor_window_histograms \
                  WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
-                &args![monitor, host, hist_before],
+                &args![monitor, host, hist_before.max(rows_before)],
             )
             .map_err(|e| self.err(what, e))?;
-        db.execute(
-            "DELETE FROM monitor_window_histograms \
-             WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
-            &args![monitor, host, rows_before],
-        )
-        .map_err(|e| self.err(what, e))?;
         let deleted = db
             .execute(
                 "DELETE FROM monitor_windows WHERE monitor = ?1 AND host = ?2 AND end_unix_ns < ?3",
