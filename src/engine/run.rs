@@ -500,16 +500,23 @@ fn supervise(
     loop {
         std::thread::sleep(TICK);
         collected.drain();
-        if collected.all_done() {
-            return stopped_by_observer;
-        }
-        if !gate.stop.load(SeqCst) && observer.tick(&collected.view(plan)) == Control::Stop {
+        let done = collected.all_done();
+        // The last wake-ups drained still reach the observers (the run's
+        // largest may be among them); asking to stop is moot then.
+        let last = done && !collected.late.is_empty();
+        if (last || !done && !gate.stop.load(SeqCst))
+            && observer.tick(&collected.view(plan)) == Control::Stop
+            && !done
+        {
             stopped_by_observer = true;
             gate.stop.store(true, SeqCst);
         }
         for n in observer.notices() {
             observer.warning(&n);
             warnings.push(n);
+        }
+        if done {
+            return stopped_by_observer;
         }
         if gate.stop.load(SeqCst) {
             threads.wake();
@@ -691,5 +698,40 @@ mod tests {
             );
             assert_eq!(out.end_reason, EndReason::Duration);
         }
+    }
+
+    /// Counts the late wake-ups the ticks hand over.
+    #[derive(Default)]
+    struct CountLate {
+        seen: usize,
+    }
+
+    impl Observer for CountLate {
+        fn tick(&mut self, view: &RunView) -> Control {
+            self.seen += view.late.len();
+            Control::Continue
+        }
+    }
+
+    /// Wake-ups drained after the threads ended (a run shorter than a
+    /// tick: all of them) still reach the observer.
+    #[test]
+    fn the_last_late_wake_ups_reach_the_observer() {
+        let config = MeasureConfig {
+            cpus: Some(vec![0]),
+            threads: Some(1),
+            interval_ns: 1_000_000,
+            loops: Some(5),
+            policy: Policy::Other,
+            lock_memory: false,
+            dma_latency_us: None,
+            late_above_ns: Some(0),
+            ..Default::default()
+        };
+        let plan = Plan::build(config, &[0]).unwrap();
+        let mut obs = CountLate::default();
+        let out = run(&plan, &mut obs).unwrap();
+        assert_eq!(out.end_reason, EndReason::Loops);
+        assert_eq!(obs.seen, 5);
     }
 }
