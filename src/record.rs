@@ -78,6 +78,11 @@ pub struct ExplainRecord {
     pub events: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_events: Vec<String>,
+    /// Kernel filters on those events, as `group:name: filter` (the
+    /// lean set leaves the measured threads' own wake-ups and switches
+    /// to idle out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<String>,
     /// Wake-ups at least `threshold_ns` late.
     pub spikes_seen: u64,
     /// Of those, how many were explained (at most one per thread every

@@ -243,10 +243,12 @@ pub struct MeasureArgs {
 
     /// Trace events --explain records: "full" adds the timer interrupt
     /// and hrtimer expiry events every wake-up writes (the timer's own
-    /// part is then named), "lean" leaves them out (its cost at short
-    /// intervals is a few percent instead of a third; the wake-up stands
-    /// for the timer's expiry). "auto": full when every interval is at
-    /// least 1ms, lean below. See docs/explain.md.
+    /// part is then named), "lean" leaves them out and filters out the
+    /// measured threads' own wake-ups and switches to idle (its cost at
+    /// short intervals is a few percent instead of a third; the timer's
+    /// delay is then not told apart from leaving idle). "auto": full
+    /// when every interval is at least 1ms, lean below. See
+    /// docs/explain.md.
     #[arg(
         long = "explain-events",
         value_name = "SET",

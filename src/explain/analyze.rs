@@ -360,12 +360,18 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         (None, Some(w)) => left_idle_by(&events, w, wake, tid),
         _ => None,
     };
+    // The lean set filters the thread's own wake-up and switches to idle
+    // out: from idle straight to it, the CPU then leaves no event.
+    let filtered = window.own_events_filtered && waking.is_none();
+    let from_idle_unrecorded =
+        filtered && run.is_none() && idle_through(&events, deadline, wake, tid);
     // Where the switch to the thread begins, traced or inferred.
     let switch_from = switched_in.or(left_idle);
     let end = switch_from.map_or(wake, |t| t.clamp(deadline, wake));
     let known = events.partition_point(|e| e.ts_ns <= end);
     let names = names(&events[..known]);
     match (switched_in, left_idle) {
+        (None, None) if from_idle_unrecorded => {}
         (None, None) => partial.push(format!(
             "the switch to thread {tid} is not in the trace of CPU {}",
             spike.cpu
@@ -401,6 +407,16 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
                     .into(),
             );
             Some(w.clamp(deadline, end))
+        }
+        (None, None) if filtered => {
+            notes.push(format!(
+                "the lean event set leaves thread {tid}'s own wake-up and switches to idle out of \
+                 the trace (they would cost it time on every period): when its timer fired is not \
+                 known, so the time its CPU stayed idle after the deadline counts as the timer's \
+                 delay (leaving idle, the wake-up and the switch included) and the time another \
+                 task ran counts to that task"
+            ));
+            None
         }
         (None, None) => {
             partial.push(format!(
@@ -451,6 +467,17 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     while i < events.len() && events[i].ts_ns <= deadline {
         cpu.apply(events[i], &names);
         i += 1;
+    }
+    if filtered && cpu.task.as_ref().is_some_and(|t| t.pid == tid) {
+        // Its switch to idle or to another task is not in the trace.
+        cpu.task = None;
+    }
+    if from_idle_unrecorded {
+        cpu.task = Some(Task {
+            pid: 0,
+            comm: "<idle>".into(),
+            prio: None,
+        });
     }
     if cpu.task.is_none() {
         // The first event after the deadline names the task current since.
@@ -503,6 +530,9 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
                 None if before_fire && fired.is_some() => Some(Culprit::TimerDelay {
                     idle: cpu.task.as_ref().is_some_and(|t| t.pid == 0),
                 }),
+                None if filtered && cpu.task.as_ref().is_some_and(|t| t.pid == 0) => {
+                    Some(Culprit::TimerDelay { idle: true })
+                }
                 None => match &cpu.task {
                     Some(t) if t.pid == 0 => Some(Culprit::Idle),
                     Some(t) if t.pid == tid => Some(Culprit::Switch),
@@ -646,6 +676,31 @@ fn left_idle_by(events: &[&Event], waking: usize, wake: u64, tid: i32) -> Option
         last = e.ts_ns;
     }
     Some(last)
+}
+
+/// With thread `tid`'s own events filtered out and no switch to it
+/// traced: was its CPU idle from its last traced switch before the
+/// `deadline` (to idle, or to the thread, whose switch to idle is
+/// filtered) until the thread read the clock at `wake`, with only the
+/// idle task's events (interrupts taken while idle) in between? Any
+/// other task would have left events, and a traced switch to the thread.
+fn idle_through(events: &[&Event], deadline: u64, wake: u64, tid: i32) -> bool {
+    let idle_at_deadline = events
+        .iter()
+        .rev()
+        .filter(|e| e.ts_ns <= deadline)
+        .find_map(|e| match e.kind {
+            EventKind::SchedSwitch { next_pid, .. } => Some(next_pid == 0 || next_pid == tid),
+            _ => None,
+        })
+        .unwrap_or(true);
+    idle_at_deadline
+        && events
+            .iter()
+            .filter(|e| e.ts_ns > deadline && e.ts_ns <= wake + TOLERANCE_NS)
+            .all(|e| {
+                (e.pid == 0 || e.pid == tid) && !matches!(e.kind, EventKind::SchedSwitch { .. })
+            })
 }
 
 /// The one-line cause: the largest part when it dominates, else the

@@ -134,6 +134,7 @@ impl TraceText {
                 .filter(|l| l.cpu == cpu)
                 .copied()
                 .collect(),
+            own_events_filtered: false,
         }
     }
 

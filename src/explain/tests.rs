@@ -264,6 +264,66 @@ fn an_untraced_switch_from_idle_is_inferred_not_called_missing() {
     assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
 }
 
+/// The lean set filters the thread's own wake-up and switches to idle
+/// out of the trace: their absence is by design, not a loss.
+#[test]
+fn the_threads_filtered_events_are_known_missing_not_lost() {
+    let filtered = |lines: &[&str]| Window {
+        own_events_filtered: true,
+        ..synthetic(lines)
+    };
+    // From idle: the CPU leaves only interrupts taken while idle.
+    let from_idle = [
+        "app-77 [002] 0.999000: sched_switch: prev_comm=app prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=rt next_pid=500 next_prio=4",
+        "<idle>-0 [002] 1.000120: softirq_entry: vec=1 [action=TIMER]",
+        "<idle>-0 [002] 1.000130: softirq_exit: vec=1 [action=TIMER]",
+    ];
+    let x = analyze(&filtered(&from_idle), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
+    assert!(
+        x.notes
+            .iter()
+            .any(|n| n.contains("leaves thread 500's own wake-up")),
+        "{:?}",
+        x.notes
+    );
+    assert!(matches!(
+        x.parts[0].culprit,
+        Culprit::TimerDelay { idle: true }
+    ));
+    assert_eq!(x.parts[0].duration_ns, 50_000);
+    assert!(x.parts.iter().any(|p| p.label.contains("TIMER") && p.duration_ns == 10_000));
+    assert!(x.parts.iter().all(|p| p.culprit != Culprit::Switch));
+    assert_eq!(x.unexplained_ns, 0);
+    assert_eq!(x.timer_fired_ns, None, "no expiry time is made up");
+    // Unfiltered, the same events lack the wake-up.
+    let x = analyze(&synthetic(&from_idle), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Partial);
+
+    // Another task ran: its switch to the thread is traced, and the time
+    // until then is that task's.
+    let busy = [
+        "app-77 [002] 0.999900: sched_switch: prev_comm=rt prev_pid=500 prev_prio=4 prev_state=S ==> next_comm=app next_pid=77 next_prio=120",
+        "app-77 [002] 1.000900: sched_switch: prev_comm=app prev_pid=77 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=4",
+    ];
+    let x = analyze(&filtered(&busy), &spike(100, 905));
+    assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
+    assert!(
+        matches!(&x.parts[0].culprit, Culprit::Thread { pid: 77, .. }),
+        "{:#?}",
+        x.parts
+    );
+    assert_eq!(x.parts[0].duration_ns, 800_000);
+    assert!(x.cause.contains("app:77"), "{}", x.cause);
+
+    // Another task left an event but no switch to the thread: not whole.
+    let mut other = from_idle.to_vec();
+    other.push("kw-33 [002] 1.000140: workqueue_execute_start: work struct 1: function vmstat_update");
+    let x = analyze(&filtered(&other), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Partial);
+    assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
+}
+
 #[test]
 fn a_window_that_starts_after_the_deadline_is_partial() {
     let w = synthetic(&[

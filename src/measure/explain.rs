@@ -44,6 +44,9 @@ pub struct Explainer {
     threshold_ns: u64,
     events: Vec<String>,
     missing: Vec<String>,
+    /// The set recorded: the lean one filters the threads' own events.
+    set: EventSet,
+    filters: Vec<String>,
     seen: u64,
     explained: u64,
     /// The largest explanation of each thread.
@@ -71,7 +74,8 @@ impl Explainer {
             cpus = allowed.clone();
         }
         let mut cfg = TraceConfig::for_cpus(&cpus);
-        cfg.events = event_set(events, plan);
+        let set = event_set(events, plan);
+        cfg.events = set;
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
         // its CPU back until that work ends: keep it off measured CPUs.
@@ -90,6 +94,8 @@ impl Explainer {
             events: recorder.events(),
             missing: recorder.missing_events(),
             recorder: Some(recorder),
+            set,
+            filters: Vec::new(),
             threshold_ns,
             seen: 0,
             explained: 0,
@@ -149,6 +155,7 @@ impl Explainer {
             threshold_ns: self.threshold_ns,
             events: self.events,
             missing_events: self.missing,
+            filters: self.filters,
             spikes_seen: self.seen,
             spikes_explained: self.explained,
             events_read: stats.events_read,
@@ -162,6 +169,27 @@ impl Explainer {
 impl Observer for Explainer {
     fn notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
+    }
+
+    /// The threads exist: with the lean set, filter their own wake-ups
+    /// and switches to idle out of the trace (a filter the kernel
+    /// refuses only costs time, so it is a notice).
+    fn started(&mut self, view: &RunView) {
+        if self.set != EventSet::Lean {
+            return;
+        }
+        let tids: Vec<i32> = (0..view.thread_count())
+            .map(|t| view.tid(t))
+            .filter(|&t| t > 0)
+            .collect();
+        if let Some(r) = &mut self.recorder {
+            match r.filter_own_events(&tids) {
+                Ok(f) => self.filters = f,
+                Err(e) => self.notices.push(format!(
+                    "--explain: the measured threads' own events stay in the trace, at a cost to them ({e})"
+                )),
+            }
+        }
     }
 
     fn tick(&mut self, view: &RunView) -> Control {

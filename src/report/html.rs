@@ -391,6 +391,9 @@ fn why_view(anchor: &str, rec: &RunRecord) -> Option<WhyView> {
             x.missing_events.join(", "),
         ));
     }
+    if !x.filters.is_empty() {
+        counts.push(pair("kernel event filters", x.filters.join("; ")));
+    }
     let items = x
         .explanations
         .iter()
@@ -921,6 +924,7 @@ mod tests {
             threshold_ns: 100_000,
             events: vec!["sched:sched_switch".into(), "irq:irq_handler_entry".into()],
             missing_events: vec!["irq_vectors:local_timer_entry".into()],
+            filters: vec![],
             spikes_seen: 9,
             spikes_explained: 2,
             events_read: 5_000,

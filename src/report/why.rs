@@ -301,6 +301,7 @@ mod tests {
             threshold_ns: 100_000,
             events: vec!["sched:sched_switch".into()],
             missing_events: vec![],
+            filters: vec![],
             spikes_seen: 7,
             spikes_explained: explanations.len() as u64,
             events_read: 12_345,

@@ -28,7 +28,9 @@ pub enum EventSet {
     #[default]
     Full,
     /// Without the timer path's events ([`TIMER_PATH`]), which fire on
-    /// every wake-up of a timer-driven thread and cost it time there.
+    /// every wake-up of a timer-driven thread and cost it time there, and
+    /// (once their tids are known) without the measured threads' own
+    /// wake-ups and switches to idle ([`own_event_filters`]).
     Lean,
 }
 
@@ -150,6 +152,47 @@ pub fn enable_events(dir: &Path, set: EventSet) -> Result<Vec<EventSpec>, Settin
     Ok(missing)
 }
 
+/// Kernel filters that keep the measured threads' own events out of the
+/// trace: their wake-up (`sched_waking`, or `sched_wakeup` standing in
+/// for it) and their switch to idle when they sleep. Written on every
+/// period of every measured thread, these are most of what tracing
+/// costs a thread that wakes from idle. Every other switch stays: one
+/// to a measured thread from another task, or from a measured thread
+/// to another task. `(event, filter)` pairs; none for no tids.
+pub fn own_event_filters(tids: &[i32]) -> Vec<(EventSpec, String)> {
+    if tids.is_empty() {
+        return Vec::new();
+    }
+    let not = |field: &str| {
+        tids.iter()
+            .map(|t| format!("{field} != {t}"))
+            .collect::<Vec<_>>()
+            .join(" && ")
+    };
+    vec![
+        (ev("sched", "sched_waking"), not("pid")),
+        (ev("sched", "sched_wakeup"), not("pid")),
+        (
+            ev("sched", "sched_switch"),
+            format!("({}) || next_pid != 0", not("prev_pid")),
+        ),
+    ]
+}
+
+/// Set the filters of [`own_event_filters`] on the events enabled in
+/// `dir`; returns those set, as `group:name: filter`.
+pub fn filter_own_events(dir: &Path, tids: &[i32]) -> Result<Vec<String>, SettingError> {
+    let on = enabled_events(dir);
+    let mut set = Vec::new();
+    for (e, filter) in own_event_filters(tids) {
+        if on.contains(&e) {
+            write(dir, &format!("events/{}/{}/filter", e.group, e.name), &filter)?;
+            set.push(format!("{e}: {filter}"));
+        }
+    }
+    Ok(set)
+}
+
 /// The wanted events enabled in `dir`.
 pub fn enabled_events(dir: &Path) -> Vec<EventSpec> {
     WANTED
@@ -229,6 +272,24 @@ mod tests {
         let on: Vec<String> = enabled_events(&dir).iter().map(|e| e.to_string()).collect();
         std::fs::remove_dir_all(&dir).unwrap();
         (on, missing)
+    }
+
+    #[test]
+    fn own_event_filters_keep_every_switch_but_the_threads_to_idle() {
+        assert!(own_event_filters(&[]).is_empty());
+        let f = own_event_filters(&[41, 42]);
+        let get = |name: &str| {
+            f.iter()
+                .find(|(e, _)| e.name == name)
+                .map(|(_, s)| s.as_str())
+                .unwrap()
+        };
+        assert_eq!(get("sched_waking"), "pid != 41 && pid != 42");
+        assert_eq!(get("sched_wakeup"), "pid != 41 && pid != 42");
+        assert_eq!(
+            get("sched_switch"),
+            "(prev_pid != 41 && prev_pid != 42) || next_pid != 0"
+        );
     }
 
     #[test]

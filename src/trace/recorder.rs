@@ -205,6 +205,7 @@ impl Windows {
                 .collect(),
             losses: b.losses.iter().copied().collect(),
             complete_from_ns: Some(b.complete_from_ns),
+            own_events_filtered: false,
         }
     }
 }
@@ -226,6 +227,8 @@ pub struct Recorder {
     drained_at_ns: Arc<AtomicU64>,
     reader: Option<JoinHandle<()>>,
     torn_down: bool,
+    /// Threads whose own events the kernel filters out.
+    filtered_tids: Vec<i32>,
 }
 
 fn not_permitted(e: &io::Error) -> bool {
@@ -274,6 +277,7 @@ impl Recorder {
             drained_at_ns: Arc::new(AtomicU64::new(0)),
             reader: None,
             torn_down: false,
+            filtered_tids: Vec::new(),
         };
         if mount_needed {
             tracefs::mount(&tracefs).map_err(|source| {
@@ -370,6 +374,16 @@ impl Recorder {
             .collect()
     }
 
+    /// Leave the own wake-ups and switches to idle of the threads `tids`
+    /// out of the trace (kernel filters: [`instance::own_event_filters`]);
+    /// their explanations then know these are missing by design. Returns
+    /// the filters set, as `group:name: filter`.
+    pub fn filter_own_events(&mut self, tids: &[i32]) -> Result<Vec<String>, TraceError> {
+        let set = instance::filter_own_events(&self.entry.instance, tids)?;
+        self.filtered_tids = tids.to_vec();
+        Ok(set)
+    }
+
     /// The wanted events this kernel does not have.
     pub fn missing_events(&self) -> Vec<String> {
         self.missing.iter().map(|e| e.to_string()).collect()
@@ -423,6 +437,10 @@ impl Recorder {
             spike.deadline_ns.saturating_sub(LOOKBACK_NS),
             spike.wake_ns + 1_000_000,
         );
+        let w = Window {
+            own_events_filtered: self.filtered_tids.contains(&spike.tid),
+            ..w
+        };
         let mut x = analyze(&w, spike);
         if !caught_up {
             mark_partial(

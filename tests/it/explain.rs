@@ -279,6 +279,7 @@ fn explained_record() -> rtscope::record::RunRecord {
         threshold_ns: 100_000,
         events: vec!["sched:sched_switch".into(), "sched:sched_waking".into()],
         missing_events: vec![],
+        filters: vec![],
         spikes_seen: 5,
         spikes_explained: 2,
         events_read: 123_456,

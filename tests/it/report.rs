@@ -542,6 +542,7 @@ fn explained_run() -> RunRecord {
         threshold_ns: 100_000,
         events: vec!["sched:sched_switch".into(), "irq:irq_handler_entry".into()],
         missing_events: vec![],
+        filters: vec![],
         spikes_seen: 400,
         spikes_explained: 2,
         events_read: 1_000_000,
