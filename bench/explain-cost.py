@@ -13,6 +13,7 @@ many explanations are marked partial.
 
 Usage: sudo python3 bench/explain-cost.py cost [--pairs 4] [--duration 20]
            [--intervals 1000,100] [--cpus 1] [--events auto|full|lean]
+           [--extra "OPTIONS"] [--explain-extra "OPTIONS"]
        sudo python3 bench/explain-cost.py drops [--duration 600] [--load hell]
            [--cpus 1] [--events auto|full|lean]
 
@@ -57,6 +58,7 @@ def cost(a):
         base = ["-i", interval, "-D", str(a.duration), "--no-omission-correction"]
         if a.cpus:
             base += ["-a", a.cpus]
+        base += a.extra.split()
         print(f"\ninterval {interval}us")
         print(f"{'pair':>4} {'run':>9} {'avg_us':>8} {'p99_us':>8} {'max_us':>9} {'explained':>9}")
         for k in range(a.pairs):
@@ -64,7 +66,8 @@ def cost(a):
             got = {}
             for explain in order:
                 out = os.path.join(tmp, f"{interval}-{k}-{explain}.json")
-                extra = ["--explain", "--explain-events", a.events] if explain else []
+                extra = (["--explain", "--explain-events", a.events] + a.explain_extra.split()
+                         if explain else [])
                 rec = measure(base + extra, out)
                 got[explain] = rec
                 f = figures(rec)
@@ -114,6 +117,8 @@ def main():
     c.add_argument("--intervals", default="1000,100")
     c.add_argument("--cpus", default="1",
                    help="measured CPUs (-a); the trace reader runs on the others")
+    c.add_argument("--extra", default="", help="more measure options, both runs")
+    c.add_argument("--explain-extra", default="", help="more measure options, --explain run")
     d = sub.add_parser("drops")
     d.add_argument("--duration", type=int, default=600)
     d.add_argument("--load", default="hell")
