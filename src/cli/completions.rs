@@ -42,8 +42,8 @@ impl From<CompletionShell> for clap_complete::Shell {
 
 /// `cmd` without what `--help` hides (internal subcommands and test
 /// flags), for clap_complete, which offers hidden subcommands. Only what
-/// the generators read is kept: names, abouts, the version, arguments and
-/// subcommands.
+/// the generators read is kept: names, abouts, the version, the help
+/// flag's setting, arguments and subcommands.
 fn visible(cmd: &clap::Command) -> clap::Command {
     let mut out = clap::Command::new(cmd.get_name().to_owned());
     if let Some(about) = cmd.get_about() {
@@ -52,6 +52,9 @@ fn visible(cmd: &clap::Command) -> clap::Command {
     if let Some(version) = cmd.get_version() {
         out = out.version(version.to_owned()).propagate_version(true);
     }
+    // `measure` frees `-h` for cyclictest's histogram and declares its
+    // own `--help`: a generated one would clash with it.
+    out = out.disable_help_flag(cmd.is_disable_help_flag_set());
     out.args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned())
         .subcommands(
             cmd.get_subcommands()
