@@ -79,8 +79,7 @@ pub struct ExplainRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_events: Vec<String>,
     /// Kernel filters on those events, as `group:name: filter` (the
-    /// lean set leaves the measured threads' own wake-ups and switches
-    /// to idle out).
+    /// lean set leaves the measured threads' switches to idle out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<String>,
     /// Wake-ups at least `threshold_ns` late.

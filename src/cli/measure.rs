@@ -243,8 +243,8 @@ pub struct MeasureArgs {
 
     /// Trace events --explain records: "full" adds the timer interrupt
     /// and hrtimer expiry events every wake-up writes (the timer's own
-    /// part is then named), "lean" leaves them out and filters out the
-    /// measured threads' own wake-ups and switches to idle (its cost at
+    /// part is then named), "lean" leaves them and the wake-ups out and
+    /// filters out the measured threads' switches to idle (its cost at
     /// short intervals is a few percent instead of a third; the timer's
     /// delay is then not told apart from leaving idle). "auto": full
     /// when every interval is at least 1ms, lean below. See

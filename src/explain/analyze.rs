@@ -360,8 +360,8 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         (None, Some(w)) => left_idle_by(&events, w, wake, tid),
         _ => None,
     };
-    // The lean set filters the thread's own wake-up and switches to idle
-    // out: from idle straight to it, the CPU then leaves no event.
+    // The lean set leaves wake-ups and the thread's switches to idle out:
+    // from idle straight to it, the CPU then leaves no event.
     let filtered = window.own_events_filtered && waking.is_none();
     let from_idle_unrecorded =
         filtered && run.is_none() && idle_through(&events, deadline, wake, tid);
@@ -410,7 +410,7 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         }
         (None, None) if filtered => {
             notes.push(format!(
-                "the lean event set leaves thread {tid}'s own wake-up and switches to idle out of \
+                "the lean event set leaves wake-ups and thread {tid}'s switches to idle out of \
                  the trace (they would cost it time on every period): when its timer fired is not \
                  known, so the time its CPU stayed idle after the deadline counts as the timer's \
                  delay (leaving idle, the wake-up and the switch included) and the time another \

@@ -143,8 +143,8 @@ pub struct Window {
     /// (earlier ones were dropped to bound it, or came before the trace
     /// began). `None`: from its first event.
     pub complete_from_ns: Option<u64>,
-    /// The spike's own thread was filtered out of the trace (its wake-up
-    /// and its switches to idle: the lean event set), so their absence
-    /// is by design, not a loss.
+    /// The trace leaves out the spike's thread's wake-up and (filtered)
+    /// its switches to idle: the lean event set. Their absence is by
+    /// design, not a loss.
     pub own_events_filtered: bool,
 }

@@ -264,8 +264,8 @@ fn an_untraced_switch_from_idle_is_inferred_not_called_missing() {
     assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
 }
 
-/// The lean set filters the thread's own wake-up and switches to idle
-/// out of the trace: their absence is by design, not a loss.
+/// The lean set leaves wake-ups and the thread's switches to idle out of
+/// the trace: their absence is by design, not a loss.
 #[test]
 fn the_threads_filtered_events_are_known_missing_not_lost() {
     let filtered = |lines: &[&str]| Window {
@@ -283,7 +283,7 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
     assert!(
         x.notes
             .iter()
-            .any(|n| n.contains("leaves thread 500's own wake-up")),
+            .any(|n| n.contains("leaves wake-ups and thread 500's switches to idle")),
         "{:?}",
         x.notes
     );

@@ -171,9 +171,9 @@ impl Observer for Explainer {
         std::mem::take(&mut self.notices)
     }
 
-    /// The threads exist: with the lean set, filter their own wake-ups
-    /// and switches to idle out of the trace (a filter the kernel
-    /// refuses only costs time, so it is a notice).
+    /// The threads exist: with the lean set, filter their switches to
+    /// idle out of the trace (a filter the kernel refuses only costs
+    /// time, so it is a notice).
     fn started(&mut self, view: &RunView) {
         if self.set != EventSet::Lean {
             return;
@@ -182,11 +182,11 @@ impl Observer for Explainer {
             .map(|t| view.tid(t))
             .filter(|&t| t > 0)
             .collect();
-        if let Some(r) = &mut self.recorder {
+        if let Some(r) = &self.recorder {
             match r.filter_own_events(&tids) {
                 Ok(f) => self.filters = f,
                 Err(e) => self.notices.push(format!(
-                    "--explain: the measured threads' own events stay in the trace, at a cost to them ({e})"
+                    "--explain: the measured threads' switches to idle stay in the trace, at a cost to them ({e})"
                 )),
             }
         }

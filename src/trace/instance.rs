@@ -27,10 +27,11 @@ pub enum EventSet {
     /// Every wanted event.
     #[default]
     Full,
-    /// Without the timer path's events ([`TIMER_PATH`]), which fire on
-    /// every wake-up of a timer-driven thread and cost it time there, and
-    /// (once their tids are known) without the measured threads' own
-    /// wake-ups and switches to idle ([`own_event_filters`]).
+    /// Without the events every timer wake-up of a measured thread
+    /// writes before it runs, which cost it time there: the timer path
+    /// ([`TIMER_PATH`]) and the wake-ups ([`WAKE_UPS`]); and (once their
+    /// tids are known) without the measured threads' switches to idle
+    /// ([`own_event_filters`]).
     Lean,
 }
 
@@ -44,7 +45,7 @@ impl EventSet {
 
     /// Does this set record `e`?
     pub fn has(self, e: &EventSpec) -> bool {
-        self == EventSet::Full || !TIMER_PATH.contains(e)
+        self == EventSet::Full || !(TIMER_PATH.contains(e) || WAKE_UPS.contains(e))
     }
 }
 
@@ -58,6 +59,11 @@ pub const TIMER_PATH: &[EventSpec] = &[
     ev("irq_vectors", "local_timer_entry"),
     ev("irq_vectors", "local_timer_exit"),
 ];
+
+/// Wake-ups: a measured thread's own, written on every period, cost it
+/// time even when a kernel filter drops them (the event is built before
+/// the filter runs); other tasks' only name them, as their switches do.
+pub const WAKE_UPS: &[EventSpec] = &[ev("sched", "sched_waking"), ev("sched", "sched_wakeup")];
 
 /// The events enabled when present. x86 has `irq_vectors`, arm64 the
 /// `ipi` entry/exit pair: only one family is expected. Each event on the
@@ -152,10 +158,9 @@ pub fn enable_events(dir: &Path, set: EventSet) -> Result<Vec<EventSpec>, Settin
     Ok(missing)
 }
 
-/// Kernel filters that keep the measured threads' own events out of the
-/// trace: their wake-up (`sched_waking`, or `sched_wakeup` standing in
-/// for it) and their switch to idle when they sleep. Written on every
-/// period of every measured thread, these are most of what tracing
+/// Kernel filters that keep the measured threads' own switches to idle
+/// out of the trace: written on every period when they sleep, these
+/// (with the wake-ups the lean set leaves out) are most of what tracing
 /// costs a thread that wakes from idle. Every other switch stays: one
 /// to a measured thread from another task, or from a measured thread
 /// to another task. `(event, filter)` pairs; none for no tids.
@@ -163,20 +168,12 @@ pub fn own_event_filters(tids: &[i32]) -> Vec<(EventSpec, String)> {
     if tids.is_empty() {
         return Vec::new();
     }
-    let not = |field: &str| {
-        tids.iter()
-            .map(|t| format!("{field} != {t}"))
-            .collect::<Vec<_>>()
-            .join(" && ")
-    };
-    vec![
-        (ev("sched", "sched_waking"), not("pid")),
-        (ev("sched", "sched_wakeup"), not("pid")),
-        (
-            ev("sched", "sched_switch"),
-            format!("({}) || next_pid != 0", not("prev_pid")),
-        ),
-    ]
+    let not = tids
+        .iter()
+        .map(|t| format!("prev_pid != {t}"))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    vec![(ev("sched", "sched_switch"), format!("({not}) || next_pid != 0"))]
 }
 
 /// Set the filters of [`own_event_filters`] on the events enabled in
@@ -278,22 +275,13 @@ mod tests {
     fn own_event_filters_keep_every_switch_but_the_threads_to_idle() {
         assert!(own_event_filters(&[]).is_empty());
         let f = own_event_filters(&[41, 42]);
-        let get = |name: &str| {
-            f.iter()
-                .find(|(e, _)| e.name == name)
-                .map(|(_, s)| s.as_str())
-                .unwrap()
-        };
-        assert_eq!(get("sched_waking"), "pid != 41 && pid != 42");
-        assert_eq!(get("sched_wakeup"), "pid != 41 && pid != 42");
-        assert_eq!(
-            get("sched_switch"),
-            "(prev_pid != 41 && prev_pid != 42) || next_pid != 0"
-        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].0.to_string(), "sched:sched_switch");
+        assert_eq!(f[0].1, "(prev_pid != 41 && prev_pid != 42) || next_pid != 0");
     }
 
     #[test]
-    fn the_lean_set_leaves_out_the_timer_path_only() {
+    fn the_lean_set_leaves_out_the_timer_path_and_the_wake_ups_only() {
         let (full, missing) = enabled_in_fake_instance(EventSet::Full);
         assert!(missing.is_empty(), "{missing:?}");
         let (lean, missing) = enabled_in_fake_instance(EventSet::Lean);
@@ -308,11 +296,12 @@ mod tests {
                 "{e}"
             );
         }
-        let kept: Vec<&String> = full.iter().filter(|e| !lean.contains(e)).collect();
-        assert_eq!(kept.len(), TIMER_PATH.len(), "{kept:?}");
+        assert!(full.contains(&"sched:sched_waking".to_string()));
+        assert!(!lean.contains(&"sched:sched_waking".to_string()));
+        let left_out: Vec<&String> = full.iter().filter(|e| !lean.contains(e)).collect();
+        assert_eq!(left_out.len(), TIMER_PATH.len() + 1, "{left_out:?}");
         for e in [
             "sched:sched_switch",
-            "sched:sched_waking",
             "irq:irq_handler_entry",
             "irq:softirq_exit",
             "irq_vectors:reschedule_entry",

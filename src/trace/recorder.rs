@@ -227,8 +227,8 @@ pub struct Recorder {
     drained_at_ns: Arc<AtomicU64>,
     reader: Option<JoinHandle<()>>,
     torn_down: bool,
-    /// Threads whose own events the kernel filters out.
-    filtered_tids: Vec<i32>,
+    /// The set recorded (the lean one leaves the wake-ups out).
+    set: EventSet,
 }
 
 fn not_permitted(e: &io::Error) -> bool {
@@ -277,7 +277,7 @@ impl Recorder {
             drained_at_ns: Arc::new(AtomicU64::new(0)),
             reader: None,
             torn_down: false,
-            filtered_tids: Vec::new(),
+            set: cfg.events,
         };
         if mount_needed {
             tracefs::mount(&tracefs).map_err(|source| {
@@ -374,14 +374,11 @@ impl Recorder {
             .collect()
     }
 
-    /// Leave the own wake-ups and switches to idle of the threads `tids`
-    /// out of the trace (kernel filters: [`instance::own_event_filters`]);
-    /// their explanations then know these are missing by design. Returns
+    /// Leave the switches to idle of the threads `tids` out of the
+    /// trace (kernel filters: [`instance::own_event_filters`]). Returns
     /// the filters set, as `group:name: filter`.
-    pub fn filter_own_events(&mut self, tids: &[i32]) -> Result<Vec<String>, TraceError> {
-        let set = instance::filter_own_events(&self.entry.instance, tids)?;
-        self.filtered_tids = tids.to_vec();
-        Ok(set)
+    pub fn filter_own_events(&self, tids: &[i32]) -> Result<Vec<String>, TraceError> {
+        Ok(instance::filter_own_events(&self.entry.instance, tids)?)
     }
 
     /// The wanted events this kernel does not have.
@@ -438,7 +435,7 @@ impl Recorder {
             spike.wake_ns + 1_000_000,
         );
         let w = Window {
-            own_events_filtered: self.filtered_tids.contains(&spike.tid),
+            own_events_filtered: self.set == EventSet::Lean,
             ..w
         };
         let mut x = analyze(&w, spike);

@@ -111,21 +111,22 @@ fn below_1ms_the_lean_set_leaves_the_timer_path_and_the_threads_own_events_out_a
         "{top}"
     );
     assert!(top["cause"].as_str().unwrap().contains(Hog::COMM), "{top}");
-    // The thread's own wake-ups and switches to idle are filtered out,
-    // known as such (a note), not taken for lost events.
+    // Wake-ups are left out and the thread's switches to idle filtered
+    // out, known as such (a note), not taken for lost events.
+    assert!(!recorded_or_missing(e, "sched:sched_waking"), "{e}");
     let tid = top["spike"]["tid"].as_i64().unwrap();
-    let filters = e["filters"].as_array().unwrap();
-    assert!(
-        filters
-            .iter()
-            .any(|f| f == &format!("sched:sched_waking: pid != {tid}")),
+    assert_eq!(
+        e["filters"],
+        serde_json::json!([format!(
+            "sched:sched_switch: (prev_pid != {tid}) || next_pid != 0"
+        )]),
         "{e}"
     );
     assert!(
         top["notes"].as_array().unwrap().iter().any(|n| n
             .as_str()
             .unwrap()
-            .contains(&format!("leaves thread {tid}'s own wake-up"))),
+            .contains(&format!("leaves wake-ups and thread {tid}'s switches to idle"))),
         "{top}"
     );
 
