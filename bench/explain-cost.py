@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """What `measure --explain` costs the measurement, and what it loses.
 
-cost: PAIRS pairs of (rtscope measure, rtscope measure --explain) with the
+cost: PAIRS rounds of (rtscope measure, rtscope measure --explain) with the
 same options, alternating which goes first, at each interval given; per
-pair the ratios with/without of avg and p99 (all threads), and at the end
-the median ratio per interval. Both runs use --no-omission-correction so
-a sample is a wake-up.
+round the ratios with/without of avg and p99 (all threads), and at the end
+the median ratio per interval. Every run uses --no-omission-correction so
+a sample is a wake-up. With --control, each round also has a second run
+without --explain, in a shuffled order: its ratio to the first (the same
+measurement twice) shows how far this machine's noise alone moves the
+ratio.
 
 drops: one run of DURATION under a load (default hell) with --explain,
 printing what the trace reader read and what the kernel dropped, and how
@@ -13,7 +16,7 @@ many explanations are marked partial.
 
 Usage: sudo python3 bench/explain-cost.py cost [--pairs 4] [--duration 20]
            [--intervals 1000,100] [--cpus 1] [--events auto|full|lean]
-           [--extra "OPTIONS"] [--explain-extra "OPTIONS"]
+           [--control] [--extra "OPTIONS"] [--explain-extra "OPTIONS"]
        sudo python3 bench/explain-cost.py drops [--duration 600] [--load hell]
            [--cpus 1] [--events auto|full|lean]
 
@@ -25,6 +28,7 @@ Needs root and a release build (target/release/rtscope).
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -60,30 +64,43 @@ def cost(a):
             base += ["-a", a.cpus]
         base += a.extra.split()
         print(f"\ninterval {interval}us")
+        control = {"avg_us": [], "p99_us": []}
         print(f"{'pair':>4} {'run':>9} {'avg_us':>8} {'p99_us':>8} {'max_us':>9} {'explained':>9}")
+        shuffle = random.Random(interval)
         for k in range(a.pairs):
-            order = [False, True] if k % 2 == 0 else [True, False]
+            order = ["plain", "explain"] if k % 2 == 0 else ["explain", "plain"]
+            if a.control:
+                order.append("plain2")
+                shuffle.shuffle(order)
             got = {}
-            for explain in order:
-                out = os.path.join(tmp, f"{interval}-{k}-{explain}.json")
+            for run in order:
+                out = os.path.join(tmp, f"{interval}-{k}-{run}.json")
                 extra = (["--explain", "--explain-events", a.events] + a.explain_extra.split()
-                         if explain else [])
+                         if run == "explain" else [])
                 rec = measure(base + extra, out)
-                got[explain] = rec
-                f = figures(rec)
-                n = rec["explain"]["spikes_explained"] if explain else ""
-                print(f"{k:>4} {'explain' if explain else 'plain':>9} {f['avg_us']:8.2f} "
+                got[run] = figures(rec)
+                f = got[run]
+                n = rec["explain"]["spikes_explained"] if run == "explain" else ""
+                print(f"{k:>4} {run:>9} {f['avg_us']:8.2f} "
                       f"{f['p99_us']:8.2f} {f['max_us']:9.1f} {n:>9}")
-            fw, fo = figures(got[True]), figures(got[False])
-            for m in ratios:
-                ratios[m].append(fw[m] / fo[m])
-            print(f"{k:>4} {'ratio':>9} {fw['avg_us'] / fo['avg_us']:8.2f} "
-                  f"{fw['p99_us'] / fo['p99_us']:8.2f}")
+            fo = got["plain"]
+            for run, into in (("explain", ratios), ("plain2", control)):
+                if run not in got:
+                    continue
+                for m in into:
+                    into[m].append(got[run][m] / fo[m])
+                label = "ratio" if run == "explain" else "control"
+                print(f"{k:>4} {label:>9} {got[run]['avg_us'] / fo['avg_us']:8.2f} "
+                      f"{got[run]['p99_us'] / fo['p99_us']:8.2f}")
         if a.events == "auto":
             print(f"events recorded at {interval}us: {'full' if int(interval) >= 1000 else 'lean'} set")
         print(f"median ratio with/without --explain at {interval}us (min..max):")
         for m, v in ratios.items():
             print(f"  {m:<8} {statistics.median(v):.2f}  ({min(v):.2f}..{max(v):.2f})")
+        if a.control:
+            print(f"control: median ratio of two runs without --explain at {interval}us (min..max):")
+            for m, v in control.items():
+                print(f"  {m:<8} {statistics.median(v):.2f}  ({min(v):.2f}..{max(v):.2f})")
 
 
 def drops(a):
@@ -117,6 +134,8 @@ def main():
     c.add_argument("--intervals", default="1000,100")
     c.add_argument("--cpus", default="1",
                    help="measured CPUs (-a); the trace reader runs on the others")
+    c.add_argument("--control", action="store_true",
+                   help="a second run without --explain each round: the noise of the ratio")
     c.add_argument("--extra", default="", help="more measure options, both runs")
     c.add_argument("--explain-extra", default="", help="more measure options, --explain run")
     d = sub.add_parser("drops")
