@@ -15,13 +15,12 @@ printing what the trace reader read and what the kernel dropped, and how
 many explanations are marked partial.
 
 Usage: sudo python3 bench/explain-cost.py cost [--pairs 4] [--duration 20]
-           [--intervals 1000,100] [--cpus 1] [--events auto|full|lean]
+           [--intervals 1000,100] [--cpus 1] [--events lean|full]
            [--control] [--extra "OPTIONS"] [--explain-extra "OPTIONS"]
        sudo python3 bench/explain-cost.py drops [--duration 600] [--load hell]
-           [--cpus 1] [--events auto|full|lean]
+           [--cpus 1] [--events lean|full]
 
---events is passed to --explain-events (auto: the full set from 1 ms up,
-the lean one below).
+--events is passed to --explain-events (default lean, as measure's).
 Needs root and a release build (target/release/rtscope).
 """
 
@@ -92,8 +91,6 @@ def cost(a):
                 label = "ratio" if run == "explain" else "control"
                 print(f"{k:>4} {label:>9} {got[run]['avg_us'] / fo['avg_us']:8.2f} "
                       f"{got[run]['p99_us'] / fo['p99_us']:8.2f}")
-        if a.events == "auto":
-            print(f"events recorded at {interval}us: {'full' if int(interval) >= 1000 else 'lean'} set")
         print(f"median ratio with/without --explain at {interval}us (min..max):")
         for m, v in ratios.items():
             print(f"  {m:<8} {statistics.median(v):.2f}  ({min(v):.2f}..{max(v):.2f})")
@@ -143,7 +140,7 @@ def main():
     d.add_argument("--load", default="hell")
     d.add_argument("--cpus", default="", help="measured CPUs (-a); default every CPU")
     for x in (c, d):
-        x.add_argument("--events", default="auto", choices=["auto", "full", "lean"],
+        x.add_argument("--events", default="lean", choices=["lean", "full"],
                        help="--explain-events")
     a = p.parse_args()
     if os.geteuid() != 0:

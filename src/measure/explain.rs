@@ -19,25 +19,6 @@ pub const MAX_KEPT: usize = 32;
 /// How long one explanation may wait for the trace reader.
 const SYNC_TIMEOUT_NS: u64 = 200_000_000;
 
-/// `--explain-events auto` records the full set when every measured
-/// interval is at least this, the lean one below: at short intervals the
-/// timer path's events cost the measured thread more than the goal
-/// allows (bench/README.md, explain-cost.py).
-pub const FULL_FROM_INTERVAL_NS: u64 = 1_000_000;
-
-/// The events to record for the threads of `plan`: `asked`, or when
-/// none was (`auto`), the set for its shortest interval.
-pub fn event_set(asked: Option<EventSet>, plan: &Plan) -> EventSet {
-    asked.unwrap_or_else(|| {
-        let shortest = plan.threads.iter().map(|t| t.interval_ns).min();
-        if shortest.is_some_and(|i| i < FULL_FROM_INTERVAL_NS) {
-            EventSet::Lean
-        } else {
-            EventSet::Full
-        }
-    })
-}
-
 /// Explains late wake-ups of one run.
 pub struct Explainer {
     recorder: Option<Recorder>,
@@ -63,7 +44,7 @@ impl Explainer {
     pub fn start(
         plan: &Plan,
         threshold_ns: u64,
-        events: Option<EventSet>,
+        set: EventSet,
     ) -> Result<Explainer, TraceError> {
         let allowed = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         let mut cpus: Vec<usize> = plan.threads.iter().filter_map(|t| t.cpu).collect();
@@ -74,7 +55,6 @@ impl Explainer {
             cpus = allowed.clone();
         }
         let mut cfg = TraceConfig::for_cpus(&cpus);
-        let set = event_set(events, plan);
         cfg.events = set;
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
@@ -221,38 +201,4 @@ impl Observer for Explainer {
 /// CLOCK_MONOTONIC.
 pub fn clock_supported(clock: Clock) -> bool {
     clock == Clock::Monotonic
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::MeasureConfig;
-
-    fn plan(interval_ns: u64, distance_ns: u64) -> Plan {
-        let cfg = MeasureConfig {
-            threads: Some(2),
-            interval_ns,
-            distance_ns,
-            ..MeasureConfig::default()
-        };
-        Plan::build(cfg, &[0, 1]).unwrap()
-    }
-
-    #[test]
-    fn auto_records_the_full_set_from_1ms_and_the_lean_one_below() {
-        let auto = None;
-        assert_eq!(event_set(auto, &plan(1_000_000, 0)), EventSet::Full);
-        assert_eq!(event_set(auto, &plan(100_000, 0)), EventSet::Lean);
-        // The shortest interval decides: 999 us and 1499 us.
-        assert_eq!(event_set(auto, &plan(999_000, 500_000)), EventSet::Lean);
-        assert_eq!(event_set(auto, &plan(1_000_000, 500_000)), EventSet::Full);
-        assert_eq!(
-            event_set(Some(EventSet::Full), &plan(100_000, 0)),
-            EventSet::Full
-        );
-        assert_eq!(
-            event_set(Some(EventSet::Lean), &plan(5_000_000, 0)),
-            EventSet::Lean
-        );
-    }
 }

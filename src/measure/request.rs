@@ -37,9 +37,8 @@ pub struct Request {
     pub command_line: Vec<String>,
     /// Explain the wake-ups at least this late from kernel trace events.
     pub explain_above_ns: Option<u64>,
-    /// The trace events recorded for that; `None`: chosen by the
-    /// intervals (`super::explain::event_set`).
-    pub explain_events: Option<crate::trace::EventSet>,
+    /// The trace events recorded for that (default: the lean set).
+    pub explain_events: crate::trace::EventSet,
 }
 
 impl Request {

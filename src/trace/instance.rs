@@ -25,13 +25,13 @@ pub const REQUIRED: &[EventSpec] = &[ev("sched", "sched_switch")];
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EventSet {
     /// Every wanted event.
-    #[default]
     Full,
     /// Without the events every timer wake-up of a measured thread
     /// writes before it runs, which cost it time there: the timer path
     /// ([`TIMER_PATH`]) and the wake-ups ([`WAKE_UPS`]); and (once their
     /// tids are known) without the measured threads' switches to idle
     /// ([`own_event_filters`]).
+    #[default]
     Lean,
 }
 
