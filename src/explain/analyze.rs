@@ -249,10 +249,18 @@ pub fn label(c: &Culprit) -> String {
             pid,
             priority,
             work,
+            outranked,
         } => {
             let mut s = fmt_task(comm, *pid, priority);
             if !work.is_empty() {
                 s.push_str(&format!(" running {}", work.join(", ")));
+            }
+            if *outranked {
+                s.push_str(
+                    " ran instead, at a lower priority: the timer fired late (interrupts off or a \
+                     hypervisor stall) or it held the CPU in the kernel (a trace without the \
+                     timer's events cannot tell which)",
+                );
             }
             s
         }
@@ -291,6 +299,16 @@ fn timeline_runs(
 fn starts(c: &Culprit) -> String {
     match c {
         Culprit::TimerDelay { .. } => "waiting for the timer to fire".into(),
+        Culprit::Thread {
+            comm,
+            pid,
+            priority,
+            outranked: true,
+            ..
+        } => format!(
+            "{} runs, at a lower priority",
+            fmt_task(comm, *pid, priority)
+        ),
         Culprit::Thread { .. } => format!("{} runs", label(c)),
         Culprit::Idle => "the CPU stays idle".into(),
         Culprit::Switch => "the thread runs".into(),
@@ -502,6 +520,9 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
             },
         });
     }
+    // Without the thread's timer and wake-up, a lower-priority task that
+    // ran instead may have done so only because the timer fired late.
+    let own_prio = names.get(&tid).and_then(|n| n.1);
     let mut t = deadline;
     let attribute = |cpu: &Cpu, parts: &mut Parts, from: u64, to: u64| {
         if to <= from {
@@ -541,6 +562,8 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
                         pid: t.pid,
                         priority: Priority::from_kernel(t.prio.map(|p| p.0)),
                         work: cpu.work.get(&t.pid).cloned().into_iter().collect(),
+                        outranked: filtered
+                            && matches!((t.prio, own_prio), (Some(p), Some(o)) if p.0 > o.0),
                     }),
                     None => None,
                 },
@@ -707,6 +730,9 @@ fn idle_through(events: &[&Event], deadline: u64, wake: u64, tid: i32) -> bool {
 /// first few.
 fn cause(parts: &[Part], unexplained_ns: u64, latency_ns: u64, c: Completeness) -> String {
     let verb = |p: &Part| match &p.culprit {
+        Culprit::Thread {
+            outranked: true, ..
+        } => p.label.clone(),
         Culprit::Thread { .. } => format!("blocked by {}", p.label),
         Culprit::TimerDelay { .. } => p.label.clone(),
         Culprit::Idle => "the CPU was idle".into(),

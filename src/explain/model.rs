@@ -97,6 +97,12 @@ pub enum Culprit {
         /// Workqueue functions it ran meanwhile (kworkers).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         work: Vec<String>,
+        /// Of lower priority than the late thread, in a trace without
+        /// the thread's timer and wake-up (the lean set): it ran because
+        /// the timer fired late or because it held the CPU in the
+        /// kernel, which such a trace cannot tell apart.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        outranked: bool,
     },
     /// The CPU was idle after the timer fired: leaving an idle state,
     /// or, when long, a hypervisor stall or RT throttling.

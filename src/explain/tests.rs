@@ -292,7 +292,11 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
         Culprit::TimerDelay { idle: true }
     ));
     assert_eq!(x.parts[0].duration_ns, 50_000);
-    assert!(x.parts.iter().any(|p| p.label.contains("TIMER") && p.duration_ns == 10_000));
+    assert!(
+        x.parts
+            .iter()
+            .any(|p| p.label.contains("TIMER") && p.duration_ns == 10_000)
+    );
     assert!(x.parts.iter().all(|p| p.culprit != Culprit::Switch));
     assert_eq!(x.unexplained_ns, 0);
     assert_eq!(x.timer_fired_ns, None, "no expiry time is made up");
@@ -309,16 +313,48 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
     let x = analyze(&filtered(&busy), &spike(100, 905));
     assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
     assert!(
-        matches!(&x.parts[0].culprit, Culprit::Thread { pid: 77, .. }),
+        matches!(
+            &x.parts[0].culprit,
+            Culprit::Thread {
+                pid: 77,
+                outranked: true,
+                ..
+            }
+        ),
         "{:#?}",
         x.parts
     );
     assert_eq!(x.parts[0].duration_ns, 800_000);
-    assert!(x.cause.contains("app:77"), "{}", x.cause);
+    // A nice-0 task before an RT thread: the timer was late, or the task
+    // held the CPU in the kernel; the cause says it cannot tell.
+    assert!(
+        x.cause
+            .starts_with("app:77 (nice 0) ran instead, at a lower priority")
+            && x.cause.contains("cannot tell which"),
+        "{}",
+        x.cause
+    );
+    // A task of higher priority simply ran first.
+    let above: Vec<String> = busy
+        .iter()
+        .map(|l| {
+            l.replace("prev_prio=120", "prev_prio=2")
+                .replace("next_prio=120", "next_prio=2")
+        })
+        .collect();
+    let above: Vec<&str> = above.iter().map(|s| s.as_str()).collect();
+    let x = analyze(&filtered(&above), &spike(100, 905));
+    assert!(
+        x.cause.starts_with("blocked by app:77 (RT 97)"),
+        "{}",
+        x.cause
+    );
 
     // Another task left an event but no switch to the thread: not whole.
     let mut other = from_idle.to_vec();
-    other.push("kw-33 [002] 1.000140: workqueue_execute_start: work struct 1: function vmstat_update");
+    other.push(
+        "kw-33 [002] 1.000140: workqueue_execute_start: work struct 1: function vmstat_update",
+    );
     let x = analyze(&filtered(&other), &spike(100, 160));
     assert_eq!(x.completeness, Completeness::Partial);
     assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
