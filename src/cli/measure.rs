@@ -245,8 +245,8 @@ pub struct MeasureArgs {
     /// it runs (timer interrupt, hrtimer expiry, wake-ups) and filters
     /// out its switches to idle, so the thread pays next to nothing;
     /// "full" records them too, naming the timer's own part and the
-    /// wake-up, at a cost of about a tenth of the average latency at
-    /// 100us and 1ms on the project's VM. See docs/explain.md.
+    /// wake-up, at a cost on the project's VM of about a tenth of the
+    /// average latency at 1ms and a third at 100us. See docs/explain.md.
     #[arg(
         long = "explain-events",
         value_name = "SET",
