@@ -523,6 +523,24 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     // Without the thread's timer and wake-up, a lower-priority task that
     // ran instead may have done so only because the timer fired late.
     let own_prio = names.get(&tid).and_then(|n| n.1);
+    // A task that outranks the thread and shows up on the CPU idle at the
+    // deadline, with no traced switch to it, took the CPU unseen.
+    let unseen = if filtered && cpu.task.as_ref().is_some_and(|t| t.pid == 0) {
+        unseen_start(&events[i..], deadline, end, tid, own_prio, &names)
+    } else {
+        None
+    };
+    if let Some((_, task)) = &unseen {
+        notes.push(format!(
+            "this kernel did not trace the switch from idle to {}: it outranks thread {tid}, \
+             so it is taken to have run from the CPU's last idle event",
+            fmt_task(
+                &task.comm,
+                task.pid,
+                &Priority::from_kernel(task.prio.map(|p| p.0))
+            )
+        ));
+    }
     let mut t = deadline;
     let attribute = |cpu: &Cpu, parts: &mut Parts, from: u64, to: u64| {
         if to <= from {
@@ -576,6 +594,15 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     };
     while i < events.len() && events[i].ts_ns < end {
         let e = events[i];
+        if let Some((at, task)) = &unseen
+            && *at >= t
+            && *at < e.ts_ns
+            && cpu.task.as_ref().is_some_and(|t| t.pid == 0)
+        {
+            attribute(&cpu, &mut parts, t, *at);
+            t = *at;
+            cpu.task = Some(task.clone());
+        }
         attribute(&cpu, &mut parts, t, e.ts_ns);
         t = t.max(e.ts_ns);
         cpu.apply(e, &names);
@@ -724,6 +751,46 @@ fn idle_through(events: &[&Event], deadline: u64, wake: u64, tid: i32) -> bool {
             .all(|e| {
                 (e.pid == 0 || e.pid == tid) && !matches!(e.kind, EventKind::SchedSwitch { .. })
             })
+}
+
+/// On a CPU idle at the deadline, in a trace without the thread's
+/// wake-up on a kernel that does not trace switches out of idle: the
+/// first task other than the thread to leave an event (`after`, the
+/// events after the deadline), if no switch was traced before it and it
+/// outranks the thread (`own_prio`), with the time of the CPU's last
+/// idle event before it (or the deadline), from which it is taken to
+/// have run.
+fn unseen_start(
+    after: &[&Event],
+    deadline: u64,
+    end: u64,
+    tid: i32,
+    own_prio: Option<KernelPrio>,
+    names: &HashMap<i32, (String, Option<KernelPrio>)>,
+) -> Option<(u64, Task)> {
+    let mut last_idle = deadline;
+    for e in after.iter().take_while(|e| e.ts_ns < end) {
+        if matches!(e.kind, EventKind::SchedSwitch { .. }) || e.pid == tid {
+            return None;
+        }
+        if e.pid == 0 {
+            last_idle = e.ts_ns;
+            continue;
+        }
+        let (comm, prio) = names.get(&e.pid).cloned()?;
+        return match (prio, own_prio) {
+            (Some(p), Some(o)) if p.0 < o.0 => Some((
+                last_idle,
+                Task {
+                    pid: e.pid,
+                    comm,
+                    prio,
+                },
+            )),
+            _ => None,
+        };
+    }
+    None
 }
 
 /// The one-line cause: the largest part when it dominates, else the

@@ -350,6 +350,44 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
         x.cause
     );
 
+    // A task that outranks the thread shows up on the idle CPU, its
+    // switch from idle untraced: it is taken to have run from the CPU's
+    // last idle event.
+    let unseen = [
+        "app-77 [002] 0.999000: sched_switch: prev_comm=app prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=rt next_pid=500 next_prio=4",
+        "<idle>-0 [002] 1.000110: softirq_entry: vec=1 [action=TIMER]",
+        "<idle>-0 [002] 1.000120: softirq_exit: vec=1 [action=TIMER]",
+        "hog-9 [002] 1.002000: softirq_entry: vec=7 [action=SCHED]",
+        "hog-9 [002] 1.002001: softirq_exit: vec=7 [action=SCHED]",
+        "hog-9 [002] 1.010000: sched_switch: prev_comm=hog prev_pid=9 prev_prio=2 prev_state=S ==> next_comm=rt next_pid=500 next_prio=4",
+    ];
+    let x = analyze(&filtered(&unseen), &spike(100, 10_002));
+    assert_eq!(x.completeness, Completeness::Complete, "{x:#?}");
+    let hog = x
+        .parts
+        .iter()
+        .find(|p| matches!(p.culprit, Culprit::Thread { pid: 9, .. }))
+        .unwrap();
+    assert_eq!(hog.duration_ns, 9_880_000 - 1_000, "{:#?}", x.parts);
+    assert!(
+        x.notes
+            .iter()
+            .any(|n| n.contains("did not trace the switch from idle to hog:9"))
+    );
+    // Of lower priority than the thread, it is not moved earlier.
+    let lower: Vec<String> = unseen
+        .iter()
+        .map(|l| l.replace("prev_prio=2 ", "prev_prio=120 "))
+        .collect();
+    let lower: Vec<&str> = lower.iter().map(|s| s.as_str()).collect();
+    let x = analyze(&filtered(&lower), &spike(100, 10_002));
+    let hog = x
+        .parts
+        .iter()
+        .find(|p| matches!(p.culprit, Culprit::Thread { pid: 9, .. }))
+        .unwrap();
+    assert_eq!(hog.duration_ns, 8_000_000 - 1_000, "{:#?}", x.parts);
+
     // Another task left an event but no switch to the thread: not whole.
     let mut other = from_idle.to_vec();
     other.push(
