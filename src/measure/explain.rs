@@ -41,11 +41,7 @@ pub struct Explainer {
 impl Explainer {
     /// Start tracing the CPUs of `plan` (needs root and tracefs). The
     /// plan must report late wake-ups on the monotonic clock.
-    pub fn start(
-        plan: &Plan,
-        threshold_ns: u64,
-        set: EventSet,
-    ) -> Result<Explainer, TraceError> {
+    pub fn start(plan: &Plan, threshold_ns: u64, set: EventSet) -> Result<Explainer, TraceError> {
         let allowed = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         let mut cpus: Vec<usize> = plan.threads.iter().filter_map(|t| t.cpu).collect();
         cpus.sort_unstable();

@@ -173,7 +173,10 @@ pub fn own_event_filters(tids: &[i32]) -> Vec<(EventSpec, String)> {
         .map(|t| format!("prev_pid != {t}"))
         .collect::<Vec<_>>()
         .join(" && ");
-    vec![(ev("sched", "sched_switch"), format!("({not}) || next_pid != 0"))]
+    vec![(
+        ev("sched", "sched_switch"),
+        format!("({not}) || next_pid != 0"),
+    )]
 }
 
 /// Set the filters of [`own_event_filters`] on the events enabled in
@@ -183,7 +186,11 @@ pub fn filter_own_events(dir: &Path, tids: &[i32]) -> Result<Vec<String>, Settin
     let mut set = Vec::new();
     for (e, filter) in own_event_filters(tids) {
         if on.contains(&e) {
-            write(dir, &format!("events/{}/{}/filter", e.group, e.name), &filter)?;
+            write(
+                dir,
+                &format!("events/{}/{}/filter", e.group, e.name),
+                &filter,
+            )?;
             set.push(format!("{e}: {filter}"));
         }
     }
@@ -277,7 +284,10 @@ mod tests {
         let f = own_event_filters(&[41, 42]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].0.to_string(), "sched:sched_switch");
-        assert_eq!(f[0].1, "(prev_pid != 41 && prev_pid != 42) || next_pid != 0");
+        assert_eq!(
+            f[0].1,
+            "(prev_pid != 41 && prev_pid != 42) || next_pid != 0"
+        );
     }
 
     #[test]

@@ -122,10 +122,13 @@ fn the_lean_set_leaves_the_timer_path_and_the_wake_ups_out_and_still_names_the_h
         "{e}"
     );
     assert!(
-        top["notes"].as_array().unwrap().iter().any(|n| n
-            .as_str()
+        top["notes"]
+            .as_array()
             .unwrap()
-            .contains(&format!("leaves wake-ups and thread {tid}'s switches to idle"))),
+            .iter()
+            .any(|n| n.as_str().unwrap().contains(&format!(
+                "leaves wake-ups and thread {tid}'s switches to idle"
+            ))),
         "{top}"
     );
 
