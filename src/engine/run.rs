@@ -501,13 +501,13 @@ fn supervise(
         std::thread::sleep(TICK);
         collected.drain();
         let done = collected.all_done();
-        // The last wake-ups drained still reach the observers (the run's
-        // largest may be among them); asking to stop is moot then.
-        let last = done && !collected.late.is_empty();
-        if (last || !done && !gate.stop.load(SeqCst))
-            && observer.tick(&collected.view(plan)) == Control::Stop
-            && !done
-        {
+        if done {
+            // The last wake-ups drained still reach the observers (the
+            // run's largest may be among them); asking to stop is moot.
+            if !collected.late.is_empty() {
+                observer.tick(&collected.view(plan));
+            }
+        } else if !gate.stop.load(SeqCst) && observer.tick(&collected.view(plan)) == Control::Stop {
             stopped_by_observer = true;
             gate.stop.store(true, SeqCst);
         }
