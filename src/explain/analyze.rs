@@ -76,6 +76,11 @@ fn names(events: &[&Event]) -> HashMap<i32, (String, Option<KernelPrio>)> {
 }
 
 impl Cpu {
+    /// Is the idle task current?
+    fn idle(&self) -> bool {
+        self.task.as_ref().is_some_and(|t| t.pid == 0)
+    }
+
     fn apply(&mut self, e: &Event, names: &HashMap<i32, (String, Option<KernelPrio>)>) {
         let task_of = |pid: i32, comm: &str, prio: Option<KernelPrio>| {
             let (n, p) = names
@@ -525,7 +530,7 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     let own_prio = names.get(&tid).and_then(|n| n.1);
     // A task that outranks the thread and shows up on the CPU idle at the
     // deadline, with no traced switch to it, took the CPU unseen.
-    let unseen = if filtered && cpu.task.as_ref().is_some_and(|t| t.pid == 0) {
+    let unseen = if filtered && cpu.idle() {
         unseen_start(&events[i..], deadline, end, tid, own_prio, &names)
     } else {
         None
@@ -566,12 +571,10 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
                     name: name.clone(),
                     vector: *vector,
                 }),
-                None if before_fire && fired.is_some() => Some(Culprit::TimerDelay {
-                    idle: cpu.task.as_ref().is_some_and(|t| t.pid == 0),
-                }),
-                None if filtered && cpu.task.as_ref().is_some_and(|t| t.pid == 0) => {
-                    Some(Culprit::TimerDelay { idle: true })
+                None if before_fire && fired.is_some() => {
+                    Some(Culprit::TimerDelay { idle: cpu.idle() })
                 }
+                None if filtered && cpu.idle() => Some(Culprit::TimerDelay { idle: true }),
                 None => match &cpu.task {
                     Some(t) if t.pid == 0 => Some(Culprit::Idle),
                     Some(t) if t.pid == tid => Some(Culprit::Switch),
@@ -597,7 +600,7 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         if let Some((at, task)) = &unseen
             && *at >= t
             && *at < e.ts_ns
-            && cpu.task.as_ref().is_some_and(|t| t.pid == 0)
+            && cpu.idle()
         {
             attribute(&cpu, &mut parts, t, *at);
             t = *at;
