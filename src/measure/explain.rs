@@ -25,8 +25,7 @@ pub struct Explainer {
     threshold_ns: u64,
     events: Vec<String>,
     missing: Vec<String>,
-    /// The set recorded: the lean one filters the threads' own events.
-    set: EventSet,
+    /// Kernel filters set (the lean set's on the threads' switches).
     filters: Vec<String>,
     seen: u64,
     explained: u64,
@@ -70,7 +69,6 @@ impl Explainer {
             events: recorder.events(),
             missing: recorder.missing_events(),
             recorder: Some(recorder),
-            set,
             filters: Vec::new(),
             threshold_ns,
             seen: 0,
@@ -151,16 +149,13 @@ impl Observer for Explainer {
     /// idle out of the trace (a filter the kernel refuses only costs
     /// time, so it is a notice).
     fn started(&mut self, view: &RunView) {
-        if self.set != EventSet::Lean {
-            return;
-        }
         let tids: Vec<i32> = (0..view.thread_count())
             .map(|t| view.tid(t))
             .filter(|&t| t > 0)
             .collect();
         if let Some(r) = &self.recorder {
-            match r.filter_own_events(&tids) {
-                Ok(f) => self.filters = f,
+            match r.filter_own_switches(&tids) {
+                Ok(f) => self.filters = f.into_iter().collect(),
                 Err(e) => self.notices.push(format!(
                     "--explain: the measured threads' switches to idle stay in the trace, at a cost to them ({e})"
                 )),

@@ -30,19 +30,12 @@ pub enum EventSet {
     /// writes before it runs, which cost it time there: the timer path
     /// ([`TIMER_PATH`]) and the wake-ups ([`WAKE_UPS`]); and (once their
     /// tids are known) without the measured threads' switches to idle
-    /// ([`own_event_filters`]).
+    /// ([`own_switch_filter`]).
     #[default]
     Lean,
 }
 
 impl EventSet {
-    pub fn name(self) -> &'static str {
-        match self {
-            EventSet::Full => "full",
-            EventSet::Lean => "lean",
-        }
-    }
-
     /// Does this set record `e`?
     pub fn has(self, e: &EventSpec) -> bool {
         self == EventSet::Full || !(TIMER_PATH.contains(e) || WAKE_UPS.contains(e))
@@ -158,43 +151,37 @@ pub fn enable_events(dir: &Path, set: EventSet) -> Result<Vec<EventSpec>, Settin
     Ok(missing)
 }
 
-/// Kernel filters that keep the measured threads' own switches to idle
-/// out of the trace: written on every period when they sleep, these
-/// (with the wake-ups the lean set leaves out) are most of what tracing
-/// costs a thread that wakes from idle. Every other switch stays: one
-/// to a measured thread from another task, or from a measured thread
-/// to another task. `(event, filter)` pairs; none for no tids.
-pub fn own_event_filters(tids: &[i32]) -> Vec<(EventSpec, String)> {
+/// The kernel filter on `sched_switch` that keeps the measured threads'
+/// own switches to idle out of the trace: written on every period when
+/// they sleep, these (with the wake-ups the lean set leaves out) are most
+/// of what tracing costs a thread that wakes from idle. Every other
+/// switch stays: one to a measured thread from another task, or from a
+/// measured thread to another task. None for no tids.
+pub fn own_switch_filter(tids: &[i32]) -> Option<String> {
     if tids.is_empty() {
-        return Vec::new();
+        return None;
     }
     let not = tids
         .iter()
         .map(|t| format!("prev_pid != {t}"))
         .collect::<Vec<_>>()
         .join(" && ");
-    vec![(
-        ev("sched", "sched_switch"),
-        format!("({not}) || next_pid != 0"),
-    )]
+    Some(format!("({not}) || next_pid != 0"))
 }
 
-/// Set the filters of [`own_event_filters`] on the events enabled in
-/// `dir`; returns those set, as `group:name: filter`.
-pub fn filter_own_events(dir: &Path, tids: &[i32]) -> Result<Vec<String>, SettingError> {
-    let on = enabled_events(dir);
-    let mut set = Vec::new();
-    for (e, filter) in own_event_filters(tids) {
-        if on.contains(&e) {
-            write(
-                dir,
-                &format!("events/{}/{}/filter", e.group, e.name),
-                &filter,
-            )?;
-            set.push(format!("{e}: {filter}"));
-        }
-    }
-    Ok(set)
+/// Set [`own_switch_filter`] on `sched_switch` in `dir` (always enabled:
+/// [`REQUIRED`]); returns it as `sched:sched_switch: FILTER`.
+pub fn filter_own_switches(dir: &Path, tids: &[i32]) -> Result<Option<String>, SettingError> {
+    let Some(filter) = own_switch_filter(tids) else {
+        return Ok(None);
+    };
+    let e = REQUIRED[0];
+    write(
+        dir,
+        &format!("events/{}/{}/filter", e.group, e.name),
+        &filter,
+    )?;
+    Ok(Some(format!("{e}: {filter}")))
 }
 
 /// The wanted events enabled in `dir`.
@@ -263,11 +250,8 @@ mod tests {
     /// An instance directory as tracefs lays it out, with every wanted
     /// event of x86 (and `sched_wakeup`); returns the enabled ones.
     fn enabled_in_fake_instance(set: EventSet) -> (Vec<String>, Vec<EventSpec>) {
-        let dir = std::env::temp_dir().join(format!(
-            "rtscope-instance-{}-{}",
-            set.name(),
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("rtscope-instance-{set:?}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for e in WANTED.iter().filter(|e| e.group != "ipi") {
             std::fs::create_dir_all(dir.join("events").join(e.group).join(e.name)).unwrap();
@@ -279,15 +263,13 @@ mod tests {
     }
 
     #[test]
-    fn own_event_filters_keep_every_switch_but_the_threads_to_idle() {
-        assert!(own_event_filters(&[]).is_empty());
-        let f = own_event_filters(&[41, 42]);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].0.to_string(), "sched:sched_switch");
+    fn the_own_switch_filter_keeps_every_switch_but_the_threads_to_idle() {
+        assert_eq!(own_switch_filter(&[]), None);
         assert_eq!(
-            f[0].1,
+            own_switch_filter(&[41, 42]).unwrap(),
             "(prev_pid != 41 && prev_pid != 42) || next_pid != 0"
         );
+        assert_eq!(REQUIRED[0].to_string(), "sched:sched_switch");
     }
 
     #[test]

@@ -374,11 +374,15 @@ impl Recorder {
             .collect()
     }
 
-    /// Leave the switches to idle of the threads `tids` out of the
-    /// trace (kernel filters: [`instance::own_event_filters`]). Returns
-    /// the filters set, as `group:name: filter`.
-    pub fn filter_own_events(&self, tids: &[i32]) -> Result<Vec<String>, TraceError> {
-        Ok(instance::filter_own_events(&self.entry.instance, tids)?)
+    /// With the lean set, leave the switches to idle of the threads
+    /// `tids` out of the trace (a kernel filter:
+    /// [`instance::own_switch_filter`]). Returns the filter set, as
+    /// `group:name: filter`.
+    pub fn filter_own_switches(&self, tids: &[i32]) -> Result<Option<String>, TraceError> {
+        if self.set != EventSet::Lean {
+            return Ok(None);
+        }
+        Ok(instance::filter_own_switches(&self.entry.instance, tids)?)
     }
 
     /// The wanted events this kernel does not have.
@@ -429,15 +433,12 @@ impl Recorder {
     /// catch up with it, then analyze the window of its CPU.
     pub fn explain(&self, spike: &Spike, timeout_ns: u64) -> Explanation {
         let caught_up = self.sync(spike.wake_ns + 1_000_000, timeout_ns);
-        let w = self.window(
+        let mut w = self.window(
             spike.cpu,
             spike.deadline_ns.saturating_sub(LOOKBACK_NS),
             spike.wake_ns + 1_000_000,
         );
-        let w = Window {
-            own_events_filtered: self.set == EventSet::Lean,
-            ..w
-        };
+        w.own_events_filtered = self.set == EventSet::Lean;
         let mut x = analyze(&w, spike);
         if !caught_up {
             mark_partial(
