@@ -14,7 +14,11 @@
 //! (`spool`) instead; each later checkpoint tries the server again, and
 //! once one reaches it the spooled copy is removed. A run that ends while
 //! the server is away stays whole in the spool, and the error says where
-//! and how to send it (`rtscope push`).
+//! and how to send it (`rtscope push`). A server that does not answer
+//! (hung, stopped) holds a checkpoint at most [`CHECKPOINT_ANSWER`] and
+//! the final write at most [`FINAL_RECONNECT`] + [`FINAL_ANSWER`]: the
+//! connection is then given up, the record spooled, and it is opened
+//! again in the background, never on the path that ends the run.
 
 use super::owner::Owner;
 use super::runs::{self, WindowCursor};
@@ -31,6 +35,16 @@ pub const MIN_INTERVAL_NS: u64 = 1_000_000_000;
 const CHECKPOINT_BUSY: Duration = Duration::from_secs(1);
 /// How long the final write waits for another writer.
 const FINAL_BUSY: Duration = Duration::from_secs(30);
+/// How long a statement of a checkpoint waits for a PostgreSQL server's
+/// answer: a server that takes longer is given up, and the checkpoint
+/// goes to the local spool.
+pub const CHECKPOINT_ANSWER: Duration = Duration::from_secs(5);
+/// The same for the final write.
+pub const FINAL_ANSWER: Duration = Duration::from_secs(10);
+/// How long the final write waits for a given-up PostgreSQL connection
+/// to open again (checkpoints never wait: they open it in the
+/// background).
+pub const FINAL_RECONNECT: Duration = Duration::from_secs(5);
 
 /// Cost of the checkpoints written so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -159,6 +173,7 @@ impl RunSaver {
         tx.commit()
             .map_err(|e| StoreError::from_db(&path, "recording the run", e))?;
         store.set_busy_timeout(CHECKPOINT_BUSY)?;
+        store.set_answer_timeout(CHECKPOINT_ANSWER);
         Ok(RunSaver {
             store,
             id,
@@ -200,11 +215,18 @@ impl RunSaver {
     /// checkpoint does after taking the record); `rec` is the same on
     /// return. The cursor advances only when the transaction commits. A
     /// PostgreSQL store that cannot be reached gets it at a later call;
-    /// meanwhile it goes to the local spool.
+    /// meanwhile it goes to the local spool. A connection that was lost
+    /// is opened again in the background: this call does not wait for it.
     pub fn write(&mut self, rec: &mut RunRecord) -> Result<()> {
+        self.write_waiting(rec, Duration::ZERO)
+    }
+
+    /// [`RunSaver::write`], waiting at most `reconnect` for a lost
+    /// connection to open again.
+    fn write_waiting(&mut self, rec: &mut RunRecord, reconnect: Duration) -> Result<()> {
         let primary = self
             .store
-            .reconnect()
+            .reconnect(reconnect)
             .and_then(|()| write_to(&self.store, self.id, rec, &mut self.cursor));
         match primary {
             Ok(()) => {
@@ -276,7 +298,8 @@ impl RunSaver {
     pub fn finish(mut self, rec: &RunRecord) -> Result<i64> {
         rec.validate().map_err(StoreError::Invalid)?;
         self.store.set_busy_timeout(FINAL_BUSY)?;
-        self.write(&mut rec.clone())?;
+        self.store.set_answer_timeout(FINAL_ANSWER);
+        self.write_waiting(&mut rec.clone(), FINAL_RECONNECT)?;
         match &self.spool {
             Some(sp) => Err(StoreError::Spooled {
                 url: self.store.path().display().to_string(),
@@ -290,6 +313,7 @@ impl RunSaver {
     /// The run never started (set-up failed): remove its row.
     pub fn abandon(mut self) {
         let _ = self.store.set_busy_timeout(FINAL_BUSY);
+        self.store.set_answer_timeout(FINAL_ANSWER);
         let _ = self.store.remove(&[self.id]);
     }
 }

@@ -28,7 +28,7 @@
 //!   `let mut tx = store.tx("what")?; tx.execute(..)?; tx.commit()?`.
 //!   A transaction dropped without `commit` is rolled back.
 
-use std::collections::HashMap;
+pub use super::pglink::PgConn;
 
 /// One SQL value, as a parameter or as read from a row.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,6 +149,17 @@ pub enum DbError {
     Type { column: usize, detail: String },
     #[error("the query returned no row")]
     NoRow,
+    /// The PostgreSQL server did not answer a statement within its bound
+    /// (hung or stopped): the connection was given up.
+    #[error(
+        "the server did not answer within {} s (it is hung, stopped or overloaded); the connection was given up",
+        .0.as_secs_f64()
+    )]
+    NoAnswer(std::time::Duration),
+    /// The PostgreSQL connection was given up or broke, and is not open
+    /// again yet.
+    #[error("the connection to the server is closed")]
+    Lost,
 }
 
 impl DbError {
@@ -156,6 +167,7 @@ impl DbError {
     /// connection broke (the server stopped, the network went away).
     pub fn is_connection(&self) -> bool {
         match self {
+            DbError::NoAnswer(_) | DbError::Lost => true,
             DbError::Postgres(e) => {
                 e.is_closed()
                     || std::error::Error::source(e)
@@ -259,45 +271,10 @@ impl Row {
     }
 }
 
-/// A PostgreSQL connection, with what it takes to open it again.
-pub struct PgConn {
-    pub(crate) client: postgres::Client,
-    pub(crate) config: postgres::Config,
-    statements: HashMap<String, postgres::Statement>,
-}
-
-impl PgConn {
-    pub(crate) fn new(client: postgres::Client, config: postgres::Config) -> PgConn {
-        PgConn {
-            client,
-            config,
-            statements: HashMap::new(),
-        }
-    }
-
-    /// The prepared statement of `sql` (written with `?N` placeholders),
-    /// prepared once per connection.
-    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
-        if let Some(s) = self.statements.get(sql) {
-            return Ok(s.clone());
-        }
-        let st = self.client.prepare(&to_dollar_placeholders(sql))?;
-        self.statements.insert(sql.to_string(), st.clone());
-        Ok(st)
-    }
-}
-
 /// An open connection to one of the two backends.
 pub enum Db {
     Sqlite(rusqlite::Connection),
     Postgres(Box<PgConn>),
-}
-
-fn pg_params(params: &[Value]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
-    params
-        .iter()
-        .map(|v| v as &(dyn postgres::types::ToSql + Sync))
-        .collect()
 }
 
 impl Db {
@@ -312,10 +289,7 @@ impl Db {
                 let mut st = c.prepare_cached(sql)?;
                 Ok(st.execute(rusqlite::params_from_iter(params.iter()))? as u64)
             }
-            Db::Postgres(pg) => {
-                let st = pg.statement(sql)?;
-                Ok(pg.client.execute(&st, &pg_params(params))?)
-            }
+            Db::Postgres(pg) => pg.execute(sql, params),
         }
     }
 
@@ -336,11 +310,7 @@ impl Db {
                 }
                 Ok(out)
             }
-            Db::Postgres(pg) => {
-                let st = pg.statement(sql)?;
-                let rows = pg.client.query(&st, &pg_params(params))?;
-                rows.iter().map(pg_row).collect()
-            }
+            Db::Postgres(pg) => pg.query(sql, params),
         }
     }
 
@@ -358,7 +328,7 @@ impl Db {
     pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
             Db::Sqlite(c) => Ok(c.execute_batch(sql)?),
-            Db::Postgres(pg) => Ok(pg.client.batch_execute(sql)?),
+            Db::Postgres(pg) => pg.batch(sql),
         }
     }
 
@@ -432,41 +402,6 @@ fn sqlite_value(v: rusqlite::types::ValueRef) -> Value {
         V::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
         V::Blob(b) => Value::Blob(b.to_vec()),
     }
-}
-
-fn pg_row(r: &postgres::Row) -> Result<Row, DbError> {
-    use postgres::types::Type as T;
-    let mut vals = Vec::with_capacity(r.len());
-    for (i, col) in r.columns().iter().enumerate() {
-        let v = match *col.type_() {
-            T::INT8 => r.try_get::<_, Option<i64>>(i)?.map(Value::Int),
-            T::INT4 => r
-                .try_get::<_, Option<i32>>(i)?
-                .map(|v| Value::Int(v.into())),
-            T::INT2 => r
-                .try_get::<_, Option<i16>>(i)?
-                .map(|v| Value::Int(v.into())),
-            T::BOOL => r
-                .try_get::<_, Option<bool>>(i)?
-                .map(|v| Value::Int(v.into())),
-            T::FLOAT8 => r.try_get::<_, Option<f64>>(i)?.map(Value::Real),
-            T::FLOAT4 => r
-                .try_get::<_, Option<f32>>(i)?
-                .map(|v| Value::Real(v.into())),
-            T::TEXT | T::VARCHAR | T::BPCHAR | T::NAME => {
-                r.try_get::<_, Option<String>>(i)?.map(Value::Text)
-            }
-            T::BYTEA => r.try_get::<_, Option<Vec<u8>>>(i)?.map(Value::Blob),
-            ref other => {
-                return Err(DbError::Type {
-                    column: i,
-                    detail: format!("PostgreSQL type {other} is not read by rtscope (cast it)"),
-                });
-            }
-        };
-        vals.push(v.unwrap_or(Value::Null));
-    }
-    Ok(Row(vals))
 }
 
 impl rusqlite::ToSql for Value {

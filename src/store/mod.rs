@@ -7,7 +7,8 @@
 //! every caller turns into a one-line message.
 //!
 //! Layout: `db` (the backend layer both engines share: values, rows,
-//! transactions, placeholders), `postgres` (URL, connection, identity of a
+//! transactions, placeholders), `pglink` (a PostgreSQL connection whose
+//! every wait is bounded), `postgres` (URL, connection, identity of a
 //! PostgreSQL store), `schema` (DDL and migrations, both dialects),
 //! `codec` (how a record is split into rows and put back together),
 //! `runs` (queries), `owner` (which process is writing a running run),
@@ -21,6 +22,7 @@ pub mod checkpoint;
 pub mod codec;
 pub mod db;
 pub mod owner;
+pub mod pglink;
 pub mod postgres;
 pub mod push;
 pub mod runs;
@@ -178,6 +180,10 @@ impl StoreError {
                     }
                 }
             }
+            e @ (DbError::NoAnswer(_) | DbError::Lost) => StoreError::Unreachable {
+                url: path.display().to_string(),
+                detail: format!("{what}: {e}"),
+            },
             other => StoreError::Sql {
                 path: path.to_path_buf(),
                 what: what.to_string(),
@@ -396,6 +402,14 @@ impl Store {
         Tx::begin(self.db.borrow_mut()).map_err(|e| self.err(what, e))
     }
 
+    /// How long each PostgreSQL statement may wait for the server's
+    /// answer before the connection is given up (nothing for SQLite).
+    pub fn set_answer_timeout(&self, t: Duration) {
+        if let Db::Postgres(pg) = &mut *self.db.borrow_mut() {
+            pg.set_answer_timeout(t);
+        }
+    }
+
     /// How long to wait for another writer before giving up (SQLite; a
     /// PostgreSQL writer waits for row locks as the server decides).
     pub fn set_busy_timeout(&self, t: Duration) -> Result<()> {
@@ -407,24 +421,28 @@ impl Store {
         }
     }
 
-    /// Open the connection again when it broke (a PostgreSQL server that
-    /// was restarted); nothing to do for SQLite or a live connection.
-    pub fn reconnect(&self) -> Result<()> {
+    /// Open the connection again when it broke or was given up (a
+    /// PostgreSQL server that was restarted, or did not answer in time),
+    /// waiting at most `wait` (zero: start connecting in the background,
+    /// a later call finds the connection open); nothing to do for SQLite
+    /// or a live connection.
+    pub fn reconnect(&self, wait: Duration) -> Result<()> {
         let mut db = self.db.borrow_mut();
-        if let Db::Postgres(pg) = &mut *db
-            && pg.client.is_closed()
-        {
-            let conn = postgres::connect_config(&pg.config, &self.path.display().to_string())?;
-            **pg = conn;
+        if let Db::Postgres(pg) = &mut *db {
+            pg.reconnect(wait)
+                .map_err(|detail| StoreError::Unreachable {
+                    url: self.path.display().to_string(),
+                    detail,
+                })?;
         }
         Ok(())
     }
 
-    /// True when the PostgreSQL connection broke (the server stopped or
-    /// went away): the next use connects again.
+    /// True when the PostgreSQL connection broke or was given up (the
+    /// server stopped, went away, or did not answer in time).
     pub fn connection_lost(&self) -> bool {
         match &*self.db.borrow() {
-            Db::Postgres(pg) => pg.client.is_closed(),
+            Db::Postgres(pg) => pg.is_lost(),
             Db::Sqlite(_) => false,
         }
     }

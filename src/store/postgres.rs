@@ -12,8 +12,13 @@ use super::schema::{APPLICATION_ID, CURRENT_VERSION, MIGRATIONS};
 use super::{Result, Store, StoreError};
 use std::time::Duration;
 
-/// How long connecting may take before the server counts as unreachable.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long connecting (TCP connect, start-up and authentication
+/// together) may take before the server counts as unreachable, unless the
+/// URL says otherwise (`?connect_timeout=N`).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// TCP keepalive and user timeout of the connection: a server gone
+/// without a word (cable pulled, host down) is noticed by the kernel.
+const TCP_DEAD_AFTER: Duration = Duration::from_secs(30);
 
 /// True when `s` names a PostgreSQL database rather than a file.
 pub fn is_url(s: &str) -> bool {
@@ -60,6 +65,14 @@ pub fn parse(url: &str) -> Result<postgres::Config> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
+    if !url.contains("keepalives") && !url.contains("tcp_user_timeout") {
+        config
+            .keepalives(true)
+            .keepalives_idle(TCP_DEAD_AFTER)
+            .keepalives_interval(Duration::from_secs(5))
+            .keepalives_retries(3)
+            .tcp_user_timeout(TCP_DEAD_AFTER);
+    }
     config.application_name("rtscope");
     Ok(config)
 }
@@ -81,15 +94,17 @@ pub fn error_text(e: &postgres::Error) -> String {
     }
 }
 
-/// Connect with `config` (`shown`: the URL for messages).
+/// Connect with `config` (`shown`: the URL for messages), the whole
+/// handshake bounded by its `connect_timeout`.
 pub fn connect_config(config: &postgres::Config, shown: &str) -> Result<PgConn> {
-    let client = config
-        .connect(postgres::NoTls)
-        .map_err(|e| StoreError::Unreachable {
-            url: shown.to_string(),
-            detail: error_text(&e),
-        })?;
-    Ok(PgConn::new(client, config.clone()))
+    let handshake = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT);
+    PgConn::connect(config, handshake).map_err(|detail| StoreError::Unreachable {
+        url: shown.to_string(),
+        detail,
+    })
 }
 
 /// `(application_id, schema version, tables in the current schema)` of
