@@ -1,9 +1,12 @@
 //! Signal masks and synchronous signal waits: `pthread_sigmask`,
 //! `sigwaitinfo`. Timer signals are blocked in every thread and received
 //! synchronously, so no handler ever interrupts a measuring thread.
+//! Also the handler that ends the process at a second Ctrl-C.
 
 use super::cvt_errno;
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A set of signals (`sigset_t`).
 #[derive(Clone, Copy)]
@@ -128,4 +131,29 @@ pub fn install_wake_handler() -> io::Result<()> {
 pub fn wake_thread(thread: libc::pthread_t) -> io::Result<()> {
     // SAFETY: `thread` comes from a live JoinHandle owned by the caller.
     cvt_errno(unsafe { libc::pthread_kill(thread, WAKE_SIGNAL) })
+}
+
+/// Make `sig` end the process at once when `flag` is already set (a
+/// second Ctrl-C): `message` is written to standard error (`write`) and
+/// the process exits with `code` (`_exit`: no destructor runs, nothing
+/// waits). Register it before the handler that sets `flag`, since
+/// handlers run in the order they were registered.
+pub fn exit_when_set(
+    sig: libc::c_int,
+    flag: Arc<AtomicBool>,
+    message: &'static str,
+    code: libc::c_int,
+) -> io::Result<()> {
+    let action = move || {
+        if flag.load(Ordering::SeqCst) {
+            // SAFETY: `message` is a valid static buffer of its length;
+            // write(2) is async-signal-safe.
+            unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
+            signal_hook::low_level::exit(code);
+        }
+    };
+    // SAFETY: the action only loads an atomic, writes to a descriptor and
+    // calls _exit, all async-signal-safe; it neither allocates nor locks.
+    unsafe { signal_hook::low_level::register(sig, action) }?;
+    Ok(())
 }

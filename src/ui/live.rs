@@ -39,11 +39,13 @@ impl LiveMode {
 
 /// Flags set by signal handlers, read by the control thread.
 ///
-/// SIGINT, SIGTERM and SIGHUP only ask to stop: however many arrive,
-/// rtscope finishes writing its results and putting the system back (a
-/// process killed mid-way would leave both half done). `kill -9` still
-/// ends it at once; the store then keeps the last checkpoint and
-/// `rtscope tune --revert` restores a tuning.
+/// The first SIGINT, SIGTERM or SIGHUP asks to stop: rtscope finishes
+/// writing its results and putting the system back. A second one exits
+/// at once, as `kill -9` would: the store keeps the last checkpoint (or
+/// the local spool does) and `rtscope tune --revert` restores a tuning.
+/// What a second signal prints before it exits.
+const SECOND_SIGNAL: &str = "rtscope: second signal: exiting at once, without finishing the run (the run store keeps its last checkpoint; if a tuning was applied, `sudo rtscope tune --revert` puts it back)\n";
+
 #[derive(Clone)]
 pub struct Signals {
     pub stop: Arc<AtomicBool>,
@@ -56,6 +58,7 @@ impl Signals {
         let stop = Arc::new(AtomicBool::new(false));
         let summary = Arc::new(AtomicBool::new(false));
         for sig in [SIGINT, SIGTERM, SIGHUP] {
+            crate::sys::signal::exit_when_set(sig, stop.clone(), SECOND_SIGNAL, 2)?;
             signal_hook::flag::register(sig, stop.clone())?;
         }
         signal_hook::flag::register(SIGUSR1, summary.clone())?;
