@@ -4,8 +4,9 @@
 //! shared by the module, a database per test. Two boards (`--host`) in
 //! one store, `runs --host`, `report` and `compare` from it, `push`
 //! idempotence, the server stopped in the middle of a run with nothing
-//! lost, bad URLs, and the migrations (empty database, newer one, foreign
-//! one). The shared cluster is stopped and removed by a watchdog process
+//! lost, bad URLs, a server that never answers (a bare listener, a
+//! cluster frozen with SIGSTOP: commands and runs still end, and signals
+//! work), and the migrations (empty database, newer one, foreign one). The shared cluster is stopped and removed by a watchdog process
 //! that the kernel signals when the test binary exits.
 
 use crate::util::*;
@@ -714,4 +715,212 @@ fn a_study_runs_and_reports_from_postgres() {
         "the report names the varied option"
     );
     assert!(!dir.join("data/rtscope/rtscope.db").exists());
+}
+
+/// Wait for `child` at most `bound`: one still running then is killed
+/// and the test fails (a hang is the failure, not slowness).
+fn wait_within(mut child: std::process::Child, bound: Duration, what: &str) -> Output {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > bound {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("{what} did not end within {bound:?}: {}", stderr(&o));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A listener on 127.0.0.1 that accepts connections and never answers
+/// (a hung server); its port.
+fn hung_listener() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in l.incoming() {
+            held.push(s);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_that_never_answers_ends_commands_with_status_2() {
+    let port = hung_listener();
+    let dir = TempDir::new("pg-hung");
+    let html = dir.join("r.html");
+    let _g = shared_system();
+    for url in [
+        format!("postgresql://postgres@127.0.0.1:{port}/x"),
+        format!("postgresql://postgres@127.0.0.1:{port}/x?connect_timeout=3"),
+    ] {
+        for args in [
+            &["measure", "-D", "1", "-q", "--policy", "other"][..],
+            &["runs"],
+            &["report", "last", "-o", html.to_str().unwrap()],
+        ] {
+            let child = rtscope(dir.path())
+                .arg("--db")
+                .arg(&url)
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let o = wait_within(
+                child,
+                Duration::from_secs(60),
+                &format!("{args:?} on {url}"),
+            );
+            assert_code(&o, 2);
+            assert!(
+                stderr(&o).contains("cannot reach the PostgreSQL run store"),
+                "{args:?}: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+/// Stops (SIGSTOP) every process of a cluster while it lives, and
+/// continues them (SIGCONT) when dropped, also when the test fails.
+struct Stopped<'a>(&'a Cluster);
+
+impl<'a> Stopped<'a> {
+    fn new(pg: &'a Cluster) -> Stopped<'a> {
+        signal_cluster(pg, "-STOP");
+        Stopped(pg)
+    }
+}
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        signal_cluster(self.0, "-CONT");
+    }
+}
+
+/// Send `sig` to the postmaster of `pg` and to each of its children.
+fn signal_cluster(pg: &Cluster, sig: &str) {
+    let pm = std::fs::read_to_string(pg.dir.join("data/postmaster.pid")).unwrap();
+    let pm = pm.lines().next().unwrap().trim().to_string();
+    let mut pids = vec![pm.clone()];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(pm.as_str()) {
+            pids.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    let s = Command::new("kill").arg(sig).args(&pids).status().unwrap();
+    assert!(s.success(), "kill {sig} {pids:?}");
+}
+
+/// `measure` into `url` for `duration`, checkpointing every second.
+fn measure_into(dir: &TempDir, url: &str, duration: &str, json: &Path) -> std::process::Child {
+    let mut args = MEASURE.to_vec();
+    args.extend([
+        "-D",
+        duration,
+        "--checkpoint",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(url)
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn kill(sig: &str, child: &std::process::Child) {
+    Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+}
+
+#[test]
+fn a_stopped_server_never_holds_a_run_past_its_end_or_its_signals() {
+    // Its own cluster: stopping the shared one would disturb the others.
+    let Some(pg) = Cluster::start("sigstop") else {
+        return;
+    };
+    let url = pg.database("sigstop");
+    let dir = TempDir::new("pg-sigstop");
+    let spool = dir.join("data/rtscope/spool.db");
+    let spool = spool.to_str().unwrap();
+    let bound = Duration::from_secs(60);
+    let _g = shared_system();
+
+    // 1. Stopped in the middle of a 6 s run: the run ends anyway, whole
+    //    in the local spool, and is pushed once the server continues.
+    let json = dir.join("1.json");
+    let child = measure_into(&dir, &url, "6", &json);
+    std::thread::sleep(Duration::from_millis(2500));
+    let stopped = Stopped::new(&pg);
+    let o = wait_within(child, bound, "a run whose server is stopped");
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("local spool") && err.contains("push"), "{err}");
+    let written: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(export(&dir, spool, "last"), written);
+    drop(stopped);
+    let o = rt(&dir, spool, &["push", "last", "--to", &url]);
+    assert_code(&o, 0);
+    assert_eq!(export(&dir, &url, "1"), written);
+
+    // 2. SIGTERM while a checkpoint waits for the stopped server: the
+    //    run ends, with everything measured kept in the spool.
+    let json = dir.join("2.json");
+    let child = measure_into(&dir, &url, "10m", &json);
+    std::thread::sleep(Duration::from_millis(2500));
+    let stopped = Stopped::new(&pg);
+    std::thread::sleep(Duration::from_millis(1000));
+    kill("-TERM", &child);
+    let o = wait_within(child, bound, "SIGTERM with the server stopped");
+    assert_code(&o, 2);
+    let written: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(written.end_reason, rtscope::record::EndReason::Signal);
+    assert_eq!(export(&dir, spool, "last"), written);
+    drop(stopped);
+
+    // 3. A second SIGINT exits at once, as promised; the server keeps
+    //    the run up to its last checkpoint (interrupted).
+    let json = dir.join("3.json");
+    let child = measure_into(&dir, &url, "10m", &json);
+    std::thread::sleep(Duration::from_millis(2500));
+    let stopped = Stopped::new(&pg);
+    std::thread::sleep(Duration::from_millis(1000));
+    kill("-INT", &child);
+    std::thread::sleep(Duration::from_millis(300));
+    kill("-INT", &child);
+    let o = wait_within(child, bound, "a second SIGINT");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("second signal"), "{}", stderr(&o));
+    drop(stopped);
+    let runs = rt(&dir, &url, &["runs"]);
+    let rows = listed(&runs);
+    assert_eq!(rows.len(), 3, "{}", stdout(&runs));
+    let third = rows.iter().find(|r| r.trim_start().starts_with("3 "));
+    assert!(
+        third.is_some_and(|r| r.contains("interrupted")),
+        "{}",
+        stdout(&runs)
+    );
+    let kept = export(&dir, &url, "3");
+    assert!(kept.overall.samples > 0);
+    // The server works on.
+    assert_eq!(listed(&rt(&dir, &url, &["runs"])).len(), 3);
 }
