@@ -15,6 +15,7 @@ pub mod engine;
 pub mod explain;
 pub mod histogram;
 pub mod import;
+pub mod input;
 pub mod kinds;
 pub mod load;
 pub mod measure;

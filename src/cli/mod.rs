@@ -26,6 +26,10 @@ fn cpulist(s: &str) -> Result<crate::units::CpuList, String> {
 }
 
 /// clap value parser for a duration with units (`10m`, `250us`).
+fn size_bytes(s: &str) -> Result<u64, String> {
+    crate::units::parse_size_bytes(s).map_err(|e| e.to_string())
+}
+
 fn duration(s: &str) -> Result<u64, String> {
     crate::units::parse_duration_ns(s).map_err(|e| e.to_string())
 }
