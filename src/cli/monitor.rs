@@ -66,9 +66,11 @@ pub struct MonitorArgs {
     #[arg(long = "window", value_name = "DUR", default_value = "5m", value_parser = duration)]
     pub window_ns: u64,
 
-    /// Keep each window's histogram this long (bare number: seconds).
-    #[arg(long = "keep-histograms", value_name = "DUR", default_value = "7d", value_parser = duration)]
-    pub keep_histograms_ns: u64,
+    /// Keep each window's histogram this long (bare number: seconds; at
+    /// least one window, at most --keep-windows). Default: 7d, or
+    /// --keep-windows when that is shorter.
+    #[arg(long = "keep-histograms", value_name = "DUR", value_parser = duration)]
+    pub keep_histograms_ns: Option<u64>,
 
     /// Keep each window's summary (max, p99, ...) this long (bare number:
     /// seconds).
@@ -136,6 +138,7 @@ impl MonitorArgs {
                 fmt_duration(self.window_ns)
             );
         }
+        self.keep_histograms()?;
         if !matches!(self.policy, Policy::Other | Policy::Fifo | Policy::Rr) {
             bail!("monitor measures with --policy other, fifo or rr");
         }
@@ -148,6 +151,32 @@ impl MonitorArgs {
             window_ns: self.window_ns,
             ..MeasureConfig::default()
         })
+    }
+
+    /// How long windows keep their histogram: `--keep-histograms`, at
+    /// least a window (a histogram deleted as soon as it is saved is no
+    /// histogram) and at most `--keep-windows` (a histogram goes with its
+    /// window); without it 7 days, or `--keep-windows` when shorter.
+    pub fn keep_histograms(&self) -> Result<u64> {
+        const DEFAULT_NS: u64 = 7 * 86_400 * 1_000_000_000;
+        let Some(keep) = self.keep_histograms_ns else {
+            return Ok(DEFAULT_NS.min(self.keep_windows_ns));
+        };
+        if keep < self.window_ns {
+            bail!(
+                "--keep-histograms {} is shorter than a window ({}): each window's histogram would be deleted as soon as it is saved; keep them at least one window",
+                fmt_duration(keep),
+                fmt_duration(self.window_ns)
+            );
+        }
+        if keep > self.keep_windows_ns {
+            bail!(
+                "--keep-histograms {} is longer than --keep-windows {}: a histogram is deleted with its window; shorten --keep-histograms or lengthen --keep-windows",
+                fmt_duration(keep),
+                fmt_duration(self.keep_windows_ns)
+            );
+        }
+        Ok(keep)
     }
 
     pub fn request(&self) -> Result<Request> {
@@ -183,7 +212,7 @@ pub fn run(args: &MonitorArgs) -> Result<Exit> {
         name: args.name.clone(),
         host: ctx.fingerprint.hostname.clone(),
         window_ns: args.window_ns,
-        keep_histograms_ns: args.keep_histograms_ns,
+        keep_histograms_ns: args.keep_histograms()?,
         keep_windows_ns: args.keep_windows_ns,
     };
     let store = Store::open_default()?;
