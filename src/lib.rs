@@ -10,6 +10,7 @@
 
 pub mod characterize;
 pub mod cli;
+pub mod cpulock;
 pub mod doctor;
 pub mod engine;
 pub mod explain;

@@ -111,6 +111,12 @@ pub struct MonitorArgs {
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
     pub tags: Vec<(String, String)>,
 
+    /// Measure even when another rtscope measures the same CPUs (by
+    /// default refused, naming it). A second monitor of the same --name
+    /// is refused whatever this says.
+    #[arg(long = "force")]
+    pub force: bool,
+
     /// A live display on the terminal (default: a line at the start and
     /// the summary at the end, for journald).
     #[arg(long = "live")]
@@ -196,6 +202,7 @@ impl MonitorArgs {
             host: self.host.clone(),
             tags,
             command_line: std::env::args().collect(),
+            force_shared_cpus: self.force,
             ..Request::default()
         })
     }
@@ -205,6 +212,16 @@ pub fn run(args: &MonitorArgs) -> Result<Exit> {
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
     let request = args.request()?;
+    // One monitor of a name per host, held until this process ends.
+    let host = match &args.host {
+        Some(h) => h.clone(),
+        None => crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host()).hostname,
+    };
+    let (_name, warnings) =
+        crate::cpulock::lock_monitor(&crate::cpulock::lock_dir(), &host, &args.name)?;
+    for w in warnings {
+        eprintln!("rtscope: warning: {w}");
+    }
     let metrics = args.metrics.start()?;
     let session = Session::prepare(request, &signals.stop)?;
     let ctx = session.context();
