@@ -10,11 +10,13 @@
 
 pub mod characterize;
 pub mod cli;
+pub mod cpulock;
 pub mod doctor;
 pub mod engine;
 pub mod explain;
 pub mod histogram;
 pub mod import;
+pub mod input;
 pub mod kinds;
 pub mod load;
 pub mod measure;

@@ -12,6 +12,10 @@ pub enum ParseError {
     Duration(String),
     #[error("'{0}' is not a CPU list: use e.g. 0, 2-3 or 0,2,4-7")]
     CpuList(String),
+    #[error(
+        "'{0}' is not a size: use a whole number of bytes with K, M, G or T (powers of 1024), e.g. 512M, 4G"
+    )]
+    Size(String),
 }
 
 const NS: u64 = 1;
@@ -285,6 +289,35 @@ pub fn shorten(s: &str, max_chars: usize) -> String {
     }
 }
 
+/// Parse a size in bytes: a bare number, or one with `K`, `M`, `G`, `T`
+/// (powers of 1024; `KiB`, `MB`... are read the same).
+pub fn parse_size_bytes(text: &str) -> Result<u64, ParseError> {
+    let bad = || ParseError::Size(text.to_string());
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..digits].parse().map_err(|_| bad())?;
+    let shift = match t[digits..].trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
+/// A size in bytes as `256 MiB`, `2 GiB`, `1.5 KiB`, `12 bytes`.
+pub fn fmt_size(bytes: u64) -> String {
+    const UNITS: [(&str, u32); 4] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    for (unit, shift) in UNITS {
+        if bytes >= 1u64 << shift {
+            return trim_float(bytes as f64 / (1u64 << shift) as f64, &format!(" {unit}"));
+        }
+    }
+    format!("{bytes} bytes")
+}
+
 /// `v` with three decimals at most, trailing zeros cut, then `unit`:
 /// `1.5ms`, `250us`, `0.125` (with an empty unit).
 pub(crate) fn trim_float(v: f64, unit: &str) -> String {
@@ -296,6 +329,20 @@ pub(crate) fn trim_float(v: f64, unit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_parse_and_print() {
+        assert_eq!(parse_size_bytes("512"), Ok(512));
+        assert_eq!(parse_size_bytes("256M"), Ok(256 << 20));
+        assert_eq!(parse_size_bytes("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size_bytes("1 kb"), Ok(1024));
+        for bad in ["", "M", "1.5G", "-1", "3X", "99999999999T"] {
+            assert!(parse_size_bytes(bad).is_err(), "{bad}");
+        }
+        assert_eq!(fmt_size(256 << 20), "256 MiB");
+        assert_eq!(fmt_size(3 << 29), "1.5 GiB");
+        assert_eq!(fmt_size(12), "12 bytes");
+    }
 
     #[test]
     fn durations_with_units_and_bare_seconds() {

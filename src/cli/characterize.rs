@@ -100,6 +100,11 @@ pub struct CharacterizeArgs {
     #[arg(long = "no-save")]
     pub no_save: bool,
 
+    /// Run even when another rtscope measures the same CPUs (by default
+    /// refused, naming it: both would be disturbed).
+    #[arg(long = "force")]
+    pub force: bool,
+
     /// List the benchmarks, what each times, and exit.
     #[arg(long = "list")]
     pub list: bool,
@@ -240,6 +245,12 @@ pub fn run(args: &CharacterizeArgs) -> Result<Exit> {
     }
     if let Some(p) = &args.json {
         output::check_writable(p, "--json")?;
+    }
+    // Held until the end: another rtscope on these CPUs refuses this one.
+    let (_cpu_locks, warnings) =
+        crate::cpulock::lock_cpus(&crate::cpulock::lock_dir(), &wanted, args.force)?;
+    for w in warnings {
+        eprintln!("rtscope: warning: {w}");
     }
     watch_signals(&STOP);
     let isolation = match &args.isolate {

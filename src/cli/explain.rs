@@ -47,6 +47,11 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
+    /// With --trace: refuse a trace larger than this, unread (K, M, G:
+    /// powers of 1024).
+    #[arg(long = "max-size", value_name = "SIZE", default_value = "1G", value_parser = super::size_bytes)]
+    pub max_size_bytes: u64,
+
     /// Print JSON instead of text: the run's explain record, or for
     /// --trace an array of explanations.
     #[arg(long)]
@@ -55,7 +60,7 @@ pub struct ExplainArgs {
 
 pub fn run(args: &ExplainArgs) -> Result<Exit> {
     match (&args.trace, &args.run) {
-        (Some(path), None) => explain_trace(path, args.json),
+        (Some(path), None) => explain_trace(path, args.max_size_bytes, args.json),
         (None, Some(run)) => explain_run(run, args.json),
         (Some(_), Some(run)) => {
             bail!("give either RUN ({run}) or --trace FILE, not both")
@@ -75,8 +80,8 @@ fn print_explanations(explanations: &[crate::explain::Explanation]) {
     }
 }
 
-fn explain_trace(path: &std::path::Path, json: bool) -> Result<Exit> {
-    let explanations = crate::explain::explain_trace_file(path)?;
+fn explain_trace(path: &std::path::Path, max_bytes: u64, json: bool) -> Result<Exit> {
+    let explanations = crate::explain::explain_trace_file(path, max_bytes)?;
     if json {
         super::print_json(&explanations)?;
     } else {

@@ -82,6 +82,9 @@ pub struct ImportArgs {
     /// cyclictest -N); default: microseconds.
     #[arg(long = "ns")]
     pub ns: bool,
+    /// Refuse a file larger than this, unread (K, M, G: powers of 1024).
+    #[arg(long = "max-size", value_name = "SIZE", default_value = "256M", value_parser = super::size_bytes)]
+    pub max_size_bytes: u64,
     /// Read and check the files and say what would be stored; store
     /// nothing.
     #[arg(long = "dry-run")]
@@ -116,7 +119,7 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let tags = tag_map(&args.tags)?;
     let mut records = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let mut rec = import::file::read_file(path, forced, &options)
+        let mut rec = import::file::read_file(path, forced, &options, args.max_size_bytes)
             .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
         if args.label.is_some() {
             rec.label = args.label.clone();

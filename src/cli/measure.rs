@@ -260,6 +260,11 @@ pub struct MeasureArgs {
     /// saved, as it goes: see --checkpoint and --db).
     #[arg(long = "no-save")]
     pub no_save: bool,
+
+    /// Measure even when another rtscope measures the same CPUs (by
+    /// default refused, naming it: both measurements would be disturbed).
+    #[arg(long = "force")]
+    pub force: bool,
     /// What is being tried, shown by `rtscope runs` and in reports (e.g.
     /// "PREEMPT_RT, CPU 1 isolated").
     #[arg(long = "label", value_name = "TEXT")]
@@ -388,6 +393,7 @@ impl MeasureArgs {
                 ExplainEventsArg::Full => EventSet::Full,
                 ExplainEventsArg::Lean => EventSet::Lean,
             },
+            force_shared_cpus: self.force,
         })
     }
 }

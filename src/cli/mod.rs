@@ -25,6 +25,11 @@ fn cpulist(s: &str) -> Result<crate::units::CpuList, String> {
         .map_err(|e| e.to_string())
 }
 
+/// clap value parser for a size in bytes (`256M`, `4G`).
+fn size_bytes(s: &str) -> Result<u64, String> {
+    crate::units::parse_size_bytes(s).map_err(|e| e.to_string())
+}
+
 /// clap value parser for a duration with units (`10m`, `250us`).
 fn duration(s: &str) -> Result<u64, String> {
     crate::units::parse_duration_ns(s).map_err(|e| e.to_string())
@@ -152,6 +157,27 @@ impl Exit {
     }
 }
 
+/// Commands that measure on CPUs (and check the CPUs they may use).
+fn measures(command: &Command) -> bool {
+    match command {
+        Command::Measure(_) | Command::Monitor(_) | Command::Characterize(_) => true,
+        Command::Study(a) => study_goes_on(command) || (a.command.is_none() && a.file.is_some()),
+        _ => false,
+    }
+}
+
+/// `study FILE` or `study resume`: a study measures (not a dry run).
+fn study_goes_on(command: &Command) -> bool {
+    match command {
+        Command::Study(a) => match &a.command {
+            Some(study::StudyCommand::Resume { .. }) => true,
+            None => a.file.is_some() && !a.dry_run,
+            Some(_) => false,
+        },
+        _ => false,
+    }
+}
+
 /// Run a parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     // A tuning left behind by an rtscope that died is announced by every
@@ -160,7 +186,20 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         cli.command,
         Command::LoadSupervisor(_) | Command::RtInterference(_)
     );
-    if !internal
+    // A command that measures refuses to start under an isolation a dead
+    // rtscope left (it confines this process too), except a study that
+    // goes on, which puts back what its killed runner left.
+    if measures(&cli.command) {
+        if let Some(left) = crate::tune::session::left_isolation() {
+            if !(study_goes_on(&cli.command) && left.by_study) {
+                return Err(left.into());
+            }
+            match crate::tune::session::revert_left(&left) {
+                Ok(done) => eprintln!("rtscope: {done}"),
+                Err(why) => anyhow::bail!("{why}"),
+            }
+        }
+    } else if !internal
         && !matches!(cli.command, Command::Tune(_))
         && let Some(w) = crate::tune::session::pending_warning()
     {

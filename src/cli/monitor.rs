@@ -66,9 +66,11 @@ pub struct MonitorArgs {
     #[arg(long = "window", value_name = "DUR", default_value = "5m", value_parser = duration)]
     pub window_ns: u64,
 
-    /// Keep each window's histogram this long (bare number: seconds).
-    #[arg(long = "keep-histograms", value_name = "DUR", default_value = "7d", value_parser = duration)]
-    pub keep_histograms_ns: u64,
+    /// Keep each window's histogram this long (bare number: seconds; at
+    /// least one window, at most --keep-windows). Default: 7d, or
+    /// --keep-windows when that is shorter.
+    #[arg(long = "keep-histograms", value_name = "DUR", value_parser = duration)]
+    pub keep_histograms_ns: Option<u64>,
 
     /// Keep each window's summary (max, p99, ...) this long (bare number:
     /// seconds).
@@ -109,6 +111,12 @@ pub struct MonitorArgs {
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
     pub tags: Vec<(String, String)>,
 
+    /// Measure even when another rtscope measures the same CPUs (by
+    /// default refused, naming it). A second monitor of the same --name
+    /// is refused whatever this says.
+    #[arg(long = "force")]
+    pub force: bool,
+
     /// A live display on the terminal (default: a line at the start and
     /// the summary at the end, for journald).
     #[arg(long = "live")]
@@ -136,6 +144,7 @@ impl MonitorArgs {
                 fmt_duration(self.window_ns)
             );
         }
+        self.keep_histograms()?;
         if !matches!(self.policy, Policy::Other | Policy::Fifo | Policy::Rr) {
             bail!("monitor measures with --policy other, fifo or rr");
         }
@@ -148,6 +157,32 @@ impl MonitorArgs {
             window_ns: self.window_ns,
             ..MeasureConfig::default()
         })
+    }
+
+    /// How long windows keep their histogram: `--keep-histograms`, at
+    /// least a window (a histogram deleted as soon as it is saved is no
+    /// histogram) and at most `--keep-windows` (a histogram goes with its
+    /// window); without it 7 days, or `--keep-windows` when shorter.
+    pub fn keep_histograms(&self) -> Result<u64> {
+        const DEFAULT_NS: u64 = 7 * 86_400 * 1_000_000_000;
+        let Some(keep) = self.keep_histograms_ns else {
+            return Ok(DEFAULT_NS.min(self.keep_windows_ns));
+        };
+        if keep < self.window_ns {
+            bail!(
+                "--keep-histograms {} is shorter than a window ({}): each window's histogram would be deleted as soon as it is saved; keep them at least one window",
+                fmt_duration(keep),
+                fmt_duration(self.window_ns)
+            );
+        }
+        if keep > self.keep_windows_ns {
+            bail!(
+                "--keep-histograms {} is longer than --keep-windows {}: a histogram is deleted with its window; shorten --keep-histograms or lengthen --keep-windows",
+                fmt_duration(keep),
+                fmt_duration(self.keep_windows_ns)
+            );
+        }
+        Ok(keep)
     }
 
     pub fn request(&self) -> Result<Request> {
@@ -167,6 +202,7 @@ impl MonitorArgs {
             host: self.host.clone(),
             tags,
             command_line: std::env::args().collect(),
+            force_shared_cpus: self.force,
             ..Request::default()
         })
     }
@@ -176,6 +212,16 @@ pub fn run(args: &MonitorArgs) -> Result<Exit> {
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
     let request = args.request()?;
+    // One monitor of a name per host, held until this process ends.
+    let host = match &args.host {
+        Some(h) => h.clone(),
+        None => crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host()).hostname,
+    };
+    let (_name, warnings) =
+        crate::cpulock::lock_monitor(&crate::cpulock::lock_dir(), &host, &args.name)?;
+    for w in warnings {
+        eprintln!("rtscope: warning: {w}");
+    }
     let metrics = args.metrics.start()?;
     let session = Session::prepare(request, &signals.stop)?;
     let ctx = session.context();
@@ -183,7 +229,7 @@ pub fn run(args: &MonitorArgs) -> Result<Exit> {
         name: args.name.clone(),
         host: ctx.fingerprint.hostname.clone(),
         window_ns: args.window_ns,
-        keep_histograms_ns: args.keep_histograms_ns,
+        keep_histograms_ns: args.keep_histograms()?,
         keep_windows_ns: args.keep_windows_ns,
     };
     let store = Store::open_default()?;

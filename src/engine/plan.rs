@@ -206,6 +206,13 @@ pub enum PlanError {
     },
     #[error("--break threshold must be greater than 0")]
     ZeroBreak,
+    #[error(
+        "{option} is a SCHED_DEADLINE parameter, but the policy is {policy}: add --policy deadline, or leave {option} out"
+    )]
+    DeadlineOptionWithoutDeadline {
+        option: &'static str,
+        policy: &'static str,
+    },
 }
 
 impl Plan {
@@ -441,6 +448,17 @@ fn check_window(config: &MeasureConfig, threads: &[ThreadPlan]) -> Result<(), Pl
 /// the deadline).
 fn deadline_params(config: &MeasureConfig) -> Result<Option<DeadlineParams>, PlanError> {
     if config.policy != Policy::Deadline {
+        let given = [
+            ("--dl-runtime", config.dl_runtime_ns),
+            ("--dl-deadline", config.dl_deadline_ns),
+            ("--dl-period", config.dl_period_ns),
+        ];
+        if let Some((option, _)) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(PlanError::DeadlineOptionWithoutDeadline {
+                option,
+                policy: config.policy.name(),
+            });
+        }
         return Ok(None);
     }
     let period = config.dl_period_ns.unwrap_or(config.interval_ns);
@@ -793,5 +811,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.warmup_periods(&w.threads[0]), 3);
+    }
+
+    #[test]
+    fn deadline_parameters_need_the_deadline_policy() {
+        for (c, option) in [
+            (
+                MeasureConfig {
+                    dl_runtime_ns: Some(100_000),
+                    ..cfg()
+                },
+                "--dl-runtime",
+            ),
+            (
+                MeasureConfig {
+                    policy: Policy::Other,
+                    dl_period_ns: Some(1_000_000),
+                    ..cfg()
+                },
+                "--dl-period",
+            ),
+        ] {
+            let e = Plan::build(c, &[0]).unwrap_err();
+            assert!(
+                matches!(e, PlanError::DeadlineOptionWithoutDeadline { option: o, .. } if o == option),
+                "{e}"
+            );
+            assert!(e.to_string().contains("--policy deadline"), "{e}");
+        }
     }
 }

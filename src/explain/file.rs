@@ -15,11 +15,8 @@ pub const CYCLICTEST_MARK: &str = "hit latency threshold (";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceFileError {
-    #[error("cannot read the trace {path}: {error}")]
-    Read {
-        path: PathBuf,
-        error: std::io::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] crate::input::InputError),
     #[error(
         "{path}:{line}: not a kernel trace ({reason}): give the text of `trace-cmd report` or of tracefs' `trace` file"
     )]
@@ -108,11 +105,9 @@ impl TraceText {
         Ok(t)
     }
 
-    pub fn load(path: &Path) -> Result<TraceText, TraceFileError> {
-        let bytes = std::fs::read(path).map_err(|error| TraceFileError::Read {
-            path: path.into(),
-            error,
-        })?;
+    /// Read the trace at `path`, refused unread above `max_bytes`.
+    pub fn load(path: &Path, max_bytes: u64) -> Result<TraceText, TraceFileError> {
+        let bytes = crate::input::read_limited(path, max_bytes, "a trace")?;
         TraceText::parse(&String::from_utf8_lossy(&bytes), path)
     }
 
@@ -233,8 +228,9 @@ impl TraceText {
 }
 
 /// Explain every spike cyclictest marked in the trace file at `path`.
-pub fn explain_trace_file(path: &Path) -> Result<Vec<Explanation>, TraceFileError> {
-    let trace = TraceText::load(path)?;
+/// A file above `max_bytes` is refused unread.
+pub fn explain_trace_file(path: &Path, max_bytes: u64) -> Result<Vec<Explanation>, TraceFileError> {
+    let trace = TraceText::load(path, max_bytes)?;
     explain_trace(&trace, path)
 }
 

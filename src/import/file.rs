@@ -9,13 +9,16 @@ use crate::store::{Store, StoreError};
 use std::path::{Path, PathBuf};
 
 /// Read `path` into a record (the format recognised from its contents,
-/// or `forced`). The message of an error names the file and the line.
+/// or `forced`); a file above `max_bytes` is refused unread. The message
+/// of an error names the file and the line.
 pub fn read_file(
     path: &Path,
     forced: Option<&'static Importer>,
     options: &ImportOptions,
+    max_bytes: u64,
 ) -> Result<RunRecord, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes =
+        crate::input::read_limited(path, max_bytes, "an import").map_err(|e| e.to_string())?;
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "{}: not a text file (invalid UTF-8 at byte {})",

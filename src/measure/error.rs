@@ -30,6 +30,9 @@ pub enum SessionError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Isolation(anyhow::Error),
+    /// Another rtscope measures these CPUs (or the locks failed).
+    #[error(transparent)]
+    CpusBusy(#[from] crate::cpulock::CpuLockError),
     /// A result file that cannot be written.
     #[error(transparent)]
     Output(anyhow::Error),

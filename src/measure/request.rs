@@ -39,6 +39,8 @@ pub struct Request {
     pub explain_above_ns: Option<u64>,
     /// The trace events recorded for that (default: the lean set).
     pub explain_events: crate::trace::EventSet,
+    /// Measure even on CPUs another rtscope measures (`--force`).
+    pub force_shared_cpus: bool,
 }
 
 impl Request {

@@ -43,6 +43,8 @@ pub struct Session {
     request: Request,
     plan: Plan,
     ctx: RecordContext,
+    /// The measured CPUs' locks: released last, once all is put back.
+    _cpu_locks: crate::cpulock::Held,
 }
 
 impl Session {
@@ -52,6 +54,16 @@ impl Session {
     pub fn prepare(mut request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
         request.config.late_above_ns = request.explain_above_ns;
         let load_plan = Session::refusal(&request)?;
+        // Before anything is started: another rtscope on these CPUs
+        // refuses this one (or, with --force, is named in a warning).
+        let (locks, warnings) = crate::cpulock::lock_cpus(
+            &crate::cpulock::lock_dir(),
+            &measured_cpus(&request, &allowed_cpus()?),
+            request.force_shared_cpus,
+        )?;
+        for w in &warnings {
+            eprintln!("rtscope: warning: {w}");
+        }
         let store = match request.checkpoint_ns {
             Some(_) => Some(Store::open_default().map_err(SessionError::StoreOpen)?),
             None => None,
@@ -66,7 +78,9 @@ impl Session {
             }
             None => None,
         };
-        Session::set_up(request, store, load, stop)
+        let mut session = Session::set_up(request, store, load, stop, locks)?;
+        session.ctx.warnings.extend(warnings);
+        Ok(session)
     }
 
     /// Refuse `request` if it cannot work (the checks `prepare` makes
@@ -108,6 +122,7 @@ impl Session {
         store: Option<Store>,
         load: Option<LoadSession>,
         stop: &AtomicBool,
+        cpu_locks: crate::cpulock::Held,
     ) -> Result<Session, SessionError> {
         let interrupted = || stop.load(Ordering::SeqCst);
         if interrupted() {
@@ -155,6 +170,7 @@ impl Session {
             request,
             plan,
             ctx,
+            _cpu_locks: cpu_locks,
         };
         if let (Some(store), Some(every)) = (store, session.request.checkpoint_ns) {
             let mut saver = RunSaver::begin(store, &session.plan, &session.ctx, every)?;
@@ -245,7 +261,7 @@ impl Session {
     /// The run record of a finished measurement.
     fn record(&self, outcome: &engine::Outcome) -> RunRecord {
         let mut ctx = self.ctx.clone();
-        ctx.warnings = outcome.warnings.clone();
+        ctx.warnings.extend(outcome.warnings.iter().cloned());
         ctx.warnings.extend(outcome.thread_errors.iter().cloned());
         if let Some(l) = &self.load {
             ctx.warnings.extend(l.run_warnings());
@@ -262,6 +278,25 @@ impl Session {
         rec.load = self.load.as_ref().map(|l| l.record(Some(rec.duration_ns)));
         rec
     }
+}
+
+/// The CPUs a request will measure on, as far as can be said before the
+/// isolation: `-a`, else the CPUs `--isolate` isolates, else those of a
+/// `tune isolate` in force the run joins, else every allowed CPU.
+fn measured_cpus(request: &Request, allowed: &[usize]) -> Vec<usize> {
+    if let Some(cpus) = request.config.cpus.as_ref().filter(|c| !c.is_empty()) {
+        return cpus.clone();
+    }
+    if let Some(iso) = &request.isolate {
+        return iso.clone();
+    }
+    if crate::sys::sched::euid() == 0
+        && let Some(t) = crate::sysinfo::tuning::tuning(&SysRoot::host())
+        && t.state == crate::sysinfo::tuning::TuningState::Applied
+    {
+        return t.isolated_cpus;
+    }
+    allowed.to_vec()
 }
 
 impl Drop for Session {

@@ -1,9 +1,10 @@
 //! Running a study: store it (or find it again), take it (one runner at a
-//! time), put back what a killed runner left (an isolation it held), then
-//! measure, in the study's order, every run the running kernel owes, one
+//! time), then measure, in the study's order, every run the running kernel owes, one
 //! [`Session`] each. Before a run starts its attempt is in the store;
 //! when it ends the attempt says how. A signal ends the current run early
-//! (kept as interrupted, redone by `resume`) and stops the study.
+//! (kept as interrupted, redone by `resume`) and stops the study. An
+//! isolation a killed runner held is put back by the command layer before
+//! the study's cells are checked (`tune::session::revert_left`).
 
 use super::kernel::Kernel;
 use super::matrix;
@@ -115,31 +116,6 @@ pub fn create_or_find(
     Ok(store.study(&spec.name)?.expect("the study was just stored"))
 }
 
-/// An isolation left applied by a study runner that was killed: undone
-/// before the study goes on (a study owns the isolation of its runs).
-fn undo_abandoned_isolation(display: &mut dyn Display) {
-    use crate::sysinfo::tuning::{self, TuningState};
-    let Some(t) = tuning::tuning(&crate::sysinfo::SysRoot::host()) else {
-        return;
-    };
-    let ours = t.command.iter().any(|w| w == "study");
-    if t.state != TuningState::Abandoned || !ours || crate::sys::sched::euid() != 0 {
-        return;
-    }
-    let env = crate::tune::Env::host();
-    match crate::tune::revert::revert(&env) {
-        Ok(_) => display.note(&format!(
-            "put back the isolation of CPUs {} left by a study runner that was killed (pid {})",
-            crate::units::format_cpu_list(&t.isolated_cpus),
-            t.pid
-        )),
-        Err(e) => display.note(&format!(
-            "warning: could not put back the isolation left by pid {}: {e}; run `sudo rtscope tune --revert`",
-            t.pid
-        )),
-    }
-}
-
 /// Releases the study when the runner ends, on every path.
 struct Claim<'a> {
     store: &'a Store,
@@ -168,7 +144,6 @@ pub fn run(
             host: o.host,
         });
     }
-    undo_abandoned_isolation(display);
     let kernel = Kernel::running();
     let store: &Store = store;
     let _claim = Claim { store, id: row.id };

@@ -48,6 +48,76 @@ pub fn pending_warning() -> Option<String> {
     }
 }
 
+/// An isolation left applied by an rtscope that died (a crash, SIGKILL)
+/// before it undid it: the isolated CPUs are kept apart and every other
+/// task, the next rtscope included, is confined to the housekeeping ones,
+/// so a command that measures refuses to start under it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "an isolation left by rtscope (pid {pid}, `{command}`, no longer running) still keeps CPUs {isolated} apart and confines every other task, this one included, to CPUs {housekeeping}: put it back with `sudo rtscope tune --revert`{study_hint}, then retry"
+)]
+pub struct LeftIsolation {
+    pub pid: u32,
+    /// The dead process's command line, joined.
+    pub command: String,
+    pub isolated: String,
+    pub housekeeping: String,
+    /// `, or \`rtscope study resume\` ...` when a study runner left it.
+    study_hint: String,
+    /// A study runner left it (its `study resume` puts it back).
+    pub by_study: bool,
+}
+
+/// The isolation an rtscope that died left applied, if any (a journal
+/// whose owner is gone and that was not meant to stay). Cheap: one stat
+/// when there is no journal.
+pub fn left_isolation() -> Option<LeftIsolation> {
+    if !journal::journal_path().exists() {
+        return None;
+    }
+    let t = tuning::tuning(&SysRoot::host())?;
+    if t.state != TuningState::Abandoned {
+        return None;
+    }
+    let by_study = t.command.iter().skip(1).any(|w| w == "study");
+    Some(LeftIsolation {
+        pid: t.pid,
+        command: t.command.join(" "),
+        isolated: format_cpu_list(&t.isolated_cpus),
+        housekeeping: format_cpu_list(&t.housekeeping_cpus),
+        study_hint: if by_study {
+            " (or `sudo rtscope study resume`, which puts back what its runner left)".into()
+        } else {
+            String::new()
+        },
+        by_study,
+    })
+}
+
+/// Put back an isolation a dead rtscope left (as `tune --revert`):
+/// a line saying what was done, or why it could not be.
+pub fn revert_left(left: &LeftIsolation) -> Result<String, String> {
+    match super::revert::revert(&Env::host()) {
+        Ok(super::revert::RevertResult::Done { reverted, .. }) if !reverted.failed.is_empty() => {
+            Err(format!(
+                "{} values of the isolation left by pid {} could not be restored (the first: {} {}): retry with `sudo rtscope tune --revert`",
+                reverted.failed.len(),
+                left.pid,
+                reverted.failed[0].0.setting,
+                reverted.failed[0].1
+            ))
+        }
+        Ok(_) => Ok(format!(
+            "put back the isolation of CPUs {} left by rtscope pid {} (`{}`), which was killed",
+            left.isolated, left.pid, left.command
+        )),
+        Err(e) => Err(format!(
+            "could not put back the isolation left by pid {}: {e}; run `sudo rtscope tune --revert`",
+            left.pid
+        )),
+    }
+}
+
 /// Isolation held by a measuring process.
 pub struct Isolation {
     env: Env,

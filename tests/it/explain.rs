@@ -59,6 +59,28 @@ fn explain_refuses_what_is_not_a_trace() {
     assert_eq!(err.lines().count(), 1, "{err}");
     let o = rtscope(dir.path()).args(["explain"]).output().unwrap();
     assert_code(&o, 2);
+    // Above the size limit: refused unread (a sparse file of 2 GiB takes
+    // no room), and a lower --max-size counts.
+    let big = dir.join("big.trace");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    for (file, args) in [(&big, &[][..]), (&notes, &["--max-size", "8"][..])] {
+        let o = rtscope(dir.path())
+            .args(["explain", "--trace"])
+            .arg(file)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("limit of a trace") && err.contains("--max-size"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }
 
 /// A SCHED_FIFO 90 thread named `rtscope-hog` on `cpu`: busy 20 ms every
@@ -269,10 +291,12 @@ fn a_killed_recorder_is_cleaned_up_by_the_next_command() {
 fn explained_record() -> rtscope::record::RunRecord {
     let mut r = rtscope::record::synthetic(&[vec![5_000, 37_344_000], vec![4_000, 300_000]]);
     r.run_uuid = "abcdef0123456789abcdef0123456789".into();
-    let mut real =
-        rtscope::explain::explain_trace_file(&Path::new(FIXTURES).join("cyclictest-hog.trace"))
-            .unwrap()
-            .remove(0);
+    let mut real = rtscope::explain::explain_trace_file(
+        &Path::new(FIXTURES).join("cyclictest-hog.trace"),
+        rtscope::input::TRACE_MAX_BYTES,
+    )
+    .unwrap()
+    .remove(0);
     real.spike.thread = 0;
     let made_up = rtscope::report::why::synthetic(1, 1, 300_000, true);
     r.explain = Some(rtscope::record::ExplainRecord {

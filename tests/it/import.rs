@@ -368,3 +368,35 @@ fn a_malformed_file_is_refused_with_its_line_and_nothing_is_imported() {
     assert!(stdout(&o).contains("would import"));
     assert_eq!(count_runs(&dir), 1);
 }
+
+#[test]
+fn a_file_above_the_size_limit_is_refused_unread() {
+    let dir = TempDir::new("import-big");
+    // Sparse: 300 MiB that take no room, above the 256 MiB default.
+    let big = dir.join("big.txt");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let good = fixture("cyclictest-old-hist.txt");
+    for args in [
+        vec![big.to_str().unwrap()],
+        vec![good.to_str().unwrap(), "--max-size", "512"],
+    ] {
+        let o = import(&dir, &args);
+        assert_code(&o, 2);
+        let e = stderr(&o);
+        assert!(
+            e.contains("limit of an import")
+                && e.contains("--max-size")
+                && e.contains("nothing was imported"),
+            "{args:?}: {e}"
+        );
+    }
+    // At or under the limit: read.
+    let o = import(
+        &dir,
+        &["--max-size", "1K", "--dry-run", good.to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+}

@@ -6,6 +6,7 @@
 mod cgroup_v2;
 mod characterize;
 mod completions;
+mod cpulock;
 mod doctor;
 mod explain;
 mod import;

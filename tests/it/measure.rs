@@ -459,6 +459,14 @@ fn bad_input_is_refused_with_exit_2() {
     expect_refusal(&["-D", "1h", "--histfile", "/proc/version"], "not writable");
     expect_refusal(&["-D", "1h", "--json", "/tmp"], "is a directory");
     expect_refusal(&["-r", "-x", "-D", "1"], "conflicting timer options");
+    expect_refusal(
+        &["--dl-runtime", "100", "-D", "1"],
+        "--dl-runtime is a SCHED_DEADLINE parameter, but the policy is fifo",
+    );
+    expect_refusal(
+        &["--policy", "other", "--dl-period", "2ms", "-D", "1"],
+        "add --policy deadline",
+    );
 }
 
 /// Numbers from the command line that scale threads or memory are

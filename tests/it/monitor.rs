@@ -141,6 +141,9 @@ fn bad_monitor_options_are_refused() {
         vec!["monitor", "--name", "a b"],
         vec!["monitor", "--window", "1h", "--keep-windows", "10m"],
         vec!["monitor", "--metrics", "nonsense"],
+        vec!["monitor", "--keep-histograms", "0"],
+        vec!["monitor", "--window", "1m", "--keep-histograms", "30s"],
+        vec!["monitor", "--keep-windows", "1d", "--keep-histograms", "2d"],
     ] {
         let out = rtscope(dir.path()).args(&args).output().unwrap();
         assert_code(&out, 2);

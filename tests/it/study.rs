@@ -289,6 +289,63 @@ fn a_killed_study_resumes_and_leaves_nothing_behind() {
 }
 
 #[test]
+fn an_isolation_left_by_a_killed_study_is_named_then_put_back_by_resume() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let _g = exclusive_system();
+    let lab = Lab::new("study-left");
+    // The measuring thread pinned to the CPU the study isolates: under
+    // the left isolation this process may not use CPU 1.
+    let f = lab.file(
+        "l.toml",
+        "name = \"l\"\nduration = \"2s\"\n[fixed]\nthreads = 1\nisolate = \"1\"\naffinity = \"1\"\n",
+    );
+    let before = snapshot(&[]);
+    let mut kid = Kid::new(
+        lab.cmd()
+            .args(["study", &f, "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the isolation to be applied", 30, || {
+        std::fs::read_to_string(lab.dir.join("state/tune.journal"))
+            .map(|j| j.contains("\"t\":\"applied\""))
+            .unwrap_or(false)
+    });
+    kid.sigkill();
+
+    // Every measuring command names the left isolation and the fix.
+    for args in [
+        &["measure", "-a", "1", "-D", "1s", "-q", "--no-save"][..],
+        &["study", &f, "--dry-run"],
+    ] {
+        let o = lab.run(args);
+        assert_code(&o, 2);
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("left by rtscope (pid {}", kid.id()))
+                && e.contains("rtscope tune --revert")
+                && e.contains("CPUs 1 apart"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("not online"), "{e}");
+    }
+    assert!(lab.dir.join("state/tune.journal").exists());
+
+    let o = lab.run(&["study", "resume", "l", "-q"]);
+    assert_code(&o, 0);
+    let e = stderr(&o);
+    assert!(e.contains("put back the isolation of CPUs 1"), "{e}");
+    assert!(e.contains("1 of 1 runs done"), "{e}");
+    assert!(!lab.dir.join("state/tune.journal").exists());
+    assert_same(&before, &snapshot(&[]));
+}
+
+#[test]
 fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     if !is_root() {
         eprintln!("skipped: needs root");

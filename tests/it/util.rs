@@ -51,6 +51,8 @@ pub fn rtscope(dir: &Path) -> Command {
     let mut c = Command::new(bin());
     c.env("XDG_DATA_HOME", dir.join("data"))
         .env("HOME", dir)
+        // Its own CPU locks: tests measure side by side on purpose.
+        .env("RTSCOPE_RUN_DIR", dir.join("run"))
         .env_remove("RTSCOPE_DB");
     c
 }
