@@ -1,11 +1,93 @@
 //! The HTML report of one or more characterizations: one self-contained
 //! page (the report's stylesheet inline, no script, no network). With
 //! several, first the side-by-side table (seed 001's configurations as
-//! columns), then per characterization its head, its tables, the OS-noise
-//! figures, the PI verdict and the self-checks. Pure: records in, HTML out.
+//! columns), then per characterization its head, its tables (numbers with
+//! thousands separators), the OS-noise figures with their likely causes
+//! and two plots (the gap histogram, the largest gaps over time), the PI
+//! verdict and the self-checks. Pure: records in, HTML out.
 
 use super::{Characterization, compare, text};
+use crate::histogram::Histogram;
+use crate::report::plot::data::{NamedHistogram, hist_merged};
+use crate::report::plot::{Axis, Figure, Scale, Series, Size, Stroke, TimeUnit, Unit, svg};
 use std::fmt::Write;
+
+/// Decade below and above (for log axes).
+fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = 10f64.powf(lo.max(1e-3).log10().floor());
+    let hi = 10f64.powf(hi.max(1e-3).log10().ceil()).max(lo * 10.0);
+    (lo, hi)
+}
+
+/// The OS-noise figures: the histogram of all gaps, and the largest gaps
+/// over time, one colour per CPU. `None` without OS-noise rows.
+pub fn noise_figures(c: &Characterization) -> Option<(Figure, Figure)> {
+    let rows: Vec<_> = c.results.iter().filter(|r| r.noise.is_some()).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut curves = Vec::new();
+    let mut series = Vec::new();
+    let (mut lo, mut hi, mut tmax) = (f64::MAX, 0f64, 0f64);
+    for (i, r) in rows.iter().enumerate() {
+        let pairs: Vec<(u64, u64)> = r.histogram.buckets.iter().map(|b| (b[0], b[1])).collect();
+        if let Ok(hist) = Histogram::from_sparse(r.histogram.sub_bucket_bits, &pairs) {
+            curves.push(NamedHistogram {
+                name: format!("CPU {}", r.cpu),
+                color: i,
+                hist,
+                min_ns: Some(r.stats.min_ns),
+                max_ns: Some(r.stats.max_ns),
+            });
+        }
+        let n = r.noise.as_ref().expect("filtered");
+        let pts: Vec<(f64, f64)> = n
+            .largest_gaps
+            .iter()
+            .map(|g| (g.at_ns as f64 / 1e9, g.gap_ns.max(1) as f64 / 1e3))
+            .collect();
+        for p in &pts {
+            lo = lo.min(p.1);
+            hi = hi.max(p.1);
+        }
+        tmax = tmax.max(n.duration_ns as f64 / 1e9);
+        series.push(Series {
+            name: format!("CPU {}", r.cpu),
+            color: i,
+            stroke: Stroke::Solid,
+            segments: Vec::new(),
+            markers: pts,
+        });
+    }
+    let mut hist = hist_merged(&curves, "OS noise: gaps between two clock reads");
+    hist.x.title = "gap between two clock reads (log scale)".into();
+    hist.y.title = hist.y.title.replace("samples", "gaps");
+    let (ylo, yhi) = if hi > 0.0 {
+        decades(lo, hi)
+    } else {
+        (1.0, 10.0)
+    };
+    let over_time = Figure {
+        title: "OS noise: the largest gaps over time".into(),
+        x: Axis {
+            title: "time since the start of the loop (s)".into(),
+            scale: Scale::Linear,
+            unit: Unit::Time(TimeUnit::Seconds),
+            min: 0.0,
+            max: if tmax > 0.0 { tmax } else { 1.0 },
+        },
+        y: Axis {
+            title: "gap (log scale)".into(),
+            scale: Scale::Log,
+            unit: Unit::LatencyUs,
+            min: ylo,
+            max: yhi,
+        },
+        series,
+        bands: Vec::new(),
+    };
+    Some((hist, over_time))
+}
 
 const STYLE: &str = include_str!("../../assets/templates/report.css");
 
@@ -51,6 +133,22 @@ fn one(c: &Characterization, name: &str) -> String {
                 let _ = write!(s, "<li>{}</li>", esc(l));
             }
             s.push_str("</ul>");
+            if let Some((hist, over_time)) = noise_figures(c) {
+                let size = Size {
+                    width: 960,
+                    height: 380,
+                };
+                for (k, f) in [hist, over_time].iter().enumerate() {
+                    match svg::render_inline(f, size, &format!("{}-noise-{k}", esc(name))) {
+                        Ok(fig) => {
+                            let _ = write!(s, "<figure>{fig}</figure>");
+                        }
+                        Err(e) => {
+                            let _ = write!(s, "<p>figure not drawn: {}</p>", esc(&e));
+                        }
+                    }
+                }
+            }
             let x = text::explanations(c);
             if !x.is_empty() {
                 let _ = write!(s, "<pre>{}</pre>", esc(x.trim()));

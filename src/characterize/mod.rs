@@ -11,6 +11,7 @@
 //! command layer passes [`Options`] and a [`Progress`] that saves each
 //! benchmark as it ends.
 
+pub mod cause;
 pub mod clock_gettime;
 pub mod compare;
 pub mod ctxswitch;

@@ -265,3 +265,56 @@ fn validation_refuses_bad_cpus_durations_and_priorities() {
         .is_err()
     );
 }
+
+#[test]
+fn html_names_throttling_plots_the_gaps_and_prints_no_raw_eight_digit_ns() {
+    let mut c = sample("throttled", 1);
+    c.fingerprint.sched_rt_period_us = Some(1_000_000);
+    c.fingerprint.sched_rt_runtime_us = Some(950_000);
+    let r = c.results.iter_mut().find(|r| r.noise.is_some()).unwrap();
+    let mut h = crate::histogram::Histogram::new(crate::histogram::LATENCY_SUB_BITS);
+    h.record_n(40, 1_000_000);
+    h.record_n(52_029_886, 5);
+    r.histogram = SparseHistogram {
+        sub_bucket_bits: h.sub_bits(),
+        buckets: h.iter_nonzero().map(|(l, c)| [l, c]).collect(),
+    };
+    r.stats.max_ns = 52_029_886;
+    r.stats.p9999_ns = 52_029_886;
+    let n = r.noise.as_mut().unwrap();
+    n.duration_ns = 5_000_000_000;
+    n.largest_gaps = (0..5u64)
+        .map(|i| Gap {
+            gap_ns: 52_029_886 - i * 1000,
+            at_ns: 950_000_000 + i * 1_000_000_000,
+        })
+        .collect();
+    let t = text::render(&c);
+    assert!(t.contains("CPU 1: likely real-time throttling"), "{t}");
+    let page = html::render(&[&c], &["1".into()], None);
+    assert!(page.contains("likely real-time throttling"), "{page}");
+    assert!(page.contains("52.03 ms"), "readable units");
+    assert_eq!(
+        page.matches("<svg").count(),
+        2,
+        "gap histogram and gaps over time"
+    );
+    assert!(page.contains("OS noise: the largest gaps over time"));
+    // Outside the figures, no number of eight digits or more.
+    let mut outside = String::new();
+    let mut rest = page.as_str();
+    while let Some(i) = rest.find("<svg") {
+        outside.push_str(&rest[..i]);
+        rest = &rest[rest[i..]
+            .find("</svg>")
+            .map(|j| i + j + 6)
+            .unwrap_or(rest.len())..];
+    }
+    outside.push_str(rest);
+    let mut run = 0;
+    for ch in outside.chars() {
+        run = if ch.is_ascii_digit() { run + 1 } else { 0 };
+        assert!(run < 8, "a raw number in: {outside}");
+    }
+    assert!(outside.contains("52\u{202f}029\u{202f}886"), "separators");
+}

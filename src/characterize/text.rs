@@ -77,7 +77,8 @@ pub fn head(c: &Characterization) -> String {
 
 /// One group's rows, header first: benchmark, CPU, count, then the
 /// figures, each header followed by `unit` (" ns" in HTML, where the
-/// table has no caption saying so). Shared by the text and the HTML.
+/// table has no caption saying so, and numbers get thousands
+/// separators). Shared by the text and the HTML.
 pub fn group_rows(c: &Characterization, g: Group, unit: &str) -> Vec<Vec<String>> {
     let mut head = vec!["benchmark".to_string(), "CPU".into(), "count".into()];
     head.extend(
@@ -86,18 +87,25 @@ pub fn group_rows(c: &Characterization, g: Group, unit: &str) -> Vec<Vec<String>
             .map(|h| format!("{h}{unit}")),
     );
     let mut rows = vec![head];
+    let num = |v: u64| {
+        if unit.is_empty() {
+            v.to_string()
+        } else {
+            crate::report::fmt::count(v)
+        }
+    };
     for r in c.results.iter().filter(|r| group_of(r) == g) {
         let st = &r.stats;
         rows.push(vec![
             r.title(),
             r.cpu.to_string(),
-            st.count.to_string(),
-            st.min_ns.to_string(),
-            st.avg_ns.to_string(),
-            st.p50_ns.to_string(),
-            st.p99_ns.to_string(),
-            st.p9999_ns.to_string(),
-            st.max_ns.to_string(),
+            num(st.count),
+            num(st.min_ns),
+            num(st.avg_ns),
+            num(st.p50_ns),
+            num(st.p99_ns),
+            num(st.p9999_ns),
+            num(st.max_ns),
         ]);
     }
     rows
@@ -134,6 +142,9 @@ pub fn noise_lines(c: &Characterization) -> String {
                 gaps.join(", ")
             }
         );
+        for cause in super::cause::likely_causes(n, &c.fingerprint) {
+            let _ = writeln!(s, "CPU {}: {cause}", r.cpu);
+        }
     }
     s
 }

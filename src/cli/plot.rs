@@ -24,7 +24,7 @@ fn size(s: &str) -> Result<Size, String> {
 /// Kinds: hist, the latency histogram on log scales in 1 us classes (the
 /// seeds' and OSADL's plot); exceedance, the share of periods later than
 /// x on a log scale down to one in N; timeline, max (solid) and p99
-/// (dashed) per window over the run, load phases shaded. One run: a
+/// (dashed) per window over the run, load phases as strips above. One run: a
 /// curve per CPU. Several runs: a curve per run, overlaid.
 ///
 /// The format follows the file name (.svg or .png). Text uses the

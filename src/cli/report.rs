@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// Per run: the verdict (which class of real time the worst case
 /// supports, with its evidence and limits), a summary table per CPU, the
 /// latency histogram (log-log), the exceedance curve, max and p99 over
-/// time with load phases shaded, the largest wake-ups, set-up and system
+/// time with load phases as strips above, the largest wake-ups, set-up and system
 /// fingerprint. With several runs, a comparison first: a side by side
 /// table, overlaid curves, and a warning for every pair that differs in
 /// what no label or tag names.

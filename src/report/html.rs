@@ -535,7 +535,7 @@ fn load(rec: &RunRecord) -> Vec<Pair> {
     out.push(pair(
         "phases",
         format!(
-            "{} (load parts on for {} in total; shaded in the timeline)",
+            "{} (load parts on for {} in total; strips above the timeline)",
             l.phases.len(),
             fmt::duration(on_ns)
         ),
@@ -659,7 +659,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
             caption.push_str("; with this many CPUs, the extremes over all CPUs are shown");
         }
         if !t.bands.is_empty() {
-            caption.push_str("; shaded: when each part of the load was on");
+            caption.push_str("; strips above the chart: when each part of the load was on");
         }
         caption.push('.');
         figures.push(figure(&t, &format!("{anchor}-timeline"), caption)?);
@@ -798,7 +798,7 @@ fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
             &t,
             "compare-timeline",
             "Maximum wake-up latency per window over all threads of each run, from each run's \
-             start (load phases are shaded in each run's own section)."
+             start (load phases are strips above the timeline of each run's own section)."
                 .into(),
         )?),
         None => missing.push("No run has a per-window series: no timeline to compare.".into()),

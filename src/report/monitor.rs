@@ -1,10 +1,11 @@
 //! The long-term view of a monitor in the HTML report: the maximum of
 //! every window over days, one line per host and CPU (the OSADL plot),
 //! from the monitor's windows in the store. A gap of more than two
-//! windows (a restart, a reboot) breaks the line. Pure: rows in, figure
+//! windows (a restart, a reboot) breaks the line. The time axis is dated
+//! (UTC, from the windows' start and end times). Pure: rows in, figure
 //! out.
 
-use super::plot::{Axis, Figure, Scale, Series, Stroke, TimeUnit, Unit};
+use super::plot::{Axis, DateLabel, Figure, Scale, Series, Stroke, Unit};
 use crate::store::windows::WindowRow;
 use std::collections::BTreeMap;
 
@@ -22,7 +23,8 @@ fn decade(v: f64, up: bool) -> f64 {
 pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
     let t0 = rows.iter().map(|w| w.start_unix_ns).min()?;
     let t1 = rows.iter().map(|w| w.end_unix_ns).max()?;
-    let unit = TimeUnit::for_duration(t1.saturating_sub(t0));
+    let span_s = t1.saturating_sub(t0) as f64 / 1e9;
+    let label = DateLabel::for_span_s(span_s);
     let mut lines: BTreeMap<(String, Option<u32>, u32), Vec<&WindowRow>> = BTreeMap::new();
     for w in rows.iter().filter(|w| w.max_ns.is_some()) {
         lines
@@ -48,7 +50,7 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
             let y = w.max_ns.unwrap_or(0) as f64 / 1000.0;
             lo = lo.min(y);
             hi = hi.max(y);
-            let x = (w.end_unix_ns - t0) as f64 / unit.ns();
+            let x = w.end_unix_ns as f64 / 1e9;
             segments.last_mut().expect("pushed above").push((x, y));
             last_end = Some(w.end_unix_ns);
         }
@@ -68,15 +70,21 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
             markers: Vec::new(),
         });
     }
-    let xmax = (t1 - t0) as f64 / unit.ns();
+    let (x0, x1) = (t0 as f64 / 1e9, t1 as f64 / 1e9);
+    let first = crate::units::fmt_unix_utc(t0);
+    let x_title = match label {
+        DateLabel::Time => format!("time (UTC), from {}", first.trim_end_matches(" UTC")),
+        DateLabel::DateTime => "date and time (UTC, month-day hour:minute)".to_string(),
+        DateLabel::Date => "date (UTC)".to_string(),
+    };
     Some(Figure {
         title: title.to_string(),
         x: Axis {
-            title: format!("time since the monitor's first window ({})", unit.symbol()),
+            title: x_title,
             scale: Scale::Linear,
-            unit: Unit::Time(unit),
-            min: 0.0,
-            max: if xmax > 0.0 { xmax } else { 1.0 },
+            unit: Unit::Utc(label),
+            min: x0,
+            max: if x1 > x0 { x1 } else { x0 + 60.0 },
         },
         y: Axis {
             title: "largest wake-up latency per window (log scale)".into(),
@@ -127,8 +135,37 @@ mod tests {
         assert_eq!(f.series.len(), 2);
         assert_eq!(f.series[0].name, "a CPU 0");
         assert_eq!(f.series[0].segments.len(), 2);
-        assert_eq!(f.series[1].segments, vec![vec![(300.0 / 60.0, 500.0)]]);
+        assert_eq!(f.series[1].segments, vec![vec![(300.0, 500.0)]]);
         assert_eq!((f.y.min, f.y.max), (10.0, 1000.0));
         assert!(long_term(&[], "t").is_none());
+    }
+
+    #[test]
+    fn the_time_axis_is_dated_in_utc() {
+        use crate::report::plot::draw::axis_labels;
+        // 2026-11-20 00:00 UTC, then a window every hour for ten days.
+        let day0 = 1_795_132_800;
+        let rows: Vec<WindowRow> = (0..240).map(|h| w("a", 0, day0 + h * 3600, 20)).collect();
+        let f = long_term(&rows, "t").unwrap();
+        assert!(f.x.title.contains("UTC"), "{}", f.x.title);
+        let labels = axis_labels(&f.x);
+        assert!(labels.len() >= 4, "{labels:?}");
+        assert!(labels[0].starts_with("2026-11-2"), "{labels:?}");
+        assert!(
+            labels
+                .iter()
+                .all(|l| l.len() == 10 && (l.starts_with("2026-11-") || l.starts_with("2026-12-"))),
+            "{labels:?}"
+        );
+        // Two days: dates with hours.
+        let f = long_term(&rows[..48], "t").unwrap();
+        let labels = axis_labels(&f.x);
+        assert!(labels.contains(&"11-21 00:00".to_string()), "{labels:?}");
+        assert!(labels.len() >= 4 && labels.len() <= 9, "{labels:?}");
+        // Three hours: times of day, the date in the title.
+        let f = long_term(&rows[..3], "t").unwrap();
+        assert!(f.x.title.contains("2026-11-20 00:00:00"), "{}", f.x.title);
+        let labels = axis_labels(&f.x);
+        assert!(labels.contains(&"01:00".to_string()), "{labels:?}");
     }
 }

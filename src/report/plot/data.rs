@@ -1,6 +1,6 @@
 //! Figures built from run records: the latency histogram (log-log, in
 //! cyclictest's 1 µs classes), the exceedance curve P(latency > x), and
-//! max and p99 per window over time with the load phases shaded. Per
+//! max and p99 per window over time with the load phases as lanes above. Per
 //! thread for one run, one curve per run for several, or one per merged
 //! histogram (a study's cells, or the cells that share a value).
 //!
@@ -594,7 +594,7 @@ fn load_bands(run: &RunRecord, unit: TimeUnit) -> Vec<Band> {
 }
 
 /// Max and p99 per window of one run, per thread (or over all threads
-/// beyond eight), with the load phases shaded. `None` when the run has no
+/// beyond eight), with the load phases in lanes above the chart. `None` when the run has no
 /// window series (imported runs, mostly).
 pub fn timeline_run(run: &RunRecord, title: &str) -> Option<Figure> {
     let with_windows: Vec<&ThreadRecord> = run
@@ -868,6 +868,66 @@ mod tests {
         assert!(f.x.title.contains("(s)"));
         // synthetic() has no windows at all.
         assert!(timeline_run(&synthetic(&[vec![1]]), "t").is_none());
+    }
+
+    #[test]
+    fn every_load_part_has_its_own_colour_and_legend_entry() {
+        // The seven parts of the built-in "hell" profile, some in bursts.
+        let parts = [
+            "cpu",
+            "memory",
+            "io",
+            "fs",
+            "net",
+            "hackbench",
+            "sched",
+            "irq",
+        ];
+        let mut run = with_windows(synthetic(&[vec![1000]]), &[10_000; 40]);
+        let mut phases = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            let s = i as u64 * 2_000_000_000;
+            for k in 0..2 {
+                phases.push(LoadPhase {
+                    part: p.to_string(),
+                    start_offset_ns: s + k * 20_000_000_000,
+                    end_offset_ns: s + k * 20_000_000_000 + 15_000_000_000,
+                });
+            }
+        }
+        run.load = Some(LoadRecord {
+            profile: "hell".into(),
+            phases,
+            ..Default::default()
+        });
+        let f = timeline_run(&run, "t").unwrap();
+        assert_eq!(f.bands.len(), 2 * parts.len());
+        let colours: std::collections::BTreeSet<usize> = f.bands.iter().map(|b| b.color).collect();
+        assert_eq!(colours.len(), parts.len(), "one colour per part");
+        let rgbs: std::collections::BTreeSet<_> = colours
+            .iter()
+            .map(|c| super::super::band_color(*c))
+            .collect();
+        assert_eq!(rgbs.len(), parts.len(), "distinct colours");
+        let svg = super::super::svg::render(&f, super::super::Size::REPORT)
+            .unwrap()
+            .to_ascii_uppercase();
+        for (i, p) in parts.iter().enumerate() {
+            assert_eq!(f.bands[2 * i].name, format!("load: {p}"));
+            let label = format!("\nLOAD: {}\n", p.to_ascii_uppercase());
+            assert_eq!(svg.matches(&label).count(), 1, "legend entry for {p}");
+            let (r, g, b) = super::super::band_color(f.bands[2 * i].color);
+            let hex = format!("FILL=\"#{r:02X}{g:02X}{b:02X}\"");
+            // Two strips and one legend swatch, nothing else of that
+            // colour (black, the last, is also the text's).
+            let n = svg.matches(&hex).count();
+            assert!(
+                n == 3 || (n > 3 && (r, g, b) == (0, 0, 0)),
+                "{p}: {hex} {n}"
+            );
+        }
+        // Strips are opaque and thin, never a translucent fill over the curves.
+        assert!(!svg.contains("FILL-OPACITY=\"0.16\""));
     }
 
     #[test]

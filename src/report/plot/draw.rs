@@ -1,30 +1,30 @@
 //! Drawing a [`Figure`] with plotters, on any backend (SVG text or an RGB
 //! bitmap): axes with units on every tick, decades on log axes, load
-//! phases shaded under the curves, isolated observations as dots, and a
-//! legend below the chart so it never hides data.
+//! phases as thin strips above the chart (one lane per part, never over
+//! the curves), isolated observations as dots, and a legend below the
+//! chart so it never hides data.
 //!
 //! Log axes are drawn on log10 of the values with a linear coordinate, so
 //! both scales share one chart type and tick labels say what they mean.
 
-use super::{Axis, Figure, Scale, Stroke, TimeUnit, Unit, font, rgb};
+use super::{Axis, DateLabel, Figure, Scale, Stroke, TimeUnit, Unit, band_color, font, rgb};
 use crate::report::fmt;
-use crate::units::trim_float;
+use crate::units::{civil_from_days, trim_float};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use std::ops::Range;
 
-const BAND_COLORS: [(u8, u8, u8); 4] = [
-    (0x88, 0x88, 0x88),
-    (0xd4, 0xa0, 0x17),
-    (0x6a, 0x3d, 0x9a),
-    (0x1b, 0x9e, 0x77),
-];
-
 fn band_rgb(i: usize) -> RGBColor {
-    let (r, g, b) = BAND_COLORS[i % BAND_COLORS.len()];
+    let (r, g, b) = band_color(i);
     RGBColor(r, g, b)
 }
+
+/// Height of one load lane and the space under it, in pixels.
+const LANE: i32 = 8;
+const LANE_GAP: i32 = 2;
+/// Height of the title line above the lanes.
+const CAPTION: i32 = 28;
 
 fn series_rgb(i: usize) -> RGBColor {
     let (r, g, b) = rgb(i);
@@ -79,7 +79,27 @@ pub fn tick_label(unit: Unit, v: f64) -> String {
             }
         }
         Unit::Time(u) => format!("{} {}", trim_float(sig3(v), ""), u.symbol()),
+        Unit::Utc(style) => {
+            let secs = v.round() as i64;
+            let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+            let t = secs.rem_euclid(86_400);
+            let (h, mi) = (t / 3600, (t / 60) % 60);
+            match style {
+                DateLabel::Time => format!("{h:02}:{mi:02}"),
+                DateLabel::DateTime => format!("{mo:02}-{d:02} {h:02}:{mi:02}"),
+                DateLabel::Date => format!("{y:04}-{mo:02}-{d:02}"),
+            }
+        }
     }
+}
+
+/// The labels along an axis, first to last (for tests and checks).
+pub fn axis_labels(axis: &Axis) -> Vec<String> {
+    key_points(axis)
+        .0
+        .iter()
+        .map(|p| label_at(axis, *p))
+        .collect()
 }
 
 /// Key points of an axis on the drawn scale: (labelled, grid only).
@@ -132,15 +152,50 @@ fn key_points(axis: &Axis) -> (Vec<f64>, Vec<f64>) {
 /// 6/12 hours.
 fn nice_step(unit: Unit, span: f64) -> f64 {
     let span = if span > 0.0 { span } else { 1.0 };
+    const MIN: f64 = 60.0;
+    const HOUR: f64 = 3600.0;
+    const DAY: f64 = 86_400.0;
     let candidates: &[f64] = match unit {
         Unit::Time(TimeUnit::Minutes) => &[1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0],
         Unit::Time(TimeUnit::Hours) => &[1.0, 2.0, 3.0, 6.0, 12.0, 24.0],
+        // Wall-clock steps divide a day (or are whole days), so ticks
+        // fall on round times in UTC.
+        Unit::Utc(DateLabel::Time) => &[
+            MIN,
+            5.0 * MIN,
+            10.0 * MIN,
+            15.0 * MIN,
+            30.0 * MIN,
+            HOUR,
+            2.0 * HOUR,
+            3.0 * HOUR,
+        ],
+        Unit::Utc(DateLabel::DateTime) => &[3.0 * HOUR, 6.0 * HOUR, 12.0 * HOUR, DAY],
+        Unit::Utc(DateLabel::Date) => &[
+            DAY,
+            2.0 * DAY,
+            7.0 * DAY,
+            14.0 * DAY,
+            28.0 * DAY,
+            56.0 * DAY,
+            91.0 * DAY,
+            182.0 * DAY,
+            364.0 * DAY,
+        ],
         _ => &[],
     };
+    let most = if matches!(unit, Unit::Utc(_)) {
+        7.0
+    } else {
+        10.0
+    };
     for c in candidates {
-        if span / c <= 10.0 {
+        if span / c <= most {
             return *c;
         }
+    }
+    if let Some(last) = candidates.last().filter(|_| matches!(unit, Unit::Utc(_))) {
+        return last * (span / last / most).ceil();
     }
     let raw = span / 8.0;
     let mag = 10f64.powf(raw.log10().floor());
@@ -287,6 +342,69 @@ fn legend_layout<DB: DrawingBackend>(
 
 type DrawResult = Result<(), String>;
 
+/// The load lanes, top first: (colour index, part name).
+fn lanes(fig: &Figure) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for b in &fig.bands {
+        if !out.iter().any(|(c, _)| *c == b.color) {
+            let name = b.name.strip_prefix("load: ").unwrap_or(&b.name);
+            out.push((b.color, name.to_string()));
+        }
+    }
+    out.sort_by_key(|(c, _)| *c);
+    out
+}
+
+/// The bands as strips in their lanes, right above the plot (whose
+/// pixel columns are `px`, top row `top`), each lane named on its left.
+fn draw_lanes<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    lanes: &[(usize, String)],
+    px: (i32, i32),
+    top: i32,
+) -> DrawResult {
+    let (xlo, xhi) = axis_range(&fig.x);
+    let span = xhi - xlo;
+    let to_px = |v: f64| -> i32 {
+        let f = if span > 0.0 { (v - xlo) / span } else { 0.0 };
+        px.0 + ((px.1 - px.0) as f64 * f.clamp(0.0, 1.0)).round() as i32
+    };
+    let first = top - 4 - lanes.len() as i32 * (LANE + LANE_GAP);
+    let label = TextStyle::from((font::FAMILY, 10).into_font())
+        .color(&RGBColor(60, 60, 60))
+        .pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Right,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+    for (k, (color, name)) in lanes.iter().enumerate() {
+        let y = first + k as i32 * (LANE + LANE_GAP);
+        area.draw(&Rectangle::new(
+            [(px.0, y), (px.1, y + LANE)],
+            RGBColor(242, 242, 242).filled(),
+        ))
+        .map_err(err)?;
+        area.draw(&Text::new(
+            name.clone(),
+            (px.0 - 4, y + LANE / 2),
+            label.clone(),
+        ))
+        .map_err(err)?;
+        for b in fig.bands.iter().filter(|b| b.color == *color) {
+            let (Some(x0), Some(x1)) = (to_axis(&fig.x, b.x0), to_axis(&fig.x, b.x1)) else {
+                continue;
+            };
+            let (x0, x1) = (to_px(x0), to_px(x1).max(to_px(x0) + 1));
+            area.draw(&Rectangle::new(
+                [(x0, y), (x1, y + LANE)],
+                band_rgb(*color).filled(),
+            ))
+            .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
 fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("drawing failed: {e:?}")
 }
@@ -300,15 +418,38 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
     let (positions, legend_h) = legend_layout(root, &entries, &legend_style);
     let height = root.dim_in_pixel().1 as i32;
     let (chart_area, legend_area) = root.split_vertically(height - legend_h);
-
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(&fig.title, (font::FAMILY, 17).into_font())
-        .margin_top(6)
+    let lanes = lanes(fig);
+    let lanes_h = lanes.len() as i32 * (LANE + LANE_GAP);
+    let mut builder = ChartBuilder::on(&chart_area);
+    builder
         .margin_left(8)
         .margin_right(24)
         .margin_bottom(4)
         .x_label_area_size(46)
-        .y_label_area_size(78)
+        .y_label_area_size(78);
+    if lanes.is_empty() {
+        builder
+            .caption(&fig.title, (font::FAMILY, 17).into_font())
+            .margin_top(6);
+    } else {
+        // Title, then the lanes, then the chart: plotters puts a caption
+        // right above the plot, so the title is drawn here.
+        builder.margin_top(CAPTION + lanes_h + 4);
+        let width = chart_area.dim_in_pixel().0 as i32;
+        chart_area
+            .draw(&Text::new(
+                fig.title.clone(),
+                (width / 2, 6),
+                TextStyle::from((font::FAMILY, 17).into_font()).pos(
+                    plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Top,
+                    ),
+                ),
+            ))
+            .map_err(err)?;
+    }
+    let mut chart = builder
         .build_cartesian_2d(keyed(&fig.x), keyed(&fig.y))
         .map_err(err)?;
 
@@ -328,22 +469,9 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
         .draw()
         .map_err(err)?;
 
-    let (ylo, yhi) = axis_range(&fig.y);
-    let (xlo, xhi) = axis_range(&fig.x);
-    for b in &fig.bands {
-        let (Some(x0), Some(x1)) = (to_axis(&fig.x, b.x0), to_axis(&fig.x, b.x1)) else {
-            continue;
-        };
-        let (x0, x1) = (x0.clamp(xlo, xhi), x1.clamp(xlo, xhi));
-        if x1 <= x0 {
-            continue;
-        }
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(x0, ylo), (x1, yhi)],
-                band_rgb(b.color).mix(0.16).filled(),
-            )))
-            .map_err(err)?;
+    if !lanes.is_empty() {
+        let (px, py) = chart.plotting_area().get_pixel_range();
+        draw_lanes(&chart_area, fig, &lanes, (px.start, px.end), py.start)?;
     }
 
     let many = fig.series.len() > 4;
@@ -410,8 +538,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
             LegendKind::Band => {
                 legend_area
                     .draw(&Rectangle::new(
-                        [(x, mid - 6), (x + SWATCH, mid + 6)],
-                        e.color.mix(0.3).filled(),
+                        [(x, mid - LANE / 2), (x + SWATCH, mid + LANE / 2)],
+                        e.color.filled(),
                     ))
                     .map_err(err)?;
             }

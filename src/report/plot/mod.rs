@@ -1,5 +1,5 @@
 //! Figures as data: what a plot shows (axes with units and scales,
-//! series, shaded bands, legend), kept apart from how it is drawn.
+//! series, load bands, legend), kept apart from how it is drawn.
 //! `data` builds figures from run records, `draw` renders them with
 //! plotters, `svg` and `png` are the two output formats.
 //!
@@ -31,6 +31,32 @@ pub enum Unit {
     Probability,
     /// Time since the start of the run, in the given unit.
     Time(TimeUnit),
+    /// Wall-clock time: values are seconds since the Unix epoch, ticks
+    /// are dates and times in UTC.
+    Utc(DateLabel),
+}
+
+/// How the ticks of a wall-clock axis are labelled, from its span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateLabel {
+    /// `14:30` (spans up to half a day; the axis title gives the day).
+    Time,
+    /// `11-25 06:00` (spans up to four days).
+    DateTime,
+    /// `2026-11-25` (longer spans; ticks at midnight UTC).
+    Date,
+}
+
+impl DateLabel {
+    pub fn for_span_s(span_s: f64) -> DateLabel {
+        if span_s <= 12.0 * 3600.0 {
+            DateLabel::Time
+        } else if span_s <= 4.0 * 86_400.0 {
+            DateLabel::DateTime
+        } else {
+            DateLabel::Date
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,10 +141,12 @@ impl Series {
     }
 }
 
-/// A shaded span of x (a load phase).
+/// A span of x when a load part was on, drawn in the part's lane (a thin
+/// strip above the chart, one per part) so it never covers the curves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Band {
     pub name: String,
+    /// The part's lane, from the top, and its colour ([`band_color`]).
     pub color: usize,
     pub x0: f64,
     pub x1: f64,
@@ -180,6 +208,27 @@ pub fn color(i: usize) -> (u8, u8, u8) {
     // Golden-angle hues, medium saturation and lightness.
     let h = ((i - PALETTE.len()) as f64 * 137.508) % 360.0;
     hsl_to_rgb(h, 0.55, 0.45)
+}
+
+/// Load-part colours: the Okabe-Ito palette (eight colours told apart
+/// with every common colour-vision deficiency; its black last), then
+/// hues around the circle. One per part, never shared.
+pub fn band_color(i: usize) -> (u8, u8, u8) {
+    const OKABE_ITO: [(u8, u8, u8); 8] = [
+        (0xe6, 0x9f, 0x00),
+        (0x56, 0xb4, 0xe9),
+        (0x00, 0x9e, 0x73),
+        (0xf0, 0xe4, 0x42),
+        (0x00, 0x72, 0xb2),
+        (0xd5, 0x5e, 0x00),
+        (0xcc, 0x79, 0xa7),
+        (0x00, 0x00, 0x00),
+    ];
+    if i < OKABE_ITO.len() {
+        return OKABE_ITO[i];
+    }
+    let h = ((i - OKABE_ITO.len()) as f64 * 137.508 + 20.0) % 360.0;
+    hsl_to_rgb(h, 0.6, 0.4)
 }
 
 /// The colour of summary series ("all CPUs").
@@ -253,6 +302,8 @@ mod tests {
         // Distinct colours for many series.
         let colours: std::collections::BTreeSet<_> = (0..64).map(color).collect();
         assert_eq!(colours.len(), 64);
+        let bands: std::collections::BTreeSet<_> = (0..16).map(band_color).collect();
+        assert_eq!(bands.len(), 16);
         assert_eq!(TimeUnit::for_duration(20_000_000_000), TimeUnit::Seconds);
         assert_eq!(TimeUnit::for_duration(3_600_000_000_000), TimeUnit::Minutes);
         assert_eq!(TimeUnit::for_duration(86_400_000_000_000), TimeUnit::Hours);
