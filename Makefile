@@ -46,7 +46,11 @@ deb: static
 	$(STATIC_BIN) completions bash > $(DEB_ROOT)/usr/share/bash-completion/completions/rtscope
 	$(STATIC_BIN) completions zsh > $(DEB_ROOT)/usr/share/zsh/vendor-completions/_rtscope
 	$(STATIC_BIN) completions fish > $(DEB_ROOT)/usr/share/fish/vendor_completions.d/rtscope.fish
-	install -D -m 0644 -t $(DOC) README.md docs/*.md
+	# The README's relative links resolve: docs/, bench/ and DEVELOPERS.md
+	# sit beside it as in the source tree.
+	install -D -m 0644 -t $(DOC) README.md DEVELOPERS.md
+	install -D -m 0644 -t $(DOC)/docs docs/*.md docs/*.json
+	install -D -m 0644 -t $(DOC)/bench bench/README.md
 	{ cat contrib/deb/copyright; \
 	  $(CARGO) tree --locked -e normal,no-proc-macro --prefix none -f '{p} ({l})' | sed -e 1d -e 's/ (\*)$$//' -e 's/^/ /' | sort -u; \
 	} > $(DOC)/copyright

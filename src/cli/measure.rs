@@ -418,6 +418,18 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
     let request = args.request()?;
+    if let Some(d) = args.duration_ns
+        && args.warmup_ns > 0
+        && args.warmup_ns >= d
+    {
+        eprintln!(
+            "rtscope: warning: --warmup {} is as long as -D {} or longer: the run lasts {} and only its last {} is measured",
+            crate::units::fmt_duration(args.warmup_ns),
+            crate::units::fmt_duration(d),
+            crate::units::fmt_duration(args.warmup_ns.saturating_add(d)),
+            crate::units::fmt_duration(d)
+        );
+    }
     // Before anything is touched: a port in use is exit 2 here.
     let metrics = args.metrics.start()?;
     let session = Session::prepare(request, &signals.stop)?;

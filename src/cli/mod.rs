@@ -77,7 +77,8 @@ pub struct Cli {
     /// Run store to use: an SQLite file, or a shared PostgreSQL database
     /// as postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME. Default:
     /// $XDG_DATA_HOME/rtscope/rtscope.db, else
-    /// ~/.local/share/rtscope/rtscope.db (under sudo: root's home).
+    /// ~/.local/share/rtscope/rtscope.db (under sudo: root's home; root
+    /// uses /var/lib/rtscope/rtscope.db when it exists or HOME is unset).
     #[arg(
         long = "db",
         value_name = "PATH|URL",

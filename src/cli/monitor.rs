@@ -253,6 +253,9 @@ pub fn run(args: &MonitorArgs) -> Result<Exit> {
     );
     let mut roller = WindowRoller::new(store, cfg, session.plan(), &ctx.run_uuid);
     let mode = LiveMode::choose(!args.live, args.live);
+    // A line per window in the log (journalctl), unless the live display
+    // has the terminal.
+    roller.log = mode == LiveMode::Off;
     let mut live = LiveObserver::new(mode, session.plan(), session.context(), signals.clone())?;
     let mut exporter = metrics
         .as_ref()

@@ -14,14 +14,33 @@ use std::path::PathBuf;
 ///
 /// Runs are named by their id (first column of the list), by `last`, or by
 /// the first digits of their uuid. The store is chosen with --db or
-/// RTSCOPE_DB (default: $XDG_DATA_HOME/rtscope/rtscope.db, else
-/// ~/.local/share/rtscope/rtscope.db).
+/// RTSCOPE_DB (default: $XDG_DATA_HOME/rtscope/rtscope.db; else, for
+/// root, /var/lib/rtscope/rtscope.db when it exists or HOME is unset;
+/// else ~/.local/share/rtscope/rtscope.db).
 #[derive(Args, Debug, Clone)]
 pub struct RunsArgs {
     /// List only the runs measured on host NAME (the fingerprint's host
     /// name, or what `measure --host` recorded).
     #[arg(long = "host", value_name = "NAME")]
     pub host: Option<String>,
+    /// List only the runs whose whole label matches GLOB (`*` any text,
+    /// `?` one character; quote it).
+    #[arg(long = "label", value_name = "GLOB")]
+    pub label: Option<String>,
+    /// List only the runs with tag KEY=VALUE, or with tag KEY at any
+    /// value (repeat: all of them).
+    #[arg(long = "tag", value_name = "KEY[=VALUE]")]
+    pub tags: Vec<String>,
+    /// List only the runs in STATE: running, complete or interrupted.
+    #[arg(long = "state", value_name = "STATE", value_parser = state)]
+    pub state: Option<store::RunState>,
+    /// List only the runs started at or after DATE: 2026-11-20,
+    /// "2026-11-20 14:30" (UTC, as listed), or a time ago (36h, 7d).
+    #[arg(long = "since", value_name = "DATE", value_parser = since)]
+    pub since_unix_ns: Option<u64>,
+    /// List only the runs started before DATE (a day alone: to its end).
+    #[arg(long = "until", value_name = "DATE", value_parser = until)]
+    pub until_unix_ns: Option<u64>,
     #[command(subcommand)]
     pub action: Option<RunsAction>,
 }
@@ -35,6 +54,14 @@ pub enum RunsAction {
     Show {
         /// Run id, `last`, or the start of its uuid.
         run: String,
+    },
+    /// Give a run a new label ("" removes it).
+    Relabel {
+        /// Run id, `last`, or the start of its uuid.
+        run: String,
+        /// The new label.
+        #[arg(value_name = "NEW_LABEL")]
+        label: String,
     },
     /// Remove runs from the store (all of them, or none if one is unknown).
     Rm {
@@ -79,26 +106,121 @@ fn table(s: &str) -> Result<csv::Table, String> {
         .ok_or_else(|| format!("unknown table '{s}': use summary, histogram or windows"))
 }
 
+fn state(s: &str) -> Result<store::RunState, String> {
+    store::RunState::parse(s)
+        .ok_or_else(|| format!("unknown state '{s}': use running, complete or interrupted"))
+}
+
+fn since(s: &str) -> Result<u64, String> {
+    parse_date(s, crate::sys::clock::unix_now_ns(), false)
+}
+
+fn until(s: &str) -> Result<u64, String> {
+    parse_date(s, crate::sys::clock::unix_now_ns(), true)
+}
+
+/// A point in time given as a UTC date (`2026-11-20`), a date and time
+/// (`2026-11-20 14:30`, `2026-11-20T14:30:05Z`), or a time before `now`
+/// (`36h`, `7d`). A day alone is its start, or with `end_of_day` the
+/// start of the next one.
+fn parse_date(s: &str, now_unix_ns: u64, end_of_day: bool) -> Result<u64, String> {
+    const S: u64 = 1_000_000_000;
+    let bad = || {
+        format!(
+            "cannot read the date '{s}': give 2026-11-20, \"2026-11-20 14:30\" (UTC) or a time ago such as 36h or 7d"
+        )
+    };
+    let t = s.trim();
+    let t = t
+        .strip_suffix(" UTC")
+        .or_else(|| t.strip_suffix('Z'))
+        .unwrap_or(t);
+    if t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && !t.contains('-')
+        && let Ok(ago) = crate::units::parse_time_ns(t, S)
+    {
+        return Ok(now_unix_ns.saturating_sub(ago));
+    }
+    let (day, time) = match t.split_once([' ', 'T']) {
+        Some((d, tm)) => (d, Some(tm)),
+        None => (t, None),
+    };
+    let num = |x: &str| x.parse::<u32>().map_err(|_| bad());
+    let ymd: Vec<&str> = day.split('-').collect();
+    let [y, m, d] = ymd[..] else {
+        return Err(bad());
+    };
+    let (y, m, d) = (num(y)?, num(m)?, num(d)?);
+    if !(1970..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    let days = crate::units::days_from_civil(i64::from(y), m, d);
+    let mut secs = u64::try_from(days).map_err(|_| bad())? * 86_400;
+    match time {
+        Some(tm) => {
+            let hms: Vec<&str> = tm.split(':').collect();
+            let (h, mi, se) = match hms[..] {
+                [h, mi] => (num(h)?, num(mi)?, 0),
+                [h, mi, se] => (num(h)?, num(mi)?, num(se)?),
+                _ => return Err(bad()),
+            };
+            if h > 23 || mi > 59 || se > 60 {
+                return Err(bad());
+            }
+            secs += u64::from(h * 3600 + mi * 60 + se);
+        }
+        None if end_of_day => secs += 86_400,
+        None => {}
+    }
+    Ok(secs * S)
+}
+
 pub fn run(args: &RunsArgs) -> Result<Exit> {
     match args.action.clone().unwrap_or(RunsAction::List) {
-        RunsAction::List => list(args.host.as_deref()),
+        RunsAction::List => list(args),
+        RunsAction::Relabel { run, label } => relabel(&run, &label),
         RunsAction::Show { run } => show(&run),
         RunsAction::Rm { runs } => remove(&runs),
         RunsAction::Export(e) => export(&e),
     }
 }
 
-fn list(host: Option<&str>) -> Result<Exit> {
+fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
+    let mut tags = Vec::new();
+    for t in &args.tags {
+        match t.split_once('=') {
+            Some((k, _)) if k.is_empty() => bail!("--tag {t}: the key before = is empty"),
+            Some((k, v)) => tags.push((k.to_string(), Some(v.to_string()))),
+            None if t.is_empty() => bail!("--tag needs KEY or KEY=VALUE"),
+            None => tags.push((t.clone(), None)),
+        }
+    }
+    Ok(store::RunFilter {
+        label: args.label.clone(),
+        tags,
+        state: args.state,
+        host: args.host.clone(),
+        since_unix_ns: args.since_unix_ns,
+        until_unix_ns: args.until_unix_ns,
+    })
+}
+
+fn list(args: &RunsArgs) -> Result<Exit> {
+    let filter = filter_of(args)?;
     let db = store::db_path()?;
-    let rows = match (Store::open_existing(&db)?, host) {
-        (Some(s), Some(h)) => s.list_host(h)?,
-        (Some(s), None) => s.list()?,
-        (None, _) => Vec::new(),
+    let rows = match Store::open_existing(&db)? {
+        Some(s) => s.list_filtered(&filter)?,
+        None => Vec::new(),
     };
-    if rows.is_empty()
-        && let Some(h) = host
-    {
-        outln!("no runs of host '{h}' stored in {}", db.display());
+    if rows.is_empty() && filter != store::RunFilter::default() {
+        match &args.host {
+            Some(h)
+                if filter.tags.is_empty() && filter.label.is_none() && filter.state.is_none() =>
+            {
+                outln!("no runs of host '{h}' stored in {}", db.display())
+            }
+            _ => outln!("no stored run matches in {}", db.display()),
+        }
         return Ok(Exit::Ok);
     }
     if rows.is_empty() {
@@ -109,6 +231,19 @@ fn list(host: Option<&str>) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     out!("{}", runs_text::render_list(&rows));
+    Ok(Exit::Ok)
+}
+
+fn relabel(reference: &str, label: &str) -> Result<Exit> {
+    let mut s = runref::open_store(reference)?;
+    let id = s.resolve(reference)?;
+    let label = label.trim();
+    s.relabel(id, (!label.is_empty()).then_some(label))?;
+    if label.is_empty() {
+        outln!("run {id} has no label now");
+    } else {
+        outln!("run {id} is labelled '{label}' now");
+    }
     Ok(Exit::Ok)
 }
 
@@ -203,4 +338,42 @@ fn export(a: &ExportArgs) -> Result<Exit> {
         output::write_atomic(p, text.as_bytes())?;
     }
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_date;
+
+    #[test]
+    fn dates_are_utc_days_times_or_times_ago() {
+        const S: u64 = 1_000_000_000;
+        let day = 20_412 * 86_400 * S; // 2025-11-20
+        assert_eq!(parse_date("2025-11-20", 0, false), Ok(day));
+        assert_eq!(parse_date("2025-11-20", 0, true), Ok(day + 86_400 * S));
+        assert_eq!(
+            parse_date("2025-11-20 14:30", 0, true),
+            Ok(day + 52_200 * S)
+        );
+        assert_eq!(
+            parse_date("2025-11-20T14:30:05Z", 0, false),
+            Ok(day + 52_205 * S)
+        );
+        assert_eq!(
+            parse_date("2025-11-20 14:30:05 UTC", 0, false),
+            Ok(day + 52_205 * S)
+        );
+        assert_eq!(parse_date("36h", 100 * 3600 * S, false), Ok(64 * 3600 * S));
+        assert_eq!(parse_date("7d", 10 * 86_400 * S, false), Ok(3 * 86_400 * S));
+        for bad in [
+            "",
+            "yesterday",
+            "2025-13-01",
+            "2025-11-20 25:00",
+            "2025-11",
+            "1969-01-01",
+        ] {
+            let e = parse_date(bad, 0, false).unwrap_err();
+            assert!(e.contains("cannot read the date"), "{bad}: {e}");
+        }
+    }
 }

@@ -840,10 +840,17 @@ const EXAMPLE: &str = include_str!("../../examples/seed-000-matrix.toml");
 
 fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
     spec::check_name(name).map_err(anyhow::Error::msg)?;
-    let text = example_named(name);
     let out = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));
+    // Written to standard output, the file is named by the user: its
+    // comments name the default one.
+    let shown = if out == Path::new("-") {
+        PathBuf::from(format!("{name}.toml"))
+    } else {
+        out.clone()
+    };
+    let text = example_named(name, &shown.display().to_string());
     if out == Path::new("-") {
         out!("{text}");
         return Ok(Exit::Ok);
@@ -864,13 +871,18 @@ fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// The built-in example with `name` in place of its own.
-fn example_named(name: &str) -> String {
+/// The built-in example with `name` in place of its own, and `file` in
+/// place of its path in the commands its comments show.
+fn example_named(name: &str, file: &str) -> String {
+    const OWN_FILE: &str = "examples/seed-000-matrix.toml";
+    const OWN_NAME: &str = "seed-000";
     EXAMPLE
         .lines()
         .map(|l| {
             if l.starts_with("name = ") {
                 format!("name = \"{name}\"")
+            } else if l.starts_with('#') {
+                l.replace(OWN_FILE, file).replace(OWN_NAME, name)
             } else {
                 l.to_string()
             }
@@ -887,9 +899,13 @@ mod tests {
     #[test]
     fn the_example_is_a_valid_study() {
         let options = MeasureOptions::new();
-        let text = example_named("mine");
+        let text = example_named("mine", "studies/mine.toml");
         let spec = spec::parse(&text, "mine.toml").unwrap();
         assert_eq!(spec.name, "mine");
+        // Its comments name the file written and the study's name.
+        assert!(!text.contains("seed-000"), "{text}");
+        assert!(text.contains("sudo rtscope study studies/mine.toml"));
+        assert!(text.contains("rtscope study resume mine"));
         for s in &spec.fixed {
             options.check(&s.key, &s.value).unwrap();
         }

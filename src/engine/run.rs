@@ -26,8 +26,8 @@ use thiserror::Error;
 const WINDOW_QUEUE: usize = 4096;
 /// Capacity of each thread's queue of late wake-ups (drained every tick).
 const LATE_QUEUE: usize = 1024;
-/// How often the control thread wakes up.
-const TICK: Duration = Duration::from_millis(50);
+/// How often the control thread wakes up (the observers' ticks).
+pub const TICK: Duration = Duration::from_millis(50);
 /// Time between "all threads ready" and the first deadline.
 const START_DELAY_NS: u64 = 20_000_000;
 

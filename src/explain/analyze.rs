@@ -261,11 +261,8 @@ pub fn label(c: &Culprit) -> String {
                 s.push_str(&format!(" running {}", work.join(", ")));
             }
             if *outranked {
-                s.push_str(
-                    " ran instead, at a lower priority: the timer fired late (interrupts off or a \
-                     hypervisor stall) or it held the CPU in the kernel (a trace without the \
-                     timer's events cannot tell which)",
-                );
+                s.push_str(OUTRANKED);
+                s.push_str(OUTRANKED_CAVEAT);
             }
             s
         }
@@ -273,6 +270,13 @@ pub fn label(c: &Culprit) -> String {
         Culprit::Switch => "the switch to the thread and its return to the clock read".into(),
     }
 }
+
+/// What a task of lower priority that ran instead is said to have done.
+pub const OUTRANKED: &str = " ran instead, at a lower priority";
+/// Why, in a trace without the timer's events (the lean set): the same
+/// words end every such cause, so a summary may say them once.
+pub const OUTRANKED_CAVEAT: &str = ": the timer fired late (interrupts off or a hypervisor stall) \
+     or it held the CPU in the kernel (a trace without the timer's events cannot tell which)";
 
 /// The timeline's runs: interruptions shorter than 2 % of the latency
 /// are left to the parts table, and the runs they split are joined.

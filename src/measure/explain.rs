@@ -40,7 +40,15 @@ pub struct Explainer {
 impl Explainer {
     /// Start tracing the CPUs of `plan` (needs root and tracefs). The
     /// plan must report late wake-ups on the monotonic clock.
-    pub fn start(plan: &Plan, threshold_ns: u64, set: EventSet) -> Result<Explainer, TraceError> {
+    /// Under isolation, `housekeeping` names the CPUs outside it and the
+    /// cpuset `tasks` file that lets the reader reach them (this process
+    /// sits in the isolated cpuset).
+    pub fn start(
+        plan: &Plan,
+        threshold_ns: u64,
+        set: EventSet,
+        housekeeping: Option<(Vec<usize>, std::path::PathBuf)>,
+    ) -> Result<Explainer, TraceError> {
         let allowed = crate::sysinfo::cpu::allowed_cpus().unwrap_or_default();
         let mut cpus: Vec<usize> = plan.threads.iter().filter_map(|t| t.cpu).collect();
         cpus.sort_unstable();
@@ -54,7 +62,18 @@ impl Explainer {
         // The reader works in the kernel (formatting trace_pipe); on a
         // kernel without full preemption a measuring thread cannot take
         // its CPU back until that work ends: keep it off measured CPUs.
-        let housekeeping = plan.unmeasured_cpus(&allowed);
+        let (reachable, tasks) = match housekeeping {
+            Some((cpus, tasks)) => {
+                let mut all = allowed.clone();
+                all.extend(cpus);
+                all.sort_unstable();
+                all.dedup();
+                (all, Some(tasks))
+            }
+            None => (allowed.clone(), None),
+        };
+        let housekeeping = plan.unmeasured_cpus(&reachable);
+        cfg.reader_cgroup_tasks = tasks;
         let mut notices = Vec::new();
         if housekeeping.is_empty() {
             notices.push(

@@ -159,7 +159,12 @@ impl Session {
             ..Default::default()
         };
         let explainer = match request.explain_above_ns {
-            Some(above) => Some(Explainer::start(&plan, above, request.explain_events)?),
+            Some(above) => Some(Explainer::start(
+                &plan,
+                above,
+                request.explain_events,
+                isolation.as_ref().and_then(|i| i.housekeeping()),
+            )?),
             None => None,
         };
         let mut session = Session {

@@ -119,6 +119,54 @@ pub struct WindowRoller {
     notices: Vec<String>,
     /// Windows stored so far (all threads).
     pub stored: u64,
+    /// Print one line per window to standard error ([`window_line`]).
+    pub log: bool,
+}
+
+/// The line a monitor logs for each window (all its threads together):
+/// when it began and how long it was, then the smallest, average and
+/// largest latency and the missed periods,
+/// `window 2026-11-25 16:40:00 UTC +5m00s: min 2.1 µs, avg 4.5 µs, max 48.2 µs (CPU 1), 0 missed`.
+/// `None` when no thread has a sample in it.
+pub fn window_line(
+    start_unix_ns: u64,
+    end_unix_ns: u64,
+    windows: &[(Option<u32>, WindowSummary)],
+) -> Option<String> {
+    use crate::report::fmt::latency;
+    let samples: u64 = windows.iter().map(|(_, w)| w.samples).sum();
+    if samples == 0 {
+        return None;
+    }
+    let min = windows.iter().filter_map(|(_, w)| w.min_ns).min();
+    let sum: u128 = windows
+        .iter()
+        .map(|(_, w)| u128::from(w.avg_ns.unwrap_or(0)) * u128::from(w.samples))
+        .sum();
+    let avg = (sum / u128::from(samples)) as u64;
+    let top = windows
+        .iter()
+        .filter(|(_, w)| w.max_ns.is_some())
+        .max_by_key(|(_, w)| w.max_ns);
+    let missed: u64 = windows.iter().map(|(_, w)| w.missed).sum();
+    let max = match top {
+        Some((cpu, w)) => {
+            let at = match (cpu, windows.len() > 1) {
+                (Some(c), true) => format!(" (CPU {c})"),
+                _ => String::new(),
+            };
+            format!("{}{at}", latency(w.max_ns.unwrap_or(0)))
+        }
+        None => "-".into(),
+    };
+    Some(format!(
+        "window {} +{}: min {}, avg {}, max {max}, {} missed",
+        crate::units::fmt_unix_utc(start_unix_ns),
+        crate::units::fmt_duration(end_unix_ns.saturating_sub(start_unix_ns)),
+        min.map(latency).unwrap_or_else(|| "-".into()),
+        latency(avg),
+        crate::report::fmt::count(missed),
+    ))
 }
 
 impl WindowRoller {
@@ -140,14 +188,17 @@ impl WindowRoller {
             failing: false,
             notices: Vec::new(),
             stored: 0,
+            log: false,
         }
     }
 
     /// Close the window at `end_unix_ns` and store what is pending.
     fn roll(&mut self, end_unix_ns: u64) {
+        let mut summaries = Vec::with_capacity(self.stats.len());
         for (k, s) in self.stats.iter().enumerate() {
             let after = s.snapshot();
             if let Some((hist, w)) = window_between(&self.before[k], &after) {
+                summaries.push((self.threads[k].1, w));
                 let rec = HistogramRecord {
                     encoding: "log-linear".into(),
                     sub_bucket_bits: WINDOW_SUB_BITS,
@@ -176,6 +227,12 @@ impl WindowRoller {
                 });
             }
             self.before[k] = after;
+        }
+        // On the control thread, never a measuring one.
+        if self.log
+            && let Some(line) = window_line(self.start_unix_ns, end_unix_ns, &summaries)
+        {
+            eprintln!("rtscope: {line}");
         }
         self.start_unix_ns = end_unix_ns;
         self.boundary_unix_ns = next_boundary(end_unix_ns, self.cfg.window_ns);
@@ -259,6 +316,34 @@ mod tests {
         assert_eq!(next_boundary(0, 300), 300);
         assert_eq!(next_boundary(299, 300), 300);
         assert_eq!(next_boundary(300, 300), 600);
+    }
+
+    #[test]
+    fn a_window_is_one_line_of_all_threads() {
+        let w = |min, avg, max, missed, samples| WindowSummary {
+            samples,
+            wakeups: samples,
+            missed,
+            min_ns: Some(min),
+            avg_ns: Some(avg),
+            p99_ns: None,
+            max_ns: Some(max),
+        };
+        let start = 1_764_088_800_000_000_000; // 2025-11-25 16:40:00 UTC
+        let line = window_line(
+            start,
+            start + 300_000_000_000,
+            &[
+                (Some(0), w(2_000, 4_000, 30_000, 0, 100)),
+                (Some(1), w(3_000, 6_000, 48_200, 2, 100)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            line,
+            "window 2025-11-25 16:40:00 UTC +5m00s: min 2.0 µs, avg 5.0 µs, max 48.2 µs (CPU 1), 2 missed"
+        );
+        assert!(window_line(start, start + 1, &[]).is_none());
     }
 
     #[test]

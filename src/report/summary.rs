@@ -56,6 +56,13 @@ pub fn render(run: &RunRecord) -> String {
             fmt_duration(at.offset_ns)
         );
     }
+    if run.options.warmup_ns > 0 {
+        let _ = writeln!(
+            out,
+            "the first {} (warm-up) are not in the statistics",
+            fmt_duration(run.options.warmup_ns)
+        );
+    }
     if run.overall.early_wakeups > 0 {
         let _ = writeln!(
             out,

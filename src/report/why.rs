@@ -124,11 +124,21 @@ pub fn nothing_line(x: &ExplainRecord) -> Option<String> {
 /// The counts in one line: threshold, spikes seen and explained, trace
 /// events read and lost, events this kernel lacks.
 pub fn counts_line(x: &ExplainRecord) -> String {
+    // `measure --explain` explains, at each tick of the run's supervisor,
+    // the largest late wake-up of each thread since the previous tick.
+    let rule = if x.spikes_explained < x.spikes_seen {
+        format!(
+            " (each thread's largest in every {} tick of the run's supervisor)",
+            fmt::period(crate::engine::run::TICK.as_nanos() as u64)
+        )
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "explain: {} wake-ups reached {}, {} explained; trace events: {} read, {} lost",
+        "explain: {} of {} wake-ups that reached {} explained{rule}; trace events: {} read, {} lost",
+        fmt::count(x.spikes_explained),
         fmt::count(x.spikes_seen),
         fmt::period(x.threshold_ns),
-        fmt::count(x.spikes_explained),
         fmt::count(x.events_read),
         fmt::count(x.events_lost),
     );
@@ -170,7 +180,7 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
                     "{} {what} {}: {}",
                     who(e),
                     fmt::latency(e.spike.latency_ns),
-                    cause(e)
+                    short_cause(e)
                 ));
             }
             None => {
@@ -193,13 +203,35 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
                 "{} max {}: {}",
                 who(e),
                 fmt::latency(e.spike.latency_ns),
-                cause(e)
+                short_cause(e)
             ));
         }
+    }
+    if out.iter().any(|l| l.contains(MARK)) {
+        out.push(LEAN_CAVEAT.to_string());
     }
     out.push(counts_line(x));
     out
 }
+
+/// The cause for the terminal summary: the lean set's caveat, which
+/// ends every cause of a lower-priority task that ran instead, becomes a
+/// mark, and [`LEAN_CAVEAT`] says it once after the causes.
+fn short_cause(x: &Explanation) -> String {
+    let c = cause(x);
+    match c.split_once(crate::explain::analyze::OUTRANKED_CAVEAT) {
+        Some((head, tail)) => format!("{head}{MARK}{tail}"),
+        None => c,
+    }
+}
+
+const MARK: &str = " (*)";
+
+/// The caveat of the causes marked `(*)`, said once.
+pub const LEAN_CAVEAT: &str = "(*) the lean event set leaves the timer's events out: when a task \
+     of lower priority ran instead, the timer fired late (interrupts off or a hypervisor stall) \
+     or that task held the CPU in the kernel, and the trace cannot tell which; \
+     `--explain-events full` records the timer's events and tells (at a cost: docs/explain.md)";
 
 /// A made-up explanation for tests of readers and writers: a SCHED_FIFO
 /// 90 hog (`rtscope-hog:4242`) ran on `cpu` for most of `latency_ns`, a
@@ -352,8 +384,35 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "explain: 7 wake-ups reached 100 µs, 2 explained; trace events: 12\u{202f}345 read, 42 lost (explanations whose interval lost events are marked partial)"
+            "explain: 2 of 7 wake-ups that reached 100 µs explained (each thread's largest in every 50 ms tick of the run's supervisor); trace events: 12\u{202f}345 read, 42 lost (explanations whose interval lost events are marked partial)"
         );
+    }
+
+    #[test]
+    fn the_lean_sets_caveat_is_said_once() {
+        let mut run = run_of(&[vec![5_000, 400_000], vec![4_000, 300_000]]);
+        let mut x = explained(&run, None);
+        for e in &mut x.explanations {
+            e.cause = format!(
+                "kworker/1:1:77 (nice 0){}{}",
+                crate::explain::analyze::OUTRANKED,
+                crate::explain::analyze::OUTRANKED_CAVEAT
+            );
+        }
+        x.spikes_seen = 2;
+        run.explain = Some(x);
+        let lines = summary_lines(&run);
+        let text = lines.join("\n");
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[0].ends_with("kworker/1:1:77 (nice 0) ran instead, at a lower priority (*)"),
+            "{text}"
+        );
+        assert_eq!(text.matches("cannot tell").count(), 1, "{text}");
+        assert_eq!(lines[2], LEAN_CAVEAT);
+        assert!(lines[2].contains("--explain-events full"));
+        // All explained: no rule to state.
+        assert!(lines[3].starts_with("explain: 2 of 2 wake-ups that reached 100 µs explained;"));
     }
 
     #[test]

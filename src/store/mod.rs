@@ -39,7 +39,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use thiserror::Error;
 
-pub use runs::{RunRow, RunState};
+pub use runs::{RunFilter, RunRow, RunState};
 
 /// File name of the store inside its data directory.
 pub const FILE_NAME: &str = "rtscope.db";
@@ -50,7 +50,7 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error(
-        "no run store location: neither XDG_DATA_HOME nor HOME is set; choose a file with --db PATH or RTSCOPE_DB"
+        "no run store location: neither XDG_DATA_HOME nor HOME is set (root then uses /var/lib/rtscope/rtscope.db); choose a file with --db PATH or RTSCOPE_DB"
     )]
     NoLocation,
     #[error(
@@ -227,19 +227,52 @@ pub fn choose(path: Option<PathBuf>) {
     }
 }
 
-/// The default store: `$XDG_DATA_HOME/rtscope/rtscope.db`, else
-/// `$HOME/.local/share/rtscope/rtscope.db` (XDG base directory rules: a
-/// relative XDG_DATA_HOME is ignored).
+/// The system's store directory: the monitor service's store
+/// (`RTSCOPE_DB=/var/lib/rtscope/rtscope.db`), and root's when it has no
+/// home. `RTSCOPE_SYSTEM_STORE_DIR` puts it elsewhere (tests).
+pub const SYSTEM_DIR: &str = "/var/lib/rtscope";
+
+/// The default store:
+/// 1. `$XDG_DATA_HOME/rtscope/rtscope.db` (XDG base directory rules: a
+///    relative XDG_DATA_HOME is ignored);
+/// 2. for root, the system store `/var/lib/rtscope/rtscope.db` when it
+///    exists (so `sudo rtscope runs` reads what the monitor service
+///    saves) or when HOME is unset (a unit, cron);
+/// 3. `$HOME/.local/share/rtscope/rtscope.db`.
 pub fn default_path() -> Option<PathBuf> {
     let nonempty = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(x) = nonempty("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+    let system = nonempty("RTSCOPE_SYSTEM_STORE_DIR")
+        .unwrap_or_else(|| PathBuf::from(SYSTEM_DIR))
+        .join(FILE_NAME);
+    let root = crate::sys::sched::euid() == 0;
+    let system_exists = root && system.exists();
+    choose_default(
+        nonempty("XDG_DATA_HOME"),
+        nonempty("HOME"),
+        root.then_some((system, system_exists)),
+    )
+}
+
+/// [`default_path`]'s rule, on its inputs: `system` is root's system
+/// store and whether it exists (`None` for other users).
+fn choose_default(
+    xdg_data_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+    system: Option<(PathBuf, bool)>,
+) -> Option<PathBuf> {
+    if let Some(x) = xdg_data_home.filter(|p| p.is_absolute()) {
         return Some(x.join("rtscope").join(FILE_NAME));
     }
-    nonempty("HOME").map(|h| h.join(".local/share/rtscope").join(FILE_NAME))
+    if let Some((path, exists)) = system
+        && (exists || home.is_none())
+    {
+        return Some(path);
+    }
+    home.map(|h| h.join(".local/share/rtscope").join(FILE_NAME))
 }
 
 /// True when a store location is a PostgreSQL URL rather than a file.
@@ -610,6 +643,37 @@ mod tests {
         let e = Store::open(&newer).unwrap_err();
         assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
         assert!(e.to_string().contains("upgrade rtscope"));
+    }
+
+    #[test]
+    fn default_path_rule() {
+        let p = PathBuf::from;
+        let sys = || (p("/var/lib/rtscope/rtscope.db"), false);
+        let sys_there = || (p("/var/lib/rtscope/rtscope.db"), true);
+        // XDG_DATA_HOME first (when absolute), for everyone.
+        assert_eq!(
+            choose_default(Some(p("/x")), Some(p("/root")), Some(sys_there())),
+            Some(p("/x/rtscope/rtscope.db"))
+        );
+        // Root: the system store when it exists, or without a home.
+        assert_eq!(
+            choose_default(None, Some(p("/root")), Some(sys_there())),
+            Some(p("/var/lib/rtscope/rtscope.db"))
+        );
+        assert_eq!(
+            choose_default(Some(p("rel")), None, Some(sys())),
+            Some(p("/var/lib/rtscope/rtscope.db"))
+        );
+        assert_eq!(
+            choose_default(None, Some(p("/root")), Some(sys())),
+            Some(p("/root/.local/share/rtscope/rtscope.db"))
+        );
+        // Others: their home, or nothing.
+        assert_eq!(
+            choose_default(None, Some(p("/home/a")), None),
+            Some(p("/home/a/.local/share/rtscope/rtscope.db"))
+        );
+        assert_eq!(choose_default(None, None, None), None);
     }
 
     #[test]

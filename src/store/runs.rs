@@ -31,7 +31,8 @@ impl RunState {
         }
     }
 
-    fn parse(s: &str) -> Option<RunState> {
+    /// The state named `s` (`running`, `complete`, `interrupted`).
+    pub fn parse(s: &str) -> Option<RunState> {
         Some(match s {
             "running" => RunState::Running,
             "complete" => RunState::Complete,
@@ -159,6 +160,62 @@ fn read_row(r: &Row) -> Result<RunRow, DbError> {
     })
 }
 
+/// Which stored runs to list; every condition given must hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFilter {
+    /// A glob (`*`, `?`) the whole label matches (no label: matches as
+    /// an empty one).
+    pub label: Option<String>,
+    /// Tags the run has: a key with that value, or (`None`) any value.
+    pub tags: Vec<(String, Option<String>)>,
+    pub state: Option<RunState>,
+    pub host: Option<String>,
+    /// Started at or after.
+    pub since_unix_ns: Option<u64>,
+    /// Started before.
+    pub until_unix_ns: Option<u64>,
+}
+
+impl RunFilter {
+    /// Whether `r` passes every condition but the tags (which the store
+    /// checks).
+    pub fn keeps(&self, r: &RunRow) -> bool {
+        self.label
+            .as_deref()
+            .is_none_or(|g| glob_match(g, r.label.as_deref().unwrap_or("")))
+            && self.state.is_none_or(|s| s == r.state)
+            && self.host.as_deref().is_none_or(|h| h == r.host)
+            && self.since_unix_ns.is_none_or(|t| r.started_at_unix_ns >= t)
+            && self.until_unix_ns.is_none_or(|t| r.started_at_unix_ns < t)
+    }
+}
+
+/// Whether all of `text` matches `pattern`: `*` any run of characters,
+/// `?` one character, everything else itself.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut i, mut j) = (0, 0);
+    // Where the last `*` was, and where in the text it started matching.
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == t[j])) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
 /// What has been written of each thread's window series: lets a
 /// checkpoint write only the points that are new (the last stored point
 /// may still have grown, so it is written again).
@@ -185,6 +242,78 @@ impl Store {
             .into_iter()
             .filter(|r| r.host == host)
             .collect())
+    }
+
+    /// The stored runs `filter` keeps, oldest id first.
+    pub fn list_filtered(&self, filter: &RunFilter) -> Result<Vec<RunRow>> {
+        let mut tagged: Option<Vec<i64>> = None;
+        for (key, value) in &filter.tags {
+            let rows = match value {
+                Some(v) => self.db().query(
+                    "SELECT run_id FROM run_tags WHERE key = ?1 AND value = ?2",
+                    &args![key, v],
+                ),
+                None => self
+                    .db()
+                    .query("SELECT run_id FROM run_tags WHERE key = ?1", &args![key]),
+            }
+            .map_err(|e| self.err("listing runs", e))?;
+            let ids: Vec<i64> = rows
+                .iter()
+                .map(|r| r.get(0))
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.err("listing runs", e))?;
+            tagged = Some(match tagged {
+                None => ids,
+                Some(before) => before.into_iter().filter(|i| ids.contains(i)).collect(),
+            });
+        }
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|r| tagged.as_ref().is_none_or(|t| t.contains(&r.id)))
+            .filter(|r| filter.keeps(r))
+            .collect())
+    }
+
+    /// Give run `id` the label `label` (`None`: no label), in its row and
+    /// its record. Refused while the run is measured (its next checkpoint
+    /// would write the old label back).
+    pub fn relabel(&mut self, id: i64, label: Option<&str>) -> Result<()> {
+        let path = self.path().to_path_buf();
+        let row = self.row(id)?.ok_or_else(|| StoreError::NoRun {
+            reference: id.to_string(),
+            path: path.clone(),
+        })?;
+        if row.state == RunState::Running {
+            return Err(StoreError::Invalid(format!(
+                "run {id} is being measured now: relabel it once it has ended"
+            )));
+        }
+        let err = |e| StoreError::from_db(&path, "relabelling a run", e);
+        let mut tx = self.tx("relabelling a run")?;
+        let head: String = tx
+            .query_one("SELECT record_json FROM runs WHERE id = ?1", &args![id])
+            .and_then(|r| r.get(0))
+            .map_err(err)?;
+        let mut v: serde_json::Value =
+            serde_json::from_str(&head).map_err(|e| StoreError::BadRun {
+                id,
+                path: path.clone(),
+                detail: format!("its record: {e}"),
+            })?;
+        if let Some(o) = v.as_object_mut() {
+            match label {
+                Some(l) => o.insert("label".into(), l.into()),
+                None => o.remove("label"),
+            };
+        }
+        tx.execute(
+            "UPDATE runs SET label = ?2, record_json = ?3 WHERE id = ?1",
+            &args![id, label.map(str::to_string), v.to_string()],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)
     }
 
     /// The listed facts of run `id`.
@@ -579,6 +708,84 @@ mod tests {
             }
         }
         rec
+    }
+
+    #[test]
+    fn globs_match_whole_labels() {
+        assert!(glob_match("*", ""));
+        assert!(glob_match("vanilla*", "vanilla, idle"));
+        assert!(glob_match("*idle", "vanilla, idle"));
+        assert!(glob_match("v?nilla*e", "vanilla, idle"));
+        assert!(glob_match("*a*i*", "vanilla, idle"));
+        assert!(!glob_match("vanilla", "vanilla, idle"));
+        assert!(!glob_match("*rt*", "vanilla, idle"));
+        assert!(glob_match("µ*", "µs"));
+    }
+
+    #[test]
+    fn runs_are_filtered_and_relabelled() {
+        let t = TempStore::new("filter");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut a = synthetic(&[vec![1000]]);
+        a.label = Some("vanilla, idle".into());
+        a.tags.insert("load".into(), "none".into());
+        a.started_at_unix_ns = 1_000;
+        a.fingerprint.hostname = "board1".into();
+        let mut b = synthetic(&[vec![1000]]);
+        b.run_uuid = crate::record::new_run_uuid();
+        b.label = Some("rt, hell".into());
+        b.tags.insert("load".into(), "hell".into());
+        b.tags.insert("kernel".into(), "rt".into());
+        b.started_at_unix_ns = 2_000;
+        b.fingerprint.hostname = "board2".into();
+        let ia = s.insert(&a).unwrap();
+        let ib = s.insert(&b).unwrap();
+        fn ids(s: &Store, f: RunFilter) -> Vec<i64> {
+            s.list_filtered(&f).unwrap().iter().map(|r| r.id).collect()
+        }
+        assert_eq!(ids(&s, RunFilter::default()), vec![ia, ib]);
+        let label = |g: &str| RunFilter {
+            label: Some(g.into()),
+            ..Default::default()
+        };
+        assert_eq!(ids(&s, label("rt*")), vec![ib]);
+        let tag = |k: &str, v: Option<&str>| RunFilter {
+            tags: vec![(k.into(), v.map(Into::into))],
+            ..Default::default()
+        };
+        assert_eq!(ids(&s, tag("load", Some("none"))), vec![ia]);
+        assert_eq!(ids(&s, tag("kernel", None)), vec![ib]);
+        assert_eq!(ids(&s, tag("load", None)), vec![ia, ib]);
+        let mut both = tag("load", None);
+        both.tags.push(("kernel".into(), Some("rt".into())));
+        assert_eq!(ids(&s, both), vec![ib]);
+        let host = RunFilter {
+            host: Some("board1".into()),
+            ..Default::default()
+        };
+        assert_eq!(ids(&s, host), vec![ia]);
+        let when = RunFilter {
+            since_unix_ns: Some(1_500),
+            until_unix_ns: Some(2_001),
+            ..Default::default()
+        };
+        assert_eq!(ids(&s, when), vec![ib]);
+        let state = RunFilter {
+            state: Some(RunState::Interrupted),
+            ..Default::default()
+        };
+        assert!(ids(&s, state).is_empty());
+
+        s.relabel(ia, Some("vanilla, hell")).unwrap();
+        assert_eq!(
+            s.row(ia).unwrap().unwrap().label.as_deref(),
+            Some("vanilla, hell")
+        );
+        assert_eq!(s.load(ia).unwrap().label.as_deref(), Some("vanilla, hell"));
+        assert_eq!(ids(&s, label("*hell")), vec![ia, ib]);
+        s.relabel(ia, None).unwrap();
+        assert_eq!(s.load(ia).unwrap().label, None);
+        assert!(matches!(s.relabel(99, None), Err(StoreError::NoRun { .. })));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod process;
 pub mod pthread;
 pub mod sched;
 pub mod signal;
+pub mod term;
 pub mod thread;
 pub mod timer;
 

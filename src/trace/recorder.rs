@@ -32,6 +32,10 @@ pub struct TraceConfig {
     pub max_events_per_cpu: usize,
     /// CPUs the reader thread may run on (housekeeping); `None`: any.
     pub reader_cpus: Option<Vec<usize>>,
+    /// A cgroup v1 `tasks` file the reader thread writes its id to before
+    /// it pins itself: the housekeeping cpuset, when this process sits
+    /// in an isolated one that would not let it leave the measured CPUs.
+    pub reader_cgroup_tasks: Option<PathBuf>,
     /// Where the journal goes (default: the tuning journal's directory).
     pub state_dir: PathBuf,
     /// The events recorded.
@@ -46,6 +50,7 @@ impl TraceConfig {
             window_ns: 500_000_000,
             max_events_per_cpu: 50_000,
             reader_cpus: None,
+            reader_cgroup_tasks: None,
             state_dir: crate::tune::journal::state_dir(),
             events: EventSet::Full,
         }
@@ -357,6 +362,7 @@ impl Recorder {
             stop: self.stop.clone(),
             drained_at_ns: self.drained_at_ns.clone(),
             reader_cpus: cfg.reader_cpus.clone(),
+            reader_cgroup_tasks: cfg.reader_cgroup_tasks.clone(),
         };
         let h = std::thread::Builder::new()
             .name("rtscope-trace".into())
@@ -497,6 +503,7 @@ struct ReaderCtx {
     stop: Arc<AtomicBool>,
     drained_at_ns: Arc<AtomicU64>,
     reader_cpus: Option<Vec<usize>>,
+    reader_cgroup_tasks: Option<PathBuf>,
 }
 
 impl ReaderCtx {
@@ -506,6 +513,9 @@ impl ReaderCtx {
         // (which would starve it and let the kernel drop events), below
         // everything real-time.
         let _ = crate::sys::process::ensure_not_realtime();
+        if let Some(tasks) = &self.reader_cgroup_tasks {
+            let _ = std::fs::write(tasks, crate::sys::sched::gettid().to_string());
+        }
         if let Some(cpus) = &self.reader_cpus
             && crate::sys::sched::set_affinity(0, cpus).is_ok()
         {

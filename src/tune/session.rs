@@ -218,11 +218,7 @@ pub fn for_measure(
             })
             .collect();
         if !irqs.is_empty() {
-            eprintln!(
-                "rtscope: IRQs that refused to leave CPUs {}: {}",
-                format_cpu_list(&req.isolated),
-                irqs.join(" ")
-            );
+            eprintln!("rtscope: {}", irqs_refused_line(&irqs, &req.isolated));
         }
         for i in refused.iter().filter(|i| i.setting != "irq-affinity") {
             if let Outcome::Refused(e) = &i.outcome {
@@ -232,6 +228,18 @@ pub fn for_measure(
     }
     iso.enter()?;
     Ok(Some(iso))
+}
+
+/// The IRQs (by number) that stayed on the isolated CPUs, in a sentence:
+/// `IRQ 36 refused to leave CPU 1`, `IRQs 36, 40 refused to leave CPUs 1-2`.
+pub fn irqs_refused_line(irqs: &[String], isolated: &[usize]) -> String {
+    format!(
+        "{} {} refused to leave {} {}",
+        if irqs.len() == 1 { "IRQ" } else { "IRQs" },
+        irqs.join(", "),
+        if isolated.len() == 1 { "CPU" } else { "CPUs" },
+        format_cpu_list(isolated)
+    )
 }
 
 fn join(
@@ -295,6 +303,24 @@ impl Isolation {
             let tid = crate::sys::sched::gettid() as u32;
             let _ = move_to(&self.env, SYSTEM_NAME, "tasks", tid);
         }
+    }
+
+    /// Where a helper thread of this process (the trace reader) goes to
+    /// keep off the isolated CPUs: the housekeeping CPUs and the `tasks`
+    /// file of their cpuset, which it joins first (cgroup v1). `None` on
+    /// cgroup v2, which keeps a process's threads together.
+    pub fn housekeeping(&self) -> Option<(Vec<usize>, std::path::PathBuf)> {
+        let fs = self.env.cpuset.as_ref()?;
+        if fs.version != CpusetVersion::V1 {
+            return None;
+        }
+        let online = cpu::online_cpus(&self.env.root).unwrap_or_default();
+        let cpus: Vec<usize> = online
+            .into_iter()
+            .filter(|c| !self.isolated.contains(c))
+            .collect();
+        let tasks = self.env.root.path(&fs.file(SYSTEM_NAME, "tasks"));
+        (!cpus.is_empty() && tasks.exists()).then_some((cpus, tasks))
     }
 
     /// Undo the tuning now (also done on drop); prints one line, or loud
@@ -386,5 +412,22 @@ impl Observer for IsolatedObserver<'_> {
 
     fn notices(&mut self) -> Vec<String> {
         self.inner.notices()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::irqs_refused_line;
+
+    #[test]
+    fn refused_irqs_are_named_by_number() {
+        assert_eq!(
+            irqs_refused_line(&["36".into()], &[1]),
+            "IRQ 36 refused to leave CPU 1"
+        );
+        assert_eq!(
+            irqs_refused_line(&["36".into(), "40".into()], &[1, 2]),
+            "IRQs 36, 40 refused to leave CPUs 1-2"
+        );
     }
 }

@@ -126,25 +126,42 @@ impl LiveObserver {
         Ok(o)
     }
 
-    fn line(view: &RunView, i: usize) -> String {
+    /// The fields of thread `i`'s line, each with its rank: when the
+    /// line is too wide, the highest ranks go first (0: always kept).
+    fn fields(view: &RunView, i: usize) -> Vec<(String, u8)> {
         let t = &view.plan.threads[i];
         let l = view.live(i);
-        let mut s = format!(
-            "T:{i:>3} ({:>7}) CPU:{:>3} P:{:>2} I:{:>7} C:{:>10} Min:{:>9}us Act:{:>9}us Avg:{:>9}us Max:{:>10}us",
-            view.tid(i),
-            t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-            t.priority,
-            fmt_duration(t.interval_ns),
-            l.wakeups,
-            us_cell(l.min_ns),
-            us_cell(l.last_ns),
-            us_cell_f(l.avg_ns),
-            us_cell(l.max_ns),
-        );
+        let mut f = vec![
+            (format!("T:{i:>3}"), 0),
+            (format!("({:>7})", view.tid(i)), 7),
+            (
+                format!(
+                    "CPU:{:>3}",
+                    t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
+                ),
+                0,
+            ),
+            (format!("P:{:>2}", t.priority), 5),
+            (format!("I:{:>7}", fmt_duration(t.interval_ns)), 6),
+            (format!("C:{:>10}", l.wakeups), 3),
+            (format!("Min:{:>9}us", us_cell(l.min_ns)), 2),
+            (format!("Act:{:>9}us", us_cell(l.last_ns)), 4),
+            (format!("Avg:{:>9}us", us_cell_f(l.avg_ns)), 1),
+            (format!("Max:{:>10}us", us_cell(l.max_ns)), 0),
+        ];
         if l.missed > 0 {
-            s.push_str(&format!(" missed:{}", l.missed));
+            f.push((format!("missed:{}", l.missed), 0));
         }
-        s
+        f
+    }
+
+    fn line(view: &RunView, i: usize, columns: Option<u16>) -> String {
+        let fields = Self::fields(view, i);
+        match columns {
+            // A line as wide as the terminal wraps on some: one less.
+            Some(c) => fit(fields, usize::from(c).saturating_sub(1)),
+            None => fit(fields, usize::MAX),
+        }
     }
 
     fn draw(&mut self, view: &RunView) {
@@ -163,8 +180,9 @@ impl LiveObserver {
         self.last_draw = Some(now);
         match self.mode {
             LiveMode::Terminal => {
+                let columns = crate::sys::term::columns(&std::io::stderr());
                 for i in 0..view.thread_count() {
-                    self.lines[i].set_message(Self::line(view, i));
+                    self.lines[i].set_message(Self::line(view, i, columns));
                 }
                 if let Some(p) = &self.progress {
                     match self.duration_ns {
@@ -179,7 +197,7 @@ impl LiveObserver {
                 // the run.
                 let mut err = std::io::stderr().lock();
                 for i in 0..view.thread_count() {
-                    let _ = writeln!(err, "{}", Self::line(view, i));
+                    let _ = writeln!(err, "{}", Self::line(view, i, None));
                 }
             }
             LiveMode::Off => {}
@@ -203,16 +221,26 @@ impl LiveObserver {
         }
     }
 
-    /// Remove the live lines (the summary follows).
-    /// Clear the lines and the bar.
+    /// Remove the live lines (the summary follows). A run that measured
+    /// its whole duration leaves its bar at 100 %; one stopped early
+    /// leaves nothing.
     fn clear(&mut self) {
         for l in &self.lines {
             l.finish_and_clear();
         }
+        let complete = !self.signals.stop.load(Ordering::SeqCst);
         if let Some(p) = &self.progress {
-            p.finish_and_clear();
+            match (self.duration_ns, complete) {
+                (Some(d), true) => {
+                    p.set_position(d / 1_000_000);
+                    p.finish();
+                    // The bar stays; what follows starts on a line of its own.
+                    eprintln!();
+                }
+                _ => p.finish_and_clear(),
+            }
         }
-        if let Some(m) = &self.multi {
+        if !complete && let Some(m) = &self.multi {
             let _ = m.clear();
         }
     }
@@ -245,5 +273,69 @@ impl Observer for LiveObserver {
         }
         self.draw(view);
         Control::Continue
+    }
+}
+
+/// `fields` joined by spaces in at most `width` characters: the fields of
+/// highest rank are left out first; when those of rank 0 are still too
+/// wide, the line is cut (it never wraps).
+fn fit(mut fields: Vec<(String, u8)>, width: usize) -> String {
+    let len = |f: &[(String, u8)]| -> usize {
+        f.iter().map(|(s, _)| s.chars().count()).sum::<usize>() + f.len().saturating_sub(1)
+    };
+    while len(&fields) > width {
+        let Some((at, _)) = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, r))| *r > 0)
+            .max_by_key(|(k, (_, r))| (*r, *k))
+        else {
+            break;
+        };
+        fields.remove(at);
+    }
+    let line: Vec<&str> = fields.iter().map(|(s, _)| s.as_str()).collect();
+    line.join(" ").chars().take(width).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    fn fields() -> Vec<(String, u8)> {
+        vec![
+            ("T:  0".into(), 0),
+            ("(  12345)".into(), 7),
+            ("CPU:  1".into(), 0),
+            ("P:95".into(), 5),
+            ("I:    1ms".into(), 6),
+            ("C:  12345678".into(), 3),
+            ("Min:      1.2us".into(), 2),
+            ("Act:      3.4us".into(), 4),
+            ("Avg:      2.1us".into(), 1),
+            ("Max:  123456.7us".into(), 0),
+            ("missed:12".into(), 0),
+        ]
+    }
+
+    #[test]
+    fn a_line_fits_the_terminal_by_leaving_fields_out() {
+        let wide = fit(fields(), usize::MAX);
+        assert!(
+            wide.contains("(  12345)") && wide.contains("Act:"),
+            "{wide}"
+        );
+        let l = fit(fields(), 79);
+        assert!(l.chars().count() <= 79, "{l}");
+        // Whole fields only, the maximum and the missed periods kept.
+        assert!(l.starts_with("T:  0 CPU:  1 "), "{l}");
+        assert!(l.ends_with("Max:  123456.7us missed:12"), "{l}");
+        assert!(
+            l.contains("Avg:      2.1us") && !l.contains("12345)"),
+            "{l}"
+        );
+        let narrow = fit(fields(), 40);
+        assert!(narrow.chars().count() <= 40, "{narrow}");
+        assert!(narrow.starts_with("T:  0 CPU:  1 Max:"), "{narrow}");
     }
 }

@@ -344,7 +344,7 @@ fn explain_run_prints_every_kept_explanation_from_the_store_or_a_file() {
         let first = text.lines().next().unwrap();
         assert_eq!(
             first,
-            "explain: 5 wake-ups reached 100 µs, 2 explained; trace events: 123\u{202f}456 read, 42 lost (explanations whose interval lost events are marked partial)",
+            "explain: 2 of 5 wake-ups that reached 100 µs explained (each thread's largest in every 50 ms tick of the run's supervisor); trace events: 123\u{202f}456 read, 42 lost (explanations whose interval lost events are marked partial)",
             "{reference}"
         );
         assert!(

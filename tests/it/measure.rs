@@ -414,6 +414,33 @@ fn warmup_is_kept_apart() {
         t["warmup"]
     );
     assert!((990..=1010).contains(&u(&t["stats"]["samples"])));
+    // The summary says the warm-up is left out; no warning at 500 ms of 1 s.
+    assert!(
+        stdout(&o).contains("the first 500ms (warm-up) are not in the statistics"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stderr(&o).contains("--warmup"), "{}", stderr(&o));
+    // A warm-up as long as the measurement is warned about.
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "300ms",
+            "-t",
+            "1",
+            "-q",
+            "--no-save",
+            "--warmup",
+            "300ms",
+        ],
+    );
+    assert_code(&o, 0);
+    assert!(
+        stderr(&o).contains("warning: --warmup 300ms is as long as -D 300ms or longer"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn expect_refusal(args: &[&str], needle: &str) {

@@ -209,3 +209,62 @@ fn bad_explain_input_is_refused_before_measuring() {
         assert!(stderr(&o).contains("needs root"), "{}", stderr(&o));
     }
 }
+
+/// The CPUs thread `tid` of process `pid` may run on, once a thread
+/// named `comm` exists.
+fn task_named(pid: u32, comm: &str) -> Option<(String, String)> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    for e in dir.flatten() {
+        let p = e.path();
+        let name = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+        if name.trim() == comm {
+            let status = std::fs::read_to_string(p.join("status")).unwrap_or_default();
+            let allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return Some((e.file_name().to_string_lossy().into_owned(), allowed));
+        }
+    }
+    None
+}
+
+#[test]
+fn under_isolate_the_trace_reader_keeps_off_the_isolated_cpu() {
+    if !is_root() || crate::tune::cpuset_root() != crate::tune::CPUSET {
+        // cgroup v2 keeps a process's threads in one cpuset.
+        return;
+    }
+    let _g = exclusive_system();
+    let t = crate::tune::Tuner::new("explain-isolate");
+    let kid = crate::tune::Kid::new(
+        t.cmd()
+            .args(["measure", "--isolate", "1", "-D", "30s", "-q"])
+            .args(["--explain", "--no-save"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = kid.id();
+    let mut seen = String::new();
+    let t0 = std::time::Instant::now();
+    // The reader pins itself as it starts: wait for it to settle.
+    while t0.elapsed() < std::time::Duration::from_secs(20) {
+        if let Some((_, allowed)) = task_named(pid, "rtscope-trace") {
+            seen = allowed;
+            if seen == "0" {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let measuring = task_named(pid, "rtscope-m0").map(|t| t.1);
+    let o = kid.sigterm_and_wait();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(seen, "0", "the trace reader may run on CPUs {seen}: {err}");
+    assert_eq!(measuring.as_deref(), Some("1"), "{err}");
+    assert!(!err.contains("the trace reader shares them"), "{err}");
+}

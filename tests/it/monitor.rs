@@ -80,6 +80,18 @@ fn kill_9_and_restart_keep_every_window_once_and_link_the_runs() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("follows run {run1}")), "{err}");
+    // One line per window in the log, all threads in one.
+    let logged: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("rtscope: window "))
+        .collect();
+    assert!(logged.len() >= 2, "{err}");
+    assert!(
+        logged
+            .iter()
+            .all(|l| l.contains(" UTC +") && l.contains(", max ") && l.ends_with(" missed")),
+        "{err}"
+    );
 
     let after = windows(&dir);
     // Every window saved before the kill is still there, unchanged.

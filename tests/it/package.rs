@@ -116,7 +116,7 @@ fn the_package_holds_every_page_completion_and_doc() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
     for f in files_below(&src.join("docs")) {
         if f.extension().is_some_and(|e| e == "md") {
-            want.push(format!("/usr/share/doc/rtscope/{}", f.display()));
+            want.push(format!("/usr/share/doc/rtscope/docs/{}", f.display()));
         }
     }
     for f in files_below(&src.join("examples")) {
@@ -129,6 +129,59 @@ fn the_package_holds_every_page_completion_and_doc() {
     }
     let missing: Vec<&String> = want.iter().filter(|w| !files.contains(*w)).collect();
     assert!(missing.is_empty(), "missing {missing:?} in\n{listing}");
+    // The installed README's links lead to installed files.
+    let broken: Vec<String> = readme_links()
+        .into_iter()
+        .map(|l| format!("/usr/share/doc/rtscope/{l}"))
+        .filter(|l| !files.contains(l) && !files.contains(&format!("{l}/")))
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "README links to {broken:?}, not in\n{listing}"
+    );
+}
+
+/// The relative links of README.md (targets without their `#anchor`).
+fn readme_links() -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(src.join("README.md")).unwrap();
+    let mut out = BTreeSet::new();
+    for part in text.split("](").skip(1) {
+        let Some(end) = part.find(')') else { continue };
+        let target = part[..end].split('#').next().unwrap_or_default();
+        if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+            out.insert(target.to_string());
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Without a package: every README link resolves in the source tree and
+/// lies where the package installs files beside the README (docs/,
+/// bench/README.md, DEVELOPERS.md), so it resolves once installed too;
+/// and the README says where the package puts the examples.
+#[test]
+fn readme_links_resolve_where_the_package_puts_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let links = readme_links();
+    assert!(links.iter().any(|l| l.starts_with("docs/")), "{links:?}");
+    for l in &links {
+        assert!(
+            src.join(l).exists(),
+            "README links to {l}, which does not exist"
+        );
+        assert!(
+            l.starts_with("docs/") || l == "bench/README.md" || l == "DEVELOPERS.md",
+            "README links to {l}, which the package does not install beside it"
+        );
+    }
+    let readme = std::fs::read_to_string(src.join("README.md")).unwrap();
+    assert!(readme.contains("/usr/share/doc/rtscope/examples/"));
+    let makefile = std::fs::read_to_string(src.join("Makefile")).unwrap();
+    assert!(
+        makefile.contains("$(DOC)/docs docs/*.md"),
+        "the deb target installs docs/"
+    );
 }
 
 #[test]

@@ -255,6 +255,28 @@ fn two_boards_write_to_one_store_and_are_read_by_host() {
     let none = rt(&dir, &url, &["runs", "--host", "no-such-board"]);
     assert!(listed(&none).is_empty());
     assert!(stdout(&none).contains("no runs of host 'no-such-board'"));
+    // Filters and relabelling work on PostgreSQL too.
+    let b = listed(&rt(
+        &dir,
+        &url,
+        &["runs", "--label", "*-b", "--state", "complete"],
+    ));
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert!(b[0].contains("board-b"), "{b:?}");
+    let o = rt(&dir, &url, &["runs", "relabel", "1", "board A, idle"]);
+    assert_code(&o, 0);
+    let a = listed(&rt(
+        &dir,
+        &url,
+        &["runs", "--label", "board A*", "--since", "1d"],
+    ));
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert_eq!(
+        export(&dir, &url, "1").label.as_deref(),
+        Some("board A, idle")
+    );
+    let o = rt(&dir, &url, &["runs", "relabel", "1", "board-a"]);
+    assert_code(&o, 0);
     let rec = export(&dir, &url, "1");
     assert_eq!(rec.fingerprint.hostname, "board-a");
     assert_eq!(export(&dir, &url, "2").fingerprint.hostname, "board-b");

@@ -564,3 +564,103 @@ fn another_users_store_is_read_but_not_written() {
     let o = rt(&dir, &db, &["runs"]);
     assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
 }
+
+/// Root run from a unit or cron (no HOME, no XDG_DATA_HOME) measures
+/// into the system store and `runs` / `report` read it; with a home, the
+/// system store, now that it exists, is still root's default (where
+/// `sudo rtscope runs` meets the monitor service).
+#[test]
+fn root_without_a_home_uses_the_system_store() {
+    if !is_root() {
+        return;
+    }
+    let dir = TempDir::new("system-store");
+    let system = dir.join("var-lib-rtscope");
+    let bare = || {
+        let mut c = std::process::Command::new(bin());
+        c.env_clear().env("RTSCOPE_SYSTEM_STORE_DIR", &system);
+        c
+    };
+    {
+        let _g = shared_system();
+        let o = bare()
+            .args(["measure", "-t", "1", "-D", "1", "-q"])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+    assert!(system.join("rtscope.db").exists());
+    let o = bare().arg("runs").output().unwrap();
+    assert_code(&o, 0);
+    assert!(stdout(&o).lines().count() >= 2, "{}", stdout(&o));
+    let html = dir.join("r.html");
+    let o = bare()
+        .args(["report", "last", "-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let o = bare().env("HOME", dir.path()).arg("runs").output().unwrap();
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("no runs"), "{}", stdout(&o));
+    assert!(!dir.join(".local/share/rtscope/rtscope.db").exists());
+}
+
+/// `runs` filters (label glob, tag, state, dates) and `runs relabel`.
+#[test]
+fn runs_are_filtered_and_relabelled() {
+    let dir = TempDir::new("runs-filter");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    for (file, label, tag) in [
+        ("cyclictest-2.7-hist.txt", "vanilla, idle", "load=none"),
+        ("cyclictest-2.4-histofall.txt", "rt, hell", "load=hell"),
+    ] {
+        let o = rtscope(dir.path())
+            .arg("import")
+            .arg(fixtures.join(file))
+            .args(["--label", label, "--tag", tag])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+    let rows = |args: &[&str]| -> Vec<String> {
+        let o = rtscope(dir.path()).arg("runs").args(args).output().unwrap();
+        assert_code(&o, 0);
+        stdout(&o)
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(rows(&[]).len(), 2);
+    let v = rows(&["--label", "vanilla*"]);
+    assert!(v.len() == 1 && v[0].contains("vanilla, idle"), "{v:?}");
+    let h = rows(&["--tag", "load=hell"]);
+    assert!(h.len() == 1 && h[0].contains("rt, hell"), "{h:?}");
+    assert_eq!(rows(&["--tag", "load"]).len(), 2);
+    assert_eq!(rows(&["--state", "interrupted"]).len(), 0);
+    let o = rtscope(dir.path())
+        .args(["runs", "--label", "nothing*"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("no stored run matches"),
+        "{}",
+        stdout(&o)
+    );
+    let o = rtscope(dir.path())
+        .args(["runs", "--since", "soon"])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("cannot read the date 'soon'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rtscope(dir.path())
+        .args(["runs", "relabel", "1", "vanilla, hell"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(rows(&["--label", "*hell"]).len(), 2);
+}

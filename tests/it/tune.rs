@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+pub(crate) const CPUSET: &str = "/sys/fs/cgroup/cpuset";
 
 /// The cgroup-v2 hierarchy of this machine (it holds the cpuset
 /// controller while `cgroup_v2`'s tests have moved it there).
