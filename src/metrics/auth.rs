@@ -57,6 +57,13 @@ impl Auth {
                     "a token has no spaces: write `bearer TOKEN` or `basic USER:PASSWORD`".into(),
                 );
             }
+            // `bearer` or `basic` alone (a trailing space is trimmed) is
+            // a scheme whose credentials were left out, not a token.
+            None if line.eq_ignore_ascii_case("bearer") || line.eq_ignore_ascii_case("basic") => {
+                return Err(format!(
+                    "`{line}` has nothing after it: write `bearer TOKEN` or `basic USER:PASSWORD` (an empty token is refused)"
+                ));
+            }
             None => ("bearer".to_string(), line),
         };
         if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_graphic()) {
@@ -148,5 +155,19 @@ mod tests {
         assert!(Auth::parse("a\nb").is_err());
         assert!(Auth::parse("basic nocolon").is_err());
         assert!(Auth::parse("weird scheme").is_err());
+    }
+
+    #[test]
+    fn a_scheme_without_credentials_is_refused() {
+        for bare in ["bearer ", "Bearer", "BEARER\n", "basic", "Basic  \n# c"] {
+            let e = Auth::parse(bare).unwrap_err();
+            assert!(e.contains("nothing after it"), "{bare:?}: {e}");
+        }
+        // A token that merely starts with the word is a token.
+        assert!(
+            Auth::parse("bearertoken")
+                .unwrap()
+                .allows(Some("Bearer bearertoken"))
+        );
     }
 }

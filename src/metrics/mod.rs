@@ -3,8 +3,9 @@
 //!
 //! Layout: `text` (the exposition text of one moment, pure), `auth` (the
 //! bearer token or basic credentials read from `--metrics-auth`),
-//! `server` (a strict, minimal HTTP/1.x server on std::net, one
-//! connection at a time, on its own thread), `observer` (an engine
+//! `server` (a strict, minimal HTTP/1.x server on std::net: one
+//! accepting thread of its own, a short-lived thread per connection, at
+//! most 64, with deadlines), `observer` (an engine
 //! [`crate::engine::Observer`] that renders the text on the control
 //! thread once a second and hands it to the server).
 //!

@@ -1,27 +1,43 @@
 //! A strict, minimal HTTP/1.x server for `/metrics` on std::net.
 //!
 //! Why not a crate: the endpoint answers one request (`GET /metrics`)
-//! with one text; a general server would bring threads pools, chunked
-//! bodies and keep-alive we do not want on a real-time host. This one
-//! runs on one thread of its own (never a measuring one, never the
-//! control one), serves one connection at a time, reads at most 8 KiB of
-//! request head with 2 s timeouts, answers with `Connection: close`, and
-//! refuses anything else (400, 401, 404, 405). It never waits for the
-//! measurement: it clones the last text the control thread published.
+//! with one text; a general server would bring thread pools, chunked
+//! bodies and keep-alive we do not want on a real-time host. One thread
+//! of its own (never a measuring one, never the control one) accepts;
+//! each connection is served on a short-lived thread of its own, at most
+//! [`MAX_CONNECTIONS`] at once (more are answered 503 without reading),
+//! so a client that sends slowly or not at all holds only its own
+//! connection. A client has [`HEAD_DEADLINE`] in all to send at most
+//! 8 KiB of request head (408 after it), and the answer has
+//! [`WRITE_DEADLINE`] in all to be written; it is sent with
+//! `Connection: close`, and anything else is refused (400, 401, 404,
+//! 405). All these threads keep to the CPUs nobody measures on. The server
+//! never waits for the measurement: it clones the last text the control
+//! thread published.
 
 use super::MetricsError;
 use super::auth::Auth;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Largest request head read.
 const MAX_HEAD: usize = 8 * 1024;
-/// Read and write timeout of one connection.
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// Connections served at once; the next ones are answered 503 at once.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Time a client has, from its connection being accepted, to send the
+/// whole request head (not per read: a byte a second does not extend it).
+pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
+/// Time the whole answer has to be written (a client that does not read
+/// is dropped after it).
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
+/// Stack of a connection's thread (it parses a head and writes a text).
+const CONNECTION_STACK: usize = 256 * 1024;
+/// Name of the connection threads (the accepting one is `rtscope-metrics`).
+pub const CONNECTION_THREAD: &str = "rtscope-scrape";
 
 /// Where the control thread leaves the latest exposition text, and where
 /// it tells the server's thread which CPUs to keep to.
@@ -40,6 +56,14 @@ struct Placement {
 }
 
 impl Placement {
+    /// Move the calling thread (a connection's) onto the CPUs, if known.
+    fn keep_current(&self) {
+        let cpus = self.cpus.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(cpus) = cpus {
+            let _ = crate::sys::sched::set_affinity(crate::sys::sched::gettid(), &cpus);
+        }
+    }
+
     fn apply(&self) {
         let tid = self.tid.load(Ordering::SeqCst);
         let cpus = self.cpus.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -165,14 +189,62 @@ impl Drop for MetricsServer {
 
 fn serve(listener: TcpListener, feed: Feed, auth: Option<Auth>, stop: Arc<AtomicBool>) {
     feed.server_started();
+    let auth = auth.map(Arc::new);
+    let active = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        if let Ok(s) = conn {
-            let _ = answer(s, &feed, auth.as_ref());
+        let s = match conn {
+            Ok(s) => s,
+            // Out of file descriptors and the like: do not spin.
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            busy(s);
+            continue;
         }
+        let slot = Slot::take(&active);
+        let (feed, auth) = (feed.clone(), auth.clone());
+        // A thread that cannot be spawned drops the closure: the
+        // connection is closed and the slot given back.
+        let _ = std::thread::Builder::new()
+            .name(CONNECTION_THREAD.into())
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                let _slot = slot;
+                feed.place.keep_current();
+                let _ = answer(s, &feed, auth.as_deref(), Instant::now());
+            });
     }
+}
+
+/// One of the [`MAX_CONNECTIONS`] places, given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(active: &Arc<AtomicUsize>) -> Slot {
+        active.fetch_add(1, Ordering::SeqCst);
+        Slot(Arc::clone(active))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Every place is taken: say so without reading or waiting (one
+/// non-blocking write into an empty send buffer), and close.
+fn busy(s: TcpStream) {
+    let _ = s.set_nonblocking(true);
+    let _ = (&s).write(
+        b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
 }
 
 /// What a request asks, once its head is parsed.
@@ -228,31 +300,61 @@ pub fn parse_head(head: &str) -> Parsed {
     }
 }
 
-fn read_head(s: &mut TcpStream) -> io::Result<Option<String>> {
+/// What reading a request head gave.
+enum Head {
+    Complete(String),
+    /// Too long, not UTF-8, or the client closed before the blank line.
+    Malformed,
+    /// The deadline passed first.
+    TooSlow,
+}
+
+/// Read the request head until `deadline` (the whole head, not each read).
+fn read_head(s: &mut TcpStream, deadline: Instant) -> io::Result<Head> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            return Ok(String::from_utf8(buf[..end].to_vec()).ok());
+            return Ok(
+                String::from_utf8(buf[..end].to_vec()).map_or(Head::Malformed, Head::Complete)
+            );
         }
         if buf.len() >= MAX_HEAD {
-            return Ok(None);
+            return Ok(Head::Malformed);
         }
-        let n = s.read(&mut chunk)?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(Head::TooSlow);
+        }
+        s.set_read_timeout(Some(left))?;
+        let n = match s.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(Head::TooSlow);
+            }
+            Err(e) => return Err(e),
+        };
         if n == 0 {
-            return Ok(None);
+            return Ok(Head::Malformed);
         }
         buf.extend_from_slice(&chunk[..n]);
     }
 }
 
-fn answer(mut s: TcpStream, feed: &Feed, auth: Option<&Auth>) -> io::Result<()> {
-    s.set_read_timeout(Some(IO_TIMEOUT))?;
-    s.set_write_timeout(Some(IO_TIMEOUT))?;
-    let parsed = match read_head(&mut s)? {
-        Some(h) => parse_head(&h),
-        None => Parsed::Status(400, "Bad Request"),
+/// Serve the connection `s`, accepted at `accepted`.
+fn answer(mut s: TcpStream, feed: &Feed, auth: Option<&Auth>, accepted: Instant) -> io::Result<()> {
+    let parsed = match read_head(&mut s, accepted + HEAD_DEADLINE)? {
+        Head::Complete(h) => parse_head(&h),
+        Head::Malformed => Parsed::Status(400, "Bad Request"),
+        Head::TooSlow => Parsed::Status(408, "Request Timeout"),
     };
+    let deadline = Instant::now() + WRITE_DEADLINE;
     match parsed {
         Parsed::Metrics {
             head_only,
@@ -263,8 +365,8 @@ fn answer(mut s: TcpStream, feed: &Feed, auth: Option<&Auth>) -> io::Result<()> 
             {
                 return reply(
                     &mut s,
-                    401,
-                    "Unauthorized",
+                    deadline,
+                    (401, "Unauthorized"),
                     "WWW-Authenticate: Bearer realm=\"rtscope\"\r\n",
                     b"unauthorized\n",
                     false,
@@ -273,23 +375,28 @@ fn answer(mut s: TcpStream, feed: &Feed, auth: Option<&Auth>) -> io::Result<()> 
             let text = feed.current();
             reply(
                 &mut s,
-                200,
-                "OK",
+                deadline,
+                (200, "OK"),
                 "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n",
                 text.as_bytes(),
                 head_only,
             )
         }
-        Parsed::Status(code, why) => {
-            reply(&mut s, code, why, "", format!("{why}\n").as_bytes(), false)
-        }
+        Parsed::Status(code, why) => reply(
+            &mut s,
+            deadline,
+            (code, why),
+            "",
+            format!("{why}\n").as_bytes(),
+            false,
+        ),
     }
 }
 
 fn reply(
     s: &mut TcpStream,
-    code: u16,
-    why: &str,
+    deadline: Instant,
+    (code, why): (u16, &str),
     extra: &str,
     body: &[u8],
     head_only: bool,
@@ -298,11 +405,30 @@ fn reply(
         "HTTP/1.1 {code} {why}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    s.write_all(head.as_bytes())?;
+    write_by(s, head.as_bytes(), deadline)?;
     if !head_only {
-        s.write_all(body)?;
+        write_by(s, body, deadline)?;
     }
-    s.flush()
+    Ok(())
+}
+
+/// Write all of `data` before `deadline` (a client reading slowly does not
+/// extend it), or fail with `TimedOut`.
+fn write_by(s: &mut TcpStream, mut data: &[u8], deadline: Instant) -> io::Result<()> {
+    while !data.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        s.set_write_timeout(Some(left))?;
+        match s.write(data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -372,5 +498,73 @@ mod tests {
             taken.to_string().contains("another program uses that port"),
             "{taken}"
         );
+    }
+
+    /// Whether the server has neither answered nor closed `c` yet.
+    fn still_waiting(c: &TcpStream) -> bool {
+        c.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 1];
+        let r = (&*c).read(&mut b);
+        c.set_nonblocking(false).unwrap();
+        matches!(r, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+
+    #[test]
+    fn slow_clients_do_not_stop_a_scrape_and_are_cut_at_the_deadline() {
+        let srv = MetricsServer::start("127.0.0.1:0".parse().unwrap(), None).unwrap();
+        srv.feed().publish("x 1\n".into());
+        // 12 idle connections and 12 that send a byte a second.
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut held = Vec::new();
+        let mut senders = Vec::new();
+        for i in 0..24 {
+            let c = TcpStream::connect(srv.addr()).unwrap();
+            if i % 2 == 1 {
+                let (mut w, stop) = (c.try_clone().unwrap(), Arc::clone(&stop));
+                senders.push(std::thread::spawn(move || {
+                    for b in b"GET /metrics HTTP/1.1\r\n".iter().cycle() {
+                        if stop.load(Ordering::SeqCst) || w.write_all(&[*b]).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                }));
+            }
+            held.push(c);
+        }
+        let ok = get(srv.addr(), "");
+        assert!(ok.starts_with("HTTP/1.1 200 OK"), "{ok}");
+        // Answered while every slow connection was still held open: a
+        // server serving one connection at a time would have had to end
+        // all 24 first.
+        for c in &held {
+            assert!(still_waiting(c));
+        }
+        // Each is then answered 408 and closed at the head deadline.
+        for mut c in held {
+            c.set_read_timeout(Some(HEAD_DEADLINE * 4)).unwrap();
+            let mut s = String::new();
+            c.read_to_string(&mut s).unwrap();
+            assert!(s.starts_with("HTTP/1.1 408 "), "{s}");
+        }
+        stop.store(true, Ordering::SeqCst);
+        for t in senders {
+            t.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn connections_beyond_the_cap_are_answered_503_at_once() {
+        let srv = MetricsServer::start("127.0.0.1:0".parse().unwrap(), None).unwrap();
+        let held: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+            .map(|_| TcpStream::connect(srv.addr()).unwrap())
+            .collect();
+        // Accepted in order: the one after them finds every place taken.
+        let mut c = TcpStream::connect(srv.addr()).unwrap();
+        c.set_read_timeout(Some(HEAD_DEADLINE * 4)).unwrap();
+        let mut s = String::new();
+        c.read_to_string(&mut s).unwrap();
+        assert!(s.starts_with("HTTP/1.1 503 "), "{s}");
+        assert!(held.iter().all(still_waiting));
     }
 }

@@ -1,6 +1,6 @@
 //! The Prometheus text exposition (format 0.0.4) of one moment of a run:
-//! per-thread latency histograms with classic buckets on a 1-2-5 log
-//! scale from 1 us to 10 s, wake-up and missed-period counters, the run's
+//! per-thread latency histograms with classic buckets 20 a decade from
+//! 1 us to 100 ms and 1-2-5 on to 10 s, wake-up and missed-period counters, the run's
 //! and the last window's maximum as gauges. Pure: no clock, no I/O.
 //!
 //! A bucket `le` counts the samples whose histogram bucket starts at or
@@ -10,23 +10,17 @@
 use crate::histogram::Histogram;
 use std::fmt::Write as _;
 
-/// Upper bounds of the classic buckets, in ns (1-2-5 from 1 us to 10 s).
-pub const BOUNDS_NS: [u64; 22] = [
-    1_000,
-    2_000,
-    5_000,
-    10_000,
-    20_000,
-    50_000,
-    100_000,
-    200_000,
-    500_000,
-    1_000_000,
-    2_000_000,
-    5_000_000,
-    10_000_000,
-    20_000_000,
-    50_000_000,
+/// Mantissas of the fine bucket bounds within one decade, in hundredths:
+/// the R20 preferred numbers (ISO 3), which hold 1, 2 and 5 and are at
+/// most 14.3 % apart (1.4 to 1.6).
+const R20: [u64; 20] = [
+    100, 112, 125, 140, 160, 180, 200, 224, 250, 280, 315, 355, 400, 450, 500, 560, 630, 710, 800,
+    900,
+];
+/// Decades with fine bounds: 1 us to 100 ms.
+const FINE_DECADES: usize = 5;
+/// Bounds above the fine ones, 1-2-5 up to 10 s, in ns.
+const COARSE_NS: [u64; 7] = [
     100_000_000,
     200_000_000,
     500_000_000,
@@ -35,6 +29,35 @@ pub const BOUNDS_NS: [u64; 22] = [
     5_000_000_000,
     10_000_000_000,
 ];
+/// Largest ratio of two neighbouring bounds from 1 us to 100 ms.
+pub const FINE_RATIO: f64 = 1.6 / 1.4;
+
+const fn bounds() -> [u64; FINE_DECADES * 20 + COARSE_NS.len()] {
+    let mut out = [0u64; FINE_DECADES * 20 + COARSE_NS.len()];
+    let (mut d, mut unit_ns) = (0, 10u64); // 1 us = 100 x 10 ns
+    while d < FINE_DECADES {
+        let mut k = 0;
+        while k < R20.len() {
+            out[d * 20 + k] = R20[k] * unit_ns;
+            k += 1;
+        }
+        unit_ns *= 10;
+        d += 1;
+    }
+    let mut k = 0;
+    while k < COARSE_NS.len() {
+        out[FINE_DECADES * 20 + k] = COARSE_NS[k];
+        k += 1;
+    }
+    out
+}
+
+/// Upper bounds of the classic buckets, in ns: 20 a decade (R20) from
+/// 1 us to 100 ms, then 1-2-5 to 10 s. Between 1 us and 100 ms
+/// `histogram_quantile` lands in the bucket holding the true quantile, so
+/// it is within [`FINE_RATIO`] - 1 (14.3 %) of it, plus the 1/512 of
+/// rtscope's own buckets.
+pub const BOUNDS_NS: [u64; FINE_DECADES * 20 + COARSE_NS.len()] = bounds();
 
 /// Every metric name the endpoint serves (a histogram's series add
 /// `_bucket`, `_sum` and `_count`).
@@ -267,6 +290,78 @@ mod tests {
         for line in t.lines().filter(|l| !l.starts_with('#')) {
             let (_, value) = line.rsplit_once(' ').unwrap();
             assert!(value.parse::<f64>().is_ok(), "{line}");
+        }
+    }
+
+    #[test]
+    fn bucket_bounds_are_fine_where_latencies_are() {
+        assert!(BOUNDS_NS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(BOUNDS_NS[0], 1_000);
+        assert_eq!(*BOUNDS_NS.last().unwrap(), 10_000_000_000);
+        // The 1-2-5 bounds served before are all still there.
+        for d in 0..7 {
+            for m in [1, 2, 5] {
+                let b = m * 1_000 * 10u64.pow(d);
+                assert!(BOUNDS_NS.contains(&b), "{b} ns");
+            }
+        }
+        let fine: Vec<u64> = BOUNDS_NS
+            .iter()
+            .copied()
+            .filter(|&b| b <= 100_000_000)
+            .collect();
+        assert_eq!(fine.len(), 101);
+        for w in fine.windows(2) {
+            assert!(w[1] as f64 / w[0] as f64 <= FINE_RATIO + 1e-12, "{w:?}");
+        }
+        assert!(BOUNDS_NS.contains(&11_200) && BOUNDS_NS.contains(&63_000));
+    }
+
+    /// Prometheus' histogram_quantile over the served buckets (linear
+    /// inside the bucket, the first one starting at 0).
+    fn histogram_quantile(q: f64, text: &str) -> f64 {
+        let buckets: Vec<(f64, f64)> = text
+            .lines()
+            .filter(|l| l.starts_with("rtscope_latency_seconds_bucket{"))
+            .map(|l| {
+                let le = l.split("le=\"").nth(1).unwrap().split('"').next().unwrap();
+                let n = l.rsplit(' ').next().unwrap().parse::<f64>().unwrap();
+                (le.parse::<f64>().unwrap_or(f64::INFINITY), n)
+            })
+            .collect();
+        let total = buckets.last().unwrap().1;
+        let rank = q * total;
+        let i = buckets.iter().position(|&(_, n)| n >= rank).unwrap();
+        let (lo, below) = if i == 0 { (0.0, 0.0) } else { buckets[i - 1] };
+        let (hi, n) = buckets[i];
+        lo + (hi - lo) * (rank - below) / (n - below)
+    }
+
+    #[test]
+    fn histogram_quantile_is_within_the_stated_error_of_rtscopes_own() {
+        // Long-tailed: a bulk near 20 us, tails to a few ms.
+        let mut hist = Histogram::latency();
+        let mut x = 12345u64;
+        for _ in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let v = 15_000.0 + 5_000.0 * u + 50_000.0 * (u.powi(40)) + 3e6 * u.powi(4000);
+            hist.record(v as u64);
+        }
+        let mut m = moment();
+        m.threads[0].hist = hist.clone();
+        let t = render(&m);
+        for q in [0.5, 0.9, 0.99, 0.999, 0.9999] {
+            let own_s = hist.quantile(q).unwrap() as f64 / 1e9;
+            let prom_s = histogram_quantile(q, &t);
+            let err = (prom_s - own_s).abs() / own_s;
+            assert!(
+                err <= FINE_RATIO - 1.0 + 1.0 / 256.0,
+                "q {q}: prometheus {prom_s} s, rtscope {own_s} s ({:.1} %)",
+                err * 100.0
+            );
         }
     }
 
