@@ -166,7 +166,7 @@ impl MonitorArgs {
             ),
             host: self.host.clone(),
             tags,
-            command_line: std::env::args().collect(),
+            command_line: super::recorded_command_line(),
             ..Request::default()
         })
     }
