@@ -14,6 +14,7 @@ mod measure;
 mod measure_explain;
 mod metrics;
 mod monitor;
+mod output;
 mod package;
 mod postgres;
 mod report;
