@@ -33,66 +33,73 @@ enum Target {
     Through(PathBuf),
 }
 
-/// Follow `path`'s symbolic links and say what it leads to; refuse a
+/// Say what `path` leads to, symbolic links followed (also the kernel's
+/// own, as `/dev/stdout` -> `/proc/self/fd/1` -> a pipe); refuse a
 /// directory, a block device, a socket and a loop of links.
 fn resolve(path: &Path, what: &str) -> Result<Target> {
     if path.as_os_str() == "-" {
         return Ok(Target::Stdout);
     }
-    let mut p = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        let meta = match std::fs::symlink_metadata(&p) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Target::File {
-                    path: p,
-                    existing: None,
-                });
-            }
-            Err(e) => {
-                return Err(e).with_context(|| format!("{what} {}", path.display()));
-            }
-        };
-        let ft = meta.file_type();
-        if ft.is_symlink() {
-            let to = std::fs::read_link(&p)
-                .with_context(|| format!("{what} {}: reading the link", path.display()))?;
-            p = if to.is_absolute() {
-                to
-            } else {
-                parent_dir(&p).join(to)
-            };
-            continue;
-        }
-        let shown = || {
-            if p == path {
-                path.display().to_string()
-            } else {
-                format!("{} (-> {})", path.display(), p.display())
-            }
-        };
-        if ft.is_file() {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Target::File {
-                path: p,
-                existing: Some(meta),
+                path: dangling_target(path, what)?,
+                existing: None,
             });
         }
-        if ft.is_char_device() || ft.is_fifo() {
-            return Ok(Target::Through(p));
-        }
-        if ft.is_dir() {
-            bail!("{what} {} is a directory: give a file name", shown());
-        }
-        if ft.is_block_device() {
-            bail!(
-                "{what} {} is a block device: rtscope writes results to files, never over a disk",
-                shown()
-            );
-        }
+        Err(e) => return Err(e).with_context(|| format!("{what} {}", path.display())),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let real = if is_link {
+            std::fs::canonicalize(path)
+                .with_context(|| format!("{what} {}: following the link", path.display()))?
+        } else {
+            path.to_path_buf()
+        };
+        return Ok(Target::File {
+            path: real,
+            existing: Some(meta),
+        });
+    }
+    if ft.is_char_device() || ft.is_fifo() {
+        // Opened by its name: the kernel follows the links.
+        return Ok(Target::Through(path.to_path_buf()));
+    }
+    if ft.is_dir() {
+        bail!("{what} {} is a directory: give a file name", path.display());
+    }
+    if ft.is_block_device() {
         bail!(
-            "{what} {} is neither a file, a character device nor a FIFO: give a file name",
-            shown()
+            "{what} {} is a block device: rtscope writes results to files, never over a disk",
+            path.display()
         );
+    }
+    bail!(
+        "{what} {} is neither a file, a character device nor a FIFO: give a file name",
+        path.display()
+    )
+}
+
+/// Where a file named by `path`, which does not exist, is to be made:
+/// `path` itself, or the final target of the symbolic links it names.
+fn dangling_target(path: &Path, what: &str) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)
+                    .with_context(|| format!("{what} {}: reading the link", path.display()))?;
+                p = if to.is_absolute() {
+                    to
+                } else {
+                    parent_dir(&p).join(to)
+                };
+            }
+            _ => return Ok(p),
+        }
     }
     bail!(
         "{what} {}: too many levels of symbolic links",
@@ -310,7 +317,7 @@ mod tests {
         let b = d.join("b");
         std::os::unix::fs::symlink("b", &a).unwrap();
         std::os::unix::fs::symlink("a", &b).unwrap();
-        let e = check_writable(&a, "--json").unwrap_err().to_string();
+        let e = format!("{:#}", check_writable(&a, "--json").unwrap_err());
         assert!(e.contains("symbolic links"), "{e}");
 
         let missing = d.join("no/such");
