@@ -225,15 +225,19 @@ pub fn choose(path: Option<PathBuf>) {
 /// `$HOME/.local/share/rtscope/rtscope.db` (XDG base directory rules: a
 /// relative XDG_DATA_HOME is ignored).
 pub fn default_path() -> Option<PathBuf> {
-    let nonempty = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(x) = nonempty("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+    default_path_in(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`default_path`] for given values of XDG_DATA_HOME and HOME.
+fn default_path_in(
+    xdg_data_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let nonempty = |v: Option<std::ffi::OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(x) = nonempty(xdg_data_home).filter(|p| p.is_absolute()) {
         return Some(x.join("rtscope").join(FILE_NAME));
     }
-    nonempty("HOME").map(|h| h.join(".local/share/rtscope").join(FILE_NAME))
+    nonempty(home).map(|h| h.join(".local/share/rtscope").join(FILE_NAME))
 }
 
 /// True when a store location is a PostgreSQL URL rather than a file.
@@ -676,10 +680,19 @@ mod tests {
 
     #[test]
     fn default_path_follows_xdg() {
-        // Only the pure part: the environment of the test process is shared.
-        let p = default_path();
-        if let Some(p) = p {
-            assert!(p.ends_with("rtscope/rtscope.db"), "{}", p.display());
+        // The environment of the test process is shared: given values.
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            default_path_in(os("/x/data"), os("/home/u")),
+            Some(PathBuf::from("/x/data/rtscope/rtscope.db"))
+        );
+        for xdg in [None, os(""), os("relative/data")] {
+            assert_eq!(
+                default_path_in(xdg, os("/home/u")),
+                Some(PathBuf::from("/home/u/.local/share/rtscope/rtscope.db"))
+            );
         }
+        assert_eq!(default_path_in(None, os("")), None);
+        assert_eq!(default_path_in(None, None), None);
     }
 }
