@@ -1,29 +1,133 @@
-//! Writing result files safely: checked before measuring (so a run is not
-//! wasted on a path that cannot be written), then written atomically
-//! (temporary file + rename) so a crash never leaves half a file.
+//! Writing result files safely, with one rule for every output: checked
+//! before measuring (so a run is not wasted on a path that cannot be
+//! written), then written atomically (temporary file + rename) so a crash
+//! never leaves half a file. The path belongs to the user: a symbolic link
+//! is followed and its target written; a character device or a FIFO
+//! (`/dev/stdout`, a pipe) is written through, never replaced; a block
+//! device or a socket is refused; a missing parent directory is refused
+//! (never created), naming the directory. `-` is standard output.
+//!
+//! When a record could not go anywhere it was asked to go,
+//! [`write_fallback`] keeps it in a temporary directory.
 
 use anyhow::{Context, Result, bail};
+use std::fs::Metadata;
 use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+/// Symbolic links followed before giving up (as the kernel's ELOOP).
+const MAX_LINKS: usize = 40;
+
+/// What an output path leads to, symbolic links followed.
+#[derive(Debug)]
+enum Target {
+    /// `-`.
+    Stdout,
+    /// A regular file (replaced atomically) or nothing yet (created).
+    File {
+        path: PathBuf,
+        existing: Option<Metadata>,
+    },
+    /// A character device or a FIFO: opened and written, never replaced.
+    Through(PathBuf),
+}
+
+/// Say what `path` leads to, symbolic links followed (also the kernel's
+/// own, as `/dev/stdout` -> `/proc/self/fd/1` -> a pipe); refuse a
+/// directory, a block device, a socket and a loop of links.
+fn resolve(path: &Path, what: &str) -> Result<Target> {
+    if path.as_os_str() == "-" {
+        return Ok(Target::Stdout);
+    }
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Target::File {
+                path: dangling_target(path, what)?,
+                existing: None,
+            });
+        }
+        Err(e) => return Err(e).with_context(|| format!("{what} {}", path.display())),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let real = if is_link {
+            std::fs::canonicalize(path)
+                .with_context(|| format!("{what} {}: following the link", path.display()))?
+        } else {
+            path.to_path_buf()
+        };
+        return Ok(Target::File {
+            path: real,
+            existing: Some(meta),
+        });
+    }
+    if ft.is_char_device() || ft.is_fifo() {
+        // Opened by its name: the kernel follows the links.
+        return Ok(Target::Through(path.to_path_buf()));
+    }
+    if ft.is_dir() {
+        bail!("{what} {} is a directory: give a file name", path.display());
+    }
+    if ft.is_block_device() {
+        bail!(
+            "{what} {} is a block device: rtscope writes results to files, never over a disk",
+            path.display()
+        );
+    }
+    bail!(
+        "{what} {} is neither a file, a character device nor a FIFO: give a file name",
+        path.display()
+    )
+}
+
+/// Where a file named by `path`, which does not exist, is to be made:
+/// `path` itself, or the final target of the symbolic links it names.
+fn dangling_target(path: &Path, what: &str) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)
+                    .with_context(|| format!("{what} {}: reading the link", path.display()))?;
+                p = if to.is_absolute() {
+                    to
+                } else {
+                    parent_dir(&p).join(to)
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    bail!(
+        "{what} {}: too many levels of symbolic links",
+        path.display()
+    )
+}
 
 /// Check that `path` can be written later, without truncating it now.
 pub fn check_writable(path: &Path, what: &str) -> Result<()> {
-    if path.as_os_str() == "-" {
-        return Ok(());
-    }
-    if path.is_dir() {
-        bail!("{what} {} is a directory: give a file name", path.display());
-    }
-    if path.exists() {
+    let (p, existing) = match resolve(path, what)? {
+        Target::Stdout => return Ok(()),
+        Target::Through(p) => {
+            return rustix::fs::access(&p, rustix::fs::Access::WRITE_OK)
+                .map_err(std::io::Error::from)
+                .with_context(|| format!("{what} {} cannot be written", path.display()));
+        }
+        Target::File { path, existing } => (path, existing),
+    };
+    if existing.is_some() {
         std::fs::OpenOptions::new()
             .append(true)
-            .open(path)
+            .open(&p)
             .with_context(|| format!("{what} {} cannot be written", path.display()))?;
     }
-    let dir = parent_dir(path);
+    let dir = parent_dir(&p);
     if !dir.is_dir() {
         bail!(
-            "{what} {}: directory {} does not exist",
+            "{what} {}: directory {} does not exist: create it first (rtscope does not create directories for its outputs)",
             path.display(),
             dir.display()
         );
@@ -47,31 +151,92 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// Write `bytes` to `path` atomically; `-` is standard output.
+/// Write `bytes` to `path` by the rule above: `-` is standard output, a
+/// device or a FIFO is written through, a file is replaced atomically
+/// (keeping its permissions and, where allowed, its owner).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        out.flush()?;
-        return Ok(());
+    let (p, existing) = match resolve(path, "output")? {
+        Target::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)?;
+            out.flush()?;
+            return Ok(());
+        }
+        Target::Through(p) => {
+            let result = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()));
+            return result.with_context(|| format!("could not write {}", path.display()));
+        }
+        Target::File { path, existing } => (path, existing),
+    };
+    let dir = parent_dir(&p);
+    if !dir.is_dir() {
+        bail!(
+            "could not write {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
     }
-    let dir = parent_dir(path);
-    let name = path
+    let name = p
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
+        if let Some(m) = &existing {
+            // The file stays the user's: same mode, same owner (root may
+            // give it back; others keep theirs).
+            let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
+            f.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
+        }
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, &p)
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("could not write {}", path.display()));
     }
     Ok(())
+}
+
+/// Keep `bytes` in a new file `name` in the first temporary directory
+/// that takes it (`$TMPDIR`, `/var/tmp`, `/tmp`): for a record that
+/// could not be written where it was asked to go. Returns its path.
+pub fn write_fallback(name: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .into_iter()
+        .collect();
+    dirs.extend([PathBuf::from("/var/tmp"), PathBuf::from("/tmp")]);
+    let mut tried = Vec::new();
+    for d in dirs {
+        let p = d.join(name);
+        let mut f = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(f) => f,
+            Err(e) => {
+                tried.push(format!("{}: {e}", d.display()));
+                continue;
+            }
+        };
+        match f.write_all(bytes).and_then(|()| f.sync_all()) {
+            Ok(()) => return Ok(p),
+            Err(e) => {
+                // Ours, and partial: not worth keeping.
+                let _ = std::fs::remove_file(&p);
+                tried.push(format!("{}: {e}", d.display()));
+            }
+        }
+    }
+    bail!("no temporary directory took {name} ({})", tried.join("; "))
 }
 
 #[cfg(test)]
@@ -96,5 +261,87 @@ mod tests {
             .collect();
         assert!(leftovers.is_empty());
         std::fs::remove_dir_all(d).ok();
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "rtscope-out-{name}-{}",
+            crate::record::new_run_uuid()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn links_are_followed_and_fifos_written_through() {
+        let d = temp("kinds");
+        let target = d.join("target.json");
+        let link = d.join("link.json");
+        std::os::unix::fs::symlink("target.json", &link).unwrap();
+        check_writable(&link, "--json").unwrap();
+        write_atomic(&link, b"one").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"one");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&link, b"two").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"two");
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the file's mode is kept");
+
+        let fifo = d.join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        check_writable(&fifo, "--json").unwrap();
+        let f = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read(f).unwrap());
+        write_atomic(&fifo, b"through").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+
+        let a = d.join("a");
+        let b = d.join("b");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", &b).unwrap();
+        let e = format!("{:#}", check_writable(&a, "--json").unwrap_err());
+        assert!(e.contains("symbolic links"), "{e}");
+
+        let missing = d.join("no/such");
+        let e = check_writable(&missing.join("f"), "-o")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("directory {} does not exist", missing.display())),
+            "{e}"
+        );
+        assert!(write_atomic(&missing.join("f"), b"x").is_err());
+        assert!(!d.join("no").exists(), "no directory is created");
+        std::fs::remove_dir_all(d).ok();
+    }
+
+    #[test]
+    fn a_fallback_never_overwrites() {
+        let name = format!("rtscope-{}.json", crate::record::new_run_uuid());
+        let p = write_fallback(&name, b"{}").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
+        let q = write_fallback(&name, b"[]").unwrap();
+        assert_ne!(p, q, "a second file of that name goes elsewhere");
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
+        std::fs::remove_file(p).ok();
+        std::fs::remove_file(q).ok();
     }
 }

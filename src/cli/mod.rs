@@ -84,12 +84,25 @@ pub struct Cli {
         value_name = "PATH|URL",
         env = "RTSCOPE_DB",
         hide_env_values = true,
-        global = true
+        global = true,
+        value_parser = store_location
     )]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// A store location (`--db`, `RTSCOPE_DB`, `push --to`): a file or a
+/// `postgresql://` URL; other URLs are refused (exit 2).
+pub fn store_location(s: &str) -> Result<PathBuf, String> {
+    crate::store::check_location(s).map_err(|e| e.to_string())
+}
+
+/// This process's command line as runs record it: every URL's password
+/// replaced by `***` (a record is read by everyone who reads the store).
+pub fn recorded_command_line() -> Vec<String> {
+    crate::store::postgres::redact_command_line(std::env::args())
 }
 
 // Parsed once per process: the size of the largest variant costs nothing.

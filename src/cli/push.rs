@@ -26,7 +26,7 @@ pub struct PushArgs {
     pub runs: Vec<String>,
     /// Destination store: postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME
     /// (or an SQLite file). Created (schema and migrations) if empty.
-    #[arg(long = "to", value_name = "URL", required = true)]
+    #[arg(long = "to", value_name = "URL", required = true, value_parser = super::store_location)]
     pub to: PathBuf,
 }
 

@@ -53,15 +53,18 @@ impl Outputs {
         Ok(())
     }
 
-    /// Write every file; returns what failed, one message each.
-    pub fn write(&self, rec: &RunRecord) -> Vec<String> {
+    /// Write every file; returns what failed, one message each, and
+    /// whether the run record is in its `--json` file.
+    pub fn write(&self, rec: &RunRecord) -> (Vec<String>, bool) {
         let mut failures = Vec::new();
+        let mut record_written = false;
         if let Some(p) = &self.json {
             let written = serde_json::to_string(rec)
                 .context("serializing the run record")
                 .and_then(|text| output::write_atomic(p, format!("{text}\n").as_bytes()));
-            if let Err(e) = written {
-                failures.push(format!("{e:#}"));
+            match written {
+                Ok(()) => record_written = true,
+                Err(e) => failures.push(format!("{e:#}")),
             }
         }
         if let Some(h) = &self.histogram {
@@ -72,6 +75,28 @@ impl Outputs {
                 failures.push(format!("{e:#}"));
             }
         }
-        failures
+        (failures, record_written)
+    }
+}
+
+/// Keep `rec` in a temporary directory when it went nowhere it was asked
+/// to go (the `--json` file and the store both failed, e.g. a full disk):
+/// the message says where it is, or that it is lost.
+pub fn write_fallback(rec: &RunRecord) -> String {
+    let kept = serde_json::to_string(rec)
+        .context("serializing the run record")
+        .and_then(|text| {
+            output::write_fallback(
+                &format!("rtscope-{}.json", rec.run_uuid),
+                format!("{text}\n").as_bytes(),
+            )
+        });
+    match kept {
+        Ok(p) => format!(
+            "the run record could be written nowhere it was asked to go; it is kept in {} (save it in the store with `rtscope import {}`)",
+            p.display(),
+            p.display()
+        ),
+        Err(e) => format!("the run record is lost: {e:#}"),
     }
 }

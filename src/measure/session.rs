@@ -241,17 +241,28 @@ impl Session {
                 rec.warnings.push(format!("--explain: {e}"));
             }
         }
-        let mut failures = self.request.outputs.write(&rec);
+        let (mut failures, mut record_kept) = self.request.outputs.write(&rec);
+        let mut asked = self.request.outputs.json.is_some();
         let mut saved = None;
         if let Some(s) = self.saver.take() {
+            asked = true;
             let store = s.store_path().to_path_buf();
             match s.finish(&rec) {
-                Ok(id) => saved = Some(Saved { id, store }),
-                Err(e @ crate::store::StoreError::Spooled { .. }) => failures.push(e.to_string()),
+                Ok(id) => {
+                    record_kept = true;
+                    saved = Some(Saved { id, store });
+                }
+                Err(e @ crate::store::StoreError::Spooled { .. }) => {
+                    record_kept = true;
+                    failures.push(e.to_string());
+                }
                 Err(e) => failures.push(format!(
                     "the run could not be saved in the store: {e} (its last checkpoint is there, marked interrupted)"
                 )),
             }
+        }
+        if asked && !record_kept {
+            failures.push(super::outputs::write_fallback(&rec));
         }
         Outcome {
             load_line: self.load.as_ref().map(|l| l.describe()),

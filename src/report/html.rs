@@ -451,7 +451,10 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         format!("{} {}", rec.tool.name, rec.tool.version),
     ));
     if !rec.source.command_line.is_empty() {
-        out.push(pair("command", rec.source.command_line.join(" ")));
+        out.push(pair(
+            "command",
+            crate::store::postgres::redact_command_line(&rec.source.command_line).join(" "),
+        ));
     }
     if !rec.tags.is_empty() {
         let tags: Vec<String> = rec.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();

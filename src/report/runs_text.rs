@@ -144,7 +144,10 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
     };
     line("source", source);
     if !rec.source.command_line.is_empty() {
-        line("command", rec.source.command_line.join(" "));
+        line(
+            "command",
+            crate::store::postgres::redact_command_line(&rec.source.command_line).join(" "),
+        );
     }
     if let Some(l) = &rec.label {
         line("label", l.clone());

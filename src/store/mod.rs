@@ -280,6 +280,54 @@ pub fn is_url(path: &Path) -> bool {
     postgres::is_url(&path.to_string_lossy())
 }
 
+/// Check a store location as given (`--db`, `RTSCOPE_DB`, `push --to`):
+/// a `postgresql://` or `postgres://` URL, or a file path. Anything that
+/// looks like a URL of another kind (`mysql://…`, `postgresql:/host/db`,
+/// `sqlite:/x.db`) is refused rather than taken for a file name; a path
+/// such as `./a:b.db` stays a file.
+pub fn check_location(s: &str) -> Result<PathBuf> {
+    let bad = |detail: &str| StoreError::BadUrl {
+        url: postgres::redact(s),
+        detail: detail.into(),
+    };
+    if postgres::is_url(s) {
+        return Ok(PathBuf::from(s));
+    }
+    let Some((scheme, rest)) = s.split_once(':') else {
+        return Ok(PathBuf::from(s));
+    };
+    let scheme_like = scheme.len() >= 2
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_like {
+        return Ok(PathBuf::from(s));
+    }
+    let lower = scheme.to_ascii_lowercase();
+    if lower == "postgresql" || lower == "postgres" {
+        return Err(bad(if rest.starts_with("//") {
+            "write the scheme in lower case (postgresql://)"
+        } else {
+            "postgresql: must be followed by // (postgresql://USER@HOST/DBNAME)"
+        }));
+    }
+    if rest.starts_with('/')
+        || matches!(
+            lower.as_str(),
+            "mysql" | "mariadb" | "sqlite" | "sqlite3" | "file" | "http" | "https"
+        )
+    {
+        return Err(StoreError::BadUrl {
+            url: postgres::redact(s),
+            detail: format!(
+                "rtscope keeps runs in an SQLite file (give its path) or a PostgreSQL database, not in '{scheme}:'"
+            ),
+        });
+    }
+    Ok(PathBuf::from(s))
+}
+
 /// The store this process uses: the command line's choice, else
 /// `RTSCOPE_DB`, else [`default_path`]. A PostgreSQL URL is carried as a
 /// path too ([`is_url`] tells them apart).
@@ -288,7 +336,7 @@ pub fn db_path() -> Result<PathBuf> {
         return Ok(p.clone());
     }
     if let Some(p) = std::env::var_os("RTSCOPE_DB").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(p));
+        return check_location(&p.to_string_lossy());
     }
     default_path().ok_or(StoreError::NoLocation)
 }
@@ -594,6 +642,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn locations_that_look_like_urls_are_refused() {
+        for ok in [
+            "postgresql://u@h/db",
+            "postgres://u@h/db",
+            "/var/lib/rtscope.db",
+            "./a:b.db",
+            "a:b.db",
+            "runs.db",
+        ] {
+            assert_eq!(check_location(ok).unwrap(), PathBuf::from(ok), "{ok}");
+        }
+        for bad in [
+            "mysql://x/y",
+            "postgresql:/127.0.0.1/rtscope",
+            "postgres:rtscope",
+            "POSTGRESQL://u@h/db",
+            "sqlite:///tmp/x.db",
+            "file:/tmp/x.db",
+            "mariadb:x",
+        ] {
+            assert!(
+                matches!(check_location(bad), Err(StoreError::BadUrl { .. })),
+                "{bad}"
+            );
+        }
+        let e = check_location("mysql://u:secret@h/db")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("secret"), "{e}");
+    }
+
+    #[test]
     fn creates_and_reopens_at_the_current_schema() {
         let t = TempStore::new("open");
         let db = t.0.join("sub/dir/rtscope.db");
@@ -676,12 +756,4 @@ mod tests {
         assert_eq!(choose_default(None, None, None), None);
     }
 
-    #[test]
-    fn default_path_follows_xdg() {
-        // Only the pure part: the environment of the test process is shared.
-        let p = default_path();
-        if let Some(p) = p {
-            assert!(p.ends_with("rtscope/rtscope.db"), "{}", p.display());
-        }
-    }
 }

@@ -25,22 +25,43 @@ pub fn is_url(s: &str) -> bool {
     s.starts_with("postgresql://") || s.starts_with("postgres://")
 }
 
-/// `url` without its password (for messages and listings).
+/// `url` without its password (for messages, listings and recorded
+/// command lines): the one in `USER:PASSWORD@` and a `password=` query
+/// parameter become `***`. Text that is not a URL comes back unchanged;
+/// so does a word that carries a URL after a prefix (`--db=postgresql://…`).
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some((a, h)) => (Some(a), h),
-        None => (None, rest),
-    };
-    match auth {
-        Some(a) => match a.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-            None => format!("{scheme}://{a}@{host}"),
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((auth, host)) => match auth.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => authority.to_string(),
         },
-        None => url.to_string(),
-    }
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// A command line with every URL's password replaced by `***`: what is
+/// recorded in a run and shown from it.
+pub fn redact_command_line<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Vec<String> {
+    words.into_iter().map(|w| redact(w.as_ref())).collect()
 }
 
 /// The connection settings of `url`, or why it cannot be used.
@@ -243,6 +264,29 @@ mod tests {
             "postgresql://me:***@db.lab:5433/rt"
         );
         assert_eq!(redact("postgresql://me@h/rt"), "postgresql://me@h/rt");
+        assert_eq!(
+            redact("postgres://me@h/rt?password=secret&sslmode=disable"),
+            "postgres://me@h/rt?password=***&sslmode=disable"
+        );
+        assert_eq!(
+            redact_command_line([
+                "rtscope",
+                "--db=postgresql://u:secret@h/x",
+                "--db",
+                "postgresql://u:secret@h/x",
+                "-D",
+                "1s",
+            ]),
+            [
+                "rtscope",
+                "--db=postgresql://u:***@h/x",
+                "--db",
+                "postgresql://u:***@h/x",
+                "-D",
+                "1s"
+            ]
+        );
+        assert_eq!(redact("/var/lib/a:b@c.db"), "/var/lib/a:b@c.db");
         parse("postgresql://me@127.0.0.1:5432/rt").unwrap();
         for bad in [
             "postgresql://me@127.0.0.1:notaport/rt",

@@ -264,7 +264,8 @@ pub fn apply(
         pid: std::process::id(),
         pid_start_ticks: own_start_ticks(),
         mode,
-        command: std::env::args().collect(),
+        // A password in --db is never written to the journal.
+        command: crate::store::postgres::redact_command_line(std::env::args()),
         isolated_cpus: req.isolated.clone(),
         housekeeping_cpus: req.housekeeping.clone(),
         started_unix_ns: crate::sys::clock::unix_now_ns(),

@@ -169,7 +169,7 @@ fn doctor_on_this_machine_and_strict_exit_codes() {
 
 #[test]
 fn run_fingerprint_records_the_system_facts() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = shared_system();

@@ -150,8 +150,11 @@ fn periodic(cpu: usize, duration: Duration) -> Spike {
 
 #[test]
 fn the_recorder_names_a_fifo_hog_and_puts_tracefs_back() {
-    if !is_root() || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        eprintln!("skipped: needs root and CPU 1");
+    if !require_root() {
+        return;
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        skip("one CPU only: the hog needs CPU 1");
         return;
     }
     let _system = exclusive_system();
@@ -224,12 +227,12 @@ fn the_recorder_names_a_fifo_hog_and_puts_tracefs_back() {
 }
 
 /// Run by `a_killed_recorder_is_cleaned_up_by_the_next_command` in a
-/// child process: trace until killed.
+/// child process (`--ignored`): trace until killed.
 #[test]
+#[ignore = "a child of a_killed_recorder_is_cleaned_up_by_the_next_command"]
 fn recorder_child_until_killed() {
-    let Some(state) = std::env::var_os("RTSCOPE_IT_TRACE_CHILD") else {
-        return;
-    };
+    let state = std::env::var_os("RTSCOPE_IT_TRACE_CHILD")
+        .expect("run only by a_killed_recorder_is_cleaned_up_by_the_next_command");
     let mut cfg = TraceConfig::for_cpus(&[0]);
     cfg.state_dir = state.into();
     let _rec = Recorder::start(&cfg).unwrap();
@@ -238,7 +241,7 @@ fn recorder_child_until_killed() {
 
 #[test]
 fn a_killed_recorder_is_cleaned_up_by_the_next_command() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _system = exclusive_system();
@@ -247,6 +250,7 @@ fn a_killed_recorder_is_cleaned_up_by_the_next_command() {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
+            "--ignored",
             "explain::recorder_child_until_killed",
             "--nocapture",
         ])

@@ -185,7 +185,7 @@ fn lists_prints_and_refuses_with_one_line() {
 
 #[test]
 fn every_profile_starts_and_stops_leaving_nothing() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -272,7 +272,7 @@ steady = true
 
 #[test]
 fn bursts_follow_their_schedule_restarts_and_failures_are_recorded() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -329,19 +329,10 @@ fn bursts_follow_their_schedule_restarts_and_failures_are_recorded() {
             mine.len(),
             due.len()
         );
+        // When each burst starts and how long it lasts are timings
+        // (bench/README.md, "load bursts"); the order is a fact.
         for (k, (s, e)) in mine.iter().enumerate() {
-            let want = first + k as u64 * period;
-            assert!(
-                s.abs_diff(want) < 300_000_000,
-                "{name} burst {k} at {s}, due {want}"
-            );
             assert!(e > s, "{name}: {mine:?}");
-            let len = e - s;
-            let clipped = *e >= end - 200_000_000;
-            assert!(
-                clipped || (450_000_000..=1_100_000_000).contains(&len),
-                "{name} burst {k} lasted {len} ns (active 500-800 ms)"
-            );
             if k > 0 {
                 assert!(*s >= mine[k - 1].1, "{name}: bursts overlap: {mine:?}");
             }
@@ -376,7 +367,7 @@ fn bursts_follow_their_schedule_restarts_and_failures_are_recorded() {
 
 #[test]
 fn sigkill_of_rtscope_still_ends_the_load() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -475,7 +466,7 @@ fn ppid_of(pid: i32) -> Option<i32> {
 
 #[test]
 fn measure_records_the_load_it_ran_under() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -552,7 +543,7 @@ fn measure_records_the_load_it_ran_under() {
 /// about the busy time, and missed periods; measuring above them does not.
 #[test]
 fn ground_truth_rt_interference_is_seen_below_and_not_above() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -587,41 +578,26 @@ fn ground_truth_rt_interference_is_seen_below_and_not_above() {
         let s = &r["threads"][0]["stats"];
         (u(&s["max_ns"]), u(&s["missed_periods"]))
     };
-    // Other work on this machine (builds, other tests) can add its own
-    // delays: each side gets three attempts, and must hold in one.
+    // The facts: a thread below the interference is held off for a whole
+    // burst (17 ms busy) and misses periods; one above it is not held
+    // off. How close the maximum comes to the burst is a figure for
+    // bench/README.md ("rt-interference"), not a test.
     let busy = 17_000_000u64;
-    let mut below = Vec::new();
-    for _ in 0..3 {
-        let (max, missed) = measure("50");
-        below.push((max, missed));
-        if max >= busy * 85 / 100 && max <= busy * 2 && missed >= 100 {
-            break;
-        }
-    }
-    let ok_below = below
-        .iter()
-        .any(|&(max, missed)| max >= busy * 85 / 100 && max <= busy * 2 && missed >= 100);
+    let (max, missed) = measure("50");
     assert!(
-        ok_below,
-        "below: (max ns, missed periods) per attempt {below:?}; expected a max of about {busy} ns and missed periods"
+        max >= busy * 85 / 100 && missed >= 100,
+        "below: max {max} ns, {missed} missed periods; expected a max of about {busy} ns and missed periods"
     );
-    let mut above = Vec::new();
-    for _ in 0..3 {
-        let (max, _) = measure("90");
-        above.push(max);
-        if max < busy / 2 {
-            break;
-        }
-    }
+    let (max, _) = measure("90");
     assert!(
-        above.iter().any(|&m| m < busy / 2),
-        "above: max ns per attempt {above:?}: the interference reached a thread above it"
+        max < busy / 2,
+        "above: max {max} ns: the interference reached a thread above it"
     );
 }
 
 #[test]
 fn a_measurement_stopped_by_sigterm_or_failing_leaves_nothing() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -728,7 +704,7 @@ fn supervisor_of(parent: i32) -> Option<i32> {
 
 #[test]
 fn rtscope_cleans_up_after_a_killed_supervisor() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();

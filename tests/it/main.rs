@@ -15,6 +15,7 @@ mod measure;
 mod measure_explain;
 mod metrics;
 mod monitor;
+mod output;
 mod package;
 mod postgres;
 mod report;

@@ -548,7 +548,7 @@ fn as_nobody(dir: &TempDir, limits: &[&str], args: &[&str]) -> std::process::Out
 
 #[test]
 fn privileges_are_checked_before_measuring() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let dir = TempDir::new("priv");
@@ -612,7 +612,7 @@ fn missing_cpu_dma_latency_warns_and_goes_on() {
 
 #[test]
 fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();

@@ -27,7 +27,7 @@ pub(crate) fn our_instances() -> Vec<String> {
 
 #[test]
 fn the_hog_is_named_as_what_ran_instead() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -89,7 +89,7 @@ fn recorded_or_missing(e: &serde_json::Value, event: &str) -> bool {
 
 #[test]
 fn the_lean_set_leaves_the_timer_path_and_the_wake_ups_out_and_still_names_the_hog() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -153,7 +153,7 @@ const TIMER_PATH: [&str; 4] = [
 
 #[test]
 fn nothing_above_the_threshold_explains_nothing() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = shared_system();

@@ -168,7 +168,7 @@ fn bounds_s() -> Vec<f64> {
 #[test]
 fn prometheus_scrapes_measure_and_agrees_with_the_record() {
     if !have_prometheus() {
-        eprintln!("SKIP: prometheus is not installed (scripts/install-deps.sh installs it)");
+        util::skip("prometheus is not installed (scripts/install-deps.sh installs it)");
         return;
     }
     let _g = util::shared_system();
@@ -405,7 +405,7 @@ fn thread_status(pid: u32, name: &str) -> Option<String> {
 fn the_server_thread_keeps_off_the_measured_cpu() {
     let mine = cpus_allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
     if mine.len() < 2 {
-        eprintln!("SKIP: one CPU only, no CPU is left unmeasured");
+        util::skip("one CPU only, no CPU is left unmeasured");
         return;
     }
     let measured = *mine.last().unwrap();

@@ -72,10 +72,10 @@ impl Cluster {
     /// reason) where PostgreSQL or root is missing.
     fn start(name: &str) -> Option<Cluster> {
         if !is_root() || !bin().join("initdb").exists() {
-            eprintln!(
-                "SKIP: PostgreSQL ({}) or root is missing: scripts/install-deps.sh installs it",
+            skip(&format!(
+                "PostgreSQL ({}) or root is missing: scripts/install-deps.sh installs it",
                 bin().display()
-            );
+            ));
             return None;
         }
         let dir = std::env::temp_dir().join(format!(
@@ -633,7 +633,7 @@ fn monitor_board(
 fn two_boards_are_monitored_into_one_store_and_one_prometheus() {
     let Some(pg) = shared() else { return };
     if !crate::metrics::have_prometheus() {
-        eprintln!("SKIP: prometheus is not installed (scripts/install-deps.sh installs it)");
+        skip("prometheus is not installed (scripts/install-deps.sh installs it)");
         return;
     }
     let url = pg.database("lab");

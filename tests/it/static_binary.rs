@@ -166,12 +166,7 @@ impl Drop for EmptyRoot {
     }
 }
 
-/// Say that a test is skipped, past libtest's capture of `eprintln!`, so
-/// the line shows under a plain `cargo test`.
-pub fn skip(why: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "SKIP {why}");
-}
+pub use crate::util::skip;
 
 /// The static binary the Makefile built, or None (with a SKIP line) when
 /// the tests run without it.

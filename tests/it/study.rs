@@ -184,8 +184,7 @@ fn slots_in(s: &serde_json::Value, state: &str) -> usize {
 
 #[test]
 fn a_killed_study_resumes_and_leaves_nothing_behind() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -347,8 +346,7 @@ fn an_isolation_left_by_a_killed_study_is_named_then_put_back_by_resume() {
 
 #[test]
 fn kernels_not_running_wait_and_the_report_compares_the_rest() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if !require_root() {
         return;
     }
     let _g = shared_system();

@@ -313,7 +313,7 @@ pub(crate) fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 
 #[test]
 fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -413,7 +413,7 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
 
 #[test]
 fn dry_run_changes_nothing_and_writes_no_journal() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -445,7 +445,7 @@ fn dry_run_changes_nothing_and_writes_no_journal() {
 
 #[test]
 fn refuses_what_would_hurt() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -509,7 +509,7 @@ fn refuses_what_would_hurt() {
 
 #[test]
 fn sigkill_mid_apply_is_announced_and_reverted() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -560,7 +560,7 @@ fn sigkill_mid_apply_is_announced_and_reverted() {
 
 #[test]
 fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -595,7 +595,7 @@ fn sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
 
 #[test]
 fn sigterm_ends_an_isolated_run_cleanly_and_reverts() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -687,7 +687,7 @@ fn samples_above(r: &serde_json::Value, ns: u64) -> u64 {
 /// CPU 1 is isolated.
 #[test]
 fn isolation_frees_the_measured_cpu_from_a_realtime_hog() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();
@@ -743,7 +743,7 @@ fn isolation_frees_the_measured_cpu_from_a_realtime_hog() {
 
 #[test]
 fn second_concurrent_tune_is_refused_while_a_run_holds_the_isolation() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();

@@ -68,6 +68,33 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// May this root-only test run? True as root. Otherwise the test fails
+/// and says why, unless `RTSCOPE_ALLOW_SKIP=1`: then it prints a SKIP
+/// line and the caller returns (`if !require_root() { return; }`).
+#[track_caller]
+pub fn require_root() -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var_os("RTSCOPE_ALLOW_SKIP").is_some_and(|v| v == "1") {
+        skip("needs root (RTSCOPE_ALLOW_SKIP=1)");
+        return false;
+    }
+    panic!(
+        "this test needs root: run the tests as root (sudo make test), or set RTSCOPE_ALLOW_SKIP=1 to skip the root-only tests (each prints a SKIP line)"
+    );
+}
+
+/// Say that the current test tests nothing, and why, on standard error
+/// past the harness's capture (which takes `eprintln!` and hides it): the
+/// line is seen in every run.
+pub fn skip(reason: &str) {
+    use std::io::Write as _;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = std::io::stderr().write_all(format!("SKIP {test}: {reason}\n").as_bytes());
+}
+
 /// A fresh temporary directory, removed on drop.
 pub struct TempDir(pub PathBuf);
 

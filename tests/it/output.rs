@@ -1,0 +1,285 @@
+//! Result files on a real system: a character device, a FIFO and a
+//! symbolic link given as an output stay what they are (written through,
+//! never replaced); a missing parent directory is refused by every
+//! output; a password in `--db` is never recorded; a store location that
+//! is another kind of URL is refused; a record that a full disk kept from
+//! its file is kept in a temporary directory.
+
+use crate::util::*;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A character device node with the numbers of /dev/null (1:3), made in
+/// `dir` (the real /dev is never touched).
+fn null_node(dir: &TempDir) -> PathBuf {
+    let p = dir.join("null-node");
+    let ok = Command::new("mknod")
+        .args([s(&p), "c", "1", "3"])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mknod {}", p.display());
+    p
+}
+
+fn is_char_device(p: &Path) -> bool {
+    std::fs::symlink_metadata(p)
+        .unwrap()
+        .file_type()
+        .is_char_device()
+}
+
+fn is_symlink(p: &Path) -> bool {
+    std::fs::symlink_metadata(p)
+        .unwrap()
+        .file_type()
+        .is_symlink()
+}
+
+/// A FIFO in `dir` and a thread that reads it to the end.
+fn fifo_with_reader(dir: &TempDir) -> (PathBuf, std::thread::JoinHandle<Vec<u8>>) {
+    let p = dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&p).status().unwrap().success());
+    let q = p.clone();
+    let reader = std::thread::spawn(move || std::fs::read(q).unwrap());
+    (p, reader)
+}
+
+/// `rtscope measure` for one second, saving nothing, with `args`.
+fn measure(dir: &TempDir, args: &[&str]) -> std::process::Output {
+    rtscope(dir.path())
+        .args(["measure", "-q", "--no-save", "-D", "1", "-t", "1"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn outputs_write_through_devices_fifos_and_links() {
+    if !require_root() {
+        return;
+    }
+    let _g = shared_system();
+    let dir = TempDir::new("out-nodes");
+    let node = null_node(&dir);
+    let target = dir.join("target.json");
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink("target.json", &link).unwrap();
+    let o = measure(&dir, &["--json", s(&link), "--histfile", s(&node)]);
+    assert_code(&o, 0);
+    assert!(is_char_device(&node), "--histfile replaced the device node");
+    assert!(is_symlink(&link), "--json replaced the symbolic link");
+    let r = read_json(&target);
+    assert!(r["overall"]["samples"].as_u64().unwrap() > 0);
+
+    // A device given as --json too; and a link to a device.
+    let to_node = dir.join("to-node");
+    std::os::unix::fs::symlink(&node, &to_node).unwrap();
+    let o = measure(&dir, &["--json", s(&node), "--histfile", s(&to_node)]);
+    assert_code(&o, 0);
+    assert!(is_char_device(&node) && is_symlink(&to_node));
+
+    // report -o: a FIFO with a reader gets the page; a link's target too.
+    let (fifo, reader) = fifo_with_reader(&dir);
+    let o = rtscope(dir.path())
+        .args(["report", s(&target), "-o", s(&fifo)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let page = reader.join().unwrap();
+    assert!(String::from_utf8_lossy(&page).contains("<html"));
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    let html = dir.join("page.html");
+    let html_link = dir.join("page-link.html");
+    std::os::unix::fs::symlink(&html, &html_link).unwrap();
+    let o = rtscope(dir.path())
+        .args(["report", s(&target), "-o", s(&html_link)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(is_symlink(&html_link));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    let o = rtscope(dir.path())
+        .args(["report", s(&target), "-o", s(&node)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(is_char_device(&node));
+}
+
+#[test]
+fn a_missing_parent_directory_is_refused_by_every_output() {
+    let dir = TempDir::new("out-parent");
+    let rec = dir.join("rec.json");
+    std::fs::write(&rec, "{}").unwrap();
+    let missing = dir.join("no/such");
+    let out = missing.join("f.out");
+    for args in [
+        vec!["measure", "--no-save", "-D", "1", "--json", s(&out)],
+        vec!["report", "last", "-o", s(&out)],
+        vec!["runs", "export", "last", "--json", s(&out)],
+        vec!["characterize", "--no-save", "--json", s(&out)],
+        vec!["load", "cpu", "-D", "1s", "--json", s(&out)],
+    ] {
+        let o = rtscope(dir.path()).args(&args).output().unwrap();
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!("directory {} does not exist", missing.display())),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!dir.join("no").exists(), "{args:?} created the directory");
+    }
+}
+
+#[test]
+fn a_password_in_db_is_never_recorded() {
+    if !require_root() {
+        return;
+    }
+    let _g = shared_system();
+    let dir = TempDir::new("out-pw");
+    let json = dir.join("r.json");
+    let url = "postgresql://u:secret@127.0.0.1:1/x";
+    let o = measure(&dir, &["--db", url, "--json", s(&json)]);
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(text.contains("postgresql://u:***@127.0.0.1:1/x"), "{text}");
+    assert!(!text.contains("secret"));
+    let html = dir.join("r.html");
+    let o = rtscope(dir.path())
+        .args(["report", s(&json), "-o", s(&html)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!std::fs::read_to_string(&html).unwrap().contains("secret"));
+    // A record written before passwords were kept out: shown and exported
+    // without it.
+    let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+    old["source"]["command_line"] = serde_json::json!(["rtscope", "--db", url, "measure"]);
+    std::fs::write(&json, old.to_string()).unwrap();
+    let o = rtscope(dir.path())
+        .args(["runs", "export", s(&json), "--json", "-"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("secret"), "{}", stdout(&o));
+    let o = rtscope(dir.path())
+        .args(["report", s(&json), "-o", s(&html)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!std::fs::read_to_string(&html).unwrap().contains("secret"));
+}
+
+#[test]
+fn store_locations_of_another_kind_are_refused() {
+    let dir = TempDir::new("out-db");
+    for bad in ["mysql://x/y", "postgresql:/127.0.0.1/rtscope"] {
+        let o = rt(&dir, bad, &["runs"]);
+        assert_code(&o, 2);
+        let o = rtscope(dir.path())
+            .env("RTSCOPE_DB", bad)
+            .args(["runs"])
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        let o = rt(&dir, dir.join("s.db"), &["push", "last", "--to", bad]);
+        assert_code(&o, 2);
+    }
+    // A path with a colon and no scheme stays a file.
+    let o = rtscope(dir.path())
+        .current_dir(dir.path())
+        .args(["--db", "./a:b.db", "runs"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("./a:b.db"), "{}", stdout(&o));
+}
+
+/// A tmpfs of 64 KiB mounted on a directory, unmounted when dropped (also
+/// when an assertion fails).
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(at: PathBuf) -> Option<SmallFs> {
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "rtscope-test", s(&at)])
+            .status()
+            .unwrap()
+            .success();
+        ok.then_some(SmallFs(at))
+    }
+
+    /// Fill it: write until the file system refuses.
+    fn fill(&self) {
+        use std::io::Write as _;
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let block = [0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_record_a_full_disk_refused_is_kept_elsewhere() {
+    if !require_root() {
+        return;
+    }
+    let _g = shared_system();
+    let dir = TempDir::new("out-full");
+    let Some(full) = SmallFs::mount(dir.join("full")) else {
+        panic!("mount -t tmpfs failed: a full disk cannot be tested");
+    };
+    full.fill();
+    let fallback = dir.join("tmp");
+    std::fs::create_dir_all(&fallback).unwrap();
+    let json = full.0.join("r.json");
+
+    // The --json file and nothing else: the record goes to $TMPDIR.
+    let o = rtscope(dir.path())
+        .env("TMPDIR", &fallback)
+        .args(["measure", "-q", "--no-save", "-D", "1", "-t", "1"])
+        .args(["--json", s(&json)])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let kept: Vec<_> = std::fs::read_dir(&fallback)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains(s(&kept[0])), "{}", stderr(&o));
+    let r = read_json(&kept[0]);
+    assert!(r["overall"]["samples"].as_u64().unwrap() > 0);
+    assert!(!json.exists());
+
+    // The store takes it: no copy elsewhere, and it says so.
+    std::fs::remove_file(&kept[0]).unwrap();
+    let o = rtscope(dir.path())
+        .env("TMPDIR", &fallback)
+        .args(["--db", s(&dir.join("s.db"))])
+        .args(["measure", "-q", "-D", "1", "-t", "1", "--json", s(&json)])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert_eq!(std::fs::read_dir(&fallback).unwrap().count(), 0);
+    let o = rt(&dir, dir.join("s.db"), &["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
+}
