@@ -893,7 +893,9 @@ pub fn render_with(
                 "{} ({}, {})",
                 r.name,
                 fmt_unix_utc(r.record.started_at_unix_ns),
-                fmt::duration(r.record.duration_ns)
+                fmt::known(&r.record, Unknowable::Duration, || {
+                    format!("{}", fmt::duration(r.record.duration_ns))
+                })
             )
         })
         .collect::<Vec<_>>()

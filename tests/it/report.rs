@@ -534,16 +534,26 @@ fn overflowing_tables(dir: &TempDir, html: &Path, width: u32, profile: &str) -> 
         p.textContent = 'OVERFLOW[' + o.join(' ') + ']'; document.body.appendChild(p); });</script>";
     let probed = dir.join(&format!("{profile}.html"));
     std::fs::write(&probed, page.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    // The DOM goes to a file: it is larger than a pipe holds.
+    let dump = dir.join(&format!("{profile}.dom"));
     let mut c = chromium(&dir.join(profile));
     c.arg(format!("--window-size={width},900"))
         .arg("--dump-dom")
-        .arg(format!("file://{}", probed.display()));
-    let o = output_within(c, Duration::from_secs(90));
-    let dom = stdout(&o);
+        .arg(format!("file://{}", probed.display()))
+        .stdout(std::fs::File::create(&dump).unwrap())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().expect("chromium is installed");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dom = std::fs::read_to_string(&dump).unwrap();
     // The last one: the first is the script's own text.
-    let at = dom
-        .rfind("OVERFLOW[")
-        .unwrap_or_else(|| panic!("the probe did not run: {}", stderr(&o)));
+    let at = dom.rfind("OVERFLOW[").expect("the probe did not run");
     let rest = &dom[at + "OVERFLOW[".len()..];
     rest[..rest.find(']').unwrap()].to_string()
 }
