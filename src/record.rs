@@ -220,6 +220,25 @@ pub struct RunSource {
     /// Full command line of the producing program, when known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command_line: Vec<String>,
+    /// For imports: what the source did not record; the record holds a
+    /// placeholder (0, false, "unknown") there, shown as unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<Unknowable>,
+}
+
+/// What an imported source may leave unsaid (cyclictest never counts
+/// missed periods; a histogram file may hold no interval or priority).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Unknowable {
+    Interval,
+    Priority,
+    Policy,
+    Duration,
+    Mlockall,
+    MissedPeriods,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -890,6 +909,33 @@ impl LatencyStats {
 }
 
 impl RunRecord {
+    /// Whether the run's source recorded `what`. Measured runs know
+    /// everything; imports say what they did not know
+    /// (`source.unknown`); imports recorded before that list existed are
+    /// judged by their placeholders (an interval or duration of 0, policy
+    /// "unknown" and priority 0, a cyclictest format's missed periods).
+    pub fn knows(&self, what: Unknowable) -> bool {
+        if !self.source.kind.is(crate::kinds::SourceKind::Imported) {
+            return true;
+        }
+        if !self.source.unknown.is_empty() {
+            return !self.source.unknown.contains(&what);
+        }
+        let cyclictest = self
+            .source
+            .format
+            .as_deref()
+            .is_some_and(|f| f.starts_with("cyclictest"));
+        match what {
+            Unknowable::Interval => self.options.interval_ns > 0,
+            Unknowable::Duration => self.duration_ns > 0,
+            Unknowable::Policy => self.options.policy != "unknown",
+            Unknowable::Priority => self.options.priority != 0 || self.options.policy != "unknown",
+            Unknowable::Mlockall => self.options.mlockall,
+            Unknowable::MissedPeriods => !cyclictest || self.overall.missed_periods > 0,
+        }
+    }
+
     /// Merged histogram of all threads.
     pub fn overall_histogram(&self) -> Result<Histogram, HistogramError> {
         let mut h = Histogram::new(LATENCY_SUB_BITS);
@@ -1075,6 +1121,7 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
             format: None,
             file: None,
             command_line: vec![],
+            unknown: vec![],
         },
         label: None,
         tags: BTreeMap::new(),

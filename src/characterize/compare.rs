@@ -1,7 +1,8 @@
 //! Several characterizations side by side, as seed 001 compares its
 //! configurations: one row per benchmark row (matched by benchmark and
 //! variant), min / avg / max in ns per characterization, and the ratio of
-//! the last to the first. Pure: records in, text (or a table) out.
+//! the last to the first, headed as the run comparison heads it (`B/A`
+//! for two, `C/A` for three...). Pure: records in, text (or a table) out.
 
 use super::{BenchResult, Characterization};
 use crate::report::table;
@@ -65,15 +66,21 @@ pub fn differences(cs: &[&Characterization]) -> Vec<String> {
     out
 }
 
+/// The letter that names the `i`-th characterization (A, B, ...).
+fn letter(i: usize) -> char {
+    (b'A' + (i % 26) as u8) as char
+}
+
 /// The side-by-side table (header first).
 pub fn table_rows(cs: &[&Characterization]) -> Vec<Vec<String>> {
     let mut head = vec!["benchmark (ns)".to_string()];
     for (i, _) in cs.iter().enumerate() {
-        let n = (b'A' + (i as u8 % 26)) as char;
+        let n = letter(i);
         head.extend([format!("{n} min"), format!("{n} avg"), format!("{n} max")]);
     }
     if cs.len() >= 2 {
-        head.extend(["last/first avg".to_string(), "last/first max".to_string()]);
+        let last = letter(cs.len() - 1);
+        head.extend([format!("{last}/A avg"), format!("{last}/A max")]);
     }
     let mut rows = vec![head];
     for t in titles(cs) {
@@ -110,7 +117,7 @@ pub fn table_rows(cs: &[&Characterization]) -> Vec<Vec<String>> {
 pub fn render(cs: &[&Characterization], names: &[String]) -> String {
     let mut s = String::new();
     for (i, c) in cs.iter().enumerate() {
-        let n = (b'A' + (i as u8 % 26)) as char;
+        let n = letter(i);
         let _ = writeln!(
             s,
             "{n} = {} ({}): {}, kernel {} ({}), CPUs {}",
@@ -128,7 +135,7 @@ pub fn render(cs: &[&Characterization], names: &[String]) -> String {
     s.push('\n');
     s.push_str(&table::render(&table_rows(cs)));
     for (i, c) in cs.iter().enumerate() {
-        let n = (b'A' + (i as u8 % 26)) as char;
+        let n = letter(i);
         if let Some(v) = &c.pi_verdict {
             let _ = writeln!(s, "{n}: {}", v.text);
         }

@@ -137,6 +137,17 @@ fn compare_puts_rows_side_by_side_with_ratios_and_differences() {
         &cells[cells.len() - 8..],
         ["10", "20", "50", "20", "40", "100", "2.00", "2.00"]
     );
+    // The ratio columns are headed as in the run comparison: B/A.
+    let head = t.lines().find(|l| l.starts_with("benchmark (ns)")).unwrap();
+    assert!(
+        head.contains("B/A avg") && head.contains("B/A max"),
+        "{head}"
+    );
+    assert!(!t.contains("last/first"), "{t}");
+    // With three, the last is compared with the first: C/A.
+    let c = sample("third", 3);
+    let t3 = compare::render(&[&a, &b, &c], &["1".into(), "2".into(), "3".into()]);
+    assert!(t3.contains("C/A avg") && t3.contains("C/A max"), "{t3}");
     let noise = t.lines().find(|l| l.starts_with("os-noise")).unwrap();
     assert_eq!(
         noise.split_whitespace().filter(|c| *c == "-").count(),

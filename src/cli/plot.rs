@@ -25,7 +25,9 @@ fn size(s: &str) -> Result<Size, String> {
 /// seeds' and OSADL's plot); exceedance, the share of periods later than
 /// x on a log scale down to one in N; timeline, max (solid) and p99
 /// (dashed) per window over the run, load phases as strips above. One run: a
-/// curve per CPU. Several runs: a curve per run, overlaid.
+/// curve per CPU. Several runs: a curve per run, overlaid; a run without
+/// a histogram (some imports) is left out of hist and exceedance, and a
+/// note says which.
 ///
 /// The format follows the file name (.svg or .png). Text uses the
 /// embedded DejaVu Sans font; the same runs give the same bytes.
@@ -89,37 +91,58 @@ fn default_title(kind: Kind, runs: &[NamedRun]) -> String {
     }
 }
 
-/// The figure `kind` of `runs` (per CPU for one run, per run otherwise).
-pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<plot::Figure> {
-    let pairs: Vec<(&str, &RunRecord)> =
-        runs.iter().map(|r| (r.name.as_str(), &r.record)).collect();
+/// The figure `kind` of `runs` (per CPU for one run, per run otherwise),
+/// and the references of the runs left out of it: among several runs, a
+/// histogram or exceedance figure draws those that have a histogram (it
+/// is refused only when none has one).
+pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<(plot::Figure, Vec<String>)> {
     let no_hist = |r: &NamedRun| {
         r.record
             .threads
             .iter()
             .all(|t| t.histogram.buckets.is_empty())
     };
-    if let (Kind::Hist | Kind::Exceedance, Some(r)) = (kind, runs.iter().find(|r| no_hist(r))) {
-        bail!(
-            "run {} has no latency histogram (its source did not record one): try --kind timeline, or rtscope report",
-            r.reference
-        );
+    let mut left_out = Vec::new();
+    let mut drawn: Vec<&NamedRun> = runs.iter().collect();
+    if matches!(kind, Kind::Hist | Kind::Exceedance) {
+        let (without, with): (Vec<&NamedRun>, Vec<&NamedRun>) =
+            runs.iter().partition(|r| no_hist(r));
+        if with.is_empty() {
+            let refs: Vec<&str> = without.iter().map(|r| r.reference.as_str()).collect();
+            bail!(
+                "{} {} no latency histogram (the source did not record one): try --kind timeline, or rtscope report",
+                if refs.len() == 1 { "run" } else { "runs" },
+                if refs.len() == 1 {
+                    format!("{} has", refs[0])
+                } else {
+                    format!("{} have", refs.join(", "))
+                }
+            );
+        }
+        left_out = without.iter().map(|r| r.reference.clone()).collect();
+        drawn = with;
     }
-    let fig = match (kind, runs) {
-        (Kind::Hist, [one]) => data::hist_run(&one.record, title),
-        (Kind::Hist, _) => data::hist_runs(&pairs, title),
-        (Kind::Exceedance, [one]) => data::exceedance_run(&one.record, title),
-        (Kind::Exceedance, _) => data::exceedance_runs(&pairs, title),
-        (Kind::Timeline, [one]) => data::timeline_run(&one.record, title).ok_or_else(|| {
+    let pairs: Vec<(&str, &RunRecord)> =
+        drawn.iter().map(|r| (r.name.as_str(), &r.record)).collect();
+    let single = match runs {
+        [one] => Some(one),
+        _ => None,
+    };
+    let fig = match (kind, single) {
+        (Kind::Hist, Some(one)) => data::hist_run(&one.record, title),
+        (Kind::Hist, None) => data::hist_runs(&pairs, title),
+        (Kind::Exceedance, Some(one)) => data::exceedance_run(&one.record, title),
+        (Kind::Exceedance, None) => data::exceedance_runs(&pairs, title),
+        (Kind::Timeline, Some(one)) => data::timeline_run(&one.record, title).ok_or_else(|| {
             format!(
                 "run {} has no per-window series (its source did not record latency over time): try --kind hist",
                 one.reference
             )
         }),
-        (Kind::Timeline, _) => data::timeline_runs(&pairs, title)
+        (Kind::Timeline, None) => data::timeline_runs(&pairs, title)
             .ok_or_else(|| "none of these runs has a per-window series: try --kind hist".into()),
     };
-    fig.map_err(|e| anyhow!(e))
+    Ok((fig.map_err(|e| anyhow!(e))?, left_out))
 }
 
 pub fn run(args: &PlotArgs) -> Result<Exit> {
@@ -130,7 +153,12 @@ pub fn run(args: &PlotArgs) -> Result<Exit> {
         .title
         .clone()
         .unwrap_or_else(|| default_title(args.kind, &runs));
-    let fig = figure(args.kind, &runs, &title)?;
+    let (fig, left_out) = figure(args.kind, &runs, &title)?;
+    for r in &left_out {
+        eprintln!(
+            "rtscope: note: run {r} is left out of the figure: it has no latency histogram (its source did not record one)"
+        );
+    }
     let bytes = match format {
         Format::Svg => plot::svg::render(&fig, args.size).map(String::into_bytes),
         Format::Png => plot::png::render(&fig, args.size),

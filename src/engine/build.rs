@@ -169,6 +169,7 @@ pub fn record(
             format: None,
             file: None,
             command_line: ctx.command_line.clone(),
+            unknown: Vec::new(),
         },
         label: ctx.label.clone(),
         tags: ctx.tags.clone(),

@@ -9,7 +9,8 @@ use crate::histogram::Histogram;
 use crate::kinds::SourceKind;
 use crate::record::{
     EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, RunRecord,
-    RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, WindowSeries,
+    RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, Unknowable,
+    WindowSeries,
 };
 use std::collections::BTreeMap;
 
@@ -64,6 +65,12 @@ pub struct RunIn {
     pub fingerprint: Fingerprint,
     pub command_line: Vec<String>,
     pub warnings: Vec<String>,
+    /// Whether the source said the priority, whether it locked memory,
+    /// and whether it counts missed periods (an interval of 0, policy
+    /// "unknown" and no duration say themselves that they are unknown).
+    pub priority_known: bool,
+    pub mlockall_known: bool,
+    pub missed_known: bool,
 }
 
 impl RunIn {
@@ -86,6 +93,9 @@ impl RunIn {
             },
             command_line: Vec::new(),
             warnings: Vec::new(),
+            priority_known: false,
+            mlockall_known: false,
+            missed_known: false,
         }
     }
 }
@@ -242,6 +252,17 @@ pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
     if run.duration_ns.is_none() {
         warnings.push("the source does not say how long it ran".into());
     }
+    let unknown: Vec<Unknowable> = [
+        (Unknowable::Interval, run.options.interval_ns == 0),
+        (Unknowable::Priority, !run.priority_known),
+        (Unknowable::Policy, run.options.policy == "unknown"),
+        (Unknowable::Duration, run.duration_ns.is_none()),
+        (Unknowable::Mlockall, !run.mlockall_known),
+        (Unknowable::MissedPeriods, !run.missed_known),
+    ]
+    .into_iter()
+    .filter_map(|(what, unknown)| unknown.then_some(what))
+    .collect();
     Ok(RunRecord {
         schema: SCHEMA_NAME.into(),
         schema_version: SCHEMA_VERSION,
@@ -253,6 +274,7 @@ pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
             format: Some(run.format.into()),
             file: Some(src.path.display().to_string()),
             command_line: run.command_line,
+            unknown,
         },
         label: None,
         tags: BTreeMap::new(),
@@ -326,6 +348,7 @@ mod tests {
         t.avg_ns = Some(7000.0);
         t.max_ns = Some(40_000);
         run.threads.push(t);
+        run.options.interval_ns = 1_000_000;
         run.duration_ns = Some(1_000_000_000);
         let rec = finish(&src, run).unwrap();
         rec.validate().unwrap();
@@ -337,6 +360,17 @@ mod tests {
         assert_eq!(rec.source.kind, "imported");
         assert!(rec.warnings.iter().any(|w| w.contains("no histogram")));
         assert_eq!(rec.run_uuid, content_uuid("test", "x"));
+        // Nothing said the priority, policy, memory locking or missed
+        // periods: the record says so instead of holding 0 and false.
+        use crate::record::Unknowable as U;
+        assert_eq!(
+            rec.source.unknown,
+            vec![U::Priority, U::Policy, U::Mlockall, U::MissedPeriods]
+        );
+        for u in [U::Priority, U::Policy, U::Mlockall, U::MissedPeriods] {
+            assert!(!rec.knows(u), "{u:?}");
+        }
+        assert!(rec.knows(U::Interval) && rec.knows(U::Duration));
         assert_ne!(rec.run_uuid, content_uuid("test", "y"));
     }
 

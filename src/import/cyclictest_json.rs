@@ -176,6 +176,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     run.options.priority = priority;
     run.options.policy = policy.into();
     run.options.mlockall = has_flag(&args, 'm', "mlockall");
+    run.priority_known = !args.is_empty();
+    run.mlockall_known = !args.is_empty();
     run.options.loops = num(opt(&args, 'l', "loops"))
         .filter(|&l| l > 0)
         .map(|l| l as u64);

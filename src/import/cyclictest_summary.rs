@@ -179,6 +179,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     let first = &run.threads[0];
     run.options.interval_ns = first.interval_ns;
     run.options.priority = first.priority;
+    run.priority_known = true;
     if run.threads.len() > 1 && run.threads[1].interval_ns > first.interval_ns {
         run.options.distance_ns = run.threads[1].interval_ns - first.interval_ns;
     }

@@ -357,6 +357,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     {
         run.options.interval_ns = first.interval_ns;
         run.options.priority = first.priority;
+        run.priority_known = true;
     }
     build::finish(src, run)
 }

@@ -215,6 +215,9 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         "unknown".into()
     };
     run.options.priority = priority.unwrap_or(0);
+    run.priority_known = priority.is_some();
+    // Overruns are its missed periods.
+    run.missed_known = true;
     run.options.timer = format!(
         "xenomai: {}",
         mode.as_deref().unwrap_or("unknown test mode")

@@ -200,7 +200,9 @@ impl Comparison {
                 },
                 rec.fingerprint.preemption_model,
                 rec.overall.samples,
-                crate::units::fmt_duration(rec.duration_ns),
+                super::fmt::known(rec, crate::record::Unknowable::Duration, || {
+                    crate::units::fmt_duration(rec.duration_ns)
+                }),
                 rec.threads.len(),
                 if rec.threads.len() == 1 { "" } else { "s" },
             );

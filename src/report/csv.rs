@@ -3,7 +3,7 @@
 //! non-empty bucket), or the window series (one row per window). Every
 //! column names its unit; empty cells mean "unknown". Reads records only.
 
-use crate::record::{LatencyStats, RunRecord};
+use crate::record::{LatencyStats, RunRecord, Unknowable};
 use std::fmt::Write;
 
 /// Which table to write.
@@ -29,7 +29,8 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn stats_cells(s: &LatencyStats) -> String {
+/// An unknown value (an import's placeholder) is an empty cell.
+fn stats_cells(run: &RunRecord, s: &LatencyStats) -> String {
     format!(
         "{},{},{},{},{},{},{},{},{},{}",
         s.samples,
@@ -41,7 +42,9 @@ fn stats_cells(s: &LatencyStats) -> String {
         opt(s.p999_ns),
         opt(s.p9999_ns),
         opt(s.max_ns),
-        s.missed_periods
+        opt(run
+            .knows(Unknowable::MissedPeriods)
+            .then_some(s.missed_periods))
     )
 }
 
@@ -57,12 +60,13 @@ pub fn render(run: &RunRecord, table: Table) -> Result<String, String> {
                     "{},{},{},{},{}",
                     t.index,
                     opt(t.cpu),
-                    t.priority,
-                    t.interval_ns,
-                    stats_cells(&t.stats)
+                    opt(run.knows(Unknowable::Priority).then_some(t.priority)),
+                    opt((t.interval_ns > 0 || run.knows(Unknowable::Interval))
+                        .then_some(t.interval_ns)),
+                    stats_cells(run, &t.stats)
                 );
             }
-            let _ = writeln!(out, "all,,,,{}", stats_cells(&run.overall));
+            let _ = writeln!(out, "all,,,,{}", stats_cells(run, &run.overall));
         }
         Table::Histogram => {
             out.push_str("thread,cpu,lower_ns,upper_ns,count\n");

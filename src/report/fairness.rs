@@ -11,7 +11,7 @@
 //! own, so `--tag isolcpus=1` names `isolcpus=1` but not `nohz_full=1`.
 
 use super::fmt;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, Unknowable};
 use std::collections::BTreeSet;
 
 /// One way in which two runs differ.
@@ -249,14 +249,25 @@ fn word_named(m: &Mentions, word: &str) -> bool {
 
 /// The measuring set-up, load and source fields compared besides the
 /// fingerprint, as people read them (times with their unit).
+/// What the run's source did not record is empty (absent).
 fn setup_fields(r: &RunRecord) -> Vec<(String, String)> {
     let o = &r.options;
     let opt = |v: Option<String>| v.unwrap_or_default();
+    let known = |what: Unknowable, v: String| if r.knows(what) { v } else { String::new() };
     vec![
-        ("options.interval".into(), fmt::period(o.interval_ns)),
+        (
+            "options.interval".into(),
+            known(Unknowable::Interval, fmt::period(o.interval_ns)),
+        ),
         ("options.distance".into(), fmt::period(o.distance_ns)),
-        ("options.policy".into(), o.policy.to_string()),
-        ("options.priority".into(), o.priority.to_string()),
+        (
+            "options.policy".into(),
+            known(Unknowable::Policy, o.policy.to_string()),
+        ),
+        (
+            "options.priority".into(),
+            known(Unknowable::Priority, o.priority.to_string()),
+        ),
         ("options.timer".into(), o.timer.to_string()),
         ("options.clock".into(), o.clock.to_string()),
         ("options.threads".into(), r.threads.len().to_string()),
@@ -272,7 +283,10 @@ fn setup_fields(r: &RunRecord) -> Vec<(String, String)> {
             "options.omission_correction".into(),
             o.omission_correction.to_string(),
         ),
-        ("options.mlockall".into(), o.mlockall.to_string()),
+        (
+            "options.mlockall".into(),
+            known(Unknowable::Mlockall, o.mlockall.to_string()),
+        ),
         (
             "options.cpu_dma_latency".into(),
             opt(o.dma_latency_us.map(|v| format!("{v} µs"))),
@@ -380,7 +394,28 @@ pub fn warning(name_a: &str, a: &RunRecord, name_b: &str, b: &RunRecord) -> Opti
     if diffs.is_empty() {
         return None;
     }
-    let list: Vec<String> = diffs.iter().map(Difference::describe).collect();
+    // A field one run did not record (an import's fingerprint, options
+    // its source does not say) is one name in a list per run, not a line
+    // of "(absent) vs X" each.
+    let absent_in = |side: &dyn Fn(&Difference) -> &str| -> Vec<String> {
+        diffs
+            .iter()
+            .filter(|d| d.detail.is_empty() && side(d).is_empty())
+            .map(|d| d.field.clone())
+            .collect()
+    };
+    let not_in_a = absent_in(&|d| &d.a);
+    let not_in_b = absent_in(&|d| &d.b);
+    let mut list: Vec<String> = diffs
+        .iter()
+        .filter(|d| !d.detail.is_empty() || (!d.a.is_empty() && !d.b.is_empty()))
+        .map(Difference::describe)
+        .collect();
+    for (name, fields) in [(name_a, not_in_a), (name_b, not_in_b)] {
+        if !fields.is_empty() {
+            list.push(format!("not recorded by {name}: {}", fields.join(", ")));
+        }
+    }
     Some(format!(
         "{name_a} and {name_b} differ in what no label or tag names: {}. Their difference in latency may come from these too; if one was meant, name it (label or --tag KEY=VALUE).",
         list.join("; ")
@@ -491,6 +526,34 @@ mod tests {
         assert!(!d[0].describe().contains("isolcpus"));
         b.tags.insert("nohz_full".into(), "1".into());
         assert!(unnamed(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn fields_one_run_did_not_record_are_listed_once_per_run() {
+        // An import that knows the kernel and nothing else of the system
+        // or of its options (a cyclictest JSON file without a cmdline).
+        let (a, mut b) = pair();
+        b.source.kind = "imported".into();
+        b.source.format = Some("cyclictest-json".into());
+        b.source.unknown = vec![Unknowable::Priority, Unknowable::Mlockall];
+        b.fingerprint = crate::record::Fingerprint {
+            kernel_release: "6.1.0-other".into(),
+            preemption_model: a.fingerprint.preemption_model.clone(),
+            ..Default::default()
+        };
+        let w = warning("A", &a, "B", &b).unwrap();
+        assert!(!w.contains("(absent)"), "{w}");
+        assert_eq!(w.matches("not recorded by B: ").count(), 1, "{w}");
+        let listed = w.split("not recorded by B: ").nth(1).unwrap();
+        assert!(
+            listed.contains("options.priority")
+                && listed.contains("options.mlockall")
+                && listed.contains("cpu_model"),
+            "{w}"
+        );
+        assert!(!w.contains("not recorded by A"), "{w}");
+        // What both recorded and differs keeps its own "x vs y".
+        assert!(w.contains("kernel_release: "), "{w}");
     }
 
     #[test]

@@ -4,6 +4,20 @@
 //! [`crate::units::fmt_unix_utc`]). Pure functions; no clock is read here
 //! (a report depends only on its runs, so it can be reproduced).
 
+/// `shown()` when `run`'s source recorded `what`, else "unknown" (an
+/// import's placeholder 0 or false is never shown as a value).
+pub fn known(
+    run: &crate::record::RunRecord,
+    what: crate::record::Unknowable,
+    shown: impl FnOnce() -> String,
+) -> String {
+    if run.knows(what) {
+        shown()
+    } else {
+        "unknown".into()
+    }
+}
+
 /// A latency with the unit that suits it: `850 ns`, `12.3 µs`, `438 µs`,
 /// `3.43 ms`, `1.20 s`.
 pub fn latency(ns: u64) -> String {

@@ -16,7 +16,7 @@ use super::verdict::{self, Verdict};
 use super::why::{self, PartKind};
 use super::{NamedRun, fairness, fmt, why_svg};
 use crate::explain::{Completeness, Explanation};
-use crate::record::{METRICS, RunRecord, ThreadRecord};
+use crate::record::{METRICS, RunRecord, ThreadRecord, Unknowable};
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
 
@@ -187,7 +187,9 @@ fn summary_table(run: &RunRecord) -> Table {
     let cells = |s: &crate::record::LatencyStats| {
         let mut out = vec![fmt::count(s.samples)];
         out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
-        out.push(fmt::count(s.missed_periods));
+        out.push(fmt::known(run, Unknowable::MissedPeriods, || {
+            fmt::count(s.missed_periods)
+        }));
         out
     };
     let mut rows = Vec::new();
@@ -195,8 +197,16 @@ fn summary_table(run: &RunRecord) -> Table {
         let mut r = vec![
             t.index.to_string(),
             t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-            format!("{} {}", t.policy, t.priority),
-            fmt::period(t.interval_ns),
+            format!(
+                "{} {}",
+                t.policy,
+                fmt::known(run, Unknowable::Priority, || t.priority.to_string())
+            ),
+            if t.interval_ns > 0 || run.knows(Unknowable::Interval) {
+                fmt::period(t.interval_ns)
+            } else {
+                "unknown".into()
+            },
         ];
         r.extend(cells(&t.stats));
         rows.push(TableRow::plain(r));
@@ -423,11 +433,13 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         pair("started", fmt_unix_utc(rec.started_at_unix_ns)),
         pair(
             "duration",
-            format!(
-                "{} ({} hours)",
-                fmt::duration(rec.duration_ns),
-                fmt::hours(rec.duration_ns)
-            ),
+            fmt::known(rec, Unknowable::Duration, || {
+                format!(
+                    "{} ({} hours)",
+                    fmt::duration(rec.duration_ns),
+                    fmt::hours(rec.duration_ns)
+                )
+            }),
         ),
         pair(
             "status",
@@ -470,7 +482,7 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             "interval",
             format!(
                 "{}{}",
-                fmt::period(o.interval_ns),
+                fmt::known(rec, Unknowable::Interval, || fmt::period(o.interval_ns)),
                 if o.distance_ns > 0 {
                     format!(" (+{} per thread)", fmt::period(o.distance_ns))
                 } else {
@@ -478,7 +490,14 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
                 }
             ),
         ),
-        pair("policy, priority", format!("{} {}", o.policy, o.priority)),
+        pair(
+            "policy, priority",
+            format!(
+                "{} {}",
+                o.policy,
+                fmt::known(rec, Unknowable::Priority, || o.priority.to_string())
+            ),
+        ),
         pair("timer", format!("{} on the {} clock", o.timer, o.clock)),
         pair(
             "CPUs",
@@ -494,7 +513,12 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             "omission correction",
             if o.omission_correction { "on" } else { "off" },
         ),
-        pair("memory locked", if o.mlockall { "yes" } else { "no" }),
+        pair(
+            "memory locked",
+            fmt::known(rec, Unknowable::Mlockall, || {
+                if o.mlockall { "yes" } else { "no" }.into()
+            }),
+        ),
         pair(
             "/dev/cpu_dma_latency",
             o.dma_latency_us
@@ -689,10 +713,15 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
 fn side_by_side(runs: &[NamedRun]) -> Table {
     let mut head = vec![String::new()];
     head.extend(runs.iter().map(|r| r.name.clone()));
+    // Rows of words (kernel, verdict) wrap in their cells; rows of
+    // numbers keep each number on one line.
     let text_row = |name: &str, f: &dyn Fn(&RunRecord) -> String| {
         let mut cells = vec![name.to_string()];
         cells.extend(runs.iter().map(|r| f(&r.record)));
-        TableRow::plain(cells)
+        TableRow {
+            class: "text".into(),
+            ..TableRow::plain(cells)
+        }
     };
     let latency_row = |name: &str, f: &dyn Fn(&RunRecord) -> Option<f64>| {
         let vals: Vec<Option<f64>> = runs.iter().map(|r| f(&r.record)).collect();
@@ -727,8 +756,14 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
                 .unwrap_or_else(|| "none".into())
         }),
         text_row("CPUs measured", &|r| r.threads.len().to_string()),
-        text_row("interval", &|r| fmt::period(r.options.interval_ns)),
-        text_row("duration", &|r| fmt::duration(r.duration_ns)),
+        text_row("interval", &|r| {
+            fmt::known(r, Unknowable::Interval, || {
+                fmt::period(r.options.interval_ns)
+            })
+        }),
+        text_row("duration", &|r| {
+            fmt::known(r, Unknowable::Duration, || fmt::duration(r.duration_ns))
+        }),
         text_row("samples", &|r| fmt::count(r.overall.samples)),
     ];
     for m in METRICS {
@@ -740,7 +775,9 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         }));
     }
     rows.push(text_row("missed periods", &|r| {
-        fmt::count(r.overall.missed_periods)
+        fmt::known(r, Unknowable::MissedPeriods, || {
+            fmt::count(r.overall.missed_periods)
+        })
     }));
     rows.push(text_row("verdict", &|r| verdict::status_line(r)));
     Table {
@@ -859,7 +896,9 @@ pub fn render_with(
                 "{} ({}, {})",
                 r.name,
                 fmt_unix_utc(r.record.started_at_unix_ns),
-                fmt::duration(r.record.duration_ns)
+                fmt::known(&r.record, Unknowable::Duration, || {
+                    format!("{}", fmt::duration(r.record.duration_ns))
+                })
             )
         })
         .collect::<Vec<_>>()

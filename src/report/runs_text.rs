@@ -3,9 +3,10 @@
 
 use super::{fmt, summary};
 use crate::kinds::SourceKind;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, Unknowable};
 use crate::store::{RunRow, RunState};
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
+use fmt::known;
 
 /// What the state column says.
 fn state_word(r: &RunRow) -> &'static str {
@@ -180,12 +181,8 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
             "{} thread(s), policy {} priority {}, interval {}, timer {}, clock {}",
             rec.threads.len(),
             o.policy,
-            o.priority,
-            if o.interval_ns > 0 {
-                fmt_duration(o.interval_ns)
-            } else {
-                "unknown".into()
-            },
+            known(rec, Unknowable::Priority, || o.priority.to_string()),
+            known(rec, Unknowable::Interval, || fmt_duration(o.interval_ns)),
             o.timer,
             o.clock
         ),

@@ -3,7 +3,8 @@
 //! with `--explain`, a line per thread on why its largest wake-up was
 //! late, and the counts (`super::why`).
 
-use crate::record::{LatencyStats, METRICS, RunRecord};
+use crate::record::{LatencyStats, METRICS, RunRecord, Unknowable};
+use crate::report::fmt::known;
 use crate::units::{fmt_duration, us_cell_f, us1};
 use std::fmt::Write;
 
@@ -16,10 +17,12 @@ fn header() -> Vec<String> {
         .collect()
 }
 
-fn cells(stats: &LatencyStats) -> Vec<String> {
+fn cells(run: &RunRecord, stats: &LatencyStats) -> Vec<String> {
     let mut out = vec![stats.samples.to_string()];
     out.extend(METRICS.iter().map(|m| us_cell_f(stats.metric_ns(m))));
-    out.push(stats.missed_periods.to_string());
+    out.push(known(run, Unknowable::MissedPeriods, || {
+        stats.missed_periods.to_string()
+    }));
     out
 }
 
@@ -30,15 +33,19 @@ pub fn render(run: &RunRecord) -> String {
         let mut r = vec![
             t.index.to_string(),
             t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-            t.priority.to_string(),
-            fmt_duration(t.interval_ns),
+            known(run, Unknowable::Priority, || t.priority.to_string()),
+            if t.interval_ns > 0 || run.knows(Unknowable::Interval) {
+                fmt_duration(t.interval_ns)
+            } else {
+                "unknown".into()
+            },
         ];
-        r.extend(cells(&t.stats));
+        r.extend(cells(run, &t.stats));
         rows.push(r);
     }
     if run.threads.len() > 1 {
         let mut r = vec!["all".into(), "".into(), "".into(), "".into()];
-        r.extend(cells(&run.overall));
+        r.extend(cells(run, &run.overall));
         rows.push(r);
     }
     let mut out = String::new();

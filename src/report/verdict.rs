@@ -13,7 +13,7 @@
 
 use super::fmt;
 use crate::kinds::SourceKind;
-use crate::record::{EndReason, LoadRecord, RunRecord, RunStatus};
+use crate::record::{EndReason, LoadRecord, RunRecord, RunStatus, Unknowable};
 
 /// The class of real time a worst case supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +93,12 @@ impl Standing {
     /// does not count: nothing shows that it kept the CPUs busy.
     pub fn of(run: &RunRecord) -> Standing {
         let mut short = Vec::new();
-        let duration = fmt::duration(run.duration_ns);
+        let duration = fmt::known(run, Unknowable::Duration, || fmt::duration(run.duration_ns));
+        let duration = if run.knows(Unknowable::Duration) {
+            duration
+        } else {
+            format!("duration {duration}")
+        };
         if run.duration_ns < VERDICT_MIN_DURATION_NS {
             short.push(duration.clone());
         }
@@ -295,10 +300,13 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         .filter_map(|t| t.cpu.map(|c| c.to_string()))
         .collect();
     evidence.push(format!(
-        "{} periods measured over {} ({} hours) by {} thread{}{}, every {}, policy {} priority {}.",
+        "{} periods measured over {} by {} thread{}{}, every {}, policy {} priority {}.",
         fmt::count(s.samples),
-        fmt::duration(run.duration_ns),
-        fmt::hours(run.duration_ns),
+        fmt::known(run, Unknowable::Duration, || format!(
+            "{} ({} hours)",
+            fmt::duration(run.duration_ns),
+            fmt::hours(run.duration_ns)
+        )),
         run.threads.len(),
         if run.threads.len() == 1 { "" } else { "s" },
         if cpus.is_empty() {
@@ -306,9 +314,14 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         } else {
             format!(" on CPU {}", cpus.join(", "))
         },
-        fmt::period(run.options.interval_ns),
+        fmt::known(run, Unknowable::Interval, || fmt::period(
+            run.options.interval_ns
+        )),
         run.options.policy,
-        run.options.priority,
+        fmt::known(run, Unknowable::Priority, || run
+            .options
+            .priority
+            .to_string()),
     ));
     if let Some(w) = where_max(run) {
         evidence.push(format!("The worst case, {max}, happened on {w}."));
@@ -320,11 +333,15 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             fmt::latency(p3)
         ));
     }
-    evidence.push(format!(
-        "Missed periods: {} (deadlines that passed while the thread was still late for an \
-         earlier one).",
-        fmt::count(s.missed_periods)
-    ));
+    if run.knows(Unknowable::MissedPeriods) {
+        evidence.push(format!(
+            "Missed periods: {} (deadlines that passed while the thread was still late for an \
+             earlier one).",
+            fmt::count(s.missed_periods)
+        ));
+    } else {
+        evidence.push("Missed periods: unknown (the source does not count them).".into());
+    }
     let kernel = &run.fingerprint;
     if !kernel.kernel_release.is_empty() {
         evidence.push(format!(
@@ -381,7 +398,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             fmt::count(s.samples.div_ceil(3)),
         ));
     }
-    if run.duration_ns < 3_600_000_000_000 && s.samples > 0 {
+    if run.duration_ns < 3_600_000_000_000 && s.samples > 0 && run.knows(Unknowable::Duration) {
         limits.push(format!(
             "The run lasted {}. Rare spikes take hours to show: the seed articles let such \
              tests run 12 hours or more, under heavy load.",

@@ -400,3 +400,123 @@ fn a_file_above_the_size_limit_is_refused_unread() {
     );
     assert_code(&o, 0);
 }
+
+/// `rtscope` with the test's store, expecting `code`.
+fn rt(dir: &TempDir, args: &[&str], code: i32) -> std::process::Output {
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(dir))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_code(&o, code);
+    o
+}
+
+#[test]
+fn what_an_import_could_not_know_reads_unknown_everywhere() {
+    let _g = shared_system();
+    let dir = TempDir::new("import-unknown");
+    // `-q -h` prints the histogram only: no interval, priority, policy or
+    // duration; cyclictest never counts missed periods.
+    let hist = dir.join("quiet.txt");
+    let prio: &[&str] = if is_root() { &["-p", "80"] } else { &[] };
+    let o = Command::new("cyclictest")
+        .args(["-m", "-i", "1000", "-l", "300", "-q", "-h", "100"])
+        .args(prio)
+        .output()
+        .expect("cyclictest (Debian package rt-tests) must be installed: make deps");
+    assert_code(&o, 0);
+    std::fs::write(&hist, &o.stdout).unwrap();
+    // Status lines alone: no histogram.
+    let lines = dir.join("lines.txt");
+    std::fs::write(
+        &lines,
+        "policy: fifo: loadavg: 0.57 0.69 0.47 1/90 10368\n\
+         T: 0 (10367) P:80 I:1000 C:   1500 Min:      9 Act:   15 Avg:   18 Max:      47\n",
+    )
+    .unwrap();
+    let json = fixture("cyclictest-2.x-ns.json");
+    for f in [&hist, &lines, &json] {
+        assert_code(&import(&dir, &[f.to_str().unwrap()]), 0);
+    }
+    let rec = export(&dir, "1");
+    assert!(rec.source.unknown.len() >= 5, "{:?}", rec.source.unknown);
+
+    let show = stdout(&rt(&dir, &["runs", "show", "1"], 0));
+    assert!(
+        show.contains("priority unknown, interval unknown"),
+        "{show}"
+    );
+    assert!(!show.contains("priority 0"), "{show}");
+    let row = show
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap_or_else(|| panic!("no thread row: {show}"));
+    assert!(row.trim_end().ends_with("unknown"), "missed periods: {row}");
+
+    let html = dir.join("r.html");
+    rt(&dir, &["report", "1", "-o", html.to_str().unwrap()], 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for bad in ["provisional: 0 s", "priority 0", "Missed periods: 0"] {
+        assert!(!page.contains(bad), "report shows '{bad}'");
+    }
+    assert!(page.contains("duration unknown"));
+    assert!(page.contains("Missed periods: unknown"));
+
+    let csv = stdout(&rt(&dir, &["runs", "export", "1", "--csv"], 0));
+    let first = csv.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with("0,,,,"),
+        "priority and interval empty: {first}"
+    );
+    assert!(first.ends_with(','), "missed periods empty: {first}");
+
+    // Against an import that recorded some of the system: the fields
+    // one side lacks are one list, not a line each.
+    let cmp = stdout(&rt(&dir, &["compare", "3", "1"], 0));
+    assert!(!cmp.contains("(absent)"), "{cmp}");
+    assert!(cmp.contains("not recorded by B: "), "{cmp}");
+    assert!(!cmp.contains("over 0 s"), "{cmp}");
+
+    // A figure of several runs draws those with a histogram and names
+    // the one left out; with none, it is refused.
+    let svg = dir.join("h.svg");
+    let o = rt(
+        &dir,
+        &[
+            "plot",
+            "1",
+            "2",
+            "3",
+            "--kind",
+            "hist",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(
+        stderr(&o).contains("run 2 is left out of the figure"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(svg.exists());
+    let o = rt(
+        &dir,
+        &[
+            "plot",
+            "2",
+            "--kind",
+            "exceedance",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+        2,
+    );
+    assert!(
+        stderr(&o).contains("no latency histogram"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -522,6 +522,143 @@ fn the_report_renders_and_prints_in_a_headless_browser() {
     }
 }
 
+/// What a script measures in `html` laid out by Chromium in a window of
+/// `width` px: every table wider than its box, as `i:scroll>client`
+/// (empty: every column is in view without scrolling).
+fn overflowing_tables(dir: &TempDir, html: &Path, width: u32, profile: &str) -> String {
+    let page = std::fs::read_to_string(html).unwrap();
+    let probe = "<script>addEventListener('load', () => { const o = []; \
+        document.querySelectorAll('.table-wrap').forEach((w, i) => { \
+        if (w.scrollWidth > w.clientWidth + 1) o.push(i + ':' + w.scrollWidth + '>' + w.clientWidth); }); \
+        const p = document.createElement('pre'); p.id = 'probe'; \
+        p.textContent = 'OVERFLOW[' + o.join(' ') + ']'; document.body.appendChild(p); });</script>";
+    let probed = dir.join(&format!("{profile}.html"));
+    std::fs::write(&probed, page.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    // The DOM goes to a file: it is larger than a pipe holds.
+    let dump = dir.join(&format!("{profile}.dom"));
+    let mut c = chromium(&dir.join(profile));
+    c.arg(format!("--window-size={width},900"))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probed.display()))
+        .stdout(std::fs::File::create(&dump).unwrap())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().expect("chromium is installed");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dom = std::fs::read_to_string(&dump).unwrap();
+    // The last one: the first is the script's own text.
+    let at = dom.rfind("OVERFLOW[").expect("the probe did not run");
+    let rest = &dom[at + "OVERFLOW[".len()..];
+    rest[..rest.find(']').unwrap()].to_string()
+}
+
+/// The words of `pdf`'s pages `first..=last`, each with the right edge
+/// of its box and the page width (pdftotext -bbox), in points.
+fn pdf_words(pdf: &Path, first: u32, last: u32) -> Vec<(String, f64, f64)> {
+    let o = Command::new("pdftotext")
+        .args(["-bbox", "-f", &first.to_string(), "-l", &last.to_string()])
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .expect("pdftotext is installed (poppler-utils)");
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let attr = |tag: &str, name: &str| -> f64 {
+        let k = format!("{name}=\"");
+        let i = tag.find(&k).unwrap() + k.len();
+        tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+    };
+    let mut out = Vec::new();
+    let mut page_w = 0.0;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with("<page ") {
+            page_w = attr(l, "width");
+        } else if l.starts_with("<word ") {
+            let word = &l[l.find('>').unwrap() + 1..l.rfind("</word>").unwrap()];
+            out.push((word.to_string(), attr(l, "xMax"), page_w));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_comparison_of_three_or_four_runs_shows_every_column_on_screen_and_paper() {
+    let _g = exclusive_system();
+    let dir = TempDir::new("report-columns");
+    // Runs named at length, the way users label them, and one import:
+    // its verdict cell is the longest text of the table.
+    let labels = [
+        "vanilla-6.1-baseline-run",
+        "preempt-rt-6.1-isolated-cpus",
+        "preempt-rt-6.1-threadirqs-tuned",
+        "fourth-column-xenomai-import",
+    ];
+    let mut paths = Vec::new();
+    for (i, label) in labels.iter().enumerate() {
+        let mut r = if i == 3 {
+            imported_run()
+        } else {
+            rich_run(
+                i as u64 + 1,
+                label,
+                ["none", "rt", "rt"][i],
+                3_000_000 / (i as u64 + 1),
+            )
+        };
+        r.label = Some(label.to_string());
+        paths.push(write_run(&dir, &format!("r{i}.json"), &r));
+    }
+    for n in [3usize, 4] {
+        let out = dir.join(&format!("report-{n}.html"));
+        let mut args = vec!["report"];
+        args.extend(paths[..n].iter().map(|p| s(p)));
+        args.extend(["-o", s(&out)]);
+        run_ok(&dir, &args);
+        // On a laptop screen and a narrower window: no table scrolls.
+        for width in [1280, 1024] {
+            let over = overflowing_tables(&dir, &out, width, &format!("p{n}-{width}"));
+            assert_eq!(
+                over, "",
+                "{n} runs at {width} px: tables wider than the page"
+            );
+        }
+        // On paper: the comparison (page 1 on) holds the last run's
+        // column, and no word lies beyond the page's right edge.
+        let pdf = dir.join(&format!("report-{n}.pdf"));
+        let mut c = chromium(&dir.join(&format!("print-{n}")));
+        c.arg("--no-pdf-header-footer")
+            .arg(format!("--print-to-pdf={}", pdf.display()))
+            .arg(format!("file://{}", out.display()));
+        let o = output_within(c, Duration::from_secs(90));
+        assert!(pdf.exists(), "no PDF: {}", stderr(&o));
+        let words = pdf_words(&pdf, 1, 2);
+        let last = labels[n - 1];
+        let stem = &last[..12];
+        assert!(
+            words.iter().any(|(w, _, _)| w.contains(stem)),
+            "{n} runs: the last run's column header ({last}) is not on the comparison's pages"
+        );
+        for (w, x, page_w) in &words {
+            assert!(
+                x <= page_w,
+                "{n} runs: '{w}' printed beyond the page ({x} > {page_w})"
+            );
+        }
+        if let Some(keep) = std::env::var_os("RTSCOPE_KEEP_SCREENSHOTS") {
+            let keep = PathBuf::from(keep);
+            std::fs::create_dir_all(&keep).unwrap();
+            std::fs::copy(&pdf, keep.join(format!("report-{n}.pdf"))).unwrap();
+            std::fs::copy(&out, keep.join(format!("report-{n}.html"))).unwrap();
+        }
+    }
+}
+
 /// `rich_run` measured with --explain: each thread's maximum explained
 /// (a SCHED_FIFO hog), thread 1's from a trace that lost events.
 fn explained_run() -> RunRecord {
