@@ -421,6 +421,8 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
     if let Some(d) = args.duration_ns
         && args.warmup_ns > 0
         && args.warmup_ns >= d
+        // Above the maximum, the plan refuses it: one message, not two.
+        && args.warmup_ns <= crate::engine::plan::MAX_WARMUP_NS
     {
         eprintln!(
             "rtscope: warning: --warmup {} is as long as -D {} or longer: the run lasts {} and only its last {} is measured",
