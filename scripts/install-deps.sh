@@ -7,13 +7,14 @@ set -eu
 # load), stress-ng (loads), strace (the hot-path syscall test), util-linux
 # (taskset and setpriv: the tune tests; unshare: the static-binary test),
 # mount (its bind mounts), chromium (the report test renders and prints
-# the HTML report headless). `make deb` and its test need only dpkg-deb,
+# the HTML report headless), poppler-utils (pdftotext: the report test
+# reads where the printed comparison's columns fall). `make deb` and its test need only dpkg-deb,
 # gzip and bash, which every Debian system has. prometheus: the
 # --metrics test starts one on loopback (its own config and storage, no
 # system service) and queries it. postgresql (15 on Debian 12):
 # tests/it/postgres.rs initialises and starts its own cluster in a
 # temporary directory (initdb, pg_ctl); no system service is used.
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium prometheus postgresql}"
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium poppler-utils prometheus postgresql}"
 
 missing=""
 for p in $PACKAGES; do
