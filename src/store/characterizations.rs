@@ -7,11 +7,11 @@
 //! or interrupted. All SQL of characterizations lives here, written for
 //! both backends (see `db.rs`).
 
-use super::owner::Owner;
 use super::runs::RunState;
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::args;
 use crate::characterize::{BenchResult, Characterization};
+use crate::sysinfo::owner::Owner;
 
 /// The `runs.source_kind` of a characterization.
 pub const SOURCE_KIND: &str = "characterization";

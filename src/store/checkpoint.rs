@@ -20,13 +20,13 @@
 //! connection is then given up, the record spooled, and it is opened
 //! again in the background, never on the path that ends the run.
 
-use super::owner::Owner;
 use super::runs::{self, WindowCursor};
 use super::{Result, Store, StoreError};
 use crate::engine::build::{self, RecordContext};
 use crate::engine::shared::SharedStats;
 use crate::engine::{Control, Observer, Plan, RunView, Snapshot, ThreadSnapshot};
 use crate::record::{EndReason, RunRecord, RunStatus, WindowSeries};
+use crate::sysinfo::owner::Owner;
 use std::time::{Duration, Instant};
 
 /// Shortest allowed interval between checkpoints.

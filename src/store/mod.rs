@@ -21,7 +21,6 @@ pub mod characterizations;
 pub mod checkpoint;
 pub mod codec;
 pub mod db;
-pub mod owner;
 pub mod pglink;
 pub mod postgres;
 pub mod push;
@@ -755,5 +754,4 @@ mod tests {
         );
         assert_eq!(choose_default(None, None, None), None);
     }
-
 }

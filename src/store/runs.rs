@@ -5,11 +5,11 @@
 
 use super::codec;
 use super::db::{DbError, Row, Tx};
-use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::args;
 use crate::kinds::{Named, SourceKind};
 use crate::record::{RunRecord, RunStatus, WindowPoint};
+use crate::sysinfo::owner::{Liveness, Owner};
 
 /// How a stored run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

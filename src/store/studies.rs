@@ -5,9 +5,9 @@
 //! Knows nothing of matrices or options: the caller hands slots in.
 
 use super::db::{DbError, Row};
-use super::owner::{Liveness, Owner};
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::args;
+use crate::sysinfo::owner::{Liveness, Owner};
 
 /// A stored study.
 #[derive(Clone, Debug, PartialEq)]
@@ -280,7 +280,7 @@ impl Store {
         study_id: i64,
         position: usize,
         run_uuid: Option<&str>,
-        kernel: &crate::study::kernel::Kernel,
+        kernel: &crate::sysinfo::kernel_match::Kernel,
     ) -> Result<i64> {
         self.db()
             .query_one(
@@ -337,7 +337,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::test_util::TempStore;
-    use crate::study::kernel::Kernel;
+    use crate::sysinfo::kernel_match::Kernel;
 
     fn slots(n: usize) -> Vec<SlotRow> {
         (0..n)

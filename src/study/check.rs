@@ -58,7 +58,8 @@ pub fn check(spec: &Spec, file: &str, options: &dyn Options) -> Result<(), SpecE
     };
     for s in &spec.fixed {
         if s.key == KERNEL_KEY {
-            super::kernel::check(&s.value.to_string()).map_err(|m| err(s.line, &s.key, m))?;
+            crate::sysinfo::kernel_match::check(&s.value.to_string())
+                .map_err(|m| err(s.line, &s.key, m))?;
             continue;
         }
         options
@@ -74,7 +75,8 @@ pub fn check(spec: &Spec, file: &str, options: &dyn Options) -> Result<(), SpecE
         }
         for v in &d.values {
             if d.key == KERNEL_KEY {
-                super::kernel::check(&v.to_string()).map_err(|m| err(d.line, &d.key, m))?;
+                crate::sysinfo::kernel_match::check(&v.to_string())
+                    .map_err(|m| err(d.line, &d.key, m))?;
                 continue;
             }
             options

@@ -14,7 +14,6 @@
 
 pub mod check;
 pub mod gate;
-pub mod kernel;
 pub mod matrix;
 pub mod report;
 pub mod results;

@@ -6,7 +6,6 @@
 //! isolation a killed runner held is put back by the command layer before
 //! the study's cells are checked (`tune::session::revert_left`).
 
-use super::kernel::Kernel;
 use super::matrix;
 use super::spec::Spec;
 use super::state::{SlotState, Study};
@@ -17,6 +16,7 @@ use crate::measure::{Session, SessionError, Status};
 use crate::metrics::MetricsObserver;
 use crate::store::Store;
 use crate::store::studies::{AttemptState, NewStudy, SlotRow, StudyRow};
+use crate::sysinfo::kernel_match::Kernel;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 

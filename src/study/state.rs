@@ -4,11 +4,11 @@
 //! short. Reads the store only.
 
 use super::StudyError;
-use super::kernel::{self, Kernel};
 use super::matrix::{self, Cell};
 use super::spec::{self, Spec};
 use crate::store::Store;
 use crate::store::studies::{AttemptRow, AttemptState, SlotRow, StudyRow};
+use crate::sysinfo::kernel_match::{self as kernel, Kernel};
 
 /// Where one run of a study stands.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,10 +4,10 @@
 //! next rtscope command removes them ([`cleanup_stale`]). One file per
 //! process, `trace-PID.json` in the state directory of the tuning
 //! journal (`$RTSCOPE_STATE_DIR`, default `/var/lib/rtscope`); the owner
-//! is told alive or gone by `store::owner` (boot id, pid, start time).
+//! is told alive or gone by `sysinfo::owner` (boot id, pid, start time).
 
 use super::tracefs;
-use crate::store::owner::{Liveness, Owner};
+use crate::sysinfo::owner::{Liveness, Owner};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
