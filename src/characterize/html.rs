@@ -8,16 +8,9 @@
 
 use super::{Characterization, compare, text};
 use crate::histogram::Histogram;
-use crate::report::plot::data::{NamedHistogram, hist_merged};
+use crate::report::plot::data::{NamedHistogram, hist_merged, log_axis};
 use crate::report::plot::{Axis, Figure, Scale, Series, Size, Stroke, TimeUnit, Unit, svg};
 use std::fmt::Write;
-
-/// Decade below and above (for log axes).
-fn decades(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = 10f64.powf(lo.max(1e-3).log10().floor());
-    let hi = 10f64.powf(hi.max(1e-3).log10().ceil()).max(lo * 10.0);
-    (lo, hi)
-}
 
 /// The OS-noise figures: the histogram of all gaps, and the largest gaps
 /// over time, one colour per CPU. `None` without OS-noise rows.
@@ -62,11 +55,6 @@ pub fn noise_figures(c: &Characterization) -> Option<(Figure, Figure)> {
     let mut hist = hist_merged(&curves, "OS noise: gaps between two clock reads");
     hist.x.title = "gap between two clock reads (log scale)".into();
     hist.y.title = hist.y.title.replace("samples", "gaps");
-    let (ylo, yhi) = if hi > 0.0 {
-        decades(lo, hi)
-    } else {
-        (1.0, 10.0)
-    };
     let over_time = Figure {
         title: "OS noise: the largest gaps over time".into(),
         x: Axis {
@@ -76,12 +64,11 @@ pub fn noise_figures(c: &Characterization) -> Option<(Figure, Figure)> {
             min: 0.0,
             max: if tmax > 0.0 { tmax } else { 1.0 },
         },
-        y: Axis {
-            title: "gap (log scale)".into(),
-            scale: Scale::Log,
-            unit: Unit::LatencyUs,
-            min: ylo,
-            max: yhi,
+        // No gap at all: one decade from 1 µs.
+        y: if hi > 0.0 {
+            log_axis("gap (log scale)", Unit::LatencyUs, lo, hi)
+        } else {
+            log_axis("gap (log scale)", Unit::LatencyUs, 1.0, 1.0)
         },
         series,
         bands: Vec::new(),

@@ -55,7 +55,7 @@ fn decade_ceil(v: f64) -> f64 {
 }
 
 /// A log axis over `[lo, hi]` widened to whole decades (at least one).
-fn log_axis(title: &str, unit: Unit, lo: f64, hi: f64) -> Axis {
+pub(crate) fn log_axis(title: &str, unit: Unit, lo: f64, hi: f64) -> Axis {
     let mut min = decade_floor(lo);
     if !min.is_finite() || min <= 0.0 {
         min = 1.0;
