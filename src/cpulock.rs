@@ -91,7 +91,7 @@ fn try_lock(path: &Path) -> Result<Try, CpuLockError> {
             let me = format!(
                 "pid {} (`{}`)",
                 std::process::id(),
-                crate::store::postgres::redact_command_line(std::env::args()).join(" ")
+                crate::store::postgres::own_command_line().join(" ")
             );
             file.set_len(0).map_err(io)?;
             file.rewind().map_err(io)?;

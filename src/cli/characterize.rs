@@ -206,7 +206,7 @@ pub fn run(args: &CharacterizeArgs) -> Result<Exit> {
         priority: args.priority,
         cpus: Vec::new(),
         label: args.label.clone(),
-        command_line: super::recorded_command_line(),
+        command_line: crate::store::postgres::own_command_line(),
         isolated_cpus: args.isolate.as_ref().map(|c| c.0.clone()),
         explain_above_ns: args.explain_ns,
     };

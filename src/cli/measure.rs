@@ -387,7 +387,7 @@ impl MeasureArgs {
             host: self.host.clone(),
             tags: super::import::tag_map(&self.tags)?,
             max_latency_ns: self.max_latency_ns,
-            command_line: super::recorded_command_line(),
+            command_line: crate::store::postgres::own_command_line(),
             explain_above_ns: self.explain_ns,
             explain_events: match self.explain_events {
                 ExplainEventsArg::Full => EventSet::Full,

@@ -99,12 +99,6 @@ pub fn store_location(s: &str) -> Result<PathBuf, String> {
     crate::store::check_location(s).map_err(|e| e.to_string())
 }
 
-/// This process's command line as runs record it: every URL's password
-/// replaced by `***` (a record is read by everyone who reads the store).
-pub fn recorded_command_line() -> Vec<String> {
-    crate::store::postgres::redact_command_line(std::env::args())
-}
-
 // Parsed once per process: the size of the largest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]

@@ -58,6 +58,12 @@ pub fn redact(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
+/// This process's command line with every URL's password replaced by
+/// `***`: what runs, journals and lock files keep of it.
+pub fn own_command_line() -> Vec<String> {
+    redact_command_line(std::env::args())
+}
+
 /// A command line with every URL's password replaced by `***`: what is
 /// recorded in a run and shown from it.
 pub fn redact_command_line<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> Vec<String> {
