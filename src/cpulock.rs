@@ -127,24 +127,24 @@ pub fn lock_cpus(
     cpus.dedup();
     let mut held = Held::default();
     let mut busy: Vec<(usize, String)> = Vec::new();
+    let mut warnings = Vec::new();
     for &c in &cpus {
         match try_lock(&dir.join(format!("cpu-{c}.lock"))) {
             Ok(Try::Taken(f)) => held._files.push(f),
             Ok(Try::Busy(who)) => busy.push((c, who)),
             // A directory this user may not write: measuring goes on,
-            // unchecked, and says so.
+            // unchecked, and says so (a CPU already found busy still
+            // refuses).
             Err(e) => {
-                return Ok((
-                    held,
-                    vec![format!(
-                        "not checked whether another rtscope measures these CPUs: {e}"
-                    )],
+                warnings.push(format!(
+                    "not checked whether another rtscope measures these CPUs: {e}"
                 ));
+                break;
             }
         }
     }
     if busy.is_empty() {
-        return Ok((held, Vec::new()));
+        return Ok((held, warnings));
     }
     let busy_cpus: Vec<usize> = busy.iter().map(|(c, _)| *c).collect();
     let mut holders: Vec<&str> = busy.iter().map(|(_, w)| w.as_str()).collect();
@@ -155,11 +155,11 @@ pub fn lock_cpus(
             holders: holders.join("; "),
         });
     }
-    let warnings = vec![format!(
+    warnings.push(format!(
         "--force: measuring CPU {} beside another rtscope ({}): both measurements are disturbed",
         format_cpu_list(&busy_cpus),
         holders.join("; ")
-    )];
+    ));
     Ok((held, warnings))
 }
 
@@ -230,6 +230,21 @@ mod tests {
         assert!(lock_monitor(&dir, "board/1", "other").is_ok());
         drop(m);
         assert!(lock_monitor(&dir, "board/1", "m").is_ok());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_busy_cpu_refuses_even_when_a_later_lock_cannot_be_made() {
+        let dir = std::env::temp_dir().join(format!("rtscope-cpulock-io-{}", std::process::id()));
+        let (first, _) = lock_cpus(&dir, &[0], false).unwrap();
+        // CPU 1's lock file cannot be opened: a directory stands there.
+        std::fs::create_dir_all(dir.join("cpu-1.lock")).unwrap();
+        let e = lock_cpus(&dir, &[0, 1], false).unwrap_err();
+        assert!(matches!(e, CpuLockError::CpusBusy { .. }), "{e}");
+        let (forced, w) = lock_cpus(&dir, &[0, 1], true).unwrap();
+        assert_eq!(w.len(), 2, "the unchecked CPU and the forced one: {w:?}");
+        drop(forced);
+        drop(first);
         std::fs::remove_dir_all(dir).ok();
     }
 }
