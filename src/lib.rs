@@ -8,6 +8,7 @@
 //! libc) lives in `sys` alone.
 #![deny(unsafe_code)]
 
+pub mod characterization;
 pub mod characterize;
 pub mod cli;
 pub mod cpulock;

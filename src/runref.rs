@@ -3,7 +3,7 @@
 //! file (`*.json`). Every command that takes `RUN…` resolves it here; the
 //! store is the one `--db` / `RTSCOPE_DB` chose.
 
-use crate::characterize::Characterization;
+use crate::characterization::Characterization;
 use crate::record::{ReadError, RunRecord};
 use crate::store::{self, Store, StoreError};
 use anyhow::{Context, Result, bail};

@@ -6,8 +6,9 @@
 //!
 //! This module owns the registry of benchmarks (a plain static list, one
 //! file per benchmark that describes itself), the checks of the options
-//! and the run of a selection of them; `model` owns the record (its JSON
-//! has units in field names), `text`, `compare` and `html` its views. It never parses flags, prints, or touches the store: the
+//! and the run of a selection of them; `crate::characterization` owns the
+//! record (its JSON has units in field names), `text`, `compare` and
+//! `html` its views. It never parses flags, prints, or touches the store: the
 //! command layer passes [`Options`] and a [`Progress`] that saves each
 //! benchmark as it ends.
 
@@ -19,7 +20,6 @@ pub mod handoff;
 pub mod harness;
 pub mod html;
 pub mod inversion;
-pub mod model;
 pub mod mutex;
 pub mod nanosleep;
 pub mod noise;
@@ -32,13 +32,10 @@ pub mod wakeup;
 
 use thiserror::Error;
 
-pub use model::{
-    BenchResult, Characterization, Check, Gap, InversionDetail, NoiseDetail, PiVerdict,
+pub use crate::characterization::{
+    BenchResult, Characterization, Check, Gap, InversionDetail, NoiseDetail, PiVerdict, SCHEMA,
     SparseHistogram, Stats, pi_verdict,
 };
-
-/// The `schema` field of a characterization's JSON.
-pub const SCHEMA: &str = "rtscope-characterization/1";
 
 /// Why a characterization could not be made.
 #[derive(Debug, Error)]

@@ -10,7 +10,7 @@
 use super::runs::RunState;
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::args;
-use crate::characterize::{BenchResult, Characterization};
+use crate::characterization::{BenchResult, Characterization};
 use crate::sysinfo::owner::Owner;
 
 /// The `runs.source_kind` of a characterization.
@@ -207,7 +207,7 @@ impl Store {
 mod tests {
     use super::super::test_util::TempStore;
     use super::*;
-    use crate::characterize::{SCHEMA, SparseHistogram, Stats};
+    use crate::characterization::{SCHEMA, SparseHistogram, Stats};
 
     fn sample() -> Characterization {
         Characterization {

@@ -1,11 +1,15 @@
-//! The record of a characterization: what `--json` writes, the store
-//! keeps and the reports read (units in field names), and the verdict of
-//! the priority-inversion rows. Plain data: nothing here measures.
+//! The record of a characterization (`rtscope characterize`): the one
+//! data contract of it, as `record.rs` is for runs. What `--json` writes,
+//! the store keeps and the reports read (units in field names), and the
+//! verdict of the priority-inversion rows. Plain data: nothing here
+//! measures, and it imports nothing above it (`characterize` re-exports
+//! it; the store reads it from here).
 
 use crate::record::Fingerprint;
 use serde::{Deserialize, Serialize};
 
-use super::SCHEMA;
+/// The `schema` field of a characterization's JSON.
+pub const SCHEMA: &str = "rtscope-characterization/1";
 
 /// min, avg, p50, p99, p99.99, max of one row, in ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
