@@ -16,6 +16,7 @@ use crate::sys::{dma, errno, mem, sched, signal};
 use crate::units::format_cpu_list;
 use std::io;
 use std::os::unix::thread::JoinHandleExt;
+use std::path::Path;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
@@ -234,8 +235,8 @@ fn setup_hint(policy: Policy, step: SetupStep, err: &io::Error) -> String {
 
 /// What the process holds for real-time work while a plan runs: locked
 /// memory, the PM QoS request, the trace marker. Memory is unlocked when
-/// it is dropped, on every path.
-struct Hygiene {
+/// it is dropped, on every path. `characterize` holds one too.
+pub struct Hygiene {
     unlock: bool,
     _dma: Option<dma::CpuDmaLatency>,
     tracemark: Option<Arc<TraceMark>>,
@@ -249,6 +250,37 @@ impl Drop for Hygiene {
     }
 }
 
+impl Hygiene {
+    /// Lock memory (when `lock_memory`) and hold cpu_dma_latency at
+    /// `dma` (its path, the value in us); a PM QoS request that cannot be
+    /// held is a warning, not a failure.
+    pub fn hold(
+        lock_memory: bool,
+        dma: Option<(&Path, i32)>,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Hygiene, EngineError> {
+        if lock_memory {
+            mem::lock_all().map_err(EngineError::Mlock)?;
+            mem::keep_heap();
+        }
+        let mut held = Hygiene {
+            unlock: lock_memory,
+            _dma: None,
+            tracemark: None,
+        };
+        if let Some((path, v)) = dma {
+            match dma::CpuDmaLatency::hold(path, v) {
+                Ok(h) => held._dma = Some(h),
+                Err(e) => warn(format!(
+                    "could not hold {} at {v} us ({e}): CPUs may enter deep idle states and add wake-up latency",
+                    path.display()
+                )),
+            }
+        }
+        Ok(held)
+    }
+}
+
 /// Pin the main thread, lock memory, hold cpu_dma_latency, open the
 /// trace marker; what cannot be held is a warning, not a failure.
 fn hygiene(plan: &Plan, warn: &mut dyn FnMut(String)) -> Result<Hygiene, EngineError> {
@@ -259,24 +291,8 @@ fn hygiene(plan: &Plan, warn: &mut dyn FnMut(String)) -> Result<Hygiene, EngineE
             source,
         })?;
     }
-    if cfg.lock_memory {
-        mem::lock_all().map_err(EngineError::Mlock)?;
-        mem::keep_heap();
-    }
-    let mut held = Hygiene {
-        unlock: cfg.lock_memory,
-        _dma: None,
-        tracemark: None,
-    };
-    if let Some(v) = cfg.dma_latency_us {
-        match dma::CpuDmaLatency::hold(&cfg.dma_path, v) {
-            Ok(h) => held._dma = Some(h),
-            Err(e) => warn(format!(
-                "could not hold {} at {v} us ({e}): CPUs may enter deep idle states and add wake-up latency",
-                cfg.dma_path.display()
-            )),
-        }
-    }
+    let dma = cfg.dma_latency_us.map(|v| (cfg.dma_path.as_path(), v));
+    let mut held = Hygiene::hold(cfg.lock_memory, dma, warn)?;
     if cfg.tracemark && cfg.break_ns.is_some() {
         match open_tracemark() {
             Ok(t) => held.tracemark = Some(Arc::new(t)),
