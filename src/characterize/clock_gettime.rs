@@ -4,7 +4,7 @@
 //! is what every other timed call has subtracted.
 
 use super::harness::{Pacer, Samples, now, on_fifo};
-use super::{Bench, CharError, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Ctx, Group};
 
 pub const BENCH: Bench = Bench {
     name: "clock-gettime",
@@ -14,7 +14,7 @@ pub const BENCH: Bench = Bench {
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
     let end = now() + ctx.per_bench_ns;
     on_fifo(cpu, ctx.priority, || {
@@ -31,7 +31,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             }
             pacer.rest_if_due(t1);
         }
-        Ok(Outcome {
+        Ok(BenchOutcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],
             checks: vec![],
         })

@@ -4,7 +4,7 @@
 //! switch, one read.
 
 use super::harness::{Pacer, Samples, Team, all, now};
-use super::{Bench, CharError, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Ctx, Group};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
@@ -23,7 +23,7 @@ fn io(what: &'static str) -> impl Fn(std::io::Error) -> CharError {
     }
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
     let (mut a, mut b) = UnixStream::pair().map_err(io("socketpair"))?;
     let team = &Team::new(2);
@@ -68,7 +68,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
     let samples = all(results)?
         .remove(0)
         .expect("the pinger returns its samples");
-    Ok(Outcome {
+    Ok(BenchOutcome {
         results: vec![samples.result(BENCH.name, "socket ping-pong", cpu, BENCH.measures)],
         checks: vec![],
     })

@@ -5,7 +5,7 @@
 //! to the waiter running with the mutex (futex wake, switch, return).
 
 use super::harness::{Samples, Team, all, now};
-use super::{Bench, CharError, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Ctx, Group};
 use crate::sys::clock::{Clock, sleep_for_ns};
 use crate::sys::pthread::{Mutex, MutexProtocol};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -95,8 +95,8 @@ fn one(ctx: &Ctx, protocol: MutexProtocol, budget_ns: u64) -> Result<Samples, Ch
     Ok(got.remove(0).expect("the waiter returns its samples"))
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
-    let mut out = Outcome::default();
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
+    let mut out = BenchOutcome::default();
     for (protocol, tag) in [
         (MutexProtocol::Plain, "plain"),
         (MutexProtocol::Inherit, "pi"),

@@ -9,7 +9,7 @@
 //! not counted.
 
 use super::harness::{Samples, Team, all, now, spin_until};
-use super::{Bench, CharError, Check, Ctx, Group, InversionDetail, Outcome};
+use super::{Bench, BenchOutcome, CharError, Check, Ctx, Group, InversionDetail};
 use crate::sys::clock::{Clock, sleep_for_ns, sleep_until_ns};
 use crate::sys::pthread::{Mutex, MutexProtocol};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -116,10 +116,10 @@ pub fn trials(
         .expect("the high thread returns its waits"))
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
     let n = (ctx.per_bench_ns / 2 / TRIAL_NS).max(MIN_TRIALS);
-    let mut out = Outcome::default();
+    let mut out = BenchOutcome::default();
     for (protocol, tag) in [
         (MutexProtocol::Plain, "plain"),
         (MutexProtocol::Inherit, "pi"),

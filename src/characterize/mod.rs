@@ -6,11 +6,12 @@
 //!
 //! This module owns the registry of benchmarks (a plain static list, one
 //! file per benchmark that describes itself), the checks of the options
-//! and the run of a selection of them; `crate::characterization` owns the
-//! record (its JSON has units in field names), `text`, `compare` and
-//! `html` its views. It never parses flags, prints, or touches the store: the
-//! command layer passes [`Options`] and a [`Progress`] that saves each
-//! benchmark as it ends.
+//! and the run of a selection of them ([`run_benches`]); `session` owns
+//! one characterization from [`Settings`] to [`Outcome`] ([`run`]:
+//! isolation, store, `--json`); `crate::characterization` owns the record
+//! (its JSON has units in field names), `text`, `compare` and `html` its
+//! views. It never parses flags or prints results: the command layer
+//! passes [`Settings`] and a [`Progress`], and prints the [`Outcome`].
 
 pub mod cause;
 pub mod clock_gettime;
@@ -23,6 +24,7 @@ pub mod inversion;
 pub mod mutex;
 pub mod nanosleep;
 pub mod noise;
+pub mod session;
 pub mod setschedparam;
 pub mod setschedprio;
 #[cfg(test)]
@@ -30,12 +32,17 @@ mod tests;
 pub mod text;
 pub mod wakeup;
 
+use crate::engine::EngineError;
+use crate::engine::run::Hygiene;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use thiserror::Error;
 
 pub use crate::characterization::{
     BenchResult, Characterization, Check, Gap, InversionDetail, NoiseDetail, PiVerdict, SCHEMA,
     SparseHistogram, Stats, pi_verdict,
 };
+pub use session::{Outcome, Saved, Settings, run};
 
 /// Why a characterization could not be made.
 #[derive(Debug, Error)]
@@ -52,6 +59,20 @@ pub enum CharError {
     Aborted,
     #[error("interrupted")]
     Interrupted,
+    #[error("sched_getaffinity failed")]
+    Affinity(#[source] std::io::Error),
+    /// Another rtscope measures these CPUs (or the locks failed).
+    #[error(transparent)]
+    CpusBusy(#[from] crate::cpulock::CpuLockError),
+    #[error("isolating the CPUs: {0:#}")]
+    Isolation(anyhow::Error),
+    /// The `--json` file cannot be written.
+    #[error("{0:#}")]
+    Output(anyhow::Error),
+    #[error("serializing the characterization")]
+    Serialize(#[source] serde_json::Error),
+    #[error(transparent)]
+    Engine(EngineError),
 }
 
 /// One benchmark of the registry.
@@ -64,7 +85,7 @@ pub struct Bench {
     pub help: &'static str,
     /// What exactly is timed, for the report.
     pub measures: &'static str,
-    pub run: fn(&Ctx) -> Result<Outcome, CharError>,
+    pub run: fn(&Ctx) -> Result<BenchOutcome, CharError>,
 }
 
 /// The table a benchmark's rows are printed in.
@@ -162,7 +183,7 @@ pub struct Ctx<'a> {
     pub priority: i32,
     /// The clock's read cost, subtracted from timed calls.
     pub clock_read_ns: u64,
-    pub stop: &'a std::sync::atomic::AtomicBool,
+    pub stop: &'a AtomicBool,
     /// Explain OS-noise gaps at least this long (`--explain`).
     pub explain_above_ns: Option<u64>,
     /// CPUs this process may use outside `cpus` (for the trace reader).
@@ -183,13 +204,15 @@ impl Ctx<'_> {
 
 /// What one benchmark produced.
 #[derive(Clone, Debug, Default)]
-pub struct Outcome {
+pub struct BenchOutcome {
     pub results: Vec<BenchResult>,
     pub checks: Vec<Check>,
 }
 
-/// Told as the characterization goes (the command saves and prints).
+/// Told as the characterization goes (the command prints).
 pub trait Progress {
+    /// Something that does not stop the characterization went wrong.
+    fn warning(&mut self, _message: &str) {}
     fn started(&mut self, _c: &Characterization) {}
     fn bench_started(&mut self, _bench: &Bench) {}
     /// A benchmark ended: `c` holds it.
@@ -254,53 +277,22 @@ pub fn privilege_refusal(priority: i32) -> Option<String> {
 /// Run the selected benchmarks. `progress` hears of each as it ends;
 /// `stop` set (Ctrl-C) ends the run after the current benchmark, with
 /// `complete` false.
-pub fn run(
+pub fn run_benches(
     opts: &Options,
     allowed: &[usize],
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &AtomicBool,
     progress: &mut dyn Progress,
 ) -> Result<Characterization, CharError> {
     let benches = validate(opts, allowed)?;
     if let Some(why) = privilege_refusal(opts.priority) {
         return Err(CharError::Privilege(why));
     }
-    crate::sys::mem::keep_heap();
-    crate::sys::mem::lock_all().map_err(|err| CharError::Sys {
-        what: "locking memory (mlockall; raise RLIMIT_MEMLOCK, e.g. memlock in /etc/security/limits.conf, or run with sudo)".into(),
-        err,
-    })?;
-    let _unlock = Unlock;
-    // Keep CPUs out of deep idle states, as measure does (best effort).
-    let _dma = crate::sys::dma::CpuDmaLatency::hold(
-        std::path::Path::new(crate::sys::dma::DEFAULT_PATH),
-        0,
-    )
-    .ok();
-    let cpu = opts.cpus[0];
-    let clock_read_ns = harness::on_fifo(cpu, opts.priority, || {
+    let _hygiene = hold_hygiene()?;
+    let clock_read_ns = harness::on_fifo(opts.cpus[0], opts.priority, || {
         Ok(harness::clock_read_cost_ns(200_000))
     })?;
     let start_mono = harness::now();
-    let mut c = Characterization {
-        schema: SCHEMA.into(),
-        uuid: crate::record::new_run_uuid(),
-        label: opts.label.clone(),
-        command_line: opts.command_line.clone(),
-        started_at_unix_ns: crate::sys::clock::unix_now_ns(),
-        duration_ns: 0,
-        per_bench_ns: opts.per_bench_ns,
-        interval_ns: opts.interval_ns,
-        priority: opts.priority,
-        cpus: opts.cpus.clone(),
-        isolated_cpus: opts.isolated_cpus.clone(),
-        clock_read_ns,
-        benches: benches.iter().map(|b| b.name.to_string()).collect(),
-        results: Vec::new(),
-        checks: Vec::new(),
-        pi_verdict: None,
-        complete: false,
-        fingerprint: crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host()),
-    };
+    let mut c = begun(opts, &benches, clock_read_ns);
     progress.started(&c);
     let ctx = Ctx {
         cpus: &opts.cpus,
@@ -332,12 +324,41 @@ pub fn run(
     Ok(c)
 }
 
-/// Unlocks memory when the characterization ends (puts back what `run`
-/// changed).
-struct Unlock;
+/// Lock memory and keep the CPUs out of deep idle states, as measure
+/// does, with the engine's guard: both are put back when it drops. The
+/// PM QoS request is best effort and, as ever here, silent when it
+/// cannot be held.
+fn hold_hygiene() -> Result<Hygiene, CharError> {
+    let dma = (Path::new(crate::sys::dma::DEFAULT_PATH), 0);
+    Hygiene::hold(true, Some(dma), &mut |_| {}).map_err(|e| match e {
+        EngineError::Mlock(err) => CharError::Sys {
+            what: "locking memory (mlockall; raise RLIMIT_MEMLOCK, e.g. memlock in /etc/security/limits.conf, or run with sudo)".into(),
+            err,
+        },
+        other => CharError::Engine(other),
+    })
+}
 
-impl Drop for Unlock {
-    fn drop(&mut self) {
-        let _ = crate::sys::mem::unlock_all();
+/// The record of a characterization about to run `benches`, no row yet.
+fn begun(opts: &Options, benches: &[&Bench], clock_read_ns: u64) -> Characterization {
+    Characterization {
+        schema: SCHEMA.into(),
+        uuid: crate::record::new_run_uuid(),
+        label: opts.label.clone(),
+        command_line: opts.command_line.clone(),
+        started_at_unix_ns: crate::sys::clock::unix_now_ns(),
+        duration_ns: 0,
+        per_bench_ns: opts.per_bench_ns,
+        interval_ns: opts.interval_ns,
+        priority: opts.priority,
+        cpus: opts.cpus.clone(),
+        isolated_cpus: opts.isolated_cpus.clone(),
+        clock_read_ns,
+        benches: benches.iter().map(|b| b.name.to_string()).collect(),
+        results: Vec::new(),
+        checks: Vec::new(),
+        pi_verdict: None,
+        complete: false,
+        fingerprint: crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host()),
     }
 }

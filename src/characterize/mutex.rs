@@ -4,7 +4,7 @@
 //! Checks itself: trylock of a mutex held by another thread fails.
 
 use super::harness::{Pacer, Samples, now, on_fifo};
-use super::{Bench, CharError, Check, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Check, Ctx, Group};
 use crate::sys::pthread::{Mutex, MutexProtocol};
 
 pub const BENCH: Bench = Bench {
@@ -36,9 +36,9 @@ pub fn trylock_of_held_fails(protocol: MutexProtocol) -> Result<bool, CharError>
     Ok(!taken)
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
-    let mut out = Outcome::default();
+    let mut out = BenchOutcome::default();
     for (protocol, tag) in [
         (MutexProtocol::Plain, "plain"),
         (MutexProtocol::Inherit, "pi"),

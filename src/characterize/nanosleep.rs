@@ -3,7 +3,7 @@
 //! Table 3): the time each call takes, and how late it woke up.
 
 use super::harness::{Samples, now, on_fifo};
-use super::{Bench, CharError, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Ctx, Group};
 use crate::sys::clock::{Clock, sleep_for_ns, sleep_until_ns};
 
 pub const BENCH: Bench = Bench {
@@ -21,7 +21,7 @@ fn sys(err: std::io::Error) -> CharError {
     }
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
     let interval = ctx.interval_ns;
     let half = ctx.per_bench_ns / 2;
@@ -66,7 +66,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
         }
         let us = interval as f64 / 1000.0;
         let name = BENCH.name;
-        Ok(Outcome {
+        Ok(BenchOutcome {
             results: vec![
                 rel_call.result(
                     name,

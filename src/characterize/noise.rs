@@ -10,7 +10,7 @@
 //! each loop offers its largest recent gap in a slot it never waits for.
 
 use super::harness::{Samples, Team, all, now};
-use super::{Bench, CharError, Ctx, Gap, Group, NoiseDetail, Outcome};
+use super::{Bench, BenchOutcome, CharError, Ctx, Gap, Group, NoiseDetail};
 use crate::explain::{Explanation, Spike};
 use crate::sys::clock::{Clock, sleep_for_ns};
 use crate::trace::{Recorder, TraceConfig};
@@ -196,7 +196,7 @@ fn explain_while_running(
     }
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let team = &Team::new(ctx.cpus.len());
     let d = ctx.per_bench_ns;
     let recorder = match ctx.explain_above_ns {
@@ -251,7 +251,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
     {
         eprintln!("rtscope: warning: undoing the trace set-up: {e}");
     }
-    let mut out = Outcome::default();
+    let mut out = BenchOutcome::default();
     for (i, (cpu, (samples, mut detail))) in all(results)?.into_iter().enumerate() {
         if let Some(x) = explained.get(i) {
             detail.explanations = x.clone();

@@ -4,7 +4,7 @@
 //! kernel reports afterwards is the one last set.
 
 use super::harness::{now, on_fifo, time_alternating};
-use super::{Bench, CharError, Check, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Check, Ctx, Group};
 use crate::sys::pthread;
 
 pub const BENCH: Bench = Bench {
@@ -15,7 +15,7 @@ pub const BENCH: Bench = Bench {
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
     let (hi, lo) = (ctx.priority, ctx.priority - 1);
     let off = ctx.clock_read_ns;
@@ -28,7 +28,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
             })
         })?;
         let seen = pthread::priority_of(0).unwrap_or(-1);
-        Ok(Outcome {
+        Ok(BenchOutcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],
             checks: vec![Check {
                 bench: BENCH.name.into(),

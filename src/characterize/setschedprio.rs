@@ -4,7 +4,7 @@
 //! reports.
 
 use super::harness::{now, on_fifo, time_alternating};
-use super::{Bench, CharError, Check, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Check, Ctx, Group};
 use crate::sys::pthread;
 
 pub const BENCH: Bench = Bench {
@@ -28,7 +28,7 @@ pub fn set_and_read_back(to: i32) -> Result<i32, CharError> {
     })
 }
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let cpu = ctx.cpu();
     let (hi, lo) = (ctx.priority, ctx.priority - 1);
     let off = ctx.clock_read_ns;
@@ -48,7 +48,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
                 err,
             })
         })?;
-        Ok(Outcome {
+        Ok(BenchOutcome {
             results: vec![s.result(BENCH.name, "", cpu, BENCH.measures)],
             checks: vec![check],
         })

@@ -4,7 +4,7 @@
 //! first: across CPUs when there are two, on one CPU otherwise.
 
 use super::harness::{Samples, Team, all, now};
-use super::{Bench, CharError, Ctx, Group, Outcome};
+use super::{Bench, BenchOutcome, CharError, Ctx, Group};
 use crate::sys::clock::{Clock, sleep_for_ns};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -17,7 +17,7 @@ pub const BENCH: Bench = Bench {
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
+fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
     let (waker_cpu, waiter_cpu) = (ctx.cpus[0], *ctx.cpus.last().unwrap_or(&ctx.cpus[0]));
     let round = AtomicU64::new(0);
     let ack = AtomicU64::new(0);
@@ -82,7 +82,7 @@ fn run(ctx: &Ctx) -> Result<Outcome, CharError> {
     } else {
         format!("futex, CPU {waker_cpu} -> {waiter_cpu}")
     };
-    Ok(Outcome {
+    Ok(BenchOutcome {
         results: vec![samples.result(BENCH.name, &variant, waiter_cpu, BENCH.measures)],
         checks: vec![],
     })

@@ -1,14 +1,12 @@
-//! `rtscope characterize`: flags in, [`crate::characterize::Options`]
-//! out; the isolation (`--isolate`), Ctrl-C, saving each benchmark in the
-//! store as it ends, the tables on standard output and `--json`. The
-//! benchmarks themselves live in `crate::characterize`.
+//! `rtscope characterize`: flags in ([`crate::characterize::Settings`]),
+//! Ctrl-C turned into a stop, the outcome out (the tables on standard
+//! output, where it was saved). The characterization itself (isolation,
+//! store, `--json`) is `crate::characterize::run`.
 
 use super::{Exit, cpulist, duration};
-use crate::characterize::{self as ch, Bench, Characterization, Progress};
-use crate::store::{RunState, Store};
+use crate::characterize::{self as ch, Bench, Progress};
 use crate::units::{CpuList, parse_micros_ns};
-use crate::{output, tune};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,46 +108,16 @@ pub struct CharacterizeArgs {
     pub list: bool,
 }
 
-/// Saves each benchmark as it ends and tells the terminal.
-struct Saver {
-    store: Option<Store>,
-    id: Option<i64>,
-    last: Option<Characterization>,
-    warned: bool,
-}
+/// Tells the terminal how the characterization goes.
+struct Terminal;
 
-impl Saver {
-    fn save(&mut self, c: &Characterization, state: RunState) {
-        if let (Some(s), Some(id)) = (self.store.as_mut(), self.id)
-            && let Err(e) = s.save_characterization(id, c, state)
-            && !self.warned
-        {
-            self.warned = true;
-            eprintln!("rtscope: warning: saving the characterization failed: {e}");
-        }
-    }
-}
-
-impl Progress for Saver {
-    fn started(&mut self, c: &Characterization) {
-        if let Some(s) = self.store.as_mut() {
-            match s.begin_characterization(c) {
-                Ok(id) => self.id = Some(id),
-                Err(e) => {
-                    eprintln!("rtscope: warning: the characterization will not be saved: {e}")
-                }
-            }
-        }
-        self.last = Some(c.clone());
+impl Progress for Terminal {
+    fn warning(&mut self, message: &str) {
+        eprintln!("rtscope: warning: {message}");
     }
 
     fn bench_started(&mut self, b: &Bench) {
         eprintln!("rtscope: characterize: {} ({})", b.name, b.help);
-    }
-
-    fn bench_done(&mut self, c: &Characterization, _b: &Bench) {
-        self.save(c, RunState::Running);
-        self.last = Some(c.clone());
     }
 }
 
@@ -195,119 +163,40 @@ fn watch_signals(stop: &'static AtomicBool) {
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
+impl CharacterizeArgs {
+    /// The characterization these flags ask for.
+    fn settings(&self) -> ch::Settings {
+        ch::Settings {
+            only: self.only.iter().map(|s| s.trim().to_string()).collect(),
+            per_bench_ns: self.per_bench_ns,
+            interval_ns: self.interval_ns,
+            priority: self.priority,
+            cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+            isolate: self.isolate.as_ref().map(|c| c.0.clone()),
+            explain_above_ns: self.explain_ns,
+            json: self.json.clone(),
+            label: self.label.clone(),
+            command_line: crate::store::postgres::own_command_line(),
+            save: !self.no_save,
+            force: self.force,
+        }
+    }
+}
+
 pub fn run(args: &CharacterizeArgs) -> Result<Exit> {
     if args.list {
         return list();
     }
-    let mut opts = ch::Options {
-        only: args.only.iter().map(|s| s.trim().to_string()).collect(),
-        per_bench_ns: args.per_bench_ns,
-        interval_ns: args.interval_ns,
-        priority: args.priority,
-        cpus: Vec::new(),
-        label: args.label.clone(),
-        command_line: crate::store::postgres::own_command_line(),
-        isolated_cpus: args.isolate.as_ref().map(|c| c.0.clone()),
-        explain_above_ns: args.explain_ns,
-    };
-    if args.explain_ns.is_some() && args.isolate.is_some() {
-        anyhow::bail!(
-            "--explain cannot be combined with --isolate yet: isolate with `rtscope tune isolate CPUS` first, then characterize --cpus CPUS --explain"
-        );
-    }
-    let allowed = super::allowed_cpus()?;
-    let online = crate::sysinfo::cpu::online_cpus(&crate::sysinfo::SysRoot::host())
-        .unwrap_or_else(|| allowed.clone());
-    // Checked against the CPUs as they are now; with --isolate, again
-    // once the process sits on the isolated CPUs.
-    let wanted = args
-        .cpus
-        .as_ref()
-        .map(|c| c.0.clone())
-        .or_else(|| args.isolate.as_ref().map(|c| c.0.clone()))
-        .unwrap_or_else(|| allowed.clone());
-    opts.cpus = wanted.clone();
-    let check_against = if args.isolate.is_some() {
-        &online
-    } else {
-        &allowed
-    };
-    ch::validate(&opts, check_against)?;
-    if let Some(iso) = &args.isolate
-        && let Some(c) = wanted.iter().find(|c| !iso.0.contains(c))
-    {
-        anyhow::bail!(
-            "--cpus includes CPU {c}, which --isolate does not isolate: leave --cpus out, or give CPUs of --isolate"
-        );
-    }
-    if let Some(why) = ch::privilege_refusal(opts.priority) {
-        anyhow::bail!(why);
-    }
-    if let Some(p) = &args.json {
-        output::check_writable(p, "--json")?;
-    }
-    // Held until the end: another rtscope on these CPUs refuses this one.
-    let (_cpu_locks, warnings) =
-        crate::cpulock::lock_cpus(&crate::cpulock::lock_dir(), &wanted, args.force)?;
-    for w in warnings {
-        eprintln!("rtscope: warning: {w}");
-    }
+    let settings = args.settings();
     watch_signals(&STOP);
-    let isolation = match &args.isolate {
-        Some(iso) => tune::session::for_measure(Some(&iso.0), Some(&wanted), false, &STOP)
-            .context("isolating the CPUs")?,
-        None => None,
-    };
-    let allowed = super::allowed_cpus()?;
-    let store = if args.no_save {
-        None
-    } else {
-        match Store::open_default() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("rtscope: warning: the characterization will not be saved: {e}");
-                None
-            }
-        }
-    };
-    let mut saver = Saver {
-        store,
-        id: None,
-        last: None,
-        warned: false,
-    };
-    let result = ch::run(&opts, &allowed, &STOP, &mut saver);
-    drop(isolation);
-    let c = match result {
-        Ok(c) => c,
-        Err(e) => {
-            if let Some(last) = saver.last.clone() {
-                saver.save(&last, RunState::Interrupted);
-            }
-            return Err(e.into());
-        }
-    };
-    saver.save(
-        &c,
-        if c.complete {
-            RunState::Complete
-        } else {
-            RunState::Interrupted
-        },
-    );
-    let to_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    if let Some(p) = &args.json {
-        let mut text =
-            serde_json::to_string_pretty(&c).context("serializing the characterization")?;
-        text.push('\n');
-        output::write_atomic(p, text.as_bytes())?;
-    }
-    if !to_stdout {
-        out!("{}", ch::text::render(&c));
-        if let (Some(s), Some(id)) = (&saver.store, saver.id) {
+    let outcome = ch::run(&settings, &STOP, &mut Terminal)?;
+    if !settings.json_on_stdout() {
+        out!("{}", ch::text::render(&outcome.characterization));
+        if let Some(s) = &outcome.saved {
             outln!(
                 "saved as run {id} in {} (rtscope runs show {id}; rtscope report {id} -o FILE; rtscope compare {id} OTHER)",
-                s.path().display()
+                s.store.display(),
+                id = s.id
             );
         }
     }
