@@ -282,3 +282,143 @@ impl Progress for Saver<'_> {
         self.progress.bench_done(c, bench);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_util::TempStore;
+
+    fn settings() -> Settings {
+        Settings {
+            only: vec![],
+            per_bench_ns: 1_000_000_000,
+            interval_ns: 1_000_000,
+            priority: 99,
+            cpus: Some(vec![0]),
+            isolate: None,
+            explain_above_ns: None,
+            json: None,
+            label: None,
+            command_line: vec![],
+            save: true,
+            force: false,
+        }
+    }
+
+    /// Hears the events the saver passes on.
+    #[derive(Default)]
+    struct Heard {
+        warnings: Vec<String>,
+        started: usize,
+        benches_done: usize,
+    }
+
+    impl Progress for Heard {
+        fn warning(&mut self, message: &str) {
+            self.warnings.push(message.to_string());
+        }
+        fn started(&mut self, _c: &Characterization) {
+            self.started += 1;
+        }
+        fn bench_done(&mut self, _c: &Characterization, _b: &Bench) {
+            self.benches_done += 1;
+        }
+    }
+
+    fn saver<'a>(t: &TempStore, heard: &'a mut Heard) -> Saver<'a> {
+        Saver {
+            store: Some(Store::open(&t.db()).unwrap()),
+            id: None,
+            last: None,
+            warned: false,
+            progress: heard,
+        }
+    }
+
+    #[test]
+    fn options_that_cannot_work_together_are_refused_before_anything_is_touched() {
+        let mut s = settings();
+        s.isolate = Some(vec![1]);
+        s.explain_above_ns = Some(100_000);
+        let e = check(&s).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--explain cannot be combined with --isolate"),
+            "{e}"
+        );
+        s.explain_above_ns = None;
+        let e = check(&s).unwrap_err().to_string();
+        assert!(
+            e.contains("--cpus includes CPU 0, which --isolate does not isolate"),
+            "{e}"
+        );
+        s.cpus = Some(vec![]);
+        assert_eq!(check(&s).unwrap_err().to_string(), "--cpus is empty");
+    }
+
+    #[test]
+    fn json_on_stdout_only_for_a_dash() {
+        let mut s = settings();
+        assert!(!s.json_on_stdout());
+        s.json = Some("-".into());
+        assert!(s.json_on_stdout());
+        s.json = Some("out.json".into());
+        assert!(!s.json_on_stdout());
+    }
+
+    #[test]
+    fn on_an_error_the_benchmarks_that_ended_are_saved_interrupted() {
+        let t = TempStore::new("char-session");
+        let mut heard = Heard::default();
+        let mut saver = saver(&t, &mut heard);
+        let mut c = super::super::tests::sample("x", 1);
+        c.complete = false;
+        let first = c.results.remove(0);
+        let begun = Characterization {
+            results: vec![],
+            ..c.clone()
+        };
+        saver.started(&begun);
+        let ended = Characterization {
+            results: vec![first],
+            ..c.clone()
+        };
+        saver.bench_done(&ended, super::super::BENCHES[0]);
+        let id = saver.id.unwrap();
+        let e = saver.finish(Err(CharError::Aborted)).unwrap_err();
+        assert!(matches!(e, CharError::Aborted));
+        let store = Store::open(&t.db()).unwrap();
+        assert_eq!(store.row(id).unwrap().unwrap().state, RunState::Interrupted);
+        assert_eq!(store.load_characterization(id).unwrap(), ended);
+        assert_eq!((heard.started, heard.benches_done), (1, 1));
+        assert!(heard.warnings.is_empty(), "{:?}", heard.warnings);
+    }
+
+    #[test]
+    fn a_characterization_that_ends_is_saved_complete_or_interrupted_and_says_where() {
+        for complete in [true, false] {
+            let t = TempStore::new("char-session");
+            let mut heard = Heard::default();
+            let mut saver = saver(&t, &mut heard);
+            let mut c = super::super::tests::sample("x", 1);
+            c.complete = complete;
+            saver.started(&c);
+            let (back, saved) = saver.finish(Ok(c.clone())).unwrap();
+            assert_eq!(back, c);
+            let saved = saved.unwrap();
+            assert_eq!(saved.store, t.db());
+            let store = Store::open(&t.db()).unwrap();
+            let state = store.row(saved.id).unwrap().unwrap().state;
+            let want = if complete {
+                RunState::Complete
+            } else {
+                RunState::Interrupted
+            };
+            assert_eq!(state, want);
+            let outcome = Outcome {
+                characterization: back,
+                saved: Some(saved),
+            };
+            assert_eq!(outcome.interrupted(), !complete);
+        }
+    }
+}
