@@ -331,8 +331,14 @@ pub fn check_location(s: &str) -> Result<PathBuf> {
 /// `RTSCOPE_DB`, else [`default_path`]. A PostgreSQL URL is carried as a
 /// path too ([`is_url`] tells them apart).
 pub fn db_path() -> Result<PathBuf> {
-    if let Some(p) = CHOSEN.get() {
-        return Ok(p.clone());
+    locate(CHOSEN.get().map(PathBuf::as_path))
+}
+
+/// The store to use: `chosen` (`--db`) when given, else `RTSCOPE_DB`,
+/// else [`default_path`].
+pub fn locate(chosen: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = chosen {
+        return Ok(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os("RTSCOPE_DB").filter(|v| !v.is_empty()) {
         return check_location(&p.to_string_lossy());
