@@ -220,6 +220,12 @@ static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
 
 /// Remember the store chosen on the command line (`--db` / `RTSCOPE_DB`)
 /// for every later [`db_path`] in this process (the first choice wins).
+///
+/// Left for the commands that do not measure yet (runs, report, plot,
+/// compare, explain, push, import, characterize, through `runref` and
+/// [`Store::open_default`]); `measure`, `study` and `monitor` carry the
+/// location in their request ([`locate`]). Next: pass it to those as an
+/// argument from `src/cli/` too, and remove this global.
 pub fn choose(path: Option<PathBuf>) {
     if let Some(p) = path {
         let _ = CHOSEN.set(p);
