@@ -125,9 +125,11 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub histofall: Option<usize>,
-    #[serde(deserialize_with = "de_path", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub histfile: Option<PathBuf>,
-    #[serde(deserialize_with = "de_path", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub json: Option<PathBuf>,
     #[serde(deserialize_with = "de_cpus", serialize_with = "ser_cpus")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -160,16 +162,19 @@ pub struct Settings {
     pub checkpoint_ns: Option<u64>,
     #[serde(deserialize_with = "de_text", skip_serializing_if = "Option::is_none")]
     pub load: Option<String>,
-    #[serde(deserialize_with = "de_path", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_file: Option<PathBuf>,
     #[serde(deserialize_with = "de_cpus", serialize_with = "ser_cpus")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_cpus: Option<Vec<usize>>,
-    #[serde(deserialize_with = "de_path", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_dir: Option<PathBuf>,
     /// The run store (`--db`: a file or a PostgreSQL URL); none: the
     /// default store ([`crate::store::locate`]).
-    #[serde(deserialize_with = "de_store", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "de_store", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<PathBuf>,
 }
 
@@ -243,9 +248,11 @@ impl Settings {
 
     /// The settings as a TOML table: the keys that are set, nothing else.
     pub fn to_table(&self) -> toml::Table {
+        // Every value is written as a string, number, boolean or list
+        // (paths as text): this cannot fail.
         match toml::Value::try_from(self) {
             Ok(toml::Value::Table(t)) => t,
-            _ => unreachable!("settings serialize to a table"),
+            _ => toml::Table::new(),
         }
     }
 
@@ -690,6 +697,15 @@ fn ser_time<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
 fn ser_cpus<S: Serializer>(v: &Option<Vec<usize>>, s: S) -> Result<S::Ok, S::Error> {
     match v {
         Some(c) => s.serialize_str(&format_cpu_list(c)),
+        None => s.serialize_none(),
+    }
+}
+
+/// A path as text (one that is not UTF-8 is written lossily: TOML and
+/// command lines shown to people hold text).
+fn ser_path<S: Serializer>(v: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(p) => s.serialize_str(&p.to_string_lossy()),
         None => s.serialize_none(),
     }
 }

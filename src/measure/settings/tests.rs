@@ -194,3 +194,16 @@ fn the_request_carries_every_setting() {
     assert_eq!(r.tags.len(), 2);
     assert!(r.force_shared_cpus);
 }
+
+#[test]
+fn a_path_that_is_not_text_is_written_lossily() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Settings {
+        json: Some(PathBuf::from(std::ffi::OsStr::from_bytes(b"r\xff.json"))),
+        ..Settings::default()
+    };
+    let words = s.command_line();
+    assert_eq!(words[2], "--json");
+    assert!(words[3].starts_with('r') && words[3].ends_with(".json"));
+    assert_eq!(s.request().unwrap().outputs.json, s.json);
+}
