@@ -4,43 +4,19 @@
 
 use super::Exit;
 use super::{cpulist, duration};
-use crate::engine::{Fanout, MeasureConfig, Policy, TimerMethod};
-use crate::measure::{HistOutput, Outputs, Request, Session, Status};
+use crate::engine::{Fanout, Policy, TimerMethod};
+use crate::measure::{Request, Session, Settings, Status};
 use crate::metrics::MetricsObserver;
 use crate::sys::clock::Clock;
 use crate::trace::EventSet;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
-use crate::units::{CpuList, parse_micros_ns};
+use crate::units::CpuList;
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Args, ValueEnum};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-fn micros(s: &str) -> Result<u64, String> {
-    parse_micros_ns(s).map_err(|e| e.to_string())
-}
-
-fn policy(s: &str) -> Result<Policy, String> {
-    Policy::parse(s).ok_or_else(|| {
-        format!("unknown policy '{s}': use other, batch, idle, fifo, rr or deadline")
-    })
-}
-
-fn timer(s: &str) -> Result<TimerMethod, String> {
-    TimerMethod::parse(s).ok_or_else(|| {
-        format!("unknown timer '{s}': use abs, rel, nanosleep, itimer, posix or timerfd")
-    })
-}
-
-fn clock(s: &str) -> Result<Clock, String> {
-    match s {
-        "0" | "monotonic" => Ok(Clock::Monotonic),
-        "1" | "realtime" => Ok(Clock::Realtime),
-        _ => Err(format!(
-            "unknown clock '{s}': use monotonic (0) or realtime (1)"
-        )),
-    }
-}
+use crate::measure::settings::parse::{clock, micros, policy, timer};
 
 /// `--explain-events`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -275,7 +251,7 @@ pub struct MeasureArgs {
     #[arg(long = "host", value_name = "NAME", value_parser = host_name)]
     pub host: Option<String>,
     /// KEY=VALUE fact about the run (repeatable), e.g. --tag load=hackbench.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::import::tag)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::measure::settings::parse::tag)]
     pub tags: Vec<(String, String)>,
     /// Save the state of the run in the store every DUR while it runs
     /// (bare number: seconds; at least 1s): a killed run or a power cut
@@ -294,9 +270,33 @@ pub struct MeasureArgs {
     pub help: Option<bool>,
 }
 
+/// Long options of `measure` that are no key of [`Settings`], and why:
+/// how the command shows or serves what it measures, and cyclictest's
+/// compatibility flags, which lower into `timer` and `no-mlock`.
+pub const NOT_SETTINGS: &[(&str, &str)] = &[
+    ("quiet", "how the command shows progress"),
+    ("live", "how the command shows progress"),
+    ("help", "prints help"),
+    ("metrics", "the command serves the endpoint"),
+    ("metrics-auth", "the command serves the endpoint"),
+    ("metrics-linger", "the command serves the endpoint"),
+    (
+        "nanosleep",
+        "cyclictest's -n: clock_nanosleep is the default",
+    ),
+    ("relative", "cyclictest's -r: lowers into timer = rel"),
+    (
+        "system",
+        "cyclictest's -s: lowers into timer = nanosleep or itimer",
+    ),
+    ("posix_timers", "cyclictest's -x: lowers into timer = posix"),
+    ("mlockall", "cyclictest's -m: memory is locked by default"),
+];
+
 impl MeasureArgs {
-    /// The engine configuration these flags ask for.
-    pub fn config(&self) -> Result<MeasureConfig> {
+    /// The timer these flags ask for: --timer, or one of cyclictest's
+    /// -r, -s, -x (refused together).
+    fn timer(&self) -> Result<Option<TimerMethod>> {
         let compat = [
             (self.relative, TimerMethod::Rel),
             (self.posix_timers, TimerMethod::Posix),
@@ -317,107 +317,83 @@ impl MeasureArgs {
         if chosen.len() > 1 || (self.timer.is_some() && !chosen.is_empty()) {
             bail!("conflicting timer options: choose one of --timer, -r, -s, -x");
         }
-        let timer = self
-            .timer
-            .or(chosen.first().copied())
-            .unwrap_or(TimerMethod::Abs);
-        let cpus = self.affinity.clone().flatten().map(|c| c.0);
-        Ok(MeasureConfig {
-            cpus,
+        Ok(self.timer.or(chosen.first().copied()))
+    }
+
+    /// The measurement these flags describe, saved in `db` (`--db`).
+    pub fn settings(&self, db: Option<&Path>) -> Result<Settings> {
+        Ok(Settings {
+            affinity: self.affinity.clone().flatten().map(|c| c.0),
             threads: self.threads.flatten(),
-            interval_ns: self.interval_ns,
-            distance_ns: self.distance_ns,
-            policy: self.policy,
+            main_affinity: self.main_affinity.clone().map(|c| c.0),
+            interval_ns: Some(self.interval_ns),
+            distance_ns: Some(self.distance_ns),
+            policy: Some(self.policy),
             priority: self.priority,
             priospread: self.priospread,
             dl_runtime_ns: self.dl_runtime_ns,
             dl_deadline_ns: self.dl_deadline_ns,
             dl_period_ns: self.dl_period_ns,
-            timer,
-            clock: self.clock,
+            timer: self.timer()?,
+            clock: Some(self.clock),
             duration_ns: self.duration_ns,
             loops: self.loops,
-            warmup_ns: self.warmup_ns,
-            window_ns: self.window_ns,
-            omission_correction: !self.no_omission_correction,
-            lock_memory: !self.no_mlock,
-            dma_latency_us: if self.no_dma_latency {
-                None
-            } else {
-                Some(self.latency_us)
-            },
-            dma_path: std::env::var_os("RTSCOPE_CPU_DMA_LATENCY")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(crate::sys::dma::DEFAULT_PATH)),
+            warmup_ns: Some(self.warmup_ns),
+            window_ns: Some(self.window_ns),
+            no_omission_correction: self.no_omission_correction,
+            no_mlock: self.no_mlock,
+            latency_us: (!self.no_dma_latency).then_some(self.latency_us),
+            no_dma_latency: self.no_dma_latency,
             break_ns: self.break_ns,
             tracemark: self.tracemark,
-            main_affinity: self.main_affinity.clone().map(|c| c.0),
-            late_above_ns: None,
-        })
-    }
-
-    /// The cyclictest histogram these flags ask for.
-    fn histogram(&self) -> Option<HistOutput> {
-        let (rows, all_column) = match (self.histogram, self.histofall, &self.histfile) {
-            (Some(n), _, _) => (n, false),
-            (_, Some(n), _) => (n, true),
-            (None, None, Some(_)) => (1000, false),
-            _ => return None,
-        };
-        let path = self.histfile.clone().unwrap_or_else(|| PathBuf::from("-"));
-        Some(HistOutput {
-            rows,
-            all_column,
-            path,
-        })
-    }
-
-    /// The measurement these flags ask for.
-    pub fn request(&self) -> Result<Request> {
-        Ok(Request {
-            config: self.config()?,
-            isolate: self.isolate.clone().map(|c| c.0),
-            load: self.load.request(),
-            checkpoint_ns: (!self.no_save).then_some(self.checkpoint_ns),
-            outputs: Outputs {
-                json: self.json.clone(),
-                histogram: self.histogram(),
-            },
-            label: self.label.clone(),
-            host: self.host.clone(),
-            tags: super::import::tag_map(&self.tags)?,
             max_latency_ns: self.max_latency_ns,
-            command_line: crate::store::postgres::own_command_line(),
-            explain_above_ns: self.explain_ns,
-            explain_events: match self.explain_events {
+            histogram: self.histogram,
+            histofall: self.histofall,
+            histfile: self.histfile.clone(),
+            json: self.json.clone(),
+            isolate: self.isolate.clone().map(|c| c.0),
+            explain_ns: self.explain_ns,
+            explain_events: self.explain_ns.map(|_| match self.explain_events {
                 ExplainEventsArg::Full => EventSet::Full,
                 ExplainEventsArg::Lean => EventSet::Lean,
-            },
-            force_shared_cpus: self.force,
+            }),
+            no_save: self.no_save,
+            force: self.force,
+            label: self.label.clone(),
+            host: self.host.clone(),
+            tags: self.tags.clone(),
+            checkpoint_ns: (!self.no_save).then_some(self.checkpoint_ns),
+            load: self.load.load.clone(),
+            load_file: self.load.load_file.clone(),
+            load_cpus: self.load.load_cpus.clone().map(|c| c.0),
+            load_dir: self.load.load_dir.clone(),
+            db: db.map(Path::to_path_buf),
         })
+    }
+
+    /// The measurement these flags ask for, recorded with this process's
+    /// command line.
+    pub fn request(&self, db: Option<&Path>) -> Result<Request> {
+        let mut request = self.settings(db)?.request()?;
+        request.command_line = crate::store::postgres::own_command_line();
+        Ok(request)
     }
 }
 
 /// clap value parser for `--host`: a non-empty name without control
 /// characters, at most 255 bytes.
 pub(super) fn host_name(s: &str) -> Result<String, String> {
-    let t = s.trim();
-    if t.is_empty() || t.len() > 255 || t.chars().any(char::is_control) {
-        return Err(format!(
-            "'{s}' is not a host name: give 1 to 255 printable characters"
-        ));
-    }
-    Ok(t.to_string())
+    crate::measure::settings::parse::host(s)
 }
 
-pub fn run(args: &MeasureArgs) -> Result<Exit> {
+pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
     // Timer signals are taken synchronously by measuring threads: block
     // them before any thread exists (helper threads inherit the mask), so
     // a process-wide SIGALRM can never land on a thread with the default
     // action. Ctrl-C and friends only ask to stop, from now on.
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
-    let request = args.request()?;
+    let request = args.request(db)?;
     if let Some(d) = args.duration_ns
         && args.warmup_ns > 0
         && args.warmup_ns >= d
@@ -463,5 +439,120 @@ pub fn run(args: &MeasureArgs) -> Result<Exit> {
         Status::ThreadFailed => {
             bail!("measuring stopped on an error; the results above cover the time before it")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::settings::{ALIASES, KEYS};
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser, Debug)]
+    #[command(name = "measure", disable_help_flag = true)]
+    struct Line {
+        #[command(flatten)]
+        args: MeasureArgs,
+    }
+
+    fn parsed(words: &[&str]) -> MeasureArgs {
+        Line::try_parse_from(std::iter::once("measure").chain(words.iter().copied()))
+            .unwrap()
+            .args
+    }
+
+    /// Every long option of `measure` is a key of Settings (so studies
+    /// and later remote runs take it) or excluded with a reason; every
+    /// key of Settings is a long option (`db` the global one).
+    #[test]
+    fn long_options_and_settings_keys_are_in_step() {
+        let command = Line::command();
+        let mut longs: Vec<&str> = Vec::new();
+        for a in command.get_arguments() {
+            let long = a
+                .get_long()
+                .expect("measure's options all have a long name");
+            longs.push(long);
+            let excluded = NOT_SETTINGS.iter().any(|(k, _)| *k == long);
+            assert!(
+                KEYS.contains(&long) != excluded,
+                "--{long}: make it a key of measure::Settings, or say in NOT_SETTINGS why not"
+            );
+            for alias in a.get_all_aliases().unwrap_or_default() {
+                assert!(
+                    excluded || ALIASES.contains(&(alias, long)),
+                    "alias --{alias} of --{long} is not read by Settings"
+                );
+            }
+        }
+        let global = crate::cli::Cli::command();
+        assert!(global.get_arguments().any(|a| a.get_long() == Some("db")));
+        for key in KEYS.iter().filter(|k| **k != "db") {
+            assert!(
+                longs.contains(key),
+                "Settings key '{key}' is no option of measure"
+            );
+        }
+        for (k, _) in NOT_SETTINGS {
+            assert!(
+                longs.contains(k),
+                "NOT_SETTINGS names '{k}', no option of measure"
+            );
+        }
+    }
+
+    /// The flags' defaults are Settings' defaults.
+    #[test]
+    fn no_flags_ask_for_the_default_settings() {
+        let mut from_flags = parsed(&[]).request(None).unwrap();
+        let mut default = Settings::default().request().unwrap();
+        from_flags.command_line.clear();
+        default.command_line.clear();
+        assert_eq!(format!("{from_flags:?}"), format!("{default:?}"));
+    }
+
+    /// What cyclictest's flags lower into.
+    #[test]
+    fn cyclictest_s_flags_lower_into_settings() {
+        let s = parsed(&[
+            "-a",
+            "-t",
+            "-r",
+            "-h",
+            "50",
+            "--tag",
+            "a=1",
+            "--no-dma-latency",
+        ])
+        .settings(Some(Path::new("x.db")))
+        .unwrap();
+        assert_eq!((s.affinity, s.threads), (None, None));
+        assert_eq!(s.timer, Some(TimerMethod::Rel));
+        assert_eq!(s.histogram, Some(50));
+        assert_eq!(s.tags, [("a".to_string(), "1".to_string())]);
+        assert_eq!((s.latency_us, s.no_dma_latency), (None, true));
+        assert_eq!(s.db, Some(PathBuf::from("x.db")));
+        let e = parsed(&["-r", "--timer", "abs"])
+            .settings(None)
+            .unwrap_err();
+        assert!(e.to_string().contains("conflicting timer options"), "{e}");
+        let s = parsed(&[
+            "-s",
+            "-n",
+            "-a",
+            "1",
+            "--explain",
+            "--explain-events",
+            "full",
+        ])
+        .settings(None)
+        .unwrap();
+        assert_eq!(s.timer, Some(TimerMethod::Nanosleep));
+        assert_eq!(s.affinity, Some(vec![1]));
+        assert_eq!(s.explain_events, Some(EventSet::Full));
+        assert_eq!(s.explain_ns, Some(100_000));
+        // Flags and a file read the same settings.
+        let file = Settings::from_table(s.to_table()).unwrap();
+        assert_eq!(file, s);
     }
 }

@@ -222,8 +222,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
     crate::store::choose(cli.db.clone());
     match cli.command {
-        Command::Measure(args) => measure::run(&args),
-        Command::Monitor(args) => monitor::run(&args),
+        Command::Measure(args) => measure::run(&args, cli.db.as_deref()),
+        Command::Monitor(args) => monitor::run(&args, cli.db.as_deref()),
         Command::Schema(args) => schema::run(&args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Tune(args) => tune::run(&args),
@@ -235,7 +235,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Import(args) => import::run(&args),
         Command::Push(args) => push::run(&args),
         Command::Explain(args) => explain::run(&args),
-        Command::Study(args) => study::run(&args),
+        Command::Study(args) => study::run(&args, cli.db.as_deref()),
         Command::Completions(args) => completions::run(&args),
         Command::Characterize(args) => characterize::run(&args),
         Command::Load(args) => load::run(&args),

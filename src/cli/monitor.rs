@@ -6,18 +6,16 @@
 use super::Exit;
 use super::{cpulist, duration};
 use crate::engine::{Fanout, MeasureConfig, Observer, Policy};
+use crate::measure::settings::parse::micros;
 use crate::measure::{Request, Session, Status};
 use crate::metrics::MetricsObserver;
 use crate::monitor::{MonitorConfig, WindowRoller};
 use crate::store::Store;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
-use crate::units::{CpuList, fmt_duration, parse_micros_ns};
+use crate::units::{CpuList, fmt_duration};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-
-fn micros(s: &str) -> Result<u64, String> {
-    parse_micros_ns(s).map_err(|e| e.to_string())
-}
+use std::path::Path;
 
 fn policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).ok_or_else(|| format!("unknown policy '{s}': use other, fifo or rr"))
@@ -185,7 +183,9 @@ impl MonitorArgs {
         Ok(keep)
     }
 
-    pub fn request(&self) -> Result<Request> {
+    /// The measurement of the monitor, saved in `db` (`--db`; `None`:
+    /// the default store).
+    pub fn request(&self, db: Option<&Path>) -> Result<Request> {
         let mut tags = super::import::tag_map(&self.tags)?;
         if tags.insert("monitor".into(), self.name.clone()).is_some() {
             bail!("--tag monitor=... is set by the monitor (its --name)");
@@ -203,15 +203,16 @@ impl MonitorArgs {
             tags,
             command_line: crate::store::postgres::own_command_line(),
             force_shared_cpus: self.force,
+            store: db.map(Path::to_path_buf),
             ..Request::default()
         })
     }
 }
 
-pub fn run(args: &MonitorArgs) -> Result<Exit> {
+pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
-    let request = args.request()?;
+    let request = args.request(db)?;
     // One monitor of a name per host, held until this process ends.
     let host = match &args.host {
         Some(h) => h.clone(),
@@ -232,7 +233,7 @@ pub fn run(args: &MonitorArgs) -> Result<Exit> {
         keep_histograms_ns: args.keep_histograms()?,
         keep_windows_ns: args.keep_windows_ns,
     };
-    let store = Store::open_default()?;
+    let store = Store::open(&crate::store::locate(db)?)?;
     let previous = store.begin_monitor_run(
         &cfg.name,
         &cfg.host,

@@ -1,23 +1,21 @@
-//! `rtscope study`: maps a study file's options to `measure`'s flags
-//! (the same clap definitions, so a study takes exactly what `measure`
-//! takes), and the subcommands (run a file, new, status, resume, report,
-//! remove) to the library's `study` calls; prints progress and outcomes.
+//! `rtscope study`: maps the subcommands (run a file, new, status,
+//! resume, report, remove) to the library's `study` calls (a study file's
+//! options are `measure::Settings`, read by the library); prints progress
+//! and outcomes.
 
 use super::Exit;
-use super::measure::MeasureArgs;
 use crate::engine::{Control, Observer, RunView};
-use crate::measure::{Request, Session};
 use crate::store::Store;
 use crate::study::gate::{Check, Gate};
 use crate::study::run::{self, Display, RunEnd, Summary};
-use crate::study::spec::{self, Value};
+use crate::study::spec;
 use crate::study::state::{SlotState, Study};
-use crate::study::{self as lib, Options, StudyError, check, results};
+use crate::study::{self as lib, StudyError, check, results};
 use crate::sysinfo::kernel_match::Kernel;
 use crate::ui::live::Signals;
 use crate::units::{fmt_duration, fmt_unix_utc, us_cell};
 use anyhow::{Context, Result, bail};
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -140,148 +138,6 @@ pub enum StudyCommand {
         #[arg(value_name = "NAME")]
         name: String,
     },
-}
-
-// ------------------------------------------------------------ the options
-
-/// `measure`'s flags, parsed as the command line would.
-#[derive(Parser, Debug)]
-#[command(name = "measure", no_binary_name = false, disable_help_flag = true)]
-struct MeasureLine {
-    #[command(flatten)]
-    args: MeasureArgs,
-}
-
-/// Options a study sets itself, or that make no sense for one run of it.
-const NOT_IN_A_STUDY: &[(&str, &str)] = &[
-    (
-        "duration",
-        "the study's duration (at the top of the file) sets every run's",
-    ),
-    ("loops", "the study's duration sets how long each run lasts"),
-    ("label", "the study names its runs after their cell"),
-    (
-        "json",
-        "every run is in the store: `rtscope runs`, `rtscope report`",
-    ),
-    (
-        "histogram",
-        "every run is in the store: `rtscope plot` draws it",
-    ),
-    (
-        "histofall",
-        "every run is in the store: `rtscope plot` draws it",
-    ),
-    ("histfile", "every run is in the store"),
-    ("no-save", "a study keeps its runs in the store"),
-    ("quiet", "give -q to `rtscope study`"),
-    ("live", "the study shows its own progress"),
-    ("help", "not an option of a run"),
-    (
-        "metrics",
-        "give --metrics to `rtscope study`: one endpoint serves every run",
-    ),
-    ("metrics-auth", "give it to `rtscope study`, with --metrics"),
-    (
-        "metrics-linger",
-        "give it to `rtscope study`, with --metrics",
-    ),
-];
-
-/// The study options as `measure`'s clap definitions know them.
-pub struct MeasureOptions {
-    command: clap::Command,
-}
-
-impl MeasureOptions {
-    pub fn new() -> MeasureOptions {
-        MeasureOptions {
-            command: MeasureLine::command(),
-        }
-    }
-
-    /// The option called `key` (long name or alias).
-    fn known(&self, key: &str) -> bool {
-        self.command.get_arguments().any(|a| {
-            a.get_long() == Some(key) || a.get_all_aliases().is_some_and(|al| al.contains(&key))
-        })
-    }
-
-    fn parse(&self, words: &[String]) -> Result<MeasureArgs, String> {
-        let argv = std::iter::once("measure".to_string()).chain(words.iter().cloned());
-        MeasureLine::try_parse_from(argv)
-            .map(|l| l.args)
-            .map_err(|e| {
-                let text = e.to_string();
-                text.lines()
-                    .next()
-                    .unwrap_or("refused")
-                    .trim_start_matches("error: ")
-                    .to_string()
-            })
-    }
-}
-
-impl Default for MeasureOptions {
-    fn default() -> Self {
-        MeasureOptions::new()
-    }
-}
-
-/// Seconds, or the nearest unit that is exact, for `--duration`.
-fn duration_word(ns: u64) -> String {
-    for (unit, per) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns.is_multiple_of(per) {
-            return format!("{}{unit}", ns / per);
-        }
-    }
-    format!("{ns}ns")
-}
-
-impl Options for MeasureOptions {
-    fn check_key(&self, key: &str) -> Result<(), String> {
-        if let Some((_, why)) = NOT_IN_A_STUDY.iter().find(|(k, _)| *k == key) {
-            return Err(format!("not an option of a study's runs: {why}"));
-        }
-        if !self.known(key) {
-            return Err(
-                "unknown option: keys are measure's long options (`rtscope measure --help`), e.g. policy, timer, interval, priority, threads, load, isolate".into(),
-            );
-        }
-        Ok(())
-    }
-
-    fn check(&self, key: &str, value: &Value) -> Result<(), String> {
-        self.check_key(key)?;
-        self.parse(&value.args(key)).map(|_| ())
-    }
-
-    fn request(
-        &self,
-        settings: &[(&str, &Value)],
-        duration_ns: u64,
-        label: String,
-        tags: &[(String, String)],
-    ) -> Result<Request, String> {
-        let mut words: Vec<String> = settings.iter().flat_map(|(k, v)| v.args(k)).collect();
-        words.push("--duration".into());
-        words.push(duration_word(duration_ns));
-        for (k, v) in tags {
-            words.push("--tag".into());
-            words.push(format!("{k}={v}"));
-        }
-        let args = self.parse(&words)?;
-        let mut request = args.request().map_err(|e| format!("{e:#}"))?;
-        request.label = Some(label);
-        // What a user would type to measure this cell alone.
-        request.command_line = ["rtscope", "measure"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(words)
-            .collect();
-        Session::check(&request).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
-        Ok(request)
-    }
 }
 
 // ------------------------------------------------------------ the display
@@ -414,19 +270,20 @@ impl Drop for Progress {
 
 // ------------------------------------------------------------ the commands
 
-pub fn run(args: &StudyArgs) -> Result<Exit> {
+/// Run `rtscope study`; `db` is the store chosen with `--db`, if any.
+pub fn run(args: &StudyArgs, db: Option<&Path>) -> Result<Exit> {
     match &args.command {
         Some(StudyCommand::New { name, output }) => new(name, output.as_deref()),
-        Some(StudyCommand::Status { name, json }) => status(name.as_deref(), *json),
-        Some(StudyCommand::Resume { name, run }) => resume(name.as_deref(), run),
+        Some(StudyCommand::Status { name, json }) => status(db, name.as_deref(), *json),
+        Some(StudyCommand::Resume { name, run }) => resume(db, name.as_deref(), run),
         Some(StudyCommand::Report {
             name,
             output,
             fail_if,
-        }) => report(name.as_deref(), output.as_deref(), fail_if),
-        Some(StudyCommand::Remove { name }) => remove(name),
+        }) => report(db, name.as_deref(), output.as_deref(), fail_if),
+        Some(StudyCommand::Remove { name }) => remove(db, name),
         None => match &args.file {
-            Some(file) => start(file, &args.run, args.dry_run),
+            Some(file) => start(db, file, &args.run, args.dry_run),
             None => bail!(
                 "name a study file (rtscope study FILE.toml), or a subcommand: new, status, resume, report, remove (see rtscope study --help)"
             ),
@@ -435,23 +292,27 @@ pub fn run(args: &StudyArgs) -> Result<Exit> {
 }
 
 /// Read and check a study file.
-fn read_spec(file: &Path, options: &MeasureOptions) -> Result<(spec::Spec, String)> {
+fn read_spec(file: &Path) -> Result<(spec::Spec, String)> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read the study file {}", file.display()))?;
     let shown = file.display().to_string();
     let spec = spec::parse(&text, &shown)?;
-    check::check(&spec, &shown, options)?;
+    check::check(&spec, &shown)?;
     Ok((spec, text))
 }
 
-fn start(file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
-    let options = MeasureOptions::new();
-    let (spec, text) = read_spec(file, &options)?;
+/// The store `--db` names, else the default one.
+fn open_store(db: Option<&Path>) -> Result<Store> {
+    Ok(Store::open(&crate::store::locate(db)?)?)
+}
+
+fn start(db: Option<&Path>, file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
+    let (spec, text) = read_spec(file)?;
     if dry_run {
-        return dry(&spec, &options);
+        return dry(&spec);
     }
     let kernel = Kernel::running();
-    let mut store = Store::open_default()?;
+    let mut store = open_store(db)?;
     let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let row = run::create_or_find(
         &mut store,
@@ -460,16 +321,15 @@ fn start(file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
         Some(&path.display().to_string()),
         &kernel,
     )?;
-    measure_study(store, row, &options, flags)
+    measure_study(store, db, row, flags)
 }
 
-fn resume(name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
-    let options = MeasureOptions::new();
+fn resume(db: Option<&Path>, name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
     let kernel = Kernel::running();
-    let store = Store::open_default()?;
+    let store = open_store(db)?;
     let study = Study::load(&store, name, &kernel)?;
     let shown = format!("study '{}' (stored)", study.row.name);
-    check::check(&study.spec, &shown, &options)?;
+    check::check(&study.spec, &shown)?;
     if study.to_do() == 0 && study.waiting() == 0 {
         eprintln!(
             "rtscope: study '{}' is complete ({} runs): `rtscope study report {}` writes its report",
@@ -480,14 +340,14 @@ fn resume(name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
         return gates(&store, &study, &flags.fail_if);
     }
     let row = study.row.clone();
-    measure_study(store, row, &options, flags)
+    measure_study(store, db, row, flags)
 }
 
 /// Measure what the running kernel owes of a stored study.
 fn measure_study(
     mut store: Store,
+    db: Option<&Path>,
     row: crate::store::studies::StudyRow,
-    options: &MeasureOptions,
     flags: &RunFlags,
 ) -> Result<Exit> {
     // As for measure: timer signals are for the measuring threads, and a
@@ -498,7 +358,7 @@ fn measure_study(
     let summary = {
         let mut progress = Progress::new(flags.quiet, signals.clone());
         progress.metrics = flags.metrics.start()?;
-        run::run(&mut store, row, options, &mut progress, &signals.stop)?
+        run::run(&mut store, db, row, &mut progress, &signals.stop)?
     };
     let kernel = Kernel::running();
     let study = Study::load(&store, Some(&name), &kernel)?;
@@ -578,7 +438,7 @@ fn gates(store: &Store, study: &Study, gates: &[Gate]) -> Result<Exit> {
     })
 }
 
-fn dry(spec: &spec::Spec, options: &MeasureOptions) -> Result<Exit> {
+fn dry(spec: &spec::Spec) -> Result<Exit> {
     let cells = crate::study::matrix::cells(spec);
     let seed = spec.seed.unwrap_or(0);
     let slots = crate::study::matrix::schedule(cells.len(), spec.repetitions, spec.order, seed);
@@ -599,14 +459,8 @@ fn dry(spec: &spec::Spec, options: &MeasureOptions) -> Result<Exit> {
     );
     for s in &slots {
         let cell = &cells[s.cell];
-        let r = options
-            .request(
-                &cell.settings(&spec.fixed),
-                spec.duration_ns,
-                cell.label(),
-                &[],
-            )
-            .map_err(anyhow::Error::msg)?;
+        let r =
+            check::cell_request(spec, cell, cell.label(), &[], None).map_err(anyhow::Error::msg)?;
         let kernel = cell
             .kernel(&spec.fixed)
             .map(|k| format!(" [kernel {k}]"))
@@ -622,9 +476,9 @@ fn dry(spec: &spec::Spec, options: &MeasureOptions) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn status(name: Option<&str>, json: bool) -> Result<Exit> {
+fn status(db: Option<&Path>, name: Option<&str>, json: bool) -> Result<Exit> {
     let kernel = Kernel::running();
-    let Some(store) = Store::open_existing(&crate::store::db_path()?)? else {
+    let Some(store) = Store::open_existing(&crate::store::locate(db)?)? else {
         bail!(
             "no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)"
         );
@@ -787,9 +641,14 @@ fn status_json(store: &Store, study: &Study, kernel: &Kernel) -> Result<serde_js
     }))
 }
 
-fn report(name: Option<&str>, output: Option<&Path>, fail_if: &[Gate]) -> Result<Exit> {
+fn report(
+    db: Option<&Path>,
+    name: Option<&str>,
+    output: Option<&Path>,
+    fail_if: &[Gate],
+) -> Result<Exit> {
     let kernel = Kernel::running();
-    let Some(store) = Store::open_existing(&crate::store::db_path()?)? else {
+    let Some(store) = Store::open_existing(&crate::store::locate(db)?)? else {
         bail!(
             "no study yet: the run store does not exist (start one with `rtscope study FILE.toml`)"
         );
@@ -812,8 +671,8 @@ fn report(name: Option<&str>, output: Option<&Path>, fail_if: &[Gate]) -> Result
     gates(&store, &study, fail_if)
 }
 
-fn remove(name: &str) -> Result<Exit> {
-    let mut store = Store::open_default()?;
+fn remove(db: Option<&Path>, name: &str) -> Result<Exit> {
+    let mut store = open_store(db)?;
     let Some(row) = store.study(name)? else {
         return Err(StudyError::NoStudy {
             name: name.to_string(),
@@ -898,7 +757,6 @@ mod tests {
 
     #[test]
     fn the_example_is_a_valid_study() {
-        let options = MeasureOptions::new();
         let text = example_named("mine", "studies/mine.toml");
         let spec = spec::parse(&text, "mine.toml").unwrap();
         assert_eq!(spec.name, "mine");
@@ -907,31 +765,32 @@ mod tests {
         assert!(text.contains("sudo rtscope study studies/mine.toml"));
         assert!(text.contains("rtscope study resume mine"));
         for s in &spec.fixed {
-            options.check(&s.key, &s.value).unwrap();
+            check::check_value(&s.key, &s.value).unwrap();
         }
         for d in &spec.matrix {
             for v in &d.values {
-                options.check(&d.key, v).unwrap();
+                check::check_value(&d.key, v).unwrap();
             }
         }
     }
 
     #[test]
     fn options_are_measure_s() {
-        let o = MeasureOptions::new();
-        assert!(o.check("policy", &Value::Text("fifo".into())).is_ok());
+        use crate::study::spec::Value;
+        let check = check::check_value;
+        assert!(check("policy", &Value::Text("fifo".into())).is_ok());
         assert!(
-            o.check("load_cpus", &Value::Text("0".into())).is_err(),
+            check("load_cpus", &Value::Text("0".into())).is_err(),
             "keys arrive normalized"
         );
-        assert!(o.check("load-cpus", &Value::Text("0".into())).is_ok());
-        assert!(o.check("no-mlock", &Value::Bool(true)).is_ok());
-        assert!(o.check("isolate", &Value::Bool(false)).is_ok());
-        let e = o.check("policy", &Value::Text("fast".into())).unwrap_err();
+        assert!(check("load-cpus", &Value::Text("0".into())).is_ok());
+        assert!(check("no-mlock", &Value::Bool(true)).is_ok());
+        assert!(check("isolate", &Value::Bool(false)).is_ok());
+        let e = check("policy", &Value::Text("fast".into())).unwrap_err();
         assert!(e.contains("unknown policy 'fast'"), "{e}");
-        let e = o.check("speed", &Value::Int(3)).unwrap_err();
+        let e = check("speed", &Value::Int(3)).unwrap_err();
         assert!(e.contains("unknown option"), "{e}");
-        let e = o.check("json", &Value::Text("-".into())).unwrap_err();
+        let e = check("json", &Value::Text("-".into())).unwrap_err();
         assert!(e.contains("not an option of a study"), "{e}");
     }
 }

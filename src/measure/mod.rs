@@ -5,7 +5,9 @@
 //! record, write the outputs and save it. The command layer only turns
 //! flags into a [`Request`] and prints the [`Outcome`].
 //!
-//! Layout: `request` (what is asked, typed and checked), `error` (why it
+//! Layout: `settings` (a measurement as data, keyed by `measure`'s long
+//! options: what flags and study files lower into), `request` (what is
+//! asked, typed and checked), `error` (why it
 //! could not be made), `session`
 //! ([`Session`]: prepare → run → finish), `outputs` (the result files),
 //! `outcome` (how it ended and the exit status it implies), `explain`
@@ -20,12 +22,14 @@ pub mod outcome;
 pub mod outputs;
 pub mod request;
 pub mod session;
+pub mod settings;
 
 pub use error::SessionError;
 pub use outcome::{Outcome, Saved, Status};
 pub use outputs::{HistOutput, Outputs};
 pub use request::Request;
 pub use session::Session;
+pub use settings::Settings;
 
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,9 @@ pub struct Request {
     pub explain_events: crate::trace::EventSet,
     /// Measure even on CPUs another rtscope measures (`--force`).
     pub force_shared_cpus: bool,
+    /// The run store the run is saved in (`--db`); `None`: the default
+    /// one ([`crate::store::locate`]).
+    pub store: Option<std::path::PathBuf>,
 }
 
 impl Request {

@@ -65,7 +65,11 @@ impl Session {
             eprintln!("rtscope: warning: {w}");
         }
         let store = match request.checkpoint_ns {
-            Some(_) => Some(Store::open_default().map_err(SessionError::StoreOpen)?),
+            Some(_) => Some(
+                crate::store::locate(request.store.as_deref())
+                    .and_then(|p| Store::open(&p))
+                    .map_err(SessionError::StoreOpen)?,
+            ),
             None => None,
         };
         let load = match load_plan {

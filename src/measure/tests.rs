@@ -106,13 +106,13 @@ fn load_children() -> usize {
 
 /// `prepare` refuses `request` with the error `expected` accepts, and
 /// leaves nothing behind: no load process, no store, no result file.
-fn refused(request: Request, dir: &TempDir, expected: impl Fn(&SessionError) -> bool) {
-    // One store for every test of this process (the first choice wins),
-    // in a directory nothing creates unless the store is opened.
+fn refused(mut request: Request, dir: &TempDir, expected: impl Fn(&SessionError) -> bool) {
+    // The request's store, in a directory nothing creates unless the
+    // store is opened.
     let db = std::env::temp_dir()
         .join(format!("rtscope-measure-store-{}", std::process::id()))
         .join("rtscope.db");
-    crate::store::choose(Some(db.clone()));
+    request.store = Some(db.clone());
     let json = request.outputs.json.clone();
     let stop = AtomicBool::new(false);
     match Session::prepare(request, &stop) {
@@ -120,7 +120,7 @@ fn refused(request: Request, dir: &TempDir, expected: impl Fn(&SessionError) -> 
         Err(e) => assert!(expected(&e), "unexpected refusal: {e:#}"),
     }
     assert_eq!(load_children(), 0, "a load was started");
-    assert_eq!(crate::store::db_path().unwrap(), db);
+    assert_eq!(crate::store::locate(Some(&db)).unwrap(), db);
     assert!(!db.exists(), "the store was created");
     if let Some(j) = json.filter(|j| j.starts_with(dir.path())) {
         assert!(!j.exists(), "{} was written", j.display());

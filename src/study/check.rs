@@ -1,12 +1,115 @@
 //! Everything a study file can be refused for, found before anything
-//! runs: every option and value as `measure` would take it, then every
-//! cell as a whole (`itimer` with several threads, a load that does not
-//! exist, CPUs this machine lacks), each mistake named by file, line and
-//! key. Touches nothing on the system.
+//! runs: every option and value as `measure` would take it (read into
+//! `measure::Settings`), then every cell as a whole (`itimer` with
+//! several threads, a load that does not exist, CPUs this machine lacks),
+//! each mistake named by file, line and key. Touches nothing on the
+//! system. Also the measurement one cell asks for ([`cell_request`]).
 
-use super::Options;
 use super::matrix::{self, Cell};
-use super::spec::{KERNEL_KEY, Spec, SpecError};
+use super::spec::{KERNEL_KEY, Spec, SpecError, Value};
+use crate::measure::{Request, Session, Settings};
+use std::path::Path;
+
+/// Options a study sets itself, or that make no sense for one run of it.
+const NOT_IN_A_STUDY: &[(&str, &str)] = &[
+    (
+        "duration",
+        "the study's duration (at the top of the file) sets every run's",
+    ),
+    ("loops", "the study's duration sets how long each run lasts"),
+    ("label", "the study names its runs after their cell"),
+    (
+        "json",
+        "every run is in the store: `rtscope runs`, `rtscope report`",
+    ),
+    (
+        "histogram",
+        "every run is in the store: `rtscope plot` draws it",
+    ),
+    (
+        "histofall",
+        "every run is in the store: `rtscope plot` draws it",
+    ),
+    ("histfile", "every run is in the store"),
+    ("no-save", "a study keeps its runs in the store"),
+    (
+        "db",
+        "give --db to `rtscope study`: the study and its runs share one store",
+    ),
+    ("quiet", "give -q to `rtscope study`"),
+    ("live", "the study shows its own progress"),
+    ("help", "not an option of a run"),
+    (
+        "metrics",
+        "give --metrics to `rtscope study`: one endpoint serves every run",
+    ),
+    ("metrics-auth", "give it to `rtscope study`, with --metrics"),
+    (
+        "metrics-linger",
+        "give it to `rtscope study`, with --metrics",
+    ),
+    (
+        "nanosleep",
+        "cyclictest's -n: clock_nanosleep is the default (timer = \"abs\")",
+    ),
+    ("relative", "cyclictest's -r: write timer = \"rel\""),
+    (
+        "system",
+        "cyclictest's -s: write timer = \"nanosleep\" or \"itimer\"",
+    ),
+    ("posix-timers", "cyclictest's -x: write timer = \"posix\""),
+    (
+        "mlockall",
+        "cyclictest's -m: memory is locked unless no-mlock = true",
+    ),
+];
+
+/// Check that `key` is an option a study may set.
+pub fn check_key(key: &str) -> Result<(), String> {
+    if let Some((_, why)) = NOT_IN_A_STUDY.iter().find(|(k, _)| *k == key) {
+        return Err(format!("not an option of a study's runs: {why}"));
+    }
+    if !Settings::has_key(key) {
+        return Err(
+            "unknown option: keys are measure's long options (`rtscope measure --help`), e.g. policy, timer, interval, priority, threads, load, isolate".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Check one option and its value (a `[fixed]` entry or one matrix value)
+/// alone: `Err(message)` if `measure` would refuse it, or if a study
+/// cannot set it (outputs, the duration).
+pub fn check_value(key: &str, value: &Value) -> Result<(), String> {
+    check_key(key)?;
+    let table = toml::Table::from_iter([(key.to_string(), value.to_toml())]);
+    Settings::from_table(table)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The measurement one cell asks for: its settings, run for the study's
+/// duration, named `label`, with `tags` added, saved in `store` (`None`:
+/// the default store); refused as `measure` would refuse it.
+pub fn cell_request(
+    spec: &Spec,
+    cell: &Cell,
+    label: String,
+    tags: &[(String, String)],
+    store: Option<&Path>,
+) -> Result<Request, String> {
+    let mut settings = Settings::from_table(cell.table(&spec.fixed)).map_err(|e| e.to_string())?;
+    settings.duration_ns = Some(spec.duration_ns);
+    settings.tags.extend_from_slice(tags);
+    settings.db = store.map(Path::to_path_buf);
+    let why = |e: crate::measure::SessionError| format!("{:#}", anyhow::Error::from(e));
+    // The command line recorded is what a user would type to measure this
+    // cell alone.
+    let mut request = settings.request().map_err(why)?;
+    request.label = Some(label);
+    Session::check(&request).map_err(why)?;
+    Ok(request)
+}
 
 /// The line and key to blame for a whole cell's refusal: the first of the
 /// cell's options that the message names (`--timer ...`), the matrix's
@@ -49,7 +152,7 @@ fn shown(spec: &Spec, key: &str) -> String {
 }
 
 /// Check `spec` (read from `file`) against what `measure` accepts.
-pub fn check(spec: &Spec, file: &str, options: &dyn Options) -> Result<(), SpecError> {
+pub fn check(spec: &Spec, file: &str) -> Result<(), SpecError> {
     let err = |line: usize, key: &str, message: String| SpecError {
         file: file.to_string(),
         line,
@@ -62,16 +165,11 @@ pub fn check(spec: &Spec, file: &str, options: &dyn Options) -> Result<(), SpecE
                 .map_err(|m| err(s.line, &s.key, m))?;
             continue;
         }
-        options
-            .check_key(&s.key)
-            .and_then(|()| options.check(&s.key, &s.value))
-            .map_err(|m| err(s.line, &s.key, m))?;
+        check_value(&s.key, &s.value).map_err(|m| err(s.line, &s.key, m))?;
     }
     for d in &spec.matrix {
         if d.key != KERNEL_KEY {
-            options
-                .check_key(&d.key)
-                .map_err(|m| err(d.line, &d.key, m))?;
+            check_key(&d.key).map_err(|m| err(d.line, &d.key, m))?;
         }
         for v in &d.values {
             if d.key == KERNEL_KEY {
@@ -79,14 +177,11 @@ pub fn check(spec: &Spec, file: &str, options: &dyn Options) -> Result<(), SpecE
                     .map_err(|m| err(d.line, &d.key, m))?;
                 continue;
             }
-            options
-                .check(&d.key, v)
-                .map_err(|m| err(d.line, &d.key, format!("value '{v}': {m}")))?;
+            check_value(&d.key, v).map_err(|m| err(d.line, &d.key, format!("value '{v}': {m}")))?;
         }
     }
     for cell in matrix::cells(spec) {
-        let settings = cell.settings(&spec.fixed);
-        if let Err(m) = options.request(&settings, spec.duration_ns, cell.label(), &[]) {
+        if let Err(m) = cell_request(spec, &cell, cell.label(), &[], None) {
             let (line, key) = blame(spec, &cell, &m);
             return Err(SpecError {
                 file: file.to_string(),

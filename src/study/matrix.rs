@@ -1,8 +1,9 @@
 //! The matrix of a study: its cells (one per combination of the
-//! dimensions' values), what each asks `measure` for, and the order the
-//! runs take in time (each repetition a pass over every cell, shuffled
-//! from a recorded seed unless the file says otherwise). Pure: the same
-//! file and seed always give the same cells and order.
+//! dimensions' values), what each asks `measure` for (a table of its
+//! options), and the order the runs take in time (each repetition a pass
+//! over every cell, shuffled from a recorded seed unless the file says
+//! otherwise). Pure: the same file and seed always give the same cells
+//! and order.
 
 use super::spec::{KERNEL_KEY, Order, Setting, Spec, Value};
 
@@ -41,14 +42,16 @@ impl Cell {
             .map(|v| v.to_string())
     }
 
-    /// The options of `measure` for this cell: the fixed ones, then the
-    /// cell's choices (the kernel is not an option).
-    pub fn settings<'a>(&'a self, fixed: &'a [Setting]) -> Vec<(&'a str, &'a Value)> {
+    /// The options of `measure` for this cell, as a table to read into
+    /// `measure::Settings`: the fixed ones and the cell's choices (the
+    /// kernel is not an option).
+    pub fn table(&self, fixed: &[Setting]) -> toml::Table {
         fixed
             .iter()
             .map(|s| (s.key.as_str(), &s.value))
             .chain(self.choice.iter().map(|(k, v)| (k.as_str(), v)))
             .filter(|(k, _)| *k != KERNEL_KEY)
+            .map(|(k, v)| (k.to_string(), v.to_toml()))
             .collect()
     }
 
@@ -174,19 +177,18 @@ threads = 1
         assert_eq!(c[0].label(), "policy=other timer=itimer");
         assert_eq!(c[1].label(), "policy=other timer=nanosleep");
         assert_eq!(c[8].label(), "policy=rr timer=abs");
-        let s = c[4].settings(&spec.fixed);
-        let words: Vec<String> = s.iter().flat_map(|(k, v)| v.args(k)).collect();
+        let s = crate::measure::Settings::from_table(c[4].table(&spec.fixed)).unwrap();
         assert_eq!(
-            words,
+            s.command_line()[2..],
             [
-                "--load",
-                "hell",
                 "--threads",
                 "1",
                 "--policy",
                 "fifo",
                 "--timer",
-                "nanosleep"
+                "nanosleep",
+                "--load",
+                "hell",
             ]
         );
         assert!(c[4].matches(&[("policy".into(), "fifo".into())]));

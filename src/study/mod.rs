@@ -9,8 +9,8 @@
 //! loop that measures the cells a kernel owes, one `measure::Session`
 //! each), `gate` (`--fail-if`), `report` (the HTML comparison). The
 //! study's state lives in the store (`store::studies`); nothing is kept
-//! in memory that a crash would lose. Knows no flag syntax: a caller's
-//! [`Options`] turns a cell's settings into a measuring request.
+//! in memory that a crash would lose. Knows no flag syntax: a cell's
+//! options are read into `measure::Settings`, which make its request.
 
 pub mod check;
 pub mod gate;
@@ -21,30 +21,7 @@ pub mod run;
 pub mod spec;
 pub mod state;
 
-use crate::measure::Request;
-use spec::Value;
 use thiserror::Error;
-
-/// What `measure` accepts, as the command line knows it.
-pub trait Options {
-    /// Check that `key` is an option a study may set.
-    fn check_key(&self, key: &str) -> Result<(), String>;
-
-    /// Check one option and its value (a `[fixed]` entry or one matrix
-    /// value) alone: `Err(message)` if `measure` would refuse it, or if a
-    /// study cannot set it (outputs, the duration).
-    fn check(&self, key: &str, value: &Value) -> Result<(), String>;
-
-    /// The measurement one cell asks for: its settings, run for
-    /// `duration_ns`, named `label`, with `tags` added.
-    fn request(
-        &self,
-        settings: &[(&str, &Value)],
-        duration_ns: u64,
-        label: String,
-        tags: &[(String, String)],
-    ) -> Result<Request, String>;
-}
 
 /// What can go wrong with a study, before or between its cells.
 #[derive(Debug, Error)]

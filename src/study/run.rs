@@ -6,10 +6,11 @@
 //! isolation a killed runner held is put back by the command layer before
 //! the study's cells are checked (`tune::session::revert_left`).
 
+use super::StudyError;
+use super::check::cell_request;
 use super::matrix;
 use super::spec::Spec;
 use super::state::{SlotState, Study};
-use super::{Options, StudyError};
 use crate::engine::Fanout;
 use crate::engine::Observer;
 use crate::measure::{Session, SessionError, Status};
@@ -17,6 +18,7 @@ use crate::metrics::MetricsObserver;
 use crate::store::Store;
 use crate::store::studies::{AttemptState, NewStudy, SlotRow, StudyRow};
 use crate::sysinfo::kernel_match::Kernel;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -129,11 +131,12 @@ impl Drop for Claim<'_> {
 }
 
 /// Measure every run of `row` that the running kernel owes, in order,
-/// until all are done or `stop` is set.
+/// until all are done or `stop` is set. `location` is where `store` is
+/// (`--db`; `None`: the default store): each run is saved there.
 pub fn run(
     store: &mut Store,
+    location: Option<&Path>,
     row: StudyRow,
-    options: &dyn Options,
     display: &mut dyn Display,
     stop: &AtomicBool,
 ) -> Result<Summary, StudyError> {
@@ -170,7 +173,7 @@ pub fn run(
         let eta = (todo.len() - i) as u64 * (duration_ns + overhead);
         display.starting(slot, i + 1, todo.len(), eta);
         let t0 = Instant::now();
-        let end = run_one(store, &study, slot, &kernel, options, display, stop)?;
+        let end = run_one(store, location, &study, slot, &kernel, display, stop)?;
         let took = t0.elapsed().as_nanos() as u64;
         display.ended(slot, &end);
         match end {
@@ -198,16 +201,15 @@ pub fn run(
 /// Measure one run of the study.
 fn run_one(
     store: &Store,
+    location: Option<&Path>,
     study: &Study,
     slot: &SlotRow,
     kernel: &Kernel,
-    options: &dyn Options,
     display: &mut dyn Display,
     stop: &AtomicBool,
 ) -> Result<RunEnd, StudyError> {
     let spec = &study.spec;
     let cell = &study.cells[slot.cell];
-    let settings = cell.settings(&spec.fixed);
     let tags = vec![
         ("study".to_string(), spec.name.clone()),
         ("study-cell".to_string(), (slot.cell + 1).to_string()),
@@ -219,7 +221,7 @@ fn run_one(
         store.end_attempt(a, AttemptState::Failed, Some(&why))?;
         Ok(RunEnd::Failed(why))
     };
-    let request = match options.request(&settings, spec.duration_ns, label, &tags) {
+    let request = match cell_request(spec, cell, label, &tags, location) {
         Ok(r) => r,
         Err(why) => return failed(why),
     };

@@ -2,8 +2,8 @@
 //! runs, read with the line of every key so that a mistake is reported
 //! as `FILE:LINE: key 'K': ...`. Knows the file's shape (`name`,
 //! `duration`, `repetitions`, `order`, `seed`, `kernel`, `[matrix]`,
-//! `[fixed]`), not what `measure` accepts: the caller checks option names
-//! and values through [`super::Options`]. Touches nothing.
+//! `[fixed]`), not what `measure` accepts: [`super::check`] reads option
+//! names and values into `measure::Settings`. Touches nothing.
 
 use crate::units::parse_duration_ns;
 use std::collections::BTreeMap;
@@ -55,14 +55,14 @@ impl fmt::Display for Value {
 }
 
 impl Value {
-    /// The command-line words of option `--key` with this value: a flag
-    /// for `true`, nothing for `false`, the option once per list item.
-    pub fn args(&self, key: &str) -> Vec<String> {
+    /// The value as TOML, for reading it into `measure::Settings`.
+    pub fn to_toml(&self) -> toml::Value {
         match self {
-            Value::Bool(true) => vec![format!("--{key}")],
-            Value::Bool(false) => vec![],
-            Value::List(items) => items.iter().flat_map(|v| v.args(key)).collect(),
-            v => vec![format!("--{key}"), v.to_string()],
+            Value::Bool(b) => toml::Value::Boolean(*b),
+            Value::Int(i) => toml::Value::Integer(*i),
+            Value::Float(x) => toml::Value::Float(*x),
+            Value::Text(s) => toml::Value::String(s.clone()),
+            Value::List(v) => toml::Value::Array(v.iter().map(Value::to_toml).collect()),
         }
     }
 }
@@ -516,12 +516,20 @@ mod tests {
         assert_eq!(keys, ["timer", "policy", "kernel"]);
         assert_eq!(s.matrix[0].line, 8);
         assert_eq!(s.fixed[0].key, "no-mlock");
-        assert_eq!(s.fixed[0].value.args("no-mlock"), ["--no-mlock"]);
+        // As measure's settings: a flag for true, the option once per
+        // list item, nothing for false.
+        let read = |pairs: Vec<(String, toml::Value)>| {
+            crate::measure::Settings::from_table(pairs.into_iter().collect())
+                .unwrap()
+                .command_line()
+        };
+        let fixed = s.fixed.iter().map(|f| (f.key.clone(), f.value.to_toml()));
         assert_eq!(
-            s.fixed[1].value.args("tag"),
-            ["--tag", "a=1", "--tag", "b=2"]
+            read(fixed.collect())[2..],
+            ["--no-mlock", "--tag", "a=1", "--tag", "b=2"]
         );
-        assert_eq!(Value::Bool(false).args("isolate"), Vec::<String>::new());
+        let off = vec![("isolate".to_string(), Value::Bool(false).to_toml())];
+        assert_eq!(read(off), ["rtscope", "measure"]);
         assert_eq!(s.cells(), 2);
     }
 

@@ -1,0 +1,726 @@
+//! [`Settings`]: one measurement described as data, keyed by `rtscope
+//! measure`'s long options (`interval`, `policy`, `load-cpus`, ...), typed
+//! (times in ns, a [`Policy`], CPU lists, the store's location), and read
+//! from what people write: `measure`'s flags lower into it (`src/cli/`),
+//! a study cell is its `[fixed]` and `[matrix]` values read as TOML into
+//! it. One conversion, [`Settings::request`], makes the [`Request`]; one
+//! function, [`Settings::command_line`], writes it back as the `rtscope
+//! measure` command that asks for it.
+//!
+//! A key left out means `measure`'s default (every field is `None`,
+//! `false` or empty in [`Settings::default`]); `false` for any key leaves
+//! it out, as a flag not given. Knows no clap and touches nothing.
+
+use super::error::SessionError;
+use super::outputs::{HistOutput, Outputs};
+use super::request::Request;
+use crate::engine::{MeasureConfig, Policy, TimerMethod};
+use crate::load::LoadRequest;
+use crate::sys::clock::Clock;
+use crate::trace::EventSet;
+use crate::units::{format_cpu_list, parse_cpu_list, parse_duration_ns, parse_micros_ns};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+/// `--explain` without a threshold: 100us.
+pub const DEFAULT_EXPLAIN_NS: u64 = 100_000;
+/// `--checkpoint`'s default: 10s.
+pub const DEFAULT_CHECKPOINT_NS: u64 = 10_000_000_000;
+/// Rows of the cyclictest histogram `--histfile` writes without -h.
+pub const DEFAULT_HIST_ROWS: usize = 1000;
+
+/// One measurement, as `measure`'s long options name it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Settings {
+    /// CPUs the threads are pinned to, round-robin (`true` or none: every
+    /// CPU this process may use).
+    #[serde(deserialize_with = "de_all_cpus", serialize_with = "ser_cpus")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Vec<usize>>,
+    /// Number of threads (`true` or none: one per CPU).
+    #[serde(
+        deserialize_with = "de_threads",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub threads: Option<usize>,
+    #[serde(alias = "mainaffinity", deserialize_with = "de_cpus")]
+    #[serde(serialize_with = "ser_cpus", skip_serializing_if = "Option::is_none")]
+    pub main_affinity: Option<Vec<usize>>,
+    #[serde(rename = "interval", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<u64>,
+    #[serde(rename = "distance", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub distance_ns: Option<u64>,
+    #[serde(
+        deserialize_with = "de_policy",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub policy: Option<Policy>,
+    #[serde(
+        deserialize_with = "de_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub priority: Option<i32>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub priospread: bool,
+    #[serde(rename = "dl-runtime", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub dl_runtime_ns: Option<u64>,
+    #[serde(rename = "dl-deadline", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub dl_deadline_ns: Option<u64>,
+    #[serde(rename = "dl-period", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub dl_period_ns: Option<u64>,
+    #[serde(deserialize_with = "de_timer", skip_serializing_if = "Option::is_none")]
+    pub timer: Option<TimerMethod>,
+    #[serde(deserialize_with = "de_clock", skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
+    #[serde(rename = "duration", deserialize_with = "de_seconds")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub duration_ns: Option<u64>,
+    #[serde(
+        deserialize_with = "de_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub loops: Option<u64>,
+    #[serde(rename = "warmup", deserialize_with = "de_seconds")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub warmup_ns: Option<u64>,
+    #[serde(rename = "window", deserialize_with = "de_seconds")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<u64>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub no_omission_correction: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    pub no_mlock: bool,
+    /// The value held on /dev/cpu_dma_latency, in us (none: 0).
+    #[serde(rename = "latency", deserialize_with = "de_number")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<i32>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub no_dma_latency: bool,
+    #[serde(rename = "breaktrace", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub break_ns: Option<u64>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub tracemark: bool,
+    #[serde(rename = "max-latency", deserialize_with = "de_micros")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub max_latency_ns: Option<u64>,
+    /// Rows of cyclictest's histogram (`-h`).
+    #[serde(
+        deserialize_with = "de_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub histogram: Option<usize>,
+    /// Rows of cyclictest's histogram with an all-threads column (`-H`).
+    #[serde(
+        deserialize_with = "de_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub histofall: Option<usize>,
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histfile: Option<PathBuf>,
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub json: Option<PathBuf>,
+    #[serde(deserialize_with = "de_cpus", serialize_with = "ser_cpus")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolate: Option<Vec<usize>>,
+    /// Explain wake-ups at least this late (`true`: 100us).
+    #[serde(rename = "explain", deserialize_with = "de_explain")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub explain_ns: Option<u64>,
+    #[serde(deserialize_with = "de_events", serialize_with = "ser_events")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain_events: Option<EventSet>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub no_save: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    pub force: bool,
+    #[serde(deserialize_with = "de_text", skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(deserialize_with = "de_host", skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `KEY=VALUE` facts (`--tag`, repeatable), in the order given.
+    #[serde(
+        rename = "tag",
+        deserialize_with = "de_tags",
+        serialize_with = "ser_tags"
+    )]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<(String, String)>,
+    #[serde(rename = "checkpoint", deserialize_with = "de_seconds")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub checkpoint_ns: Option<u64>,
+    #[serde(deserialize_with = "de_text", skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_file: Option<PathBuf>,
+    #[serde(deserialize_with = "de_cpus", serialize_with = "ser_cpus")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_cpus: Option<Vec<usize>>,
+    #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_dir: Option<PathBuf>,
+    /// The run store (`--db`: a file or a PostgreSQL URL); none: the
+    /// default store ([`crate::store::locate`]).
+    #[serde(deserialize_with = "de_store", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<PathBuf>,
+}
+
+/// Every key of [`Settings`], in the order [`Settings::command_line`]
+/// writes them (a unit test keeps it equal to the fields).
+pub const KEYS: &[&str] = &[
+    "affinity",
+    "threads",
+    "main-affinity",
+    "interval",
+    "distance",
+    "policy",
+    "priority",
+    "priospread",
+    "dl-runtime",
+    "dl-deadline",
+    "dl-period",
+    "timer",
+    "clock",
+    "duration",
+    "loops",
+    "warmup",
+    "window",
+    "no-omission-correction",
+    "no-mlock",
+    "latency",
+    "no-dma-latency",
+    "breaktrace",
+    "tracemark",
+    "max-latency",
+    "histogram",
+    "histofall",
+    "histfile",
+    "json",
+    "isolate",
+    "explain",
+    "explain-events",
+    "no-save",
+    "force",
+    "label",
+    "host",
+    "tag",
+    "checkpoint",
+    "load",
+    "load-file",
+    "load-cpus",
+    "load-dir",
+    "db",
+];
+
+/// Other names a key is read under (cyclictest's spelling).
+pub const ALIASES: &[(&str, &str)] = &[("mainaffinity", "main-affinity")];
+
+/// Why settings read from a file were refused.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[error("{0}")]
+pub struct SettingsError(pub String);
+
+impl Settings {
+    /// Whether `key` names a setting (or one of its aliases).
+    pub fn has_key(key: &str) -> bool {
+        KEYS.contains(&key) || ALIASES.iter().any(|(a, _)| *a == key)
+    }
+
+    /// Read settings from a TOML table (keys as [`KEYS`] spell them).
+    pub fn from_table(table: toml::Table) -> Result<Settings, SettingsError> {
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| SettingsError(e.message().trim().to_string()))
+    }
+
+    /// The settings as a TOML table: the keys that are set, nothing else.
+    pub fn to_table(&self) -> toml::Table {
+        // Every value is written as a string, number, boolean or list
+        // (paths as text): this cannot fail.
+        match toml::Value::try_from(self) {
+            Ok(toml::Value::Table(t)) => t,
+            _ => toml::Table::new(),
+        }
+    }
+
+    /// The `rtscope measure` command that asks for these settings: every
+    /// key that is set, in [`KEYS`]'s order, as its long option. The store
+    /// is left out (it is the global `--db`, and may hold a password).
+    pub fn command_line(&self) -> Vec<String> {
+        let table = self.to_table();
+        let mut words = vec!["rtscope".to_string(), "measure".to_string()];
+        for key in KEYS.iter().filter(|k| **k != "db") {
+            if let Some(v) = table.get(*key) {
+                push_words(&mut words, key, v);
+            }
+        }
+        words
+    }
+}
+
+/// The words of option `--key` with value `v`: the flag alone for `true`,
+/// the option once per item of a list.
+fn push_words(words: &mut Vec<String>, key: &str, v: &toml::Value) {
+    match v {
+        toml::Value::Boolean(true) => words.push(format!("--{key}")),
+        toml::Value::Boolean(false) => {}
+        toml::Value::Array(items) => items.iter().for_each(|i| push_words(words, key, i)),
+        toml::Value::String(s) => words.extend([format!("--{key}"), s.clone()]),
+        other => words.extend([format!("--{key}"), other.to_string()]),
+    }
+}
+
+// ------------------------------------------------------------ the request
+
+impl Settings {
+    /// The measurement these settings ask for. Refuses the combinations
+    /// `measure`'s flags refuse (two outputs of the histogram, a setting
+    /// and its opposite, a tag given twice); the command line recorded is
+    /// [`Settings::command_line`] (`measure` puts its own instead).
+    pub fn request(&self) -> Result<Request, SessionError> {
+        self.check_conflicts()?;
+        Ok(Request {
+            config: self.config(),
+            isolate: self.isolate.clone(),
+            load: LoadRequest {
+                spec: self.load.clone(),
+                file: self.load_file.clone(),
+                cpus: self.load_cpus.clone(),
+                dir: self.load_dir.clone(),
+            },
+            checkpoint_ns: (!self.no_save)
+                .then_some(self.checkpoint_ns.unwrap_or(DEFAULT_CHECKPOINT_NS)),
+            outputs: Outputs {
+                json: self.json.clone(),
+                histogram: self.histogram(),
+            },
+            label: self.label.clone(),
+            host: self.host.clone(),
+            tags: self.tag_map()?,
+            max_latency_ns: self.max_latency_ns,
+            command_line: self.command_line(),
+            explain_above_ns: self.explain_ns,
+            explain_events: self.explain_events.unwrap_or_default(),
+            force_shared_cpus: self.force,
+            store: self.db.clone(),
+        })
+    }
+
+    /// The engine's configuration: `measure`'s defaults, overlaid.
+    pub fn config(&self) -> MeasureConfig {
+        let d = MeasureConfig::default();
+        MeasureConfig {
+            cpus: self.affinity.clone(),
+            threads: self.threads,
+            interval_ns: self.interval_ns.unwrap_or(d.interval_ns),
+            distance_ns: self.distance_ns.unwrap_or(d.distance_ns),
+            policy: self.policy.unwrap_or(d.policy),
+            priority: self.priority,
+            priospread: self.priospread,
+            dl_runtime_ns: self.dl_runtime_ns,
+            dl_deadline_ns: self.dl_deadline_ns,
+            dl_period_ns: self.dl_period_ns,
+            timer: self.timer.unwrap_or(d.timer),
+            clock: self.clock.unwrap_or(d.clock),
+            duration_ns: self.duration_ns,
+            loops: self.loops,
+            warmup_ns: self.warmup_ns.unwrap_or(d.warmup_ns),
+            window_ns: self.window_ns.unwrap_or(d.window_ns),
+            omission_correction: !self.no_omission_correction,
+            lock_memory: !self.no_mlock,
+            dma_latency_us: (!self.no_dma_latency).then_some(self.latency_us.unwrap_or(0)),
+            dma_path: std::env::var_os("RTSCOPE_CPU_DMA_LATENCY")
+                .map(PathBuf::from)
+                .unwrap_or(d.dma_path),
+            break_ns: self.break_ns,
+            tracemark: self.tracemark,
+            main_affinity: self.main_affinity.clone(),
+            late_above_ns: None,
+        }
+    }
+
+    /// The cyclictest histogram asked for (`-h`, `-H`, `--histfile`).
+    fn histogram(&self) -> Option<HistOutput> {
+        let (rows, all_column) = match (self.histogram, self.histofall, &self.histfile) {
+            (Some(n), _, _) => (n, false),
+            (_, Some(n), _) => (n, true),
+            (None, None, Some(_)) => (DEFAULT_HIST_ROWS, false),
+            _ => return None,
+        };
+        let path = self.histfile.clone().unwrap_or_else(|| PathBuf::from("-"));
+        Some(HistOutput {
+            rows,
+            all_column,
+            path,
+        })
+    }
+
+    /// Tags as a map, refusing a key given twice.
+    fn tag_map(&self) -> Result<BTreeMap<String, String>, SessionError> {
+        let mut m = BTreeMap::new();
+        for (k, v) in &self.tags {
+            if m.insert(k.clone(), v.clone()).is_some() {
+                return Err(SessionError::Usage(format!(
+                    "--tag {k} is given twice: give each key once"
+                )));
+            }
+        }
+        Ok(m)
+    }
+
+    /// The pairs `measure`'s flags refuse together (clap refuses them on
+    /// the command line; a file meets them here, with the same words).
+    fn check_conflicts(&self) -> Result<(), SessionError> {
+        let pairs = [
+            (
+                self.histogram.is_some(),
+                self.histofall.is_some(),
+                "--histogram <N>",
+                "--histofall <N>",
+            ),
+            (
+                self.latency_us.is_some(),
+                self.no_dma_latency,
+                "--latency <US>",
+                "--no-dma-latency",
+            ),
+            (
+                self.checkpoint_ns.is_some(),
+                self.no_save,
+                "--checkpoint <DUR>",
+                "--no-save",
+            ),
+            (
+                self.load.is_some(),
+                self.load_file.is_some(),
+                "--load <PROFILE[:K=V]...>",
+                "--load-file <FILE>",
+            ),
+        ];
+        if let Some((_, _, a, b)) = pairs.iter().find(|(x, y, _, _)| *x && *y) {
+            return Err(SessionError::Usage(format!(
+                "the argument '{a}' cannot be used with '{b}'"
+            )));
+        }
+        if self.explain_events.is_some() && self.explain_ns.is_none() {
+            return Err(SessionError::Usage(
+                "--explain-events needs --explain (the trace events it records are for explaining)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------ parsing text
+
+/// The words people write for values, parsed the same way for flags and
+/// files (`src/cli/` uses these as clap's value parsers).
+pub mod parse {
+    use super::*;
+
+    pub fn policy(s: &str) -> Result<Policy, String> {
+        Policy::parse(s).ok_or_else(|| {
+            format!("unknown policy '{s}': use other, batch, idle, fifo, rr or deadline")
+        })
+    }
+
+    pub fn timer(s: &str) -> Result<TimerMethod, String> {
+        TimerMethod::parse(s).ok_or_else(|| {
+            format!("unknown timer '{s}': use abs, rel, nanosleep, itimer, posix or timerfd")
+        })
+    }
+
+    pub fn clock(s: &str) -> Result<Clock, String> {
+        match s {
+            "0" | "monotonic" => Ok(Clock::Monotonic),
+            "1" | "realtime" => Ok(Clock::Realtime),
+            _ => Err(format!(
+                "unknown clock '{s}': use monotonic (0) or realtime (1)"
+            )),
+        }
+    }
+
+    /// `--explain-events`: lean or full.
+    pub fn events(s: &str) -> Result<EventSet, String> {
+        match s {
+            "lean" => Ok(EventSet::Lean),
+            "full" => Ok(EventSet::Full),
+            _ => Err(format!("unknown event set '{s}': use lean or full")),
+        }
+    }
+
+    /// A time whose bare number is in microseconds (`-i`, `-b`).
+    pub fn micros(s: &str) -> Result<u64, String> {
+        parse_micros_ns(s).map_err(|e| e.to_string())
+    }
+
+    /// A time whose bare number is in seconds (`-D`, `--window`).
+    pub fn seconds(s: &str) -> Result<u64, String> {
+        parse_duration_ns(s).map_err(|e| e.to_string())
+    }
+
+    pub fn cpus(s: &str) -> Result<Vec<usize>, String> {
+        parse_cpu_list(s).map_err(|e| e.to_string())
+    }
+
+    /// `--host`: a non-empty name without control characters, at most
+    /// 255 bytes.
+    pub fn host(s: &str) -> Result<String, String> {
+        let t = s.trim();
+        if t.is_empty() || t.len() > 255 || t.chars().any(char::is_control) {
+            return Err(format!(
+                "'{s}' is not a host name: give 1 to 255 printable characters"
+            ));
+        }
+        Ok(t.to_string())
+    }
+
+    /// `--tag KEY=VALUE`.
+    pub fn tag(s: &str) -> Result<(String, String), String> {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("tag '{s}' is not KEY=VALUE"))?;
+        let k = k.trim();
+        if k.is_empty()
+            || !k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(format!(
+                "tag key '{k}' must be letters, digits, '_', '-' or '.'"
+            ));
+        }
+        Ok((k.to_string(), v.trim().to_string()))
+    }
+
+    /// A store location: a file or a `postgresql://` URL.
+    pub fn store(s: &str) -> Result<PathBuf, String> {
+        crate::store::check_location(s).map_err(|e| e.to_string())
+    }
+}
+
+// ------------------------------------------------------------ reading values
+
+/// One value as a file writes it: a boolean, or the text of a value
+/// (numbers as the command line would spell them).
+enum Word {
+    Flag(bool),
+    Text(String),
+}
+
+struct WordVisitor;
+
+impl Visitor<'_> for WordVisitor {
+    type Value = Word;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string, a number or a boolean")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Word, E> {
+        Ok(Word::Flag(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Word, E> {
+        Ok(Word::Text(v.to_string()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Word, E> {
+        Ok(Word::Text(v.to_string()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Word, E> {
+        Ok(Word::Text(v.to_string()))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Word, E> {
+        Ok(Word::Text(v.to_string()))
+    }
+}
+
+/// An option's value: `false` leaves it out, `true` is `on_true` (the
+/// option without a value) or refused, text goes through `parse`.
+fn value<'de, D, T>(
+    d: D,
+    on_true: Option<Option<T>>,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    match d.deserialize_any(WordVisitor)? {
+        Word::Flag(false) => Ok(None),
+        Word::Flag(true) => on_true
+            .ok_or_else(|| de::Error::custom("this option takes a value (false leaves it out)")),
+        Word::Text(s) => parse(&s).map(Some).map_err(de::Error::custom),
+    }
+}
+
+fn de_micros<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    value(d, None, parse::micros)
+}
+
+fn de_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    value(d, None, parse::seconds)
+}
+
+fn de_explain<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    value(d, Some(Some(DEFAULT_EXPLAIN_NS)), parse::micros)
+}
+
+fn de_cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<usize>>, D::Error> {
+    value(d, None, parse::cpus)
+}
+
+/// `-a` without a list: every CPU, as without `-a`.
+fn de_all_cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<usize>>, D::Error> {
+    value(d, Some(None), parse::cpus)
+}
+
+/// `-t` without N: one thread per CPU, as without `-t`.
+fn de_threads<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    value(d, Some(None), number)
+}
+
+fn de_number<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+{
+    value(d, None, number)
+}
+
+fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number in range"))
+}
+
+fn de_policy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Policy>, D::Error> {
+    value(d, None, parse::policy)
+}
+
+fn de_timer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<TimerMethod>, D::Error> {
+    value(d, None, parse::timer)
+}
+
+fn de_clock<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Clock>, D::Error> {
+    value(d, None, parse::clock)
+}
+
+fn de_events<'de, D: Deserializer<'de>>(d: D) -> Result<Option<EventSet>, D::Error> {
+    value(d, None, parse::events)
+}
+
+fn de_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    value(d, None, |s| Ok(s.to_string()))
+}
+
+fn de_host<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    value(d, None, parse::host)
+}
+
+fn de_path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    value(d, None, |s| Ok(PathBuf::from(s)))
+}
+
+fn de_store<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    value(d, None, parse::store)
+}
+
+/// `tag = "k=v"` or `tag = ["a=1", "b=2"]` (`false`: none).
+fn de_tags<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    struct Tags;
+    impl<'de> Visitor<'de> for Tags {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("KEY=VALUE, or a list of them")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            match v {
+                false => Ok(Vec::new()),
+                true => Err(E::custom("this option takes a value (false leaves it out)")),
+            }
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            parse::tag(v).map(|t| vec![t]).map_err(E::custom)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(parse::tag(&s).map_err(de::Error::custom)?);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Tags)
+}
+
+// ------------------------------------------------------------ writing values
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A time in the largest unit that keeps it exact (`1ms`, `1500ns`): read
+/// back the same whatever a bare number would mean.
+pub fn time_word(ns: u64) -> String {
+    for (unit, per) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns.is_multiple_of(per) {
+            return format!("{}{unit}", ns / per);
+        }
+    }
+    format!("{ns}ns")
+}
+
+fn ser_time<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(ns) => s.serialize_str(&time_word(*ns)),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_cpus<S: Serializer>(v: &Option<Vec<usize>>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(c) => s.serialize_str(&format_cpu_list(c)),
+        None => s.serialize_none(),
+    }
+}
+
+/// A path as text (one that is not UTF-8 is written lossily: TOML and
+/// command lines shown to people hold text).
+fn ser_path<S: Serializer>(v: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(p) => s.serialize_str(&p.to_string_lossy()),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_events<S: Serializer>(v: &Option<EventSet>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(EventSet::Lean) => s.serialize_str("lean"),
+        Some(EventSet::Full) => s.serialize_str("full"),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_tags<S: Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|(k, v)| format!("{k}={v}")))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+use super::*;
+
+/// Every field set, to a value other than its default (a new field must
+/// be added here: the literal has no `..`).
+fn every_field() -> Settings {
+    Settings {
+        affinity: Some(vec![0, 1]),
+        threads: Some(2),
+        main_affinity: Some(vec![0]),
+        interval_ns: Some(250_000),
+        distance_ns: Some(1_500),
+        policy: Some(Policy::Rr),
+        priority: Some(80),
+        priospread: true,
+        dl_runtime_ns: Some(100_000),
+        dl_deadline_ns: Some(500_000),
+        dl_period_ns: Some(1_000_000),
+        timer: Some(TimerMethod::Nanosleep),
+        clock: Some(Clock::Realtime),
+        duration_ns: Some(90_000_000_000),
+        loops: Some(1000),
+        warmup_ns: Some(1_000_000_000),
+        window_ns: Some(2_000_000_000),
+        no_omission_correction: true,
+        no_mlock: true,
+        latency_us: Some(5),
+        no_dma_latency: true,
+        break_ns: Some(300_000),
+        tracemark: true,
+        max_latency_ns: Some(200_000),
+        histogram: Some(100),
+        histofall: Some(200),
+        histfile: Some("h.txt".into()),
+        json: Some("r.json".into()),
+        isolate: Some(vec![1]),
+        explain_ns: Some(50_000),
+        explain_events: Some(EventSet::Full),
+        no_save: true,
+        force: true,
+        label: Some("a label".into()),
+        host: Some("board".into()),
+        tags: vec![("a".into(), "1".into()), ("b".into(), "2".into())],
+        checkpoint_ns: Some(30_000_000_000),
+        load: Some("hell".into()),
+        load_file: Some("l.toml".into()),
+        load_cpus: Some(vec![0, 2, 3]),
+        load_dir: Some("/tmp".into()),
+        db: Some("s.db".into()),
+    }
+}
+
+fn read(text: &str) -> Result<Settings, SettingsError> {
+    Settings::from_table(toml::from_str(text).unwrap())
+}
+
+#[test]
+fn keys_are_the_fields_and_read_back_what_they_write() {
+    let all = every_field();
+    let table = all.to_table();
+    let mut written: Vec<&str> = table.keys().map(String::as_str).collect();
+    let mut keys = KEYS.to_vec();
+    written.sort();
+    keys.sort();
+    assert_eq!(written, keys, "KEYS must list every field of Settings");
+    assert_eq!(Settings::from_table(table).unwrap(), all);
+    assert!(Settings::default().to_table().is_empty());
+}
+
+#[test]
+fn the_command_line_names_every_key_in_order() {
+    let words = every_field().command_line();
+    assert_eq!(words[..2], ["rtscope", "measure"]);
+    let flags: Vec<&str> = words.iter().filter_map(|w| w.strip_prefix("--")).collect();
+    let mut once = flags.clone();
+    once.dedup();
+    let want: Vec<&str> = KEYS.iter().copied().filter(|k| *k != "db").collect();
+    assert_eq!(once, want);
+    let line = words.join(" ");
+    assert!(
+        line.contains("--interval 250us --distance 1500ns --policy rr"),
+        "{line}"
+    );
+    assert!(line.contains("--tag a=1 --tag b=2"), "{line}");
+    assert!(line.contains("--load-cpus 0,2-3"), "{line}");
+    assert!(!line.contains("s.db"), "{line}");
+}
+
+#[test]
+fn defaults_are_measure_s() {
+    let r = Settings::default().request().unwrap();
+    assert_eq!(
+        format!("{:?}", r.config),
+        format!("{:?}", Settings::default().config())
+    );
+    let d = MeasureConfig::default();
+    let c = r.config;
+    assert_eq!(
+        (
+            c.interval_ns,
+            c.policy,
+            c.timer,
+            c.window_ns,
+            c.dma_latency_us
+        ),
+        (
+            d.interval_ns,
+            d.policy,
+            d.timer,
+            d.window_ns,
+            d.dma_latency_us
+        )
+    );
+    assert!(c.lock_memory && c.omission_correction);
+    assert_eq!(r.checkpoint_ns, Some(DEFAULT_CHECKPOINT_NS));
+    assert_eq!(r.explain_events, EventSet::Lean);
+    assert_eq!(r.command_line, ["rtscope", "measure"]);
+    assert!(r.store.is_none() && r.outputs.histogram.is_none());
+}
+
+#[test]
+fn values_read_as_people_write_them() {
+    let s = read(
+        "interval = 1000\ndistance = \"2ms\"\nduration = 5\nwindow = \"500ms\"\n\
+         policy = \"RR\"\nisolate = false\naffinity = true\nthreads = 1\nexplain = true\n\
+         tag = [\"a=1\", \"b = 2\"]\nno-mlock = true\nclock = 1\npriority = \"70\"\n\
+         mainaffinity = 0\nload-cpus = \"0-1\"\n",
+    )
+    .unwrap();
+    assert_eq!(s.interval_ns, Some(1_000_000));
+    assert_eq!(s.distance_ns, Some(2_000_000));
+    assert_eq!(s.duration_ns, Some(5_000_000_000));
+    assert_eq!(s.window_ns, Some(500_000_000));
+    assert_eq!(s.policy, Some(Policy::Rr));
+    assert_eq!((s.isolate, s.affinity), (None, None));
+    assert_eq!(s.threads, Some(1));
+    assert_eq!(s.explain_ns, Some(DEFAULT_EXPLAIN_NS));
+    assert_eq!(s.tags[1], ("b".to_string(), "2".to_string()));
+    assert!(s.no_mlock);
+    assert_eq!(s.clock, Some(Clock::Realtime));
+    assert_eq!(s.priority, Some(70));
+    assert_eq!(s.main_affinity, Some(vec![0]));
+    assert_eq!(s.load_cpus, Some(vec![0, 1]));
+    let t = read("tag = \"k=v\"\n").unwrap();
+    assert_eq!(t.tags, [("k".to_string(), "v".to_string())]);
+}
+
+#[test]
+fn mistakes_are_refused_with_the_flags_words() {
+    let says = |text: &str, want: &str| {
+        let e = read(text).unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: wanted {want:?} in {e:?}");
+    };
+    says("policy = \"fast\"\n", "unknown policy 'fast'");
+    says("timer = \"soon\"\n", "unknown timer 'soon'");
+    says("interval = \"often\"\n", "'often' is not a duration");
+    says("isolate = true\n", "takes a value");
+    says("threads = -1\n", "'-1' is not a whole number");
+    says("tag = \"novalue\"\n", "tag 'novalue' is not KEY=VALUE");
+    says("host = \"\"\n", "is not a host name");
+    says("speed = 3\n", "unknown field `speed`");
+    says("db = \"mysql://x/y\"\n", "SQLite file");
+    let refused = |text: &str, want: &str| {
+        let e = read(text).unwrap().request().unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: wanted {want:?} in {e:?}");
+    };
+    refused(
+        "latency = 5\nno-dma-latency = true\n",
+        "the argument '--latency <US>' cannot be used with '--no-dma-latency'",
+    );
+    refused("histogram = 5\nhistofall = 5\n", "cannot be used with");
+    refused("tag = [\"a=1\", \"a=2\"]\n", "--tag a is given twice");
+    refused(
+        "explain-events = \"full\"\n",
+        "--explain-events needs --explain",
+    );
+}
+
+#[test]
+fn the_request_carries_every_setting() {
+    let mut s = every_field();
+    s.histofall = None;
+    s.no_dma_latency = false;
+    s.no_save = false;
+    s.load_file = None;
+    let r = s.request().unwrap();
+    assert_eq!(r.config.cpus, Some(vec![0, 1]));
+    assert_eq!(r.config.dma_latency_us, Some(5));
+    assert_eq!(r.checkpoint_ns, Some(30_000_000_000));
+    assert_eq!(r.isolate, Some(vec![1]));
+    assert_eq!(r.load.spec.as_deref(), Some("hell"));
+    assert_eq!(r.outputs.histogram.as_ref().map(|h| h.rows), Some(100));
+    assert_eq!(r.explain_above_ns, Some(50_000));
+    assert_eq!(r.store, Some(PathBuf::from("s.db")));
+    assert_eq!(r.tags.len(), 2);
+    assert!(r.force_shared_cpus);
+}
+
+#[test]
+fn a_path_that_is_not_text_is_written_lossily() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Settings {
+        json: Some(PathBuf::from(std::ffi::OsStr::from_bytes(b"r\xff.json"))),
+        ..Settings::default()
+    };
+    let words = s.command_line();
+    assert_eq!(words[2], "--json");
+    assert!(words[3].starts_with('r') && words[3].ends_with(".json"));
+    assert_eq!(s.request().unwrap().outputs.json, s.json);
+}
