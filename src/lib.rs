@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod output;
 pub mod record;
+pub mod redact;
 pub mod report;
 pub mod runref;
 pub mod store;

@@ -41,10 +41,13 @@ struct Cpu {
     work: HashMap<i32, String>,
 }
 
+/// Names and priorities by pid.
+type Names = HashMap<i32, (String, Option<KernelPrio>)>;
+
 /// Names and priorities by pid: the latest the trace shows (sched_switch
 /// and wake-ups carry them; a task that exec'd keeps its last name).
-fn names(events: &[&Event]) -> HashMap<i32, (String, Option<KernelPrio>)> {
-    let mut m: HashMap<i32, (String, Option<KernelPrio>)> = HashMap::new();
+fn names(events: &[&Event]) -> Names {
+    let mut m: Names = HashMap::new();
     for e in events {
         match &e.kind {
             EventKind::SchedSwitch {
@@ -81,7 +84,7 @@ impl Cpu {
         self.task.as_ref().is_some_and(|t| t.pid == 0)
     }
 
-    fn apply(&mut self, e: &Event, names: &HashMap<i32, (String, Option<KernelPrio>)>) {
+    fn apply(&mut self, e: &Event, names: &Names) {
         let task_of = |pid: i32, comm: &str, prio: Option<KernelPrio>| {
             let (n, p) = names
                 .get(&pid)
@@ -341,174 +344,277 @@ fn pct(part_ns: u64, whole_ns: u64) -> f64 {
     ((part_ns as f64 / whole_ns as f64) * 1000.0).round() / 10.0
 }
 
-/// Explain `spike` from the events of its CPU.
+/// Explain `spike` from the events of its CPU: find the thread's
+/// landmarks (`Scene::find`), say what the trace misses (`Scene::gaps`),
+/// replay the CPU to the deadline and sweep to the switch, summing what
+/// held it up (`Scene::sweep`), then lay out the timeline and the parts.
 pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
-    let deadline = spike.deadline_ns;
-    let wake = spike.wake_ns.max(deadline);
-    let mut events: Vec<&Event> = window
-        .events
-        .iter()
-        .filter(|e| e.cpu == spike.cpu)
-        .collect();
-    events.sort_by_key(|e| e.ts_ns);
-    let mut partial: Vec<String> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let tid = spike.tid;
-    let lo = deadline.saturating_sub(TOLERANCE_NS);
+    let scene = Scene::find(window, spike);
+    let mut says = scene.gaps(window);
+    let parts = scene.sweep(&mut says.notes);
+    let timeline = scene.timeline(&parts.runs);
+    let parts = scene.parts(parts.by_key);
+    scene.verdict(parts, timeline, says)
+}
 
-    // The switch to the thread: the last one up to its wake-up.
-    let run = events.iter().rposition(|e| {
-        e.ts_ns >= lo
-            && e.ts_ns <= wake + TOLERANCE_NS
-            && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
-    });
-    let switched_in = run.map(|i| events[i].ts_ns);
-    let upto = switched_in.map_or(wake, |t| t.clamp(deadline, wake));
+/// One spike on its CPU: the CPU's events in time order and the
+/// landmarks found in them, which every step of the analysis reads.
+struct Scene<'a> {
+    spike: &'a Spike,
+    events: Vec<&'a Event>,
+    /// Names and priorities as of the end of the sweep.
+    names: Names,
+    tid: i32,
+    deadline: u64,
+    /// The clock read, not before the deadline.
+    wake: u64,
+    /// The deadline less the tolerance: where events start to count.
+    lo: u64,
+    /// The traced switch to the thread.
+    switched_in: Option<u64>,
+    /// The thread's wake-up.
+    waking_ns: Option<u64>,
+    /// The CPU's last event while idle, standing for an untraced switch.
+    left_idle: Option<u64>,
+    /// The timer's expiry as traced.
+    fire: Option<u64>,
+    /// When the timer is taken to have fired (traced, or the wake-up).
+    fired: Option<u64>,
+    /// The thread's own events are filtered out and its wake-up missing.
+    filtered: bool,
+    /// From idle straight to the thread, leaving no event.
+    from_idle_unrecorded: bool,
+    /// Where the switch to the thread begins, traced or inferred.
+    switch_from: Option<u64>,
+    /// Where the sweep ends.
+    end: u64,
+    /// The thread's own priority, as far as the trace says.
+    own_prio: Option<KernelPrio>,
+}
 
-    // Its wake-up and the timer expiry that caused it.
-    let waking = events
-        .iter()
-        .position(|e| {
-            e.ts_ns >= lo
-                && e.ts_ns <= upto + TOLERANCE_NS
-                && matches!(e.kind, EventKind::SchedWaking { pid, .. } if pid == tid)
-        })
-        .or_else(|| {
-            events.iter().position(|e| {
-                e.ts_ns >= lo
-                    && e.ts_ns <= upto + TOLERANCE_NS
-                    && matches!(e.kind, EventKind::SchedWakeup { pid, .. } if pid == tid)
-            })
-        });
-    let waking_ns = waking.map(|i| events[i].ts_ns);
-    // Some kernels do not trace the switch out of idle: then the CPU's
-    // last event while idle stands for it (see `left_idle_by`).
-    let left_idle = match (run, waking) {
-        (None, Some(w)) => left_idle_by(&events, w, wake, tid),
-        _ => None,
-    };
-    // The lean set leaves wake-ups and the thread's switches to idle out:
-    // from idle straight to it, the CPU then leaves no event.
-    let filtered = window.own_events_filtered && waking.is_none();
-    let from_idle_unrecorded =
-        filtered && run.is_none() && idle_through(&events, deadline, wake, tid);
-    // Where the switch to the thread begins, traced or inferred.
-    let switch_from = switched_in.or(left_idle);
-    let end = switch_from.map_or(wake, |t| t.clamp(deadline, wake));
-    let known = events.partition_point(|e| e.ts_ns <= end);
-    let names = names(&events[..known]);
-    match (switched_in, left_idle) {
-        (None, None) if from_idle_unrecorded => {}
-        (None, None) => partial.push(format!(
-            "the switch to thread {tid} is not in the trace of CPU {}",
-            spike.cpu
-        )),
-        (None, Some(_)) => notes.push(format!(
-            "this kernel did not trace the switch from idle to thread {tid}: \
-             from the CPU's last event to the thread's clock read counts as the switch"
-        )),
-        (Some(_), _) => {}
-    }
-    let fire = waking.and_then(|w| {
-        let w_ts = events[w].ts_ns;
-        events[..w]
+/// What the explanation says besides the parts: why it is partial, and
+/// notes on what was inferred.
+#[derive(Default)]
+struct Says {
+    partial: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl<'a> Scene<'a> {
+    /// The timeline's landmarks: the switch to the thread, its wake-up,
+    /// the timer expiry that caused it, and where the sweep ends.
+    fn find(window: &'a Window, spike: &'a Spike) -> Scene<'a> {
+        let deadline = spike.deadline_ns;
+        let wake = spike.wake_ns.max(deadline);
+        let mut events: Vec<&Event> = window
+            .events
             .iter()
-            .rev()
-            .take_while(|e| e.ts_ns + FIRE_LOOKBACK_NS >= w_ts)
-            .find_map(|e| match &e.kind {
-                EventKind::HrtimerExpireEntry {
-                    function, now_ns, ..
-                } if function.is_empty() || function == "hrtimer_wakeup" => {
-                    Some(now_ns.unwrap_or(e.ts_ns))
-                }
-                _ => None,
-            })
-    });
-    let fired = match (fire, waking_ns) {
-        (Some(f), _) => Some(f.clamp(deadline, end)),
-        (None, Some(w)) => {
-            notes.push(
+            .filter(|e| e.cpu == spike.cpu)
+            .collect();
+        events.sort_by_key(|e| e.ts_ns);
+        let tid = spike.tid;
+        let lo = deadline.saturating_sub(TOLERANCE_NS);
+        let run = switch_to(&events, tid, lo, wake);
+        let switched_in = run.map(|i| events[i].ts_ns);
+        let upto = switched_in.map_or(wake, |t| t.clamp(deadline, wake));
+        let waking = woken(&events, tid, lo, upto);
+        let waking_ns = waking.map(|i| events[i].ts_ns);
+        // Some kernels do not trace the switch out of idle: then the CPU's
+        // last event while idle stands for it (see `left_idle_by`).
+        let left_idle = match (run, waking) {
+            (None, Some(w)) => left_idle_by(&events, w, wake, tid),
+            _ => None,
+        };
+        // The lean set leaves wake-ups and the thread's switches to idle out:
+        // from idle straight to it, the CPU then leaves no event.
+        let filtered = window.own_events_filtered && waking.is_none();
+        let from_idle_unrecorded =
+            filtered && run.is_none() && idle_through(&events, deadline, wake, tid);
+        let switch_from = switched_in.or(left_idle);
+        let end = switch_from.map_or(wake, |t| t.clamp(deadline, wake));
+        let known = events.partition_point(|e| e.ts_ns <= end);
+        let names = names(&events[..known]);
+        let fire = waking.and_then(|w| timer_expiry(&events[..=w]));
+        let fired = match (fire, waking_ns) {
+            (Some(f), _) => Some(f.clamp(deadline, end)),
+            (None, Some(w)) => Some(w.clamp(deadline, end)),
+            (None, None) => None,
+        };
+        let own_prio = names.get(&tid).and_then(|n| n.1);
+        Scene {
+            spike,
+            events,
+            names,
+            tid,
+            deadline,
+            wake,
+            lo,
+            switched_in,
+            waking_ns,
+            left_idle,
+            fire,
+            fired,
+            filtered,
+            from_idle_unrecorded,
+            switch_from,
+            end,
+            own_prio,
+        }
+    }
+
+    /// The verdict on completeness: what the trace misses (the switch,
+    /// the wake-up, its start, lost events) and what stands in for it.
+    fn gaps(&self, window: &Window) -> Says {
+        let mut says = Says::default();
+        self.switch_gap(&mut says);
+        self.timer_gap(&mut says);
+        self.coverage_gaps(window, &mut says.partial);
+        says
+    }
+
+    fn switch_gap(&self, says: &mut Says) {
+        let tid = self.tid;
+        match (self.switched_in, self.left_idle) {
+            (None, None) if self.from_idle_unrecorded => {}
+            (None, None) => says.partial.push(format!(
+                "the switch to thread {tid} is not in the trace of CPU {}",
+                self.spike.cpu
+            )),
+            (None, Some(_)) => says.notes.push(format!(
+                "this kernel did not trace the switch from idle to thread {tid}: \
+                 from the CPU's last event to the thread's clock read counts as the switch"
+            )),
+            (Some(_), _) => {}
+        }
+    }
+
+    fn timer_gap(&self, says: &mut Says) {
+        let tid = self.tid;
+        match (self.fire, self.waking_ns) {
+            (Some(_), _) => {}
+            (None, Some(_)) => says.notes.push(
                 "the timer's expiry is not in the trace (the lean event set, or a trace without hrtimer events): \
                  the thread's wake-up stands for it, so the timer's delay includes the \
                  timer interrupt's own work before the wake-up"
                     .into(),
-            );
-            Some(w.clamp(deadline, end))
-        }
-        (None, None) if filtered => {
-            notes.push(format!(
+            ),
+            (None, None) if self.filtered => says.notes.push(format!(
                 "the lean event set leaves wake-ups and thread {tid}'s switches to idle out of \
                  the trace (they would cost it time on every period): when its timer fired is not \
                  known, so the time its CPU stayed idle after the deadline counts as the timer's \
                  delay (leaving idle, the wake-up and the switch included) and the time another \
                  task ran counts to that task"
-            ));
-            None
-        }
-        (None, None) => {
-            partial.push(format!(
+            )),
+            (None, None) => says.partial.push(format!(
                 "the wake-up of thread {tid} is not in the trace of CPU {}",
-                spike.cpu
-            ));
-            None
+                self.spike.cpu
+            )),
         }
-    };
-
-    // Coverage and losses.
-    if let Some(from) = window.complete_from_ns.or(events.first().map(|e| e.ts_ns))
-        && from > deadline
-    {
-        partial.push(format!(
-            "the trace of CPU {} begins {} after the deadline",
-            spike.cpu,
-            fmt_ns(from - deadline)
-        ));
-    }
-    if events.is_empty() {
-        partial.push(format!("the trace holds no event of CPU {}", spike.cpu));
-    }
-    let lost: Vec<_> = window
-        .losses
-        .iter()
-        .filter(|l| l.cpu == spike.cpu && l.overlaps(lo, wake))
-        .collect();
-    if !lost.is_empty() {
-        let counted: u64 = lost.iter().filter_map(|l| l.count).sum();
-        partial.push(if counted > 0 {
-            format!(
-                "the trace lost {counted} events of CPU {} in this interval",
-                spike.cpu
-            )
-        } else {
-            format!(
-                "the trace lost events of CPU {} in this interval",
-                spike.cpu
-            )
-        });
     }
 
-    // Replay up to the deadline, then sweep to the switch.
-    let mut cpu = Cpu::default();
-    let mut parts = Parts::default();
-    let mut i = 0;
-    while i < events.len() && events[i].ts_ns <= deadline {
-        cpu.apply(events[i], &names);
-        i += 1;
+    /// Coverage and losses: a trace that begins late, holds nothing of
+    /// the CPU, or lost events in the interval.
+    fn coverage_gaps(&self, window: &Window, partial: &mut Vec<String>) {
+        let cpu = self.spike.cpu;
+        let deadline = self.deadline;
+        if let Some(from) = window
+            .complete_from_ns
+            .or(self.events.first().map(|e| e.ts_ns))
+            && from > deadline
+        {
+            partial.push(format!(
+                "the trace of CPU {cpu} begins {} after the deadline",
+                fmt_ns(from - deadline)
+            ));
+        }
+        if self.events.is_empty() {
+            partial.push(format!("the trace holds no event of CPU {cpu}"));
+        }
+        let lost: Vec<_> = window
+            .losses
+            .iter()
+            .filter(|l| l.cpu == cpu && l.overlaps(self.lo, self.wake))
+            .collect();
+        if !lost.is_empty() {
+            let counted: u64 = lost.iter().filter_map(|l| l.count).sum();
+            partial.push(if counted > 0 {
+                format!("the trace lost {counted} events of CPU {cpu} in this interval")
+            } else {
+                format!("the trace lost events of CPU {cpu} in this interval")
+            });
+        }
     }
-    if filtered && cpu.task.as_ref().is_some_and(|t| t.pid == tid) {
-        // Its switch to idle or to another task is not in the trace.
-        cpu.task = None;
+
+    /// Replay the CPU up to the deadline, then sweep to the switch,
+    /// summing what held it up. Notes a task taken to have run unseen.
+    fn sweep(&self, notes: &mut Vec<String>) -> Parts {
+        let (mut cpu, mut i) = self.at_deadline();
+        let unseen = self.unseen(&cpu, i);
+        if let Some((_, task)) = &unseen {
+            notes.push(format!(
+                "this kernel did not trace the switch from idle to {}: it outranks thread {}, \
+                 so it is taken to have run from the CPU's last idle event",
+                fmt_task(
+                    &task.comm,
+                    task.pid,
+                    &Priority::from_kernel(task.prio.map(|p| p.0))
+                ),
+                self.tid
+            ));
+        }
+        let mut parts = Parts::default();
+        let mut t = self.deadline;
+        while i < self.events.len() && self.events[i].ts_ns < self.end {
+            let e = self.events[i];
+            if let Some((at, task)) = &unseen
+                && *at >= t
+                && *at < e.ts_ns
+                && cpu.idle()
+            {
+                self.attribute(&cpu, &mut parts, t, *at);
+                t = *at;
+                cpu.task = Some(task.clone());
+            }
+            self.attribute(&cpu, &mut parts, t, e.ts_ns);
+            t = t.max(e.ts_ns);
+            cpu.apply(e, &self.names);
+            i += 1;
+        }
+        self.attribute(&cpu, &mut parts, t, self.end);
+        parts
     }
-    if from_idle_unrecorded {
-        cpu.task = Some(Task {
-            pid: 0,
-            comm: "<idle>".into(),
-            prio: None,
-        });
+
+    /// The CPU as of the deadline, and the index of the first event
+    /// after it.
+    fn at_deadline(&self) -> (Cpu, usize) {
+        let events = &self.events;
+        let mut cpu = Cpu::default();
+        let mut i = 0;
+        while i < events.len() && events[i].ts_ns <= self.deadline {
+            cpu.apply(events[i], &self.names);
+            i += 1;
+        }
+        if self.filtered && cpu.task.as_ref().is_some_and(|t| t.pid == self.tid) {
+            // Its switch to idle or to another task is not in the trace.
+            cpu.task = None;
+        }
+        if self.from_idle_unrecorded {
+            cpu.task = Some(Task {
+                pid: 0,
+                comm: "<idle>".into(),
+                prio: None,
+            });
+        }
+        if cpu.task.is_none() {
+            // The first event after the deadline names the task current since.
+            cpu.task = events.get(i).map(|e| self.current_before(e));
+        }
+        (cpu, i)
     }
-    if cpu.task.is_none() {
-        // The first event after the deadline names the task current since.
-        cpu.task = events.get(i).map(|e| match &e.kind {
+
+    /// The task current before event `e`.
+    fn current_before(&self, e: &Event) -> Task {
+        match &e.kind {
             EventKind::SchedSwitch {
                 prev_comm,
                 prev_pid,
@@ -521,40 +627,40 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
             },
             _ => Task {
                 pid: e.pid,
-                comm: names
+                comm: self
+                    .names
                     .get(&e.pid)
                     .map(|n| n.0.clone())
                     .unwrap_or(e.comm.clone()),
-                prio: names.get(&e.pid).and_then(|n| n.1),
+                prio: self.names.get(&e.pid).and_then(|n| n.1),
             },
-        });
+        }
     }
-    // Without the thread's timer and wake-up, a lower-priority task that
-    // ran instead may have done so only because the timer fired late.
-    let own_prio = names.get(&tid).and_then(|n| n.1);
-    // A task that outranks the thread and shows up on the CPU idle at the
-    // deadline, with no traced switch to it, took the CPU unseen.
-    let unseen = if filtered && cpu.idle() {
-        unseen_start(&events[i..], deadline, end, tid, own_prio, &names)
-    } else {
-        None
-    };
-    if let Some((_, task)) = &unseen {
-        notes.push(format!(
-            "this kernel did not trace the switch from idle to {}: it outranks thread {tid}, \
-             so it is taken to have run from the CPU's last idle event",
-            fmt_task(
-                &task.comm,
-                task.pid,
-                &Priority::from_kernel(task.prio.map(|p| p.0))
-            )
-        ));
+
+    /// A task that outranks the thread and shows up on the CPU idle at
+    /// the deadline (`cpu`, first event after it `i`), with no traced
+    /// switch to it, took the CPU unseen.
+    fn unseen(&self, cpu: &Cpu, i: usize) -> Option<(u64, Task)> {
+        if !(self.filtered && cpu.idle()) {
+            return None;
+        }
+        unseen_start(
+            &self.events[i..],
+            self.deadline,
+            self.end,
+            self.tid,
+            self.own_prio,
+            &self.names,
+        )
     }
-    let mut t = deadline;
-    let attribute = |cpu: &Cpu, parts: &mut Parts, from: u64, to: u64| {
+
+    /// Count `from..to` to what `cpu` was doing, split where the timer
+    /// fired.
+    fn attribute(&self, cpu: &Cpu, parts: &mut Parts, from: u64, to: u64) {
         if to <= from {
             return;
         }
+        let fired = self.fired;
         let split = fired.filter(|&f| f > from && f < to);
         let segs: &[(u64, u64)] = &match split {
             Some(f) => [(from, f), (f, to)],
@@ -562,152 +668,209 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
         };
         for &(a, b) in segs {
             let before_fire = fired.is_none_or(|f| a < f);
-            let culprit = match cpu.stack.last() {
-                Some(Ctx::Irq { irq, name }) => Some(Culprit::Irq {
-                    irq: *irq,
-                    name: name.clone(),
-                }),
-                Some(Ctx::Softirq { vec, action }) => Some(Culprit::Softirq {
-                    vec: *vec,
-                    action: action.clone(),
-                }),
-                Some(Ctx::Vector { name, vector }) => Some(Culprit::Vector {
-                    name: name.clone(),
-                    vector: *vector,
-                }),
-                None if before_fire && fired.is_some() => {
-                    Some(Culprit::TimerDelay { idle: cpu.idle() })
-                }
-                None if filtered && cpu.idle() => Some(Culprit::TimerDelay { idle: true }),
-                None => match &cpu.task {
-                    Some(t) if t.pid == 0 => Some(Culprit::Idle),
-                    Some(t) if t.pid == tid => Some(Culprit::Switch),
-                    Some(t) => Some(Culprit::Thread {
-                        comm: t.comm.clone(),
-                        pid: t.pid,
-                        priority: Priority::from_kernel(t.prio.map(|p| p.0)),
-                        work: cpu.work.get(&t.pid).cloned().into_iter().collect(),
-                        outranked: filtered
-                            && matches!((t.prio, own_prio), (Some(p), Some(o)) if p.0 > o.0),
-                    }),
-                    None => None,
-                },
-            };
-            match culprit {
+            match self.culprit(cpu, before_fire) {
                 Some(c) => parts.add(c, a, b),
                 None => parts.gap(),
             }
         }
-    };
-    while i < events.len() && events[i].ts_ns < end {
-        let e = events[i];
-        if let Some((at, task)) = &unseen
-            && *at >= t
-            && *at < e.ts_ns
-            && cpu.idle()
-        {
-            attribute(&cpu, &mut parts, t, *at);
-            t = *at;
-            cpu.task = Some(task.clone());
+    }
+
+    /// Each kind of part: what held the CPU, from the innermost handler
+    /// out to the task that ran (`None`: no event says).
+    fn culprit(&self, cpu: &Cpu, before_fire: bool) -> Option<Culprit> {
+        let (tid, filtered) = (self.tid, self.filtered);
+        match cpu.stack.last() {
+            Some(Ctx::Irq { irq, name }) => Some(Culprit::Irq {
+                irq: *irq,
+                name: name.clone(),
+            }),
+            Some(Ctx::Softirq { vec, action }) => Some(Culprit::Softirq {
+                vec: *vec,
+                action: action.clone(),
+            }),
+            Some(Ctx::Vector { name, vector }) => Some(Culprit::Vector {
+                name: name.clone(),
+                vector: *vector,
+            }),
+            None if before_fire && self.fired.is_some() => {
+                Some(Culprit::TimerDelay { idle: cpu.idle() })
+            }
+            None if filtered && cpu.idle() => Some(Culprit::TimerDelay { idle: true }),
+            None => match &cpu.task {
+                Some(t) if t.pid == 0 => Some(Culprit::Idle),
+                Some(t) if t.pid == tid => Some(Culprit::Switch),
+                // Without the thread's timer and wake-up, a lower-priority
+                // task that ran instead may have done so only because the
+                // timer fired late.
+                Some(t) => Some(Culprit::Thread {
+                    comm: t.comm.clone(),
+                    pid: t.pid,
+                    priority: Priority::from_kernel(t.prio.map(|p| p.0)),
+                    work: cpu.work.get(&t.pid).cloned().into_iter().collect(),
+                    outranked: filtered
+                        && matches!((t.prio, self.own_prio), (Some(p), Some(o)) if p.0 > o.0),
+                }),
+                None => None,
+            },
         }
-        attribute(&cpu, &mut parts, t, e.ts_ns);
-        t = t.max(e.ts_ns);
-        cpu.apply(e, &names);
-        i += 1;
-    }
-    attribute(&cpu, &mut parts, t, end);
-
-    let mut steps = vec![step(
-        deadline,
-        deadline,
-        format!("deadline of thread {tid}"),
-    )];
-    if let Some(f) = fired {
-        steps.push(step(
-            f,
-            deadline,
-            format!("the timer of thread {tid} fires"),
-        ));
-    }
-    if let Some(w) = waking_ns {
-        steps.push(step(w, deadline, format!("thread {tid} is woken")));
-    }
-    if let Some(s) = switched_in {
-        steps.push(step(
-            s,
-            deadline,
-            format!("CPU {} switches to thread {tid}", spike.cpu),
-        ));
-    }
-    steps.push(step(
-        spike.wake_ns,
-        deadline,
-        format!(
-            "thread {tid} reads the clock: {} late",
-            fmt_ns(spike.latency_ns)
-        ),
-    ));
-    steps.extend(timeline_runs(&parts.runs, spike.latency_ns, deadline));
-    // Stable: at equal times the marks come before the runs.
-    steps.sort_by_key(|s| s.at_ns);
-    if steps.len() > MAX_STEPS {
-        let keep = MAX_STEPS / 2;
-        let elided = steps.len() - 2 * keep;
-        let mut short: Vec<Step> = steps[..keep].to_vec();
-        let at = steps[keep].at_ns;
-        short.push(step(at, deadline, format!("... {elided} more steps ...")));
-        short.extend_from_slice(&steps[steps.len() - keep..]);
-        steps = short;
     }
 
-    let mut accs: Vec<Acc> = parts.by_key.into_values().collect();
-    if switch_from.is_some() && end < spike.wake_ns {
-        accs.push(Acc {
-            culprit: Culprit::Switch,
-            duration_ns: spike.wake_ns - end,
-            occurrences: 1,
-            order: usize::MAX,
+    /// The timeline: the landmarks, then the runs, in time order and
+    /// elided in the middle when long.
+    fn timeline(&self, runs: &[(String, Culprit, u64, u64)]) -> Vec<Step> {
+        let (tid, deadline, spike) = (self.tid, self.deadline, self.spike);
+        let mut steps = vec![step(
+            deadline,
+            deadline,
+            format!("deadline of thread {tid}"),
+        )];
+        if let Some(f) = self.fired {
+            steps.push(step(
+                f,
+                deadline,
+                format!("the timer of thread {tid} fires"),
+            ));
+        }
+        if let Some(w) = self.waking_ns {
+            steps.push(step(w, deadline, format!("thread {tid} is woken")));
+        }
+        if let Some(s) = self.switched_in {
+            steps.push(step(
+                s,
+                deadline,
+                format!("CPU {} switches to thread {tid}", spike.cpu),
+            ));
+        }
+        steps.push(step(
+            spike.wake_ns,
+            deadline,
+            format!(
+                "thread {tid} reads the clock: {} late",
+                fmt_ns(spike.latency_ns)
+            ),
+        ));
+        steps.extend(timeline_runs(runs, spike.latency_ns, deadline));
+        // Stable: at equal times the marks come before the runs.
+        steps.sort_by_key(|s| s.at_ns);
+        elide(steps, deadline)
+    }
+
+    /// The parts, largest first, with the switch to the thread after the
+    /// sweep's end.
+    fn parts(&self, by_key: HashMap<String, Acc>) -> Vec<Part> {
+        let mut accs: Vec<Acc> = by_key.into_values().collect();
+        if self.switch_from.is_some() && self.end < self.spike.wake_ns {
+            accs.push(Acc {
+                culprit: Culprit::Switch,
+                duration_ns: self.spike.wake_ns - self.end,
+                occurrences: 1,
+                order: usize::MAX,
+            });
+        }
+        accs.sort_by(|a, b| {
+            b.duration_ns
+                .cmp(&a.duration_ns)
+                .then(a.order.cmp(&b.order))
         });
+        let latency = self.spike.latency_ns;
+        accs.into_iter()
+            .map(|a| Part {
+                label: label(&a.culprit),
+                share_pct: pct(a.duration_ns, latency).min(100.0),
+                duration_ns: a.duration_ns,
+                culprit: a.culprit,
+                occurrences: a.occurrences,
+            })
+            .collect()
     }
-    accs.sort_by(|a, b| {
-        b.duration_ns
-            .cmp(&a.duration_ns)
-            .then(a.order.cmp(&b.order))
-    });
-    let latency = spike.latency_ns;
-    let parts: Vec<Part> = accs
-        .into_iter()
-        .map(|a| Part {
-            label: label(&a.culprit),
-            share_pct: pct(a.duration_ns, latency).min(100.0),
-            duration_ns: a.duration_ns,
-            culprit: a.culprit,
-            occurrences: a.occurrences,
+
+    /// The explanation: the parts, what they leave unexplained, and the
+    /// one-line cause.
+    fn verdict(self, parts: Vec<Part>, timeline: Vec<Step>, says: Says) -> Explanation {
+        let latency = self.spike.latency_ns;
+        let explained: u64 = parts.iter().map(|p| p.duration_ns).sum();
+        let unexplained_ns = latency.saturating_sub(explained);
+        let completeness = if says.partial.is_empty() {
+            Completeness::Complete
+        } else {
+            Completeness::Partial
+        };
+        let cause = cause(&parts, unexplained_ns, latency, completeness);
+        Explanation {
+            thread_comm: self.names.get(&self.tid).map(|n| n.0.clone()),
+            spike: self.spike.clone(),
+            completeness,
+            partial_reasons: says.partial,
+            timer_fired_ns: self.fired,
+            waking_ns: self.waking_ns,
+            switched_in_ns: self.switched_in,
+            timeline,
+            parts,
+            unexplained_ns,
+            unexplained_pct: pct(unexplained_ns, latency),
+            cause,
+            notes: says.notes,
+        }
+    }
+}
+
+/// The switch to thread `tid`: the last one from `lo` up to its wake-up.
+fn switch_to(events: &[&Event], tid: i32, lo: u64, wake: u64) -> Option<usize> {
+    events.iter().rposition(|e| {
+        e.ts_ns >= lo
+            && e.ts_ns <= wake + TOLERANCE_NS
+            && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
+    })
+}
+
+/// The wake-up of thread `tid` from `lo` up to `upto`: its waking, else
+/// its wakeup.
+fn woken(events: &[&Event], tid: i32, lo: u64, upto: u64) -> Option<usize> {
+    let within = |e: &Event| e.ts_ns >= lo && e.ts_ns <= upto + TOLERANCE_NS;
+    events
+        .iter()
+        .position(|e| {
+            within(e) && matches!(e.kind, EventKind::SchedWaking { pid, .. } if pid == tid)
         })
-        .collect();
-    let explained: u64 = parts.iter().map(|p| p.duration_ns).sum();
-    let unexplained_ns = latency.saturating_sub(explained);
-    let completeness = if partial.is_empty() {
-        Completeness::Complete
-    } else {
-        Completeness::Partial
-    };
-    let cause = cause(&parts, unexplained_ns, latency, completeness);
-    Explanation {
-        thread_comm: names.get(&tid).map(|n| n.0.clone()),
-        spike: spike.clone(),
-        completeness,
-        partial_reasons: partial,
-        timer_fired_ns: fired,
-        waking_ns,
-        switched_in_ns: switched_in,
-        timeline: steps,
-        parts,
-        unexplained_ns,
-        unexplained_pct: pct(unexplained_ns, latency),
-        cause,
-        notes,
+        .or_else(|| {
+            events.iter().position(|e| {
+                within(e) && matches!(e.kind, EventKind::SchedWakeup { pid, .. } if pid == tid)
+            })
+        })
+}
+
+/// The timer expiry that caused the wake-up (the last of `upto_waking`):
+/// the latest hrtimer_wakeup expiry shortly before it.
+fn timer_expiry(upto_waking: &[&Event]) -> Option<u64> {
+    let (waking, before) = upto_waking.split_last()?;
+    let w_ts = waking.ts_ns;
+    before
+        .iter()
+        .rev()
+        .take_while(|e| e.ts_ns + FIRE_LOOKBACK_NS >= w_ts)
+        .find_map(|e| match &e.kind {
+            EventKind::HrtimerExpireEntry {
+                function, now_ns, ..
+            } if function.is_empty() || function == "hrtimer_wakeup" => {
+                Some(now_ns.unwrap_or(e.ts_ns))
+            }
+            _ => None,
+        })
+}
+
+/// A timeline longer than `MAX_STEPS` keeps its two ends and says how
+/// many steps it left out between them.
+fn elide(steps: Vec<Step>, deadline: u64) -> Vec<Step> {
+    if steps.len() <= MAX_STEPS {
+        return steps;
     }
+    let keep = MAX_STEPS / 2;
+    let elided = steps.len() - 2 * keep;
+    let mut short: Vec<Step> = steps[..keep].to_vec();
+    let at = steps[keep].at_ns;
+    short.push(step(at, deadline, format!("... {elided} more steps ...")));
+    short.extend_from_slice(&steps[steps.len() - keep..]);
+    short
 }
 
 /// When the switch to thread `tid` is not in the trace: if it was woken
@@ -773,7 +936,7 @@ fn unseen_start(
     end: u64,
     tid: i32,
     own_prio: Option<KernelPrio>,
-    names: &HashMap<i32, (String, Option<KernelPrio>)>,
+    names: &Names,
 ) -> Option<(u64, Task)> {
     let mut last_idle = deadline;
     for e in after.iter().take_while(|e| e.ts_ns < end) {

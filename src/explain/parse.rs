@@ -200,117 +200,142 @@ fn symbol(s: &str) -> String {
 fn parse_kind(name: &str, text: &str) -> Result<EventKind, LineError> {
     Ok(match name {
         "sched_switch" => parse_switch(text).ok_or(err("a sched_switch without its fields"))?,
-        "sched_waking" | "sched_wakeup" => {
-            let (comm, pid, prio, target_cpu) =
-                parse_wakeup(text).ok_or(err("a wake-up without its fields"))?;
-            if name == "sched_waking" {
-                EventKind::SchedWaking {
-                    comm,
-                    pid,
-                    prio,
-                    target_cpu,
-                }
-            } else {
-                EventKind::SchedWakeup {
-                    comm,
-                    pid,
-                    prio,
-                    target_cpu,
-                }
-            }
+        "sched_waking" | "sched_wakeup" => wakeup_kind(name, text)?,
+        "hrtimer_start" | "hrtimer_expire_entry" | "hrtimer_expire_exit" => {
+            hrtimer_kind(name, text)
         }
-        "hrtimer_start" => {
-            let kv = fields(text);
-            EventKind::HrtimerStart {
-                hrtimer: get(&kv, "hrtimer").unwrap_or("").to_string(),
-                function: symbol(get(&kv, "function").unwrap_or("")),
-                expires_ns: num(&kv, "expires"),
-            }
+        "irq_handler_entry" | "irq_handler_exit" => irq_kind(name, text)?,
+        "softirq_entry" | "softirq_exit" => softirq_kind(name, text)?,
+        "ipi_entry" | "ipi_exit" => ipi_kind(name, text),
+        _ => vector_kind(name, text).unwrap_or_else(|| other_kind(name, text)),
+    })
+}
+
+/// `sched_waking` and `sched_wakeup`.
+fn wakeup_kind(name: &str, text: &str) -> Result<EventKind, LineError> {
+    let (comm, pid, prio, target_cpu) =
+        parse_wakeup(text).ok_or(err("a wake-up without its fields"))?;
+    Ok(if name == "sched_waking" {
+        EventKind::SchedWaking {
+            comm,
+            pid,
+            prio,
+            target_cpu,
         }
-        "hrtimer_expire_entry" => {
-            let kv = fields(text);
-            EventKind::HrtimerExpireEntry {
-                hrtimer: get(&kv, "hrtimer").unwrap_or("").to_string(),
-                function: symbol(get(&kv, "function").unwrap_or("")),
-                now_ns: num(&kv, "now"),
-            }
-        }
-        "hrtimer_expire_exit" => EventKind::HrtimerExpireExit {
-            hrtimer: get(&fields(text), "hrtimer").unwrap_or("").to_string(),
-        },
-        "irq_handler_entry" => {
-            let kv = fields(text);
-            EventKind::IrqEntry {
-                irq: num(&kv, "irq").ok_or(err("an irq_handler_entry without irq="))?,
-                name: get(&kv, "name").unwrap_or("").to_string(),
-            }
-        }
-        "irq_handler_exit" => EventKind::IrqExit {
-            irq: num(&fields(text), "irq").ok_or(err("an irq_handler_exit without irq="))?,
-        },
-        "softirq_entry" | "softirq_exit" => {
-            let vec = text
-                .split_once("vec=")
-                .and_then(|(_, v)| leading_number(v))
-                .and_then(|v| u32::try_from(v).ok())
-                .ok_or(err("a softirq event without vec="))?;
-            if name == "softirq_entry" {
-                let action = text
-                    .split_once("action=")
-                    .map(|(_, a)| a.trim_end_matches(']').trim().to_string())
-                    .unwrap_or_default();
-                EventKind::SoftirqEntry { vec, action }
-            } else {
-                EventKind::SoftirqExit { vec }
-            }
-        }
-        "ipi_entry" | "ipi_exit" => {
-            let reason = text.trim().trim_start_matches('(').trim_end_matches(')');
-            let ipi = format!("ipi: {reason}");
-            if name == "ipi_exit" {
-                EventKind::VectorExit { name: ipi }
-            } else {
-                EventKind::VectorEntry {
-                    name: ipi,
-                    vector: None,
-                }
-            }
-        }
-        _ => {
-            if let Some(v) = name
-                .strip_suffix("_entry")
-                .filter(|_| is_vector_event(text))
-            {
-                EventKind::VectorEntry {
-                    name: v.to_string(),
-                    vector: num(&fields(text), "vector"),
-                }
-            } else if let Some(v) = name.strip_suffix("_exit").filter(|_| is_vector_event(text)) {
-                EventKind::VectorExit {
-                    name: v.to_string(),
-                }
-            } else {
-                match name {
-                    "workqueue_execute_start" => EventKind::WorkStart {
-                        function: text
-                            .split_once("function ")
-                            .map(|(_, f)| symbol(f))
-                            .unwrap_or_default(),
-                    },
-                    "workqueue_execute_end" => EventKind::WorkEnd,
-                    "tracing_mark_write" => EventKind::Marker {
-                        text: text.to_string(),
-                    },
-                    "print" => EventKind::Marker {
-                        text: strip_print_ip(text).to_string(),
-                    },
-                    _ => EventKind::Other {
-                        name: name.to_string(),
-                    },
-                }
-            }
+    } else {
+        EventKind::SchedWakeup {
+            comm,
+            pid,
+            prio,
+            target_cpu,
         }
     })
+}
+
+/// `hrtimer_start`, `hrtimer_expire_entry`, `hrtimer_expire_exit`.
+fn hrtimer_kind(name: &str, text: &str) -> EventKind {
+    let kv = fields(text);
+    let hrtimer = get(&kv, "hrtimer").unwrap_or("").to_string();
+    let function = || symbol(get(&kv, "function").unwrap_or(""));
+    match name {
+        "hrtimer_start" => EventKind::HrtimerStart {
+            hrtimer,
+            function: function(),
+            expires_ns: num(&kv, "expires"),
+        },
+        "hrtimer_expire_entry" => EventKind::HrtimerExpireEntry {
+            hrtimer,
+            function: function(),
+            now_ns: num(&kv, "now"),
+        },
+        _ => EventKind::HrtimerExpireExit { hrtimer },
+    }
+}
+
+/// `irq_handler_entry` and `irq_handler_exit`.
+fn irq_kind(name: &str, text: &str) -> Result<EventKind, LineError> {
+    let kv = fields(text);
+    Ok(if name == "irq_handler_entry" {
+        EventKind::IrqEntry {
+            irq: num(&kv, "irq").ok_or(err("an irq_handler_entry without irq="))?,
+            name: get(&kv, "name").unwrap_or("").to_string(),
+        }
+    } else {
+        EventKind::IrqExit {
+            irq: num(&kv, "irq").ok_or(err("an irq_handler_exit without irq="))?,
+        }
+    })
+}
+
+/// `softirq_entry` and `softirq_exit`.
+fn softirq_kind(name: &str, text: &str) -> Result<EventKind, LineError> {
+    let vec = text
+        .split_once("vec=")
+        .and_then(|(_, v)| leading_number(v))
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or(err("a softirq event without vec="))?;
+    Ok(if name == "softirq_entry" {
+        let action = text
+            .split_once("action=")
+            .map(|(_, a)| a.trim_end_matches(']').trim().to_string())
+            .unwrap_or_default();
+        EventKind::SoftirqEntry { vec, action }
+    } else {
+        EventKind::SoftirqExit { vec }
+    })
+}
+
+/// `ipi_entry` and `ipi_exit`: an interrupt named by its reason.
+fn ipi_kind(name: &str, text: &str) -> EventKind {
+    let reason = text.trim().trim_start_matches('(').trim_end_matches(')');
+    let ipi = format!("ipi: {reason}");
+    if name == "ipi_exit" {
+        EventKind::VectorExit { name: ipi }
+    } else {
+        EventKind::VectorEntry {
+            name: ipi,
+            vector: None,
+        }
+    }
+}
+
+/// `irq_vectors:*_entry` and `*_exit` (they print `vector=N`).
+fn vector_kind(name: &str, text: &str) -> Option<EventKind> {
+    if !is_vector_event(text) {
+        return None;
+    }
+    if let Some(v) = name.strip_suffix("_entry") {
+        Some(EventKind::VectorEntry {
+            name: v.to_string(),
+            vector: num(&fields(text), "vector"),
+        })
+    } else {
+        name.strip_suffix("_exit").map(|v| EventKind::VectorExit {
+            name: v.to_string(),
+        })
+    }
+}
+
+/// Workqueue functions, markers, and every other event by name.
+fn other_kind(name: &str, text: &str) -> EventKind {
+    match name {
+        "workqueue_execute_start" => EventKind::WorkStart {
+            function: text
+                .split_once("function ")
+                .map(|(_, f)| symbol(f))
+                .unwrap_or_default(),
+        },
+        "workqueue_execute_end" => EventKind::WorkEnd,
+        "tracing_mark_write" => EventKind::Marker {
+            text: text.to_string(),
+        },
+        "print" => EventKind::Marker {
+            text: strip_print_ip(text).to_string(),
+        },
+        _ => EventKind::Other {
+            name: name.to_string(),
+        },
+    }
 }
 
 /// `irq_vectors:*_entry` / `*_exit` print `vector=N`.

@@ -264,14 +264,19 @@ fn an_untraced_switch_from_idle_is_inferred_not_called_missing() {
     assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
 }
 
+/// A synthetic timeline, read as the lean set records it (the thread's
+/// own wake-ups and switches to idle filtered out).
+fn filtered(lines: &[&str]) -> Window {
+    Window {
+        own_events_filtered: true,
+        ..synthetic(lines)
+    }
+}
+
 /// The lean set leaves wake-ups and the thread's switches to idle out of
 /// the trace: their absence is by design, not a loss.
 #[test]
 fn the_threads_filtered_events_are_known_missing_not_lost() {
-    let filtered = |lines: &[&str]| Window {
-        own_events_filtered: true,
-        ..synthetic(lines)
-    };
     // From idle: the CPU leaves only interrupts taken while idle.
     let from_idle = [
         "app-77 [002] 0.999000: sched_switch: prev_comm=app prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=rt next_pid=500 next_prio=4",
@@ -304,6 +309,20 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
     let x = analyze(&synthetic(&from_idle), &spike(100, 160));
     assert_eq!(x.completeness, Completeness::Partial);
 
+    // Another task left an event but no switch to the thread: not whole.
+    let mut other = from_idle.to_vec();
+    other.push(
+        "kw-33 [002] 1.000140: workqueue_execute_start: work struct 1: function vmstat_update",
+    );
+    let x = analyze(&filtered(&other), &spike(100, 160));
+    assert_eq!(x.completeness, Completeness::Partial);
+    assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
+}
+
+/// With the lean set, a task that ran instead of the thread is named,
+/// with what its priority says about why.
+#[test]
+fn a_filtered_thread_blocked_by_another_task() {
     // Another task ran: its switch to the thread is traced, and the time
     // until then is that task's.
     let busy = [
@@ -349,7 +368,13 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
         "{}",
         x.cause
     );
+}
 
+/// With the lean set, on a kernel that does not trace switches out of
+/// idle, a task that outranks the thread is moved to the CPU's last
+/// idle event.
+#[test]
+fn a_filtered_thread_outranked_by_an_unseen_task() {
     // A task that outranks the thread shows up on the idle CPU, its
     // switch from idle untraced: it is taken to have run from the CPU's
     // last idle event.
@@ -387,15 +412,6 @@ fn the_threads_filtered_events_are_known_missing_not_lost() {
         .find(|p| matches!(p.culprit, Culprit::Thread { pid: 9, .. }))
         .unwrap();
     assert_eq!(hog.duration_ns, 8_000_000 - 1_000, "{:#?}", x.parts);
-
-    // Another task left an event but no switch to the thread: not whole.
-    let mut other = from_idle.to_vec();
-    other.push(
-        "kw-33 [002] 1.000140: workqueue_execute_start: work struct 1: function vmstat_update",
-    );
-    let x = analyze(&filtered(&other), &spike(100, 160));
-    assert_eq!(x.completeness, Completeness::Partial);
-    assert!(x.partial_reasons[0].contains("switch to thread 500 is not in the trace"));
 }
 
 #[test]

@@ -176,15 +176,68 @@ fn check_thread(i: usize, t: &ThreadIn, tolerance_ns: u64) -> Result<(), ImportE
 
 /// Build the record, or refuse a source whose threads contradict
 /// themselves (no record leaves here that statistics cannot be drawn from).
-pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
+pub fn finish(src: &Source, mut run: RunIn) -> Result<RunRecord, ImportError> {
     for (i, t) in run.threads.iter().enumerate() {
         check_thread(i, t, run.resolution_ns)?;
     }
-    let mut warnings = run.warnings;
-    let mut threads = Vec::with_capacity(run.threads.len());
-    let mut hists = Vec::with_capacity(run.threads.len());
+    let mut warnings = std::mem::take(&mut run.warnings);
+    let (threads, hists, any_without_hist) = thread_records(&mut run);
+    if any_without_hist {
+        warnings.push(
+            "the source has no histogram: count, min, avg and max are its own; quantiles are unknown"
+                .into(),
+        );
+    }
+    let parts: Vec<_> = threads
+        .iter()
+        .zip(hists.iter())
+        .map(|(t, h)| (&t.stats, h))
+        .collect();
+    let (overall, _) = LatencyStats::combine(&parts);
+    let duration_ns = run.duration_ns.unwrap_or(0);
+    let (started, ended) = when(src, &run, &mut warnings);
+    if run.duration_ns.is_none() {
+        warnings.push("the source does not say how long it ran".into());
+    }
+    let unknown = unknowns(&run);
+    Ok(RunRecord {
+        schema: SCHEMA_NAME.into(),
+        schema_version: SCHEMA_VERSION,
+        run_uuid: content_uuid(run.format, src.text),
+        tool: run.tool,
+        status: RunStatus::Complete,
+        source: RunSource {
+            kind: SourceKind::Imported.into(),
+            format: Some(run.format.into()),
+            file: Some(src.path.display().to_string()),
+            command_line: run.command_line,
+            unknown,
+        },
+        label: None,
+        tags: BTreeMap::new(),
+        started_at_unix_ns: started,
+        ended_at_unix_ns: ended,
+        duration_ns,
+        end_reason: EndReason::Unknown,
+        options: run.options,
+        threads,
+        overall,
+        limits: Limits::default(),
+        fingerprint: run.fingerprint,
+        load: None,
+        warnings,
+        explain: None,
+    })
+}
+
+/// The threads' records (taken out of `run`) with their histograms, and
+/// whether one had none.
+fn thread_records(run: &mut RunIn) -> (Vec<ThreadRecord>, Vec<Histogram>, bool) {
+    let ins = std::mem::take(&mut run.threads);
+    let mut threads = Vec::with_capacity(ins.len());
+    let mut hists = Vec::with_capacity(ins.len());
     let mut any_without_hist = false;
-    for (i, t) in run.threads.into_iter().enumerate() {
+    for (i, t) in ins.into_iter().enumerate() {
         let hist = match t.hist {
             Some(h) => h,
             None => {
@@ -222,20 +275,14 @@ pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
         });
         hists.push(hist);
     }
-    if any_without_hist {
-        warnings.push(
-            "the source has no histogram: count, min, avg and max are its own; quantiles are unknown"
-                .into(),
-        );
-    }
-    let parts: Vec<_> = threads
-        .iter()
-        .zip(hists.iter())
-        .map(|(t, h)| (&t.stats, h))
-        .collect();
-    let (overall, _) = LatencyStats::combine(&parts);
+    (threads, hists, any_without_hist)
+}
+
+/// When the run started and ended: as the source says, one from the
+/// other and the duration, else the file's modification time as its end.
+fn when(src: &Source, run: &RunIn, warnings: &mut Vec<String>) -> (u64, Option<u64>) {
     let duration_ns = run.duration_ns.unwrap_or(0);
-    let (started, ended) = match (run.started_at_unix_ns, run.ended_at_unix_ns) {
+    match (run.started_at_unix_ns, run.ended_at_unix_ns) {
         (Some(s), e) => (s, e.or(Some(s.saturating_add(duration_ns)))),
         (None, Some(e)) => (e.saturating_sub(duration_ns), Some(e)),
         (None, None) => match src.modified_unix_ns {
@@ -248,11 +295,12 @@ pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
             }
             None => (0, None),
         },
-    };
-    if run.duration_ns.is_none() {
-        warnings.push("the source does not say how long it ran".into());
     }
-    let unknown: Vec<Unknowable> = [
+}
+
+/// What the source leaves unknown.
+fn unknowns(run: &RunIn) -> Vec<Unknowable> {
+    [
         (Unknowable::Interval, run.options.interval_ns == 0),
         (Unknowable::Priority, !run.priority_known),
         (Unknowable::Policy, run.options.policy == "unknown"),
@@ -262,35 +310,7 @@ pub fn finish(src: &Source, run: RunIn) -> Result<RunRecord, ImportError> {
     ]
     .into_iter()
     .filter_map(|(what, unknown)| unknown.then_some(what))
-    .collect();
-    Ok(RunRecord {
-        schema: SCHEMA_NAME.into(),
-        schema_version: SCHEMA_VERSION,
-        run_uuid: content_uuid(run.format, src.text),
-        tool: run.tool,
-        status: RunStatus::Complete,
-        source: RunSource {
-            kind: SourceKind::Imported.into(),
-            format: Some(run.format.into()),
-            file: Some(src.path.display().to_string()),
-            command_line: run.command_line,
-            unknown,
-        },
-        label: None,
-        tags: BTreeMap::new(),
-        started_at_unix_ns: started,
-        ended_at_unix_ns: ended,
-        duration_ns,
-        end_reason: EndReason::Unknown,
-        options: run.options,
-        threads,
-        overall,
-        limits: Limits::default(),
-        fingerprint: run.fingerprint,
-        load: None,
-        warnings,
-        explain: None,
-    })
+    .collect()
 }
 
 /// Where a histogram sample of bucket `v` (in `unit` ns) is recorded:

@@ -130,6 +130,15 @@ fn has_flag(args: &[&str], short: char, long: &str) -> bool {
     })
 }
 
+/// What the command line says, with cyclictest's defaults.
+struct Cmdline {
+    interval_us: u64,
+    priority: i32,
+    /// `-h N`: the histogram's rows.
+    hist_rows: Option<i64>,
+    distance_us: u64,
+}
+
 fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     let text = src.text;
     let v: Value = serde_json::from_str(text).map_err(|e| {
@@ -138,20 +147,68 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             format!("expected cyclictest --json output (JSON): {e}"),
         )
     })?;
-    let missing = |key: &str, what: &str| {
-        let at = line_of(text, &format!("\"{key}")).unwrap_or(1);
-        ImportError::at(at, format!("expected {what}"))
-    };
     let threads = field(&v, "thread")
         .and_then(Value::as_object)
-        .ok_or_else(|| missing("thread", "a \"thread\" object holding one entry per thread"))?;
+        .ok_or_else(|| {
+            missing(
+                text,
+                "thread",
+                "a \"thread\" object holding one entry per thread",
+            )
+        })?;
     let ns_values = field(&v, "resolution_in_ns").and_then(Value::as_u64) == Some(1);
     let unit = if ns_values { 1 } else { 1000 };
     let mut run = RunIn::new(IMPORTER.name, "cyclictest", unit);
     if let Some(ver) = field(&v, "rt_test_version").and_then(Value::as_str) {
         run.tool.version = ver.to_string();
     }
-    let cmdline = field(&v, "cmdline").and_then(Value::as_str).unwrap_or("");
+    let cmd = options(&v, &mut run);
+    if let Some(si) = field(&v, "sysinfo") {
+        sysinfo(si, &mut run);
+    }
+    times(&v, &mut run);
+    let n = threads.len();
+    if let Some(declared) = field(&v, "num_threads").and_then(Value::as_u64)
+        && declared as usize != n
+    {
+        return Err(missing(
+            text,
+            "num_threads",
+            &format!("num_threads ({declared}) to match the entries of \"thread\" ({n})"),
+        ));
+    }
+    let mut overflow_note = None;
+    for i in 0..n {
+        let t = threads.get(&i.to_string()).ok_or_else(|| {
+            missing(
+                text,
+                "thread",
+                &format!("thread entries \"0\" to \"{}\", found no \"{i}\"", n - 1),
+            )
+        })?;
+        let entry = Entry { text, i, t, unit };
+        let (th, limit) = entry.thread(&cmd)?;
+        overflow_note = limit.or(overflow_note);
+        run.threads.push(th);
+    }
+    if let Some(limit) = overflow_note {
+        run.warnings.push(format!(
+            "samples beyond the histogram ({limit} buckets) are counted without their values: the largest is each thread's max, the others are recorded at the histogram's end, so quantiles there are lower bounds"
+        ));
+    }
+    run.options.cpus = run.threads.iter().map(|t| t.cpu).collect();
+    build::finish(src, run)
+}
+
+/// A missing or wrong `key`, at its first line in `text`.
+fn missing(text: &str, key: &str, what: &str) -> ImportError {
+    let at = line_of(text, &format!("\"{key}")).unwrap_or(1);
+    ImportError::at(at, format!("expected {what}"))
+}
+
+/// The run's options from its command line (`cmdline`).
+fn options(v: &Value, run: &mut RunIn) -> Cmdline {
+    let cmdline = field(v, "cmdline").and_then(Value::as_str).unwrap_or("");
     let args: Vec<&str> = cmdline.split_whitespace().collect();
     run.command_line = args.iter().map(|s| s.to_string()).collect();
     let num = |s: Option<String>| s.and_then(|v| v.parse::<i64>().ok());
@@ -193,28 +250,40 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             "monotonic".into()
         };
     }
-    if let Some(si) = field(&v, "sysinfo") {
-        let s = |k: &str| {
-            field(si, k)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let fp = &mut run.fingerprint;
-        fp.hostname = s("nodename");
-        fp.kernel_release = s("release");
-        fp.kernel_version = s("version");
-        fp.machine = s("machine");
-        let realtime = field(si, "realtime").and_then(Value::as_u64) == Some(1);
-        let (model, mut evidence) = build::preemption_from_version(&fp.kernel_version, realtime);
-        fp.preemption_model = model;
-        evidence.push("read from cyclictest --json sysinfo".into());
-        fp.preemption_evidence = evidence;
+    Cmdline {
+        interval_us,
+        priority,
+        hist_rows,
+        distance_us,
     }
-    let start = field(&v, "start_time")
+}
+
+/// The machine from `sysinfo` (uname facts).
+fn sysinfo(si: &Value, run: &mut RunIn) {
+    let s = |k: &str| {
+        field(si, k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let fp = &mut run.fingerprint;
+    fp.hostname = s("nodename");
+    fp.kernel_release = s("release");
+    fp.kernel_version = s("version");
+    fp.machine = s("machine");
+    let realtime = field(si, "realtime").and_then(Value::as_u64) == Some(1);
+    let (model, mut evidence) = build::preemption_from_version(&fp.kernel_version, realtime);
+    fp.preemption_model = model;
+    evidence.push("read from cyclictest --json sysinfo".into());
+    fp.preemption_evidence = evidence;
+}
+
+/// Start, end and the exit code.
+fn times(v: &Value, run: &mut RunIn) {
+    let start = field(v, "start_time")
         .and_then(Value::as_str)
         .and_then(parse_rfc2822);
-    let end = field(&v, "end_time")
+    let end = field(v, "end_time")
         .and_then(Value::as_str)
         .and_then(parse_rfc2822);
     run.started_at_unix_ns = start;
@@ -226,119 +295,132 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                 .into(),
         );
     }
-    if let Some(rc) = field(&v, "return_code").and_then(Value::as_i64)
+    if let Some(rc) = field(v, "return_code").and_then(Value::as_i64)
         && rc != 0
     {
         run.warnings
             .push(format!("cyclictest exited with code {rc}"));
     }
-    let n = threads.len();
-    if let Some(declared) = field(&v, "num_threads").and_then(Value::as_u64)
-        && declared as usize != n
-    {
-        return Err(missing(
-            "num_threads",
-            &format!("num_threads ({declared}) to match the entries of \"thread\" ({n})"),
-        ));
+}
+
+/// Thread entry `i` of the file, in values of `unit` ns.
+struct Entry<'a> {
+    text: &'a str,
+    i: usize,
+    t: &'a Value,
+    unit: u64,
+}
+
+impl Entry<'_> {
+    /// A missing or wrong `key` of this thread, at its line.
+    fn at(&self, key: &str, what: &str) -> ImportError {
+        let (text, i) = (self.text, self.i);
+        let thread_at = line_of(text, &format!("\"{i}\": {{")).unwrap_or(1);
+        let key_at = text[..]
+            .lines()
+            .enumerate()
+            .skip(thread_at - 1)
+            .find(|(_, l)| l.contains(&format!("\"{key}\"")))
+            .map(|(k, _)| k + 1)
+            .unwrap_or(thread_at);
+        ImportError::at(key_at, format!("expected thread {i}'s {what}"))
     }
-    let mut overflow_note = None;
-    for i in 0..n {
-        let t = threads.get(&i.to_string()).ok_or_else(|| {
-            missing(
-                "thread",
-                &format!("thread entries \"0\" to \"{}\", found no \"{i}\"", n - 1),
-            )
-        })?;
-        let at = |key: &str, what: &str| {
-            let thread_at = line_of(text, &format!("\"{i}\": {{")).unwrap_or(1);
-            let key_at = text[..]
-                .lines()
-                .enumerate()
-                .skip(thread_at - 1)
-                .find(|(_, l)| l.contains(&format!("\"{key}\"")))
-                .map(|(k, _)| k + 1)
-                .unwrap_or(thread_at);
-            ImportError::at(key_at, format!("expected thread {i}'s {what}"))
-        };
-        let int = |key: &str| -> Result<i64, ImportError> {
-            field(t, key)
-                .and_then(Value::as_i64)
-                .ok_or_else(|| at(key, &format!("\"{key}\" (an integer)")))
-        };
-        let cycles = u64::try_from(int("cycles")?)
-            .map_err(|_| at("cycles", "cycle count to be positive"))?;
+
+    fn int(&self, key: &str) -> Result<i64, ImportError> {
+        field(self.t, key)
+            .and_then(Value::as_i64)
+            .ok_or_else(|| self.at(key, &format!("\"{key}\" (an integer)")))
+    }
+
+    /// The thread, and the histogram's end when more than one sample
+    /// lies beyond it.
+    fn thread(&self, cmd: &Cmdline) -> Result<(ThreadIn, Option<u64>), ImportError> {
+        let (t, unit) = (self.t, self.unit);
+        let cycles = u64::try_from(self.int("cycles")?)
+            .map_err(|_| self.at("cycles", "cycle count to be positive"))?;
         let mut th = ThreadIn::new(
-            interval_us
-                .saturating_add((i as u64).saturating_mul(distance_us))
+            cmd.interval_us
+                .saturating_add((self.i as u64).saturating_mul(cmd.distance_us))
                 .saturating_mul(1000),
         );
-        th.priority = priority;
+        th.priority = cmd.priority;
         th.cpu = field(t, "cpu")
             .and_then(Value::as_i64)
             .and_then(|c| u32::try_from(c).ok());
         th.samples = cycles;
         if cycles > 0 {
-            let min = int("min")?.max(0) as u64;
-            let max = int("max")?.max(0) as u64;
+            let min = self.int("min")?.max(0) as u64;
+            let max = self.int("max")?.max(0) as u64;
             let avg = field(t, "avg")
                 .and_then(Value::as_f64)
-                .ok_or_else(|| at("avg", "\"avg\" (a number)"))?;
+                .ok_or_else(|| self.at("avg", "\"avg\" (a number)"))?;
             th.min_ns = Some(min.saturating_mul(unit));
             th.max_ns = Some(max.saturating_mul(unit));
             th.avg_ns = Some(avg * unit as f64);
         }
+        let mut overflow = None;
         if let Some(hv) = field(t, "histogram") {
-            let obj = hv.as_object().ok_or_else(|| {
-                at(
-                    "histogram",
-                    "\"histogram\" to be an object of bucket: count",
-                )
-            })?;
-            let mut buckets: Vec<(u64, u64)> = Vec::with_capacity(obj.len());
-            for (k, c) in obj {
-                let b: u64 = k
-                    .parse()
-                    .map_err(|_| at(k, &format!("histogram bucket \"{k}\" to be a number")))?;
-                let c = c.as_u64().ok_or_else(|| {
-                    at(k, &format!("histogram count of bucket {b} to be a number"))
-                })?;
-                buckets.push((b, c));
-            }
-            buckets.sort_unstable();
-            let mut h = Histogram::latency();
-            for (b, c) in &buckets {
-                h.record_n(build::bucket_ns(*b, unit), *c);
-            }
-            let in_rows = h.total();
-            if in_rows > cycles {
-                return Err(at(
-                    "histogram",
-                    &format!("histogram ({in_rows} samples) to hold at most its {cycles} cycles"),
-                ));
-            }
-            let over = cycles - in_rows;
-            if over > 0 {
-                let limit = hist_rows
-                    .map(|r| r.max(0) as u64)
-                    .unwrap_or_else(|| buckets.last().map(|(b, _)| b + 1).unwrap_or(0));
-                let max = th.max_ns.unwrap_or(0) / unit;
-                h.record(build::bucket_ns(max.max(limit), unit));
-                h.record_n(build::bucket_ns(limit, unit), over - 1);
-                if over > 1 {
-                    overflow_note = Some(limit);
-                }
-            }
+            let max = th.max_ns.unwrap_or(0) / unit;
+            let (h, o) = self.histogram(hv, cycles, max, cmd.hist_rows)?;
             th.hist = Some(h);
+            overflow = o;
         }
-        run.threads.push(th);
+        Ok((th, overflow))
     }
-    if let Some(limit) = overflow_note {
-        run.warnings.push(format!(
-            "samples beyond the histogram ({limit} buckets) are counted without their values: the largest is each thread's max, the others are recorded at the histogram's end, so quantiles there are lower bounds"
-        ));
+
+    /// The histogram (`hv`, bucket: count) with the `cycles` beyond it
+    /// recorded at its end (`-h` rows, else past its last bucket), the
+    /// largest at the thread's `max`.
+    fn histogram(
+        &self,
+        hv: &Value,
+        cycles: u64,
+        max: u64,
+        hist_rows: Option<i64>,
+    ) -> Result<(Histogram, Option<u64>), ImportError> {
+        let unit = self.unit;
+        let obj = hv.as_object().ok_or_else(|| {
+            self.at(
+                "histogram",
+                "\"histogram\" to be an object of bucket: count",
+            )
+        })?;
+        let mut buckets: Vec<(u64, u64)> = Vec::with_capacity(obj.len());
+        for (k, c) in obj {
+            let b: u64 = k
+                .parse()
+                .map_err(|_| self.at(k, &format!("histogram bucket \"{k}\" to be a number")))?;
+            let c = c.as_u64().ok_or_else(|| {
+                self.at(k, &format!("histogram count of bucket {b} to be a number"))
+            })?;
+            buckets.push((b, c));
+        }
+        buckets.sort_unstable();
+        let mut h = Histogram::latency();
+        for (b, c) in &buckets {
+            h.record_n(build::bucket_ns(*b, unit), *c);
+        }
+        let in_rows = h.total();
+        if in_rows > cycles {
+            return Err(self.at(
+                "histogram",
+                &format!("histogram ({in_rows} samples) to hold at most its {cycles} cycles"),
+            ));
+        }
+        let over = cycles - in_rows;
+        let mut overflow = None;
+        if over > 0 {
+            let limit = hist_rows
+                .map(|r| r.max(0) as u64)
+                .unwrap_or_else(|| buckets.last().map(|(b, _)| b + 1).unwrap_or(0));
+            h.record(build::bucket_ns(max.max(limit), unit));
+            h.record_n(build::bucket_ns(limit, unit), over - 1);
+            if over > 1 {
+                overflow = Some(limit);
+            }
+        }
+        Ok((h, overflow))
     }
-    run.options.cpus = run.threads.iter().map(|t| t.cpu).collect();
-    build::finish(src, run)
 }
 
 #[cfg(test)]

@@ -126,6 +126,44 @@ fn detect(text: &str) -> u8 {
 fn parse(src: &Source) -> Result<RunRecord, ImportError> {
     let unit = src.options.summary_unit_ns;
     let mut run = RunIn::new(IMPORTER.name, "cyclictest", unit);
+    let last = status_lines(src, &mut run)?;
+    let ns = |v: i64| (v.max(0) as u64).saturating_mul(unit);
+    let mut duration_ns = 0u64;
+    for t in last {
+        let mut th = ThreadIn::new(t.interval_us.saturating_mul(1000));
+        th.tid = t.tid;
+        th.priority = t.priority;
+        th.samples = t.cycles;
+        if t.cycles > 0 {
+            th.min_ns = Some(ns(t.min));
+            th.avg_ns = Some(ns(t.avg) as f64);
+            th.max_ns = Some(ns(t.max));
+        }
+        duration_ns = duration_ns.max(t.cycles.saturating_mul(t.interval_us.saturating_mul(1000)));
+        run.threads.push(th);
+    }
+    let first = &run.threads[0];
+    run.options.interval_ns = first.interval_ns;
+    run.options.priority = first.priority;
+    run.priority_known = true;
+    if run.threads.len() > 1 && run.threads[1].interval_ns > first.interval_ns {
+        run.options.distance_ns = run.threads[1].interval_ns - first.interval_ns;
+    }
+    run.duration_ns = Some(duration_ns);
+    run.warnings.push(format!(
+        "the duration is estimated as count x interval; values were read as {}",
+        if unit == 1 {
+            "nanoseconds (--ns)"
+        } else {
+            "microseconds (cyclictest's default; use --ns for output of cyclictest -N)"
+        }
+    ));
+    build::finish(src, run)
+}
+
+/// The last status line of each thread, one for every thread from 0;
+/// the policy and cpu_dma_latency lines go into `run`'s options.
+fn status_lines(src: &Source, run: &mut RunIn) -> Result<Vec<TLine>, ImportError> {
     let mut last: Vec<Option<TLine>> = Vec::new();
     for (no, line) in numbered_lines(src.text) {
         let l = strip_escapes(line);
@@ -161,38 +199,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             "expected a status line for every thread, found none for thread {missing}"
         )));
     }
-    let ns = |v: i64| (v.max(0) as u64).saturating_mul(unit);
-    let mut duration_ns = 0u64;
-    for t in last.into_iter().flatten() {
-        let mut th = ThreadIn::new(t.interval_us.saturating_mul(1000));
-        th.tid = t.tid;
-        th.priority = t.priority;
-        th.samples = t.cycles;
-        if t.cycles > 0 {
-            th.min_ns = Some(ns(t.min));
-            th.avg_ns = Some(ns(t.avg) as f64);
-            th.max_ns = Some(ns(t.max));
-        }
-        duration_ns = duration_ns.max(t.cycles.saturating_mul(t.interval_us.saturating_mul(1000)));
-        run.threads.push(th);
-    }
-    let first = &run.threads[0];
-    run.options.interval_ns = first.interval_ns;
-    run.options.priority = first.priority;
-    run.priority_known = true;
-    if run.threads.len() > 1 && run.threads[1].interval_ns > first.interval_ns {
-        run.options.distance_ns = run.threads[1].interval_ns - first.interval_ns;
-    }
-    run.duration_ns = Some(duration_ns);
-    run.warnings.push(format!(
-        "the duration is estimated as count x interval; values were read as {}",
-        if unit == 1 {
-            "nanoseconds (--ns)"
-        } else {
-            "microseconds (cyclictest's default; use --ns for output of cyclictest -N)"
-        }
-    ));
-    build::finish(src, run)
+    Ok(last.into_iter().flatten().collect())
 }
 
 #[cfg(test)]

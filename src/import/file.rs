@@ -8,6 +8,22 @@ use crate::record::RunRecord;
 use crate::store::{Store, StoreError};
 use std::path::{Path, PathBuf};
 
+/// Why a file was not read into a record; every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFileError {
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
+    #[error("{}: not a text file (invalid UTF-8 at byte {valid_up_to})", .path.display())]
+    NotText { path: PathBuf, valid_up_to: usize },
+    /// The reader refused it, on `line` when the problem is on one.
+    #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Refused {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+}
+
 /// Read `path` into a record (the format recognised from its contents,
 /// or `forced`); a file above `max_bytes` is refused unread. The message
 /// of an error names the file and the line.
@@ -16,15 +32,11 @@ pub fn read_file(
     forced: Option<&'static Importer>,
     options: &ImportOptions,
     max_bytes: u64,
-) -> Result<RunRecord, String> {
-    let bytes =
-        crate::input::read_limited(path, max_bytes, "an import").map_err(|e| e.to_string())?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{}: not a text file (invalid UTF-8 at byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
+) -> Result<RunRecord, ReadFileError> {
+    let bytes = crate::input::read_limited(path, max_bytes, "an import")?;
+    let text = String::from_utf8(bytes).map_err(|e| ReadFileError::NotText {
+        path: path.to_path_buf(),
+        valid_up_to: e.utf8_error().valid_up_to(),
     })?;
     let modified_unix_ns = std::fs::metadata(path)
         .and_then(|m| m.modified())
@@ -37,9 +49,10 @@ pub fn read_file(
         modified_unix_ns,
         options,
     };
-    super::read(&src, forced).map_err(|e| match e.line {
-        Some(l) => format!("{}:{l}: {}", path.display(), e.message),
-        None => format!("{}: {}", path.display(), e.message),
+    super::read(&src, forced).map_err(|e| ReadFileError::Refused {
+        path: path.to_path_buf(),
+        line: e.line,
+        message: e.message,
     })
 }
 

@@ -65,81 +65,100 @@ struct Footer {
     tids: Option<Vec<u64>>,
 }
 
+/// One histogram row: its line, bucket (us) and counts (per thread,
+/// maybe an all-threads column).
+type Row = (usize, u64, Vec<u64>);
+
+/// The file read line by line: the header the live display left, the
+/// rows, and the footer.
+struct Reader {
+    run: RunIn,
+    t_lines: Vec<TLine>,
+    /// The line of `# Histogram`, once seen.
+    hist_line: Option<usize>,
+    rows: Vec<Row>,
+    f: Footer,
+    after_footer: bool,
+}
+
 fn parse(src: &Source) -> Result<RunRecord, ImportError> {
-    let mut run = RunIn::new(IMPORTER.name, "cyclictest", 1000);
-    let mut t_lines: Vec<TLine> = Vec::new();
-    let mut in_hist = false;
-    let mut hist_line = 0usize;
-    let mut rows: Vec<(usize, u64, Vec<u64>)> = Vec::new();
-    let mut f = Footer::default();
-    let mut after_footer = false;
+    let mut r = Reader {
+        run: RunIn::new(IMPORTER.name, "cyclictest", 1000),
+        t_lines: Vec::new(),
+        hist_line: None,
+        rows: Vec::new(),
+        f: Footer::default(),
+        after_footer: false,
+    };
     for (no, line) in numbered_lines(src.text) {
         let l = cyclictest_summary::strip_escapes(line);
         let l = l.trim();
-        if l.is_empty() {
-            continue;
+        if !l.is_empty() {
+            r.line(no, l)?;
         }
-        if !in_hist {
-            if l == "# Histogram" {
-                in_hist = true;
-                hist_line = no;
-            } else if let Some(us) = l
-                .strip_prefix("# /dev/cpu_dma_latency set to ")
-                .and_then(|r| r.strip_suffix("us"))
-            {
-                run.options.dma_latency_us = us.trim().parse().ok();
-            } else if let Some(t) = cyclictest_summary::parse_t_line(l, no)? {
-                t_lines.push(t);
-            } else if let Some(p) = l.strip_prefix("policy: ") {
-                run.options.policy = p.split(':').next().unwrap_or("").trim().into();
-            }
-            continue;
+    }
+    if r.hist_line.is_none() {
+        return Err(ImportError::whole(
+            "expected a '# Histogram' line (cyclictest -h output), found none",
+        ));
+    }
+    let cols = r.f.columns()?;
+    let per_thread = per_thread(&r.rows, cols.n)?;
+    r.f.check_totals(&per_thread, cols.n)?;
+    // Rows printed: all of them (before 2.7: contiguous from 0 with a
+    // total) tells the histogram size; otherwise only a lower bound.
+    let contiguous = r
+        .rows
+        .iter()
+        .enumerate()
+        .all(|(i, (_, b, _))| *b == i as u64);
+    let full_layout = r.f.total.is_some() && contiguous && !r.rows.is_empty();
+    let limit_us = r.rows.last().map(|(_, b, _)| b + 1).unwrap_or(0);
+    let mut overflow_note = false;
+    for (j, rows) in per_thread.iter().enumerate() {
+        let mut t = cols.thread(j, rows, limit_us)?;
+        overflow_note |= cols.overflows[j] > 1;
+        if let Some(tl) = r.t_lines.iter().rev().find(|tl| tl.thread == j as u32) {
+            t.priority = tl.priority;
+            t.interval_ns = tl.interval_us.saturating_mul(1000);
+            t.tid = tl.tid;
+        } else if let Some(tids) = &r.f.tids {
+            t.tid = tids.get(j).map(|v| *v as u32);
         }
+        r.run.threads.push(t);
+    }
+    let mut run = r.run;
+    if overflow_note {
+        run.warnings.push(format!(
+            "samples above the histogram's {limit_us} us{} are counted without their values: the largest is each thread's max, the others are recorded at {limit_us} us, so quantiles above it are lower bounds",
+            if full_layout { "" } else { " (or more)" }
+        ));
+    }
+    if let Some(first) = run.threads.first()
+        && first.interval_ns > 0
+    {
+        run.options.interval_ns = first.interval_ns;
+        run.options.priority = first.priority;
+        run.priority_known = true;
+    }
+    build::finish(src, run)
+}
+
+impl Reader {
+    /// One non-empty line, trimmed.
+    fn line(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        let Some(hist_line) = self.hist_line else {
+            return self.header(no, l);
+        };
         if l.as_bytes()[0].is_ascii_digit() {
-            if f.min.is_some() || f.total.is_some() || after_footer {
-                return Err(ImportError::at(
-                    no,
-                    format!(
-                        "expected footer lines ('# ...'), found a histogram row '{}'",
-                        excerpt(l)
-                    ),
-                ));
-            }
-            let mut it = l.split_whitespace();
-            let bucket: u64 = it.next().and_then(|w| w.parse().ok()).ok_or_else(|| {
-                ImportError::at(
-                    no,
-                    format!("expected a bucket number, found '{}'", excerpt(l)),
-                )
-            })?;
-            let counts = numbers(
-                no,
-                &l[l.find(char::is_whitespace).unwrap_or(l.len())..],
-                "the bucket",
-            )?;
-            if counts.is_empty() {
-                return Err(ImportError::at(
-                    no,
-                    format!("expected counts after bucket {bucket}, found none"),
-                ));
-            }
-            if let Some((_, prev, _)) = rows.last()
-                && bucket <= *prev
-            {
-                return Err(ImportError::at(
-                    no,
-                    format!("expected buckets in increasing order, found {bucket} after {prev}"),
-                ));
-            }
-            rows.push((no, bucket, counts));
-            continue;
+            return self.row(no, l);
         }
         let Some(rest) = l.strip_prefix('#') else {
-            if after_footer || f.min.is_some() {
+            if self.after_footer || self.f.min.is_some() {
                 // Output that follows the histogram (e.g. a final status
                 // block): not ours to read.
-                after_footer = true;
-                continue;
+                self.after_footer = true;
+                return Ok(());
             }
             return Err(ImportError::at(
                 no,
@@ -149,20 +168,95 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                 ),
             ));
         };
-        let rest = rest.trim_start();
+        self.f.line(no, rest.trim_start(), hist_line)
+    }
+
+    /// A line before `# Histogram`: the live display's, or settings.
+    fn header(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        if l == "# Histogram" {
+            self.hist_line = Some(no);
+        } else if let Some(us) = l
+            .strip_prefix("# /dev/cpu_dma_latency set to ")
+            .and_then(|r| r.strip_suffix("us"))
+        {
+            self.run.options.dma_latency_us = us.trim().parse().ok();
+        } else if let Some(t) = cyclictest_summary::parse_t_line(l, no)? {
+            self.t_lines.push(t);
+        } else if let Some(p) = l.strip_prefix("policy: ") {
+            self.run.options.policy = p.split(':').next().unwrap_or("").trim().into();
+        }
+        Ok(())
+    }
+
+    /// A histogram row: a bucket above the previous, then its counts.
+    fn row(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        if self.f.min.is_some() || self.f.total.is_some() || self.after_footer {
+            return Err(ImportError::at(
+                no,
+                format!(
+                    "expected footer lines ('# ...'), found a histogram row '{}'",
+                    excerpt(l)
+                ),
+            ));
+        }
+        let mut it = l.split_whitespace();
+        let bucket: u64 = it.next().and_then(|w| w.parse().ok()).ok_or_else(|| {
+            ImportError::at(
+                no,
+                format!("expected a bucket number, found '{}'", excerpt(l)),
+            )
+        })?;
+        let counts = numbers(
+            no,
+            &l[l.find(char::is_whitespace).unwrap_or(l.len())..],
+            "the bucket",
+        )?;
+        if counts.is_empty() {
+            return Err(ImportError::at(
+                no,
+                format!("expected counts after bucket {bucket}, found none"),
+            ));
+        }
+        if let Some((_, prev, _)) = self.rows.last()
+            && bucket <= *prev
+        {
+            return Err(ImportError::at(
+                no,
+                format!("expected buckets in increasing order, found {bucket} after {prev}"),
+            ));
+        }
+        self.rows.push((no, bucket, counts));
+        Ok(())
+    }
+}
+
+/// The footer's per-thread columns, checked against each other.
+struct Columns {
+    n: usize,
+    min_line: usize,
+    max_line: usize,
+    mins: Vec<u64>,
+    avgs: Vec<u64>,
+    maxs: Vec<u64>,
+    overflows: Vec<u64>,
+}
+
+impl Footer {
+    /// A `# ...` line after `# Histogram` (its text after the `#`).
+    fn line(&mut self, no: usize, rest: &str, hist_line: usize) -> Result<(), ImportError> {
         let field = |name: &str| rest.strip_prefix(name);
         if let Some(v) = field("Total:") {
-            f.total = Some((no, numbers(no, v, "# Total:")?));
+            self.total = Some((no, numbers(no, v, "# Total:")?));
         } else if let Some(v) = field("Min Latencies:") {
-            f.min = Some((no, numbers(no, v, "# Min Latencies:")?));
+            self.min = Some((no, numbers(no, v, "# Min Latencies:")?));
         } else if let Some(v) = field("Avg Latencies:") {
-            f.avg = Some((no, numbers(no, v, "# Avg Latencies:")?));
+            self.avg = Some((no, numbers(no, v, "# Avg Latencies:")?));
         } else if let Some(v) = field("Max Latencies:") {
-            f.max = Some((no, numbers(no, v, "# Max Latencies:")?));
+            self.max = Some((no, numbers(no, v, "# Max Latencies:")?));
         } else if let Some(v) = field("Histogram Overflows:") {
-            f.overflows = Some((no, numbers(no, v, "# Histogram Overflows:")?));
+            self.overflows = Some((no, numbers(no, v, "# Histogram Overflows:")?));
         } else if let Some(v) = field("Thread Ids:") {
-            f.tids = Some(numbers(no, v, "# Thread Ids:")?);
+            self.tids = Some(numbers(no, v, "# Thread Ids:")?);
         } else if rest == "Histogram" {
             return Err(ImportError::at(
                 no,
@@ -173,61 +267,105 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         }
         // Other comments (overflow cycle numbers, notes) carry nothing
         // the record holds.
+        Ok(())
     }
-    if !in_hist {
-        return Err(ImportError::whole(
-            "expected a '# Histogram' line (cyclictest -h output), found none",
-        ));
-    }
-    let need = |v: &Option<(usize, Vec<u64>)>, name: &str| {
-        v.clone().ok_or_else(|| {
-            ImportError::whole(format!(
-                "expected a '# {name}' line after the histogram (it ends too early), found none"
-            ))
-        })
-    };
-    let (min_line, mins) = need(&f.min, "Min Latencies:")?;
-    let (avg_line, avgs) = need(&f.avg, "Avg Latencies:")?;
-    let (max_line, maxs) = need(&f.max, "Max Latencies:")?;
-    let n = mins.len();
-    if n == 0 {
-        return Err(ImportError::at(
+
+    /// Minimum, average, maximum (and overflows): present, one per
+    /// thread (maxima and overflows may add an all-threads value).
+    fn columns(&self) -> Result<Columns, ImportError> {
+        let need = |v: &Option<(usize, Vec<u64>)>, name: &str| {
+            v.clone().ok_or_else(|| {
+                ImportError::whole(format!(
+                    "expected a '# {name}' line after the histogram (it ends too early), found none"
+                ))
+            })
+        };
+        let (min_line, mins) = need(&self.min, "Min Latencies:")?;
+        let (avg_line, avgs) = need(&self.avg, "Avg Latencies:")?;
+        let (max_line, maxs) = need(&self.max, "Max Latencies:")?;
+        let n = mins.len();
+        if n == 0 {
+            return Err(ImportError::at(
+                min_line,
+                "expected one minimum per thread, found none",
+            ));
+        }
+        if avgs.len() != n {
+            return Err(ImportError::at(
+                avg_line,
+                format!(
+                    "expected {n} averages (one per thread, as on line {min_line}), found {}",
+                    avgs.len()
+                ),
+            ));
+        }
+        if maxs.len() != n && maxs.len() != n + 1 {
+            return Err(ImportError::at(
+                max_line,
+                format!("expected {n} maxima (one per thread), found {}", maxs.len()),
+            ));
+        }
+        let overflows = match &self.overflows {
+            Some((no, v)) => {
+                if v.len() != n && v.len() != n + 1 {
+                    return Err(ImportError::at(
+                        *no,
+                        format!(
+                            "expected {n} overflow counts (one per thread), found {}",
+                            v.len()
+                        ),
+                    ));
+                }
+                v[..n].to_vec()
+            }
+            None => vec![0; n],
+        };
+        Ok(Columns {
+            n,
             min_line,
-            "expected one minimum per thread, found none",
-        ));
-    }
-    if avgs.len() != n {
-        return Err(ImportError::at(
-            avg_line,
-            format!(
-                "expected {n} averages (one per thread, as on line {min_line}), found {}",
-                avgs.len()
-            ),
-        ));
-    }
-    if maxs.len() != n && maxs.len() != n + 1 {
-        return Err(ImportError::at(
             max_line,
-            format!("expected {n} maxima (one per thread), found {}", maxs.len()),
-        ));
+            mins,
+            avgs,
+            maxs,
+            overflows,
+        })
     }
-    let overflows = match &f.overflows {
-        Some((no, v)) => {
-            if v.len() != n && v.len() != n + 1 {
+
+    /// `# Total:`, when present: one per thread, each the sum of its rows.
+    fn check_totals(&self, per_thread: &[Vec<(u64, u64)>], n: usize) -> Result<(), ImportError> {
+        let Some((no, totals)) = &self.total else {
+            return Ok(());
+        };
+        if totals.len() != n && totals.len() != n + 1 {
+            return Err(ImportError::at(
+                *no,
+                format!(
+                    "expected {n} totals (one per thread), found {}",
+                    totals.len()
+                ),
+            ));
+        }
+        for (j, rows) in per_thread.iter().enumerate() {
+            let sum: u64 = rows.iter().map(|(_, c)| c).sum();
+            if sum != totals[j] {
                 return Err(ImportError::at(
                     *no,
                     format!(
-                        "expected {n} overflow counts (one per thread), found {}",
-                        v.len()
+                        "expected thread {j}'s total to be the sum of its rows ({sum}), found {}",
+                        totals[j]
                     ),
                 ));
             }
-            v[..n].to_vec()
         }
-        None => vec![0; n],
-    };
+        Ok(())
+    }
+}
+
+/// The rows split per thread (non-zero counts only), each row checked
+/// for one count per thread and its all-threads column, if any.
+fn per_thread(rows: &[Row], n: usize) -> Result<Vec<Vec<(u64, u64)>>, ImportError> {
     let mut per_thread = vec![vec![]; n];
-    for (no, bucket, counts) in &rows {
+    for (no, bucket, counts) in rows {
         let all_column = counts.len() == n + 1;
         if counts.len() != n && !all_column {
             return Err(ImportError::at(
@@ -254,63 +392,43 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             }
         }
     }
-    if let Some((no, totals)) = &f.total {
-        if totals.len() != n && totals.len() != n + 1 {
-            return Err(ImportError::at(
-                *no,
-                format!(
-                    "expected {n} totals (one per thread), found {}",
-                    totals.len()
-                ),
-            ));
-        }
-        for j in 0..n {
-            let sum: u64 = per_thread[j].iter().map(|(_, c)| c).sum();
-            if sum != totals[j] {
-                return Err(ImportError::at(
-                    *no,
-                    format!(
-                        "expected thread {j}'s total to be the sum of its rows ({sum}), found {}",
-                        totals[j]
-                    ),
-                ));
-            }
-        }
-    }
-    // Rows printed: all of them (before 2.7: contiguous from 0 with a
-    // total) tells the histogram size; otherwise only a lower bound.
-    let contiguous = rows.iter().enumerate().all(|(i, (_, b, _))| *b == i as u64);
-    let full_layout = f.total.is_some() && contiguous && !rows.is_empty();
-    let limit_us = rows.last().map(|(_, b, _)| b + 1).unwrap_or(0);
-    let mut overflow_note = false;
-    for j in 0..n {
+    Ok(per_thread)
+}
+
+impl Columns {
+    /// Thread `j` from its `rows` and footer values; overflows go to its
+    /// max and to `limit_us` (the first value beyond the rows).
+    fn thread(
+        &self,
+        j: usize,
+        rows: &[(u64, u64)],
+        limit_us: u64,
+    ) -> Result<ThreadIn, ImportError> {
+        let (mins, avgs, maxs) = (&self.mins, &self.avgs, &self.maxs);
         let mut h = Histogram::latency();
-        for (b, c) in &per_thread[j] {
+        for (b, c) in rows {
             h.record_n(build::bucket_ns(*b, 1000), *c);
         }
-        let in_rows = h.total();
-        let o = overflows[j];
-        let samples = in_rows + o;
+        let o = self.overflows[j];
+        let samples = h.total() + o;
         let mut t = ThreadIn::new(0);
         if samples > 0 {
-            let lowest = per_thread[j].first().map(|(b, _)| *b);
-            let highest = per_thread[j].last().map(|(b, _)| *b);
-            if let Some(lo) = lowest
-                && mins[j] > lo
+            if let Some((lo, _)) = rows.first()
+                && mins[j] > *lo
             {
                 return Err(ImportError::at(
-                    min_line,
+                    self.min_line,
                     format!(
                         "expected thread {j}'s minimum to be at most {lo} us (its lowest row), found {}",
                         mins[j]
                     ),
                 ));
             }
-            if let Some(hi) = highest
-                && maxs[j] < hi
+            if let Some((hi, _)) = rows.last()
+                && maxs[j] < *hi
             {
                 return Err(ImportError::at(
-                    max_line,
+                    self.max_line,
                     format!(
                         "expected thread {j}'s maximum to be at least {hi} us (its highest row), found {}",
                         maxs[j]
@@ -320,7 +438,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             if o > 0 {
                 if maxs[j] < limit_us {
                     return Err(ImportError::at(
-                        max_line,
+                        self.max_line,
                         format!(
                             "expected thread {j}'s maximum to lie beyond the rows ({o} overflows), found {} us",
                             maxs[j]
@@ -329,7 +447,6 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
                 }
                 h.record(build::bucket_ns(maxs[j], 1000));
                 h.record_n(build::bucket_ns(limit_us, 1000), o - 1);
-                overflow_note |= o > 1;
             }
             t.min_ns = Some(mins[j].saturating_mul(1000));
             t.avg_ns = Some(avgs[j] as f64 * 1000.0);
@@ -337,29 +454,8 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
         }
         t.samples = samples;
         t.hist = Some(h);
-        if let Some(tl) = t_lines.iter().rev().find(|tl| tl.thread == j as u32) {
-            t.priority = tl.priority;
-            t.interval_ns = tl.interval_us.saturating_mul(1000);
-            t.tid = tl.tid;
-        } else if let Some(tids) = &f.tids {
-            t.tid = tids.get(j).map(|v| *v as u32);
-        }
-        run.threads.push(t);
+        Ok(t)
     }
-    if overflow_note {
-        run.warnings.push(format!(
-            "samples above the histogram's {limit_us} us{} are counted without their values: the largest is each thread's max, the others are recorded at {limit_us} us, so quantiles above it are lower bounds",
-            if full_layout { "" } else { " (or more)" }
-        ));
-    }
-    if let Some(first) = run.threads.first()
-        && first.interval_ns > 0
-    {
-        run.options.interval_ns = first.interval_ns;
-        run.options.priority = first.priority;
-        run.priority_known = true;
-    }
-    build::finish(src, run)
 }
 
 #[cfg(test)]

@@ -80,221 +80,290 @@ struct Rtd {
     overruns: u64,
 }
 
+/// `RTS|`: the whole run's min, avg, max (us), overruns, mode switches
+/// and duration (s).
+struct Rts {
+    min: f64,
+    avg: f64,
+    max: f64,
+    overruns: u64,
+    switches: u64,
+    duration_s: u64,
+}
+
+/// What the lines say, read in one pass.
+#[derive(Default)]
+struct Lines {
+    period_us: Option<u64>,
+    mode: Option<String>,
+    priority: Option<i32>,
+    cpu: Option<u32>,
+    rtd: Vec<Rtd>,
+    rts: Option<Rts>,
+    hist: Option<Histogram>,
+    /// Mode switches so far, as the last `RTD|` says.
+    switches: u64,
+    /// The lowest latency seen (below 0: the timer fired early).
+    lowest: f64,
+}
+
 fn parse(src: &Source) -> Result<RunRecord, ImportError> {
-    let mut period_us: Option<u64> = None;
-    let mut mode: Option<String> = None;
-    let mut priority: Option<i32> = None;
-    let mut cpu: Option<u32> = None;
-    let mut rtd: Vec<Rtd> = Vec::new();
-    let mut rts: Option<(f64, f64, f64, u64, u64, Option<u64>)> = None;
-    let mut hist = Histogram::latency();
-    let mut hist_lines = 0usize;
-    let mut switches = 0u64;
-    let mut lowest = 0f64;
+    let mut ls = Lines::default();
     for (no, line) in numbered_lines(src.text) {
-        let l = line.trim();
-        if let Some(v) = l.strip_prefix("== Sampling period:") {
-            let v = v.trim().trim_end_matches("us").trim();
-            period_us = Some(int(no, l, v, "the sampling period")?);
-        } else if let Some(v) = l.strip_prefix("== Test mode:") {
-            mode = Some(v.trim().to_string());
-        } else if let Some(rest) = l.strip_prefix("RTT|") {
-            // RTT|  00:00:01  (periodic user-mode task, 100 us period, priority 99[, CPU1])
-            if let Some(inner) = rest
-                .split_once('(')
-                .and_then(|(_, r)| r.split_once(')'))
-                .map(|(i, _)| i)
-            {
-                for part in inner.split(',').map(str::trim) {
-                    if let Some(p) = part.strip_prefix("priority ") {
-                        priority = p.trim().parse().ok();
-                    } else if let Some(c) = part.strip_prefix("CPU") {
-                        cpu = c.trim_end_matches("-noisol").parse().ok();
-                    } else if let Some(p) = part.strip_suffix(" us period") {
-                        period_us = period_us.or_else(|| p.trim().parse().ok());
-                    } else if mode.is_none() {
-                        mode = Some(part.to_string());
-                    }
-                }
-            }
-        } else if l.starts_with("RTD|") {
-            let f = fields(l);
-            if f.len() != 7 {
-                return Err(ImportError::at(
-                    no,
-                    format!(
-                        "expected 7 fields after RTD| (lat min, avg, max, overruns, mode switches, best, worst), found {}",
-                        f.len()
-                    ),
-                ));
-            }
-            let d = Rtd {
-                min: float(no, l, f[0], "lat min")?,
-                avg: float(no, l, f[1], "lat avg")?,
-                max: float(no, l, f[2], "lat max")?,
-                overruns: int(no, l, f[3], "the overrun count")?,
-            };
-            switches = int(no, l, f[4], "the mode-switch count")?;
-            float(no, l, f[5], "lat best")?;
-            float(no, l, f[6], "lat worst")?;
-            if d.min > d.max || d.avg > d.max || d.min > d.avg {
-                return Err(ImportError::at(
-                    no,
-                    format!("expected min <= avg <= max, found '{}'", excerpt(l)),
-                ));
-            }
-            lowest = lowest.min(d.min);
-            rtd.push(d);
-        } else if l.starts_with("RTS|") {
-            let f = fields(l);
-            if f.len() != 6 {
-                return Err(ImportError::at(
-                    no,
-                    format!(
-                        "expected 6 fields after RTS| (lat min, avg, max, overruns, mode switches, duration), found {}",
-                        f.len()
-                    ),
-                ));
-            }
-            let duration = f[5].split('/').next().and_then(hms);
-            if duration.is_none() {
-                return Err(ImportError::at(
-                    no,
-                    format!("expected a duration HH:MM:SS/HH:MM:SS, found '{}'", f[5]),
-                ));
-            }
-            let min = float(no, l, f[0], "lat min")?;
-            lowest = lowest.min(min);
-            rts = Some((
-                min,
-                float(no, l, f[1], "lat avg")?,
-                float(no, l, f[2], "lat max")?,
-                int(no, l, f[3], "the overrun count")?,
-                int(no, l, f[4], "the mode-switch count")?,
-                duration,
-            ));
-        } else if l.starts_with("HSD|") {
-            // HSD|    avg|   3 -  4 |     1234
-            let f = fields(l);
-            if f.len() != 3 {
-                return Err(ImportError::at(
-                    no,
-                    format!(
-                        "expected 'HSD| kind| from - to | count', found '{}'",
-                        excerpt(l)
-                    ),
-                ));
-            }
-            if f[0] != "avg" {
-                continue; // per-second min and max histograms: not samples.
-            }
-            let from = f[1].split('-').next().map(str::trim).unwrap_or("");
-            let bucket = int(no, l, from, "a histogram bucket")?;
-            let count = int(no, l, f[2], "a histogram count")?;
-            hist.record_n(build::bucket_ns(bucket, 1000), count);
-            hist_lines += 1;
-        }
+        ls.line(no, line.trim())?;
     }
-    let period_us = period_us.filter(|&p| p > 0).ok_or_else(|| {
+    let period_us = ls.period_us.filter(|&p| p > 0).ok_or_else(|| {
         ImportError::whole(
             "expected '== Sampling period: N us' (the start of latency's output), found none",
         )
     })?;
-    if rtd.is_empty() && rts.is_none() {
+    if ls.rtd.is_empty() && ls.rts.is_none() {
         return Err(ImportError::whole(
             "expected RTD| or RTS| result lines, found none",
         ));
     }
-    let per_second = 1_000_000 / period_us;
-    let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1000);
-    let user_mode = mode.as_deref().is_none_or(|m| m.contains("user"));
-    run.options.interval_ns = period_us.saturating_mul(1000);
-    run.options.policy = if user_mode {
-        "fifo".into()
-    } else {
-        "unknown".into()
-    };
-    run.options.priority = priority.unwrap_or(0);
-    run.priority_known = priority.is_some();
-    // Overruns are its missed periods.
-    run.missed_known = true;
-    run.options.timer = format!(
-        "xenomai: {}",
-        mode.as_deref().unwrap_or("unknown test mode")
-    )
-    .into();
-    run.options.window_ns = 1_000_000_000;
-    run.options.cpus = vec![cpu];
-    let mut w = WindowSeries {
-        window_ns: 1_000_000_000,
-        ..Default::default()
-    };
-    let mut prev_overruns = 0u64;
-    for d in &rtd {
-        w.push(WindowPoint {
-            count: per_second,
-            min_ns: build::us_to_ns(d.min),
-            avg_ns: build::us_to_ns(d.avg),
-            max_ns: build::us_to_ns(d.max),
-            p99_ns: build::us_to_ns(d.max),
-            missed: d.overruns.saturating_sub(prev_overruns),
-        });
-        prev_overruns = d.overruns;
-    }
-    let mut t = ThreadIn::new(period_us.saturating_mul(1000));
-    t.cpu = cpu;
-    t.priority = run.options.priority;
-    let (min, avg, max, overruns, duration_s) = match rts {
-        Some((min, avg, max, ov, sw, dur)) => {
-            switches = sw;
-            (min, avg, max, ov, dur.unwrap_or(rtd.len() as u64))
-        }
-        None => {
-            run.warnings.push("no RTS| summary (the output was cut short): the result is taken from the RTD| lines".into());
-            let min = rtd.iter().map(|d| d.min).fold(f64::INFINITY, f64::min);
-            let max = rtd.iter().map(|d| d.max).fold(f64::NEG_INFINITY, f64::max);
-            let avg = rtd.iter().map(|d| d.avg).sum::<f64>() / rtd.len() as f64;
-            (min, avg, max, prev_overruns, rtd.len() as u64)
-        }
-    };
-    t.min_ns = Some(build::us_to_ns(min));
-    t.avg_ns = Some(build::us_to_ns(avg) as f64);
-    t.max_ns = Some(build::us_to_ns(max));
-    t.missed = overruns;
-    if hist_lines > 0 {
-        t.samples = hist.total();
-        t.hist = Some(hist);
-        run.warnings.push(
-            "the histogram is read in 1 us buckets (latency's default -B 1000); its last bucket also holds everything beyond it"
-                .into(),
-        );
-    } else {
-        t.samples = if rtd.is_empty() {
-            duration_s * per_second
-        } else {
-            rtd.len() as u64 * per_second
-        };
-    }
-    t.windows = w;
+    let mut run = ls.run(period_us);
+    let t = ls.thread(&mut run, period_us);
+    run.duration_ns = Some(
+        ls.rts
+            .as_ref()
+            .map_or(ls.rtd.len() as u64, |r| r.duration_s)
+            * 1_000_000_000,
+    );
     run.threads.push(t);
-    run.duration_ns = Some(duration_s * 1_000_000_000);
-    if !rtd.is_empty() {
-        run.warnings
-            .push("per-second p99 is not in the source: each second's max stands in for it".into());
-    }
-    if lowest < 0.0 {
-        run.warnings.push(format!(
-            "latencies below 0 (down to {lowest:.3} us: the timer fired early, Xenomai's gravity over-anticipated it) are recorded as 0"
-        ));
-    }
-    if switches > 0 {
-        run.warnings.push(format!(
-            "{switches} involuntary mode switches: some peaks may come from leaving the real-time domain"
-        ));
-    }
+    ls.warn(&mut run);
     run.fingerprint.preemption_evidence =
         vec!["measured with Xenomai latency (a co-kernel)".into()];
     build::finish(src, run)
+}
+
+impl Lines {
+    /// One line, trimmed: settings, results or histogram.
+    fn line(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        if let Some(v) = l.strip_prefix("== Sampling period:") {
+            let v = v.trim().trim_end_matches("us").trim();
+            self.period_us = Some(int(no, l, v, "the sampling period")?);
+        } else if let Some(v) = l.strip_prefix("== Test mode:") {
+            self.mode = Some(v.trim().to_string());
+        } else if let Some(rest) = l.strip_prefix("RTT|") {
+            self.rtt(rest);
+        } else if l.starts_with("RTD|") {
+            self.rtd(no, l)?;
+        } else if l.starts_with("RTS|") {
+            self.rts(no, l)?;
+        } else if l.starts_with("HSD|") {
+            self.hsd(no, l)?;
+        }
+        Ok(())
+    }
+
+    /// RTT|  00:00:01  (periodic user-mode task, 100 us period, priority 99[, CPU1])
+    fn rtt(&mut self, rest: &str) {
+        let Some(inner) = rest
+            .split_once('(')
+            .and_then(|(_, r)| r.split_once(')'))
+            .map(|(i, _)| i)
+        else {
+            return;
+        };
+        for part in inner.split(',').map(str::trim) {
+            if let Some(p) = part.strip_prefix("priority ") {
+                self.priority = p.trim().parse().ok();
+            } else if let Some(c) = part.strip_prefix("CPU") {
+                self.cpu = c.trim_end_matches("-noisol").parse().ok();
+            } else if let Some(p) = part.strip_suffix(" us period") {
+                self.period_us = self.period_us.or_else(|| p.trim().parse().ok());
+            } else if self.mode.is_none() {
+                self.mode = Some(part.to_string());
+            }
+        }
+    }
+
+    /// One second's results.
+    fn rtd(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        let f = fields(l);
+        if f.len() != 7 {
+            return Err(ImportError::at(
+                no,
+                format!(
+                    "expected 7 fields after RTD| (lat min, avg, max, overruns, mode switches, best, worst), found {}",
+                    f.len()
+                ),
+            ));
+        }
+        let d = Rtd {
+            min: float(no, l, f[0], "lat min")?,
+            avg: float(no, l, f[1], "lat avg")?,
+            max: float(no, l, f[2], "lat max")?,
+            overruns: int(no, l, f[3], "the overrun count")?,
+        };
+        self.switches = int(no, l, f[4], "the mode-switch count")?;
+        float(no, l, f[5], "lat best")?;
+        float(no, l, f[6], "lat worst")?;
+        if d.min > d.max || d.avg > d.max || d.min > d.avg {
+            return Err(ImportError::at(
+                no,
+                format!("expected min <= avg <= max, found '{}'", excerpt(l)),
+            ));
+        }
+        self.lowest = self.lowest.min(d.min);
+        self.rtd.push(d);
+        Ok(())
+    }
+
+    /// The whole run's summary.
+    fn rts(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        let f = fields(l);
+        if f.len() != 6 {
+            return Err(ImportError::at(
+                no,
+                format!(
+                    "expected 6 fields after RTS| (lat min, avg, max, overruns, mode switches, duration), found {}",
+                    f.len()
+                ),
+            ));
+        }
+        let Some(duration_s) = f[5].split('/').next().and_then(hms) else {
+            return Err(ImportError::at(
+                no,
+                format!("expected a duration HH:MM:SS/HH:MM:SS, found '{}'", f[5]),
+            ));
+        };
+        let min = float(no, l, f[0], "lat min")?;
+        self.lowest = self.lowest.min(min);
+        self.rts = Some(Rts {
+            min,
+            avg: float(no, l, f[1], "lat avg")?,
+            max: float(no, l, f[2], "lat max")?,
+            overruns: int(no, l, f[3], "the overrun count")?,
+            switches: int(no, l, f[4], "the mode-switch count")?,
+            duration_s,
+        });
+        Ok(())
+    }
+
+    /// HSD|    avg|   3 -  4 |     1234
+    fn hsd(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        let f = fields(l);
+        if f.len() != 3 {
+            return Err(ImportError::at(
+                no,
+                format!(
+                    "expected 'HSD| kind| from - to | count', found '{}'",
+                    excerpt(l)
+                ),
+            ));
+        }
+        if f[0] != "avg" {
+            return Ok(()); // per-second min and max histograms: not samples.
+        }
+        let from = f[1].split('-').next().map(str::trim).unwrap_or("");
+        let bucket = int(no, l, from, "a histogram bucket")?;
+        let count = int(no, l, f[2], "a histogram count")?;
+        self.hist
+            .get_or_insert_with(Histogram::latency)
+            .record_n(build::bucket_ns(bucket, 1000), count);
+        Ok(())
+    }
+
+    /// The run's options: the period, the test mode, priority and CPU.
+    fn run(&self, period_us: u64) -> RunIn {
+        let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1000);
+        let mode = self.mode.as_deref();
+        let user_mode = mode.is_none_or(|m| m.contains("user"));
+        run.options.interval_ns = period_us.saturating_mul(1000);
+        run.options.policy = if user_mode {
+            "fifo".into()
+        } else {
+            "unknown".into()
+        };
+        run.options.priority = self.priority.unwrap_or(0);
+        run.priority_known = self.priority.is_some();
+        // Overruns are its missed periods.
+        run.missed_known = true;
+        run.options.timer = format!("xenomai: {}", mode.unwrap_or("unknown test mode")).into();
+        run.options.window_ns = 1_000_000_000;
+        run.options.cpus = vec![self.cpu];
+        run
+    }
+
+    /// The one thread: the summary (from `RTS|`, else the `RTD|` lines),
+    /// the histogram and the per-second windows.
+    fn thread(&mut self, run: &mut RunIn, period_us: u64) -> ThreadIn {
+        let per_second = 1_000_000 / period_us;
+        let rtd = &self.rtd;
+        let mut w = WindowSeries {
+            window_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        let mut prev_overruns = 0u64;
+        for d in rtd {
+            w.push(WindowPoint {
+                count: per_second,
+                min_ns: build::us_to_ns(d.min),
+                avg_ns: build::us_to_ns(d.avg),
+                max_ns: build::us_to_ns(d.max),
+                p99_ns: build::us_to_ns(d.max),
+                missed: d.overruns.saturating_sub(prev_overruns),
+            });
+            prev_overruns = d.overruns;
+        }
+        let mut t = ThreadIn::new(period_us.saturating_mul(1000));
+        t.cpu = self.cpu;
+        t.priority = run.options.priority;
+        let (min, avg, max, overruns, duration_s) = match &self.rts {
+            Some(r) => (r.min, r.avg, r.max, r.overruns, r.duration_s),
+            None => {
+                run.warnings.push("no RTS| summary (the output was cut short): the result is taken from the RTD| lines".into());
+                let min = rtd.iter().map(|d| d.min).fold(f64::INFINITY, f64::min);
+                let max = rtd.iter().map(|d| d.max).fold(f64::NEG_INFINITY, f64::max);
+                let avg = rtd.iter().map(|d| d.avg).sum::<f64>() / rtd.len() as f64;
+                (min, avg, max, prev_overruns, rtd.len() as u64)
+            }
+        };
+        t.min_ns = Some(build::us_to_ns(min));
+        t.avg_ns = Some(build::us_to_ns(avg) as f64);
+        t.max_ns = Some(build::us_to_ns(max));
+        t.missed = overruns;
+        if let Some(hist) = self.hist.take() {
+            t.samples = hist.total();
+            t.hist = Some(hist);
+            run.warnings.push(
+                "the histogram is read in 1 us buckets (latency's default -B 1000); its last bucket also holds everything beyond it"
+                    .into(),
+            );
+        } else {
+            t.samples = if self.rtd.is_empty() {
+                duration_s * per_second
+            } else {
+                self.rtd.len() as u64 * per_second
+            };
+        }
+        t.windows = w;
+        t
+    }
+
+    /// What the record cannot hold as the source says it.
+    fn warn(&self, run: &mut RunIn) {
+        if !self.rtd.is_empty() {
+            run.warnings.push(
+                "per-second p99 is not in the source: each second's max stands in for it".into(),
+            );
+        }
+        if self.lowest < 0.0 {
+            run.warnings.push(format!(
+                "latencies below 0 (down to {:.3} us: the timer fired early, Xenomai's gravity over-anticipated it) are recorded as 0",
+                self.lowest
+            ));
+        }
+        // The summary's count, else the last second's.
+        let switches = self.rts.as_ref().map_or(self.switches, |r| r.switches);
+        if switches > 0 {
+            run.warnings.push(format!(
+                "{switches} involuntary mode switches: some peaks may come from leaving the real-time domain"
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -140,7 +140,11 @@ impl Explainer {
             .as_ref()
             .map(|r| r.stats())
             .unwrap_or_default();
-        let undo = self.recorder.take().and_then(|r| r.stop().err());
+        let undo = self
+            .recorder
+            .take()
+            .and_then(|r| r.stop().err())
+            .map(|e| e.to_string());
         let mut explanations: Vec<Explanation> = self.best.into_iter().flatten().collect();
         explanations.extend(self.others);
         explanations.sort_by_key(|x| std::cmp::Reverse(x.spike.latency_ns));

@@ -6,6 +6,25 @@
 use super::MetricsError;
 use std::path::Path;
 
+/// Why the credentials file's text is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("it is empty: write `bearer TOKEN` or `basic USER:PASSWORD`")]
+    Empty,
+    #[error("it has more than one line: write one `bearer TOKEN` or `basic USER:PASSWORD`")]
+    ManyLines,
+    #[error("a token has no spaces: write `bearer TOKEN` or `basic USER:PASSWORD`")]
+    Spaces,
+    #[error(
+        "`{0}` has nothing after it: write `bearer TOKEN` or `basic USER:PASSWORD` (an empty token is refused)"
+    )]
+    SchemeAlone(String),
+    #[error("the token or USER:PASSWORD must be printable ASCII without spaces")]
+    NotPrintable,
+    #[error("basic needs USER:PASSWORD")]
+    NoColon,
+}
+
 /// The credentials the endpoint expects.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Auth {
@@ -28,11 +47,11 @@ impl Auth {
         };
         let text =
             std::fs::read_to_string(path).map_err(|e| err(format!("cannot read it ({e})")))?;
-        Auth::parse(&text).map_err(err)
+        Auth::parse(&text).map_err(|e| err(e.to_string()))
     }
 
     /// Parse the file's text.
-    pub fn parse(text: &str) -> Result<Auth, String> {
+    pub fn parse(text: &str) -> Result<Auth, AuthError> {
         let lines: Vec<&str> = text
             .lines()
             .map(str::trim)
@@ -40,38 +59,27 @@ impl Auth {
             .collect();
         let line = match lines.as_slice() {
             [one] => *one,
-            [] => return Err("it is empty: write `bearer TOKEN` or `basic USER:PASSWORD`".into()),
-            _ => {
-                return Err(
-                    "it has more than one line: write one `bearer TOKEN` or `basic USER:PASSWORD`"
-                        .into(),
-                );
-            }
+            [] => return Err(AuthError::Empty),
+            _ => return Err(AuthError::ManyLines),
         };
         let (kind, rest) = match line.split_once(char::is_whitespace) {
             Some((k, r)) if k.eq_ignore_ascii_case("bearer") || k.eq_ignore_ascii_case("basic") => {
                 (k.to_ascii_lowercase(), r.trim())
             }
-            Some(_) => {
-                return Err(
-                    "a token has no spaces: write `bearer TOKEN` or `basic USER:PASSWORD`".into(),
-                );
-            }
+            Some(_) => return Err(AuthError::Spaces),
             // `bearer` or `basic` alone (a trailing space is trimmed) is
             // a scheme whose credentials were left out, not a token.
             None if line.eq_ignore_ascii_case("bearer") || line.eq_ignore_ascii_case("basic") => {
-                return Err(format!(
-                    "`{line}` has nothing after it: write `bearer TOKEN` or `basic USER:PASSWORD` (an empty token is refused)"
-                ));
+                return Err(AuthError::SchemeAlone(line.to_string()));
             }
             None => ("bearer".to_string(), line),
         };
         if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err("the token or USER:PASSWORD must be printable ASCII without spaces".into());
+            return Err(AuthError::NotPrintable);
         }
         let expected = if kind == "basic" {
             if !rest.contains(':') {
-                return Err("basic needs USER:PASSWORD".into());
+                return Err(AuthError::NoColon);
             }
             format!("Basic {}", base64(rest.as_bytes()))
         } else {
@@ -161,7 +169,7 @@ mod tests {
     fn a_scheme_without_credentials_is_refused() {
         for bare in ["bearer ", "Bearer", "BEARER\n", "basic", "Basic  \n# c"] {
             let e = Auth::parse(bare).unwrap_err();
-            assert!(e.contains("nothing after it"), "{bare:?}: {e}");
+            assert!(e.to_string().contains("nothing after it"), "{bare:?}: {e}");
         }
         // A token that merely starts with the word is a token.
         assert!(

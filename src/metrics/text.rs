@@ -136,100 +136,119 @@ fn secs(ns: u64) -> String {
 
 /// The exposition text of `m`.
 pub fn render(m: &Moment) -> String {
-    let mut o = String::with_capacity(4096 + m.threads.len() * 4096);
-    let per_thread: Vec<String> = m
-        .threads
-        .iter()
-        .map(|t| {
-            let mut l = m.common.clone();
-            l.push((
-                "cpu".into(),
-                t.cpu.map_or("none".to_string(), |c| c.to_string()),
-            ));
-            l.push(("thread".into(), t.thread.to_string()));
-            labels(&l)
-        })
-        .collect();
-
-    let _ = writeln!(
-        o,
-        "# HELP {INFO} The run being measured (value 1); its uuid, command and window length."
-    );
-    let _ = writeln!(o, "# TYPE {INFO} gauge");
-    let mut info = m.common.clone();
-    info.extend(m.info.iter().cloned());
-    let _ = writeln!(o, "{INFO}{{{}}} 1", labels(&info));
-
-    let _ = writeln!(
-        o,
-        "# HELP {LATENCY} Wake-up latency of each measuring thread (time it ran minus time it was meant to wake), every period of the run including corrected missed ones."
-    );
-    let _ = writeln!(o, "# TYPE {LATENCY} histogram");
-    for (t, l) in m.threads.iter().zip(&per_thread) {
-        let mut cum = 0u64;
-        let mut it = t.hist.iter_nonzero().peekable();
-        for b in BOUNDS_NS {
-            while let Some(&(lower, c)) = it.peek() {
-                if lower > b {
-                    break;
-                }
-                cum += c;
-                it.next();
-            }
-            let _ = writeln!(o, "{LATENCY}_bucket{{{l},le=\"{}\"}} {cum}", secs(b));
-        }
-        let total = t.hist.total();
-        let _ = writeln!(o, "{LATENCY}_bucket{{{l},le=\"+Inf\"}} {total}");
-        let _ = writeln!(o, "{LATENCY}_sum{{{l}}} {}", t.sum_ns as f64 / 1e9);
-        let _ = writeln!(o, "{LATENCY}_count{{{l}}} {total}");
-    }
-
-    let counter = |o: &mut String, name: &str, help: &str, v: &dyn Fn(&ThreadMoment) -> u64| {
-        let _ = writeln!(o, "# HELP {name} {help}");
-        let _ = writeln!(o, "# TYPE {name} counter");
-        for (t, l) in m.threads.iter().zip(&per_thread) {
-            let _ = writeln!(o, "{name}{{{l}}} {}", v(t));
-        }
+    let mut p = Page {
+        o: String::with_capacity(4096 + m.threads.len() * 4096),
+        m,
+        per_thread: m
+            .threads
+            .iter()
+            .map(|t| {
+                let mut l = m.common.clone();
+                l.push((
+                    "cpu".into(),
+                    t.cpu.map_or("none".to_string(), |c| c.to_string()),
+                ));
+                l.push(("thread".into(), t.thread.to_string()));
+                labels(&l)
+            })
+            .collect(),
     };
-    counter(
-        &mut o,
+    p.info();
+    p.latency();
+    p.counter(
         WAKEUPS,
         "Times each measuring thread woke up (measured periods, warm-up excluded).",
-        &|t| t.wakeups,
+        |t| t.wakeups,
     );
-    counter(
-        &mut o,
+    p.counter(
         MISSED,
         "Periods whose deadline passed before the thread woke up.",
-        &|t| t.missed,
+        |t| t.missed,
     );
-
-    let gauge =
-        |o: &mut String, name: &str, help: &str, v: &dyn Fn(&ThreadMoment) -> Option<u64>| {
-            let _ = writeln!(o, "# HELP {name} {help}");
-            let _ = writeln!(o, "# TYPE {name} gauge");
-            for (t, l) in m.threads.iter().zip(&per_thread) {
-                if let Some(ns) = v(t) {
-                    let _ = writeln!(o, "{name}{{{l}}} {}", secs(ns));
-                }
-            }
-        };
-    gauge(
-        &mut o,
-        MAX,
-        "Largest wake-up latency of the run so far.",
-        &|t| t.max_ns,
-    );
-    gauge(
-        &mut o,
+    p.gauge(MAX, "Largest wake-up latency of the run so far.", |t| {
+        t.max_ns
+    });
+    p.gauge(
         WINDOW_MAX,
         "Largest wake-up latency of the last finished window (--window; monitor: its window, default 5 min).",
-        &|t| t.window_max_ns,
+        |t| t.window_max_ns,
     );
-    gauge(&mut o, INTERVAL, "Period of the measuring thread.", &|t| {
+    p.gauge(INTERVAL, "Period of the measuring thread.", |t| {
         Some(t.interval_ns)
     });
-    o
+    p.o
+}
+
+/// The text being written, and each thread's labels.
+struct Page<'a> {
+    o: String,
+    m: &'a Moment,
+    per_thread: Vec<String>,
+}
+
+impl Page<'_> {
+    /// The run's info metric.
+    fn info(&mut self) {
+        let o = &mut self.o;
+        let _ = writeln!(
+            o,
+            "# HELP {INFO} The run being measured (value 1); its uuid, command and window length."
+        );
+        let _ = writeln!(o, "# TYPE {INFO} gauge");
+        let mut info = self.m.common.clone();
+        info.extend(self.m.info.iter().cloned());
+        let _ = writeln!(o, "{INFO}{{{}}} 1", labels(&info));
+    }
+
+    /// Each thread's latency histogram, cumulated at `BOUNDS_NS`.
+    fn latency(&mut self) {
+        let o = &mut self.o;
+        let _ = writeln!(
+            o,
+            "# HELP {LATENCY} Wake-up latency of each measuring thread (time it ran minus time it was meant to wake), every period of the run including corrected missed ones."
+        );
+        let _ = writeln!(o, "# TYPE {LATENCY} histogram");
+        for (t, l) in self.m.threads.iter().zip(&self.per_thread) {
+            let mut cum = 0u64;
+            let mut it = t.hist.iter_nonzero().peekable();
+            for b in BOUNDS_NS {
+                while let Some(&(lower, c)) = it.peek() {
+                    if lower > b {
+                        break;
+                    }
+                    cum += c;
+                    it.next();
+                }
+                let _ = writeln!(o, "{LATENCY}_bucket{{{l},le=\"{}\"}} {cum}", secs(b));
+            }
+            let total = t.hist.total();
+            let _ = writeln!(o, "{LATENCY}_bucket{{{l},le=\"+Inf\"}} {total}");
+            let _ = writeln!(o, "{LATENCY}_sum{{{l}}} {}", t.sum_ns as f64 / 1e9);
+            let _ = writeln!(o, "{LATENCY}_count{{{l}}} {total}");
+        }
+    }
+
+    /// A counter per thread.
+    fn counter(&mut self, name: &str, help: &str, v: impl Fn(&ThreadMoment) -> u64) {
+        let o = &mut self.o;
+        let _ = writeln!(o, "# HELP {name} {help}");
+        let _ = writeln!(o, "# TYPE {name} counter");
+        for (t, l) in self.m.threads.iter().zip(&self.per_thread) {
+            let _ = writeln!(o, "{name}{{{l}}} {}", v(t));
+        }
+    }
+
+    /// A gauge in seconds per thread, for the threads that have a value.
+    fn gauge(&mut self, name: &str, help: &str, v: impl Fn(&ThreadMoment) -> Option<u64>) {
+        let o = &mut self.o;
+        let _ = writeln!(o, "# HELP {name} {help}");
+        let _ = writeln!(o, "# TYPE {name} gauge");
+        for (t, l) in self.m.threads.iter().zip(&self.per_thread) {
+            if let Some(ns) = v(t) {
+                let _ = writeln!(o, "{name}{{{l}}} {}", secs(ns));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -82,13 +82,22 @@ pub fn put_bulk(rec: &mut RunRecord, bulk: Bulk) {
     }
 }
 
+/// A record's head or outliers that JSON could not carry.
+#[derive(Debug, Error)]
+pub enum JsonError {
+    #[error("serializing the run record: {0}")]
+    Head(serde_json::Error),
+    #[error("outliers: {0}")]
+    Outliers(serde_json::Error),
+}
+
 /// The head of `rec` as JSON (the record without its bulk); `rec` is the
 /// same on return.
-pub fn head_json(rec: &mut RunRecord) -> Result<String, String> {
+pub fn head_json(rec: &mut RunRecord) -> Result<String, JsonError> {
     let bulk = take_bulk(rec);
     let json = serde_json::to_string(&*rec);
     put_bulk(rec, bulk);
-    json.map_err(|e| format!("serializing the run record: {e}"))
+    json.map_err(JsonError::Head)
 }
 
 /// A copy of the head of `rec`.
@@ -200,8 +209,8 @@ pub fn encode_outliers(o: &[Outlier]) -> String {
     serde_json::to_string(o).expect("outliers serialize")
 }
 
-pub fn decode_outliers(text: &str) -> Result<Vec<Outlier>, String> {
-    serde_json::from_str(text).map_err(|e| format!("outliers: {e}"))
+pub fn decode_outliers(text: &str) -> Result<Vec<Outlier>, JsonError> {
+    serde_json::from_str(text).map_err(JsonError::Outliers)
 }
 
 #[cfg(test)]

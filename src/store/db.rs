@@ -146,7 +146,7 @@ pub enum DbError {
     Postgres(#[from] postgres::Error),
     /// A value of another type than the reader expected.
     #[error("column {column}: {detail}")]
-    Type { column: usize, detail: String },
+    Type { column: usize, detail: ValueError },
     #[error("the query returned no row")]
     NoRow,
     /// The PostgreSQL server did not answer a statement within its bound
@@ -178,15 +178,39 @@ impl DbError {
     }
 }
 
-/// Types a column can be read as.
-pub trait FromValue: Sized {
-    fn from_value(v: &Value) -> Result<Self, String>;
+/// Why a column's value could not be read as asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("expected {expected}, found {found}")]
+    Expected {
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("{value} is out of range for {ty}")]
+    OutOfRange { value: i64, ty: &'static str },
+    #[error("the row has only {0} columns")]
+    NoColumn(usize),
+    /// A PostgreSQL column type the reader does not convert.
+    #[error("PostgreSQL type {0} is not read by rtscope (cast it)")]
+    UnreadType(String),
 }
 
-fn int_of(v: &Value) -> Result<i64, String> {
+/// Types a column can be read as.
+pub trait FromValue: Sized {
+    fn from_value(v: &Value) -> Result<Self, ValueError>;
+}
+
+fn expected(expected: &'static str, found: &Value) -> ValueError {
+    ValueError::Expected {
+        expected,
+        found: kind(found),
+    }
+}
+
+fn int_of(v: &Value) -> Result<i64, ValueError> {
     match v {
         Value::Int(i) => Ok(*i),
-        other => Err(format!("expected an integer, found {}", kind(other))),
+        other => Err(expected("an integer", other)),
     }
 }
 
@@ -203,9 +227,9 @@ fn kind(v: &Value) -> &'static str {
 macro_rules! int_from_value {
     ($($t:ty),*) => {$(
         impl FromValue for $t {
-            fn from_value(v: &Value) -> Result<Self, String> {
+            fn from_value(v: &Value) -> Result<Self, ValueError> {
                 let i = int_of(v)?;
-                <$t>::try_from(i).map_err(|_| format!("{i} is out of range for {}", stringify!($t)))
+                <$t>::try_from(i).map_err(|_| ValueError::OutOfRange { value: i, ty: stringify!($t) })
             }
         }
     )*};
@@ -213,42 +237,42 @@ macro_rules! int_from_value {
 int_from_value!(i64, i32, u64, u32, usize, u16, u8);
 
 impl FromValue for bool {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         Ok(int_of(v)? != 0)
     }
 }
 
 impl FromValue for f64 {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Real(f) => Ok(*f),
             Value::Int(i) => Ok(*i as f64),
-            other => Err(format!("expected a real number, found {}", kind(other))),
+            other => Err(expected("a real number", other)),
         }
     }
 }
 
 impl FromValue for String {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Text(s) => Ok(s.clone()),
-            other => Err(format!("expected text, found {}", kind(other))),
+            other => Err(expected("text", other)),
         }
     }
 }
 
 impl FromValue for Vec<u8> {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Blob(b) => Ok(b.clone()),
             Value::Text(s) => Ok(s.as_bytes().to_vec()),
-            other => Err(format!("expected a blob, found {}", kind(other))),
+            other => Err(expected("a blob", other)),
         }
     }
 }
 
 impl<T: FromValue> FromValue for Option<T> {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Null => Ok(None),
             v => T::from_value(v).map(Some),
@@ -265,7 +289,7 @@ impl Row {
     pub fn get<T: FromValue>(&self, i: usize) -> Result<T, DbError> {
         let v = self.0.get(i).ok_or_else(|| DbError::Type {
             column: i,
-            detail: format!("the row has only {} columns", self.0.len()),
+            detail: ValueError::NoColumn(self.0.len()),
         })?;
         T::from_value(v).map_err(|detail| DbError::Type { column: i, detail })
     }

@@ -521,11 +521,10 @@ impl Store {
     pub fn reconnect(&self, wait: Duration) -> Result<()> {
         let mut db = self.db.borrow_mut();
         if let Db::Postgres(pg) = &mut *db {
-            pg.reconnect(wait)
-                .map_err(|detail| StoreError::Unreachable {
-                    url: self.path.display().to_string(),
-                    detail,
-                })?;
+            pg.reconnect(wait).map_err(|e| StoreError::Unreachable {
+                url: self.path.display().to_string(),
+                detail: e.to_string(),
+            })?;
         }
         Ok(())
     }

@@ -12,7 +12,7 @@
 //! [`PgConn::reconnect`] has opened a new one, which it can do in the
 //! background without waiting. Never called from a measuring thread.
 
-use super::db::{DbError, Row, Value};
+use super::db::{DbError, Row, Value, ValueError};
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
@@ -84,7 +84,7 @@ pub struct PgConn {
 /// Start a thread that connects with `config`, then runs jobs.
 fn spawn(
     config: &postgres::Config,
-) -> Result<(Worker, Receiver<Result<(), postgres::Error>>), String> {
+) -> Result<(Worker, Receiver<Result<(), postgres::Error>>), ConnectError> {
     let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
     let (ready_tx, ready_rx) = mpsc::sync_channel(1);
     let (ended_tx, ended_rx) = mpsc::sync_channel::<()>(1);
@@ -111,7 +111,7 @@ fn spawn(
                 job(&mut session);
             }
         })
-        .map_err(|e| format!("cannot start the connection's thread: {e}"))?;
+        .map_err(ConnectError::Thread)?;
     Ok((
         Worker {
             jobs: jobs_tx,
@@ -122,11 +122,24 @@ fn spawn(
     ))
 }
 
-fn no_answer(what: &str, after: Duration) -> String {
-    format!(
-        "the server did not answer {what} within {} s (it accepts connections but is hung, stopped or overloaded)",
-        after.as_secs_f64()
-    )
+/// Why a connection could not be (re)opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot start the connection's thread: {0}")]
+    Thread(std::io::Error),
+    /// The server refused or could not be reached.
+    #[error("{}", super::postgres::error_text(.0))]
+    Failed(postgres::Error),
+    /// Being opened, not yet done within the wait asked for.
+    #[error("connecting again (in the background)")]
+    InBackground,
+    #[error(
+        "the server did not answer the connection's start-up within {} s (it accepts connections but is hung, stopped or overloaded)",
+        .0.as_secs_f64()
+    )]
+    NoAnswer(Duration),
+    #[error("the connection's thread ended")]
+    ThreadEnded,
 }
 
 impl PgConn {
@@ -136,7 +149,7 @@ impl PgConn {
     pub(crate) fn connect(
         config: &postgres::Config,
         handshake: Duration,
-    ) -> Result<PgConn, String> {
+    ) -> Result<PgConn, ConnectError> {
         let mut conn = PgConn {
             config: config.clone(),
             link: Link::Down,
@@ -162,7 +175,7 @@ impl PgConn {
     /// open a new one (unless one is being opened, for less than the
     /// handshake bound) and wait at most `wait` for it (at least
     /// [`FRESH_WAIT`] for a new one; zero: a later call finds it open).
-    pub(crate) fn reconnect(&mut self, wait: Duration) -> Result<(), String> {
+    pub(crate) fn reconnect(&mut self, wait: Duration) -> Result<(), ConnectError> {
         if let Link::Connecting { since, .. } = &self.link
             && since.elapsed() > self.handshake
         {
@@ -202,18 +215,18 @@ impl PgConn {
             }
             Ok(Err(e)) => {
                 self.link = Link::Down;
-                Err(super::postgres::error_text(&e))
+                Err(ConnectError::Failed(e))
             }
             Err(RecvTimeoutError::Timeout) if since.elapsed() < self.handshake => {
-                Err("connecting again (in the background)".into())
+                Err(ConnectError::InBackground)
             }
             Err(RecvTimeoutError::Timeout) => {
                 self.link = Link::Down;
-                Err(no_answer("the connection's start-up", self.handshake))
+                Err(ConnectError::NoAnswer(self.handshake))
             }
             Err(RecvTimeoutError::Disconnected) => {
                 self.link = Link::Down;
-                Err("the connection's thread ended".into())
+                Err(ConnectError::ThreadEnded)
             }
         }
     }
@@ -330,7 +343,7 @@ fn pg_row(r: &postgres::Row) -> Result<Row, DbError> {
             ref other => {
                 return Err(DbError::Type {
                     column: i,
-                    detail: format!("PostgreSQL type {other} is not read by rtscope (cast it)"),
+                    detail: ValueError::UnreadType(other.to_string()),
                 });
             }
         };
@@ -362,7 +375,7 @@ mod tests {
         let e = PgConn::connect(&config, Duration::from_millis(300))
             .err()
             .unwrap();
-        assert!(e.contains("did not answer"), "{e}");
+        assert!(e.to_string().contains("did not answer"), "{e}");
         let mut c = PgConn {
             config,
             link: Link::Down,
@@ -371,7 +384,7 @@ mod tests {
         };
         assert!(c.is_lost());
         let e = c.reconnect(Duration::ZERO).unwrap_err();
-        assert!(e.contains("background"), "{e}");
+        assert!(e.to_string().contains("background"), "{e}");
         assert!(matches!(c.link, Link::Connecting { .. }));
         assert!(matches!(c.batch("SELECT 1"), Err(DbError::Lost)));
     }

@@ -601,8 +601,17 @@ pub(crate) fn write_parts(
     rec: &mut RunRecord,
     cursor: &mut WindowCursor,
 ) -> Result<(), WriteError> {
-    let head = codec::head_json(rec).map_err(WriteError::Invalid)?;
+    let head = codec::head_json(rec).map_err(|e| WriteError::Invalid(e.to_string()))?;
     let rec = &*rec;
+    write_head(tx, id, rec, head)?;
+    write_tags(tx, id, rec)?;
+    write_thread_data(tx, id, rec)?;
+    cursor.threads = write_windows(tx, id, rec, cursor)?;
+    Ok(())
+}
+
+/// The run's row: the facts runs are listed and chosen by, and its head.
+fn write_head(tx: &mut Tx, id: i64, rec: &RunRecord, head: String) -> Result<(), WriteError> {
     tx.execute(
         "UPDATE runs SET status = ?2, source_kind = ?3, source_format = ?4, label = ?5, \
          started_at_unix_ns = ?6, duration_ns = ?7, kernel_release = ?8, preemption_model = ?9, \
@@ -627,6 +636,11 @@ pub(crate) fn write_parts(
             now_unix_ns(),
         ],
     )?;
+    Ok(())
+}
+
+/// The run's tags, replacing those it had.
+fn write_tags(tx: &mut Tx, id: i64, rec: &RunRecord) -> Result<(), WriteError> {
     tx.execute("DELETE FROM run_tags WHERE run_id = ?1", &args![id])?;
     for (k, v) in &rec.tags {
         tx.execute(
@@ -634,6 +648,12 @@ pub(crate) fn write_parts(
             &args![id, k, v],
         )?;
     }
+    Ok(())
+}
+
+/// Each thread's histogram and outliers; the rows of threads the run no
+/// longer has (and their windows) go.
+fn write_thread_data(tx: &mut Tx, id: i64, rec: &RunRecord) -> Result<(), WriteError> {
     for (i, t) in rec.threads.iter().enumerate() {
         let blob = codec::encode_histogram(&t.histogram)
             .map_err(|e| WriteError::Invalid(format!("thread {i}: {e}")))?;
@@ -652,6 +672,18 @@ pub(crate) fn write_parts(
         "DELETE FROM windows WHERE run_id = ?1 AND thread >= ?2",
         &args![id, rec.threads.len() as u32],
     )?;
+    Ok(())
+}
+
+/// The window points `cursor` says are new (the last stored one again,
+/// as it may have grown; all of a thread whose series changed shape).
+/// Gives back the cursor's next value.
+fn write_windows(
+    tx: &mut Tx,
+    id: i64,
+    rec: &RunRecord,
+    cursor: &WindowCursor,
+) -> Result<Vec<(u64, usize)>, WriteError> {
     let mut next = Vec::with_capacity(rec.threads.len());
     for (i, t) in rec.threads.iter().enumerate() {
         let w = &t.windows;
@@ -684,8 +716,7 @@ pub(crate) fn write_parts(
         }
         next.push((w.window_ns, len));
     }
-    cursor.threads = next;
-    Ok(())
+    Ok(next)
 }
 
 #[cfg(test)]

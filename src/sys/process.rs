@@ -191,51 +191,104 @@ pub struct ChildSetup {
 
 /// Spawn `cmd` with `setup` applied in the child before exec.
 pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
-    // Prepare everything the child needs: no allocation after fork.
-    let cpuset = setup.cpus.as_deref().map(sched::cpu_set).transpose()?;
-    let oom = match setup.oom_score_adj {
-        Some(v) => {
+    let child = InChild::prepare(setup)?;
+    // SAFETY: the closure only makes async-signal-safe syscalls on data
+    // prepared above; it allocates nothing and takes no lock.
+    unsafe { cmd.pre_exec(move || child.run()) };
+    cmd.spawn()
+}
+
+/// `ChildSetup` made ready before the fork: every value the child needs,
+/// so that between fork and exec it only makes syscalls.
+struct InChild {
+    new_session: bool,
+    new_group: bool,
+    pdeath: Option<i32>,
+    parent: i32,
+    cgroups: Vec<RawFd>,
+    cpuset: Option<libc::cpu_set_t>,
+    reset: bool,
+    nice: Option<i32>,
+    /// The text for oom_score_adj, and its length.
+    oom: Option<([u8; 16], usize)>,
+    oom_path: CString,
+    empty_mask: libc::sigset_t,
+}
+
+impl InChild {
+    /// Prepare everything the child needs: no allocation after fork.
+    fn prepare(setup: &ChildSetup) -> io::Result<InChild> {
+        let cpuset = setup.cpus.as_deref().map(sched::cpu_set).transpose()?;
+        let oom = setup.oom_score_adj.map(|v| {
             let text = format!("{}\n", v.clamp(-1000, 1000));
             let mut buf = [0u8; 16];
             buf[..text.len()].copy_from_slice(text.as_bytes());
-            Some((buf, text.len()))
-        }
-        None => None,
-    };
-    let oom_path = CString::new("/proc/self/oom_score_adj").expect("static path");
-    let new_session = setup.new_session;
-    let new_group = setup.new_group;
-    let pdeath = setup.parent_death_signal;
-    let parent = setup.expected_parent;
-    let cgroups = setup.cgroup_procs.clone();
-    let reset = setup.reset_scheduler;
-    let nice = setup.nice;
-    // SAFETY: sigset_t is plain data; sigemptyset initialises it.
-    let empty_mask = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        set
-    };
-    let child_setup = move || -> io::Result<()> {
+            (buf, text.len())
+        });
+        // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+        let empty_mask = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            set
+        };
+        Ok(InChild {
+            new_session: setup.new_session,
+            new_group: setup.new_group,
+            pdeath: setup.parent_death_signal,
+            parent: setup.expected_parent,
+            cgroups: setup.cgroup_procs.clone(),
+            cpuset,
+            reset: setup.reset_scheduler,
+            nice: setup.nice,
+            oom,
+            oom_path: CString::new("/proc/self/oom_score_adj").expect("static path"),
+            empty_mask,
+        })
+    }
+
+    /// In the child, between fork and exec: each step in turn.
+    fn run(&self) -> io::Result<()> {
         // Whatever the parent blocked (timer signals), the child starts
         // with every signal deliverable, so SIGTERM to its group works.
         // SAFETY: `empty_mask` is a valid sigset_t; async-signal-safe.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &empty_mask, std::ptr::null_mut()) };
-        if new_session {
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.empty_mask, std::ptr::null_mut()) };
+        self.detach()?;
+        self.join_cgroups()?;
+        if let Some(set) = &self.cpuset {
+            sched::set_affinity_to(0, set)?;
+        }
+        if self.reset {
+            ensure_not_realtime()?;
+        }
+        if let Some(n) = self.nice {
+            // SAFETY: integer arguments; async-signal-safe.
+            cvt(unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) })?;
+        }
+        self.write_oom_score()
+    }
+
+    /// A new session or group, and the parent-death signal.
+    fn detach(&self) -> io::Result<()> {
+        if self.new_session {
             // SAFETY: setsid has no arguments; async-signal-safe.
             cvt(unsafe { libc::setsid() })?;
-        } else if new_group {
+        } else if self.new_group {
             // SAFETY: integer arguments; async-signal-safe.
             cvt(unsafe { libc::setpgid(0, 0) })?;
         }
-        if let Some(sig) = pdeath {
+        if let Some(sig) = self.pdeath {
             set_parent_death_signal(sig)?;
-            if getppid() != parent {
+            if getppid() != self.parent {
                 // The parent died before the signal was armed.
                 return Err(io::Error::from_raw_os_error(libc::ESRCH));
             }
         }
-        for &fd in &cgroups {
+        Ok(())
+    }
+
+    /// Move into each cgroup (write "0" to its `cgroup.procs`).
+    fn join_cgroups(&self) -> io::Result<()> {
+        for &fd in &self.cgroups {
             // SAFETY: `fd` is an open descriptor owned by the parent and
             // inherited across fork; the buffer is a static byte string.
             let n = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
@@ -243,37 +296,28 @@ pub fn spawn(cmd: &mut Command, setup: &ChildSetup) -> io::Result<Child> {
                 return Err(io::Error::last_os_error());
             }
         }
-        if let Some(set) = &cpuset {
-            sched::set_affinity_to(0, set)?;
-        }
-        if reset {
-            ensure_not_realtime()?;
-        }
-        if let Some(n) = nice {
-            // SAFETY: integer arguments; async-signal-safe.
-            cvt(unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) })?;
-        }
-        if let Some((buf, len)) = &oom {
-            // SAFETY: `oom_path` is a valid C string; open/write/close are
-            // async-signal-safe; `buf` holds `len` valid bytes.
-            unsafe {
-                let fd = libc::open(oom_path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let n = libc::write(fd, buf.as_ptr().cast(), *len);
-                libc::close(fd);
-                if n < 0 {
-                    return Err(io::Error::last_os_error());
-                }
+        Ok(())
+    }
+
+    fn write_oom_score(&self) -> io::Result<()> {
+        let Some((buf, len)) = &self.oom else {
+            return Ok(());
+        };
+        // SAFETY: `oom_path` is a valid C string; open/write/close are
+        // async-signal-safe; `buf` holds `len` valid bytes.
+        unsafe {
+            let fd = libc::open(self.oom_path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let n = libc::write(fd, buf.as_ptr().cast(), *len);
+            libc::close(fd);
+            if n < 0 {
+                return Err(io::Error::last_os_error());
             }
         }
         Ok(())
-    };
-    // SAFETY: the closure only makes async-signal-safe syscalls on data
-    // prepared above; it allocates nothing and takes no lock.
-    unsafe { cmd.pre_exec(child_setup) };
-    cmd.spawn()
+    }
 }
 
 /// Wait at most `timeout_ms` for `fd` to become readable or hung up

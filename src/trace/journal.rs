@@ -100,10 +100,27 @@ fn other_instances(instances: &Path, ours: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// What could not be undone, and how to undo it by hand.
+#[derive(Debug, thiserror::Error)]
+pub enum UndoError {
+    #[error(
+        "cannot remove the trace instance {}: {error}; remove it with `rmdir {}`",
+        .dir.display(),
+        .dir.display()
+    )]
+    Instance { dir: PathBuf, error: io::Error },
+    #[error(
+        "cannot unmount tracefs at {}: {error}; unmount it with `umount {}`",
+        .dir.display(),
+        .dir.display()
+    )]
+    Unmount { dir: PathBuf, error: io::Error },
+}
+
 /// Remove what `entry` created: its instance, then the mount when it made
 /// it and no other instance lives in it. Returns what was done, or the
-/// first failure as a sentence.
-pub fn undo(entry: &Entry) -> Result<Vec<String>, String> {
+/// first failure.
+pub fn undo(entry: &Entry) -> Result<Vec<String>, UndoError> {
     let mut done = Vec::new();
     if entry.instance.is_dir() {
         // rmdir is refused (EBUSY) while a file of the instance is open.
@@ -124,12 +141,11 @@ pub fn undo(entry: &Entry) -> Result<Vec<String>, String> {
                 }
             }
         }
-        if let Some(e) = last {
-            return Err(format!(
-                "cannot remove the trace instance {}: {e}; remove it with `rmdir {}`",
-                entry.instance.display(),
-                entry.instance.display()
-            ));
+        if let Some(error) = last {
+            return Err(UndoError::Instance {
+                dir: entry.instance.clone(),
+                error,
+            });
         }
         done.push(format!(
             "removed the trace instance {}",
@@ -145,12 +161,9 @@ pub fn undo(entry: &Entry) -> Result<Vec<String>, String> {
                 others[0].display()
             ));
         } else {
-            tracefs::unmount(&entry.tracefs).map_err(|e| {
-                format!(
-                    "cannot unmount tracefs at {}: {e}; unmount it with `umount {}`",
-                    entry.tracefs.display(),
-                    entry.tracefs.display()
-                )
+            tracefs::unmount(&entry.tracefs).map_err(|error| UndoError::Unmount {
+                dir: entry.tracefs.clone(),
+                error,
             })?;
             done.push(format!("unmounted tracefs at {}", entry.tracefs.display()));
         }

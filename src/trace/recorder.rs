@@ -457,11 +457,11 @@ impl Recorder {
 
     /// Stop reading and undo everything; the result says what could not
     /// be undone. (Dropping does the same and prints failures.)
-    pub fn stop(mut self) -> Result<(), String> {
+    pub fn stop(mut self) -> Result<(), journal::UndoError> {
         self.teardown()
     }
 
-    fn teardown(&mut self) -> Result<(), String> {
+    fn teardown(&mut self) -> Result<(), journal::UndoError> {
         if self.torn_down {
             return Ok(());
         }
