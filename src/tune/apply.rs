@@ -8,7 +8,7 @@
 //! journal.
 
 use super::journal::{self, Change, Header, Journal, JournalError, Lock, Mode, Writer};
-use super::{Env, Planned, Request, Restored, SETTINGS, setting};
+use super::{Env, Planned, Request, Restored, SETTINGS, SettingError, refuse, setting};
 use crate::sysinfo::{SysRoot, kernel};
 use crate::units::format_cpu_list;
 use serde::Serialize;
@@ -50,12 +50,15 @@ pub enum TuneError {
     )]
     AlreadyTuned { what: String, journal: PathBuf },
     #[error("planning '{setting}' failed: {error}")]
-    Plan { setting: String, error: String },
+    Plan {
+        setting: String,
+        error: SettingError,
+    },
     #[error("{setting} {key}: {error}; every change made so far was rolled back{rollback}")]
     Required {
         setting: String,
         key: String,
-        error: String,
+        error: SettingError,
         rollback: String,
     },
     #[error(
@@ -308,7 +311,7 @@ pub fn apply(
                 items.push(Item::of(p, Outcome::Done(note)));
             }
             Err(error) => {
-                w.result(c.seq, false, Some(error.clone()))
+                w.result(c.seq, false, Some(error.to_string()))
                     .map_err(|e| midway(e, &done))?;
                 if p.required {
                     let rollback = rollback(env, &path);
@@ -319,7 +322,7 @@ pub fn apply(
                         rollback,
                     });
                 }
-                items.push(Item::of(p, Outcome::Refused(error)));
+                items.push(Item::of(p, Outcome::Refused(error.to_string())));
             }
         }
     }
@@ -413,7 +416,7 @@ pub fn revert(env: &Env, j: &Journal) -> Reverted {
         }
         let result = match setting(&c.setting) {
             Some(s) => (s.restore)(env, c),
-            None => Err(format!(
+            None => Err(refuse!(
                 "unknown setting '{}' (journal written by another rtscope version)",
                 c.setting
             )),
@@ -421,7 +424,7 @@ pub fn revert(env: &Env, j: &Journal) -> Reverted {
         match result {
             Ok(r) => out.restored.push((c.clone(), r)),
             Err(err) => {
-                out.failed.push((c.clone(), err));
+                out.failed.push((c.clone(), err.to_string()));
                 keep.push(e.clone());
             }
         }
