@@ -167,9 +167,10 @@ pub fn profile_of(req: &LoadRequest) -> Result<Profile, LoadError> {
         ),
         (None, None) => return Err(LoadError::Ambiguous),
     };
-    profile
-        .adjust(&items)
-        .map_err(|message| LoadError::Options { spec, message })?;
+    profile.adjust(&items).map_err(|e| LoadError::Options {
+        spec,
+        message: e.to_string(),
+    })?;
     Ok(profile)
 }
 
@@ -262,13 +263,10 @@ pub fn prepare(
         .unwrap_or_default();
     let mut parts = Vec::new();
     for (p, sched) in profile.parts.iter().zip(schedules) {
-        let values = p
-            .load
-            .check(&p.options)
-            .map_err(|message| LoadError::Options {
-                spec: spec.clone(),
-                message: format!("part '{}': {message}", p.name),
-            })?;
+        let values = p.load.check(&p.options).map_err(|e| LoadError::Options {
+            spec: spec.clone(),
+            message: format!("part '{}': {e}", p.name),
+        })?;
         let argv = (p.load.build)(&values, &ctx).map_err(|message| LoadError::Options {
             spec: spec.clone(),
             message: format!("part '{}': {message}", p.name),

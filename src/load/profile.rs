@@ -19,7 +19,7 @@
 //!
 //! Pure: reads no file except the one it is given.
 
-use super::part::{Part, Raw, parse_time_with_unit};
+use super::part::{Part, Raw, ValueError, parse_time_with_unit};
 use super::schedule::Rhythm;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -103,7 +103,7 @@ impl RhythmOverride {
     }
 
     /// Set one schedule key; `Ok(false)`: not a schedule key.
-    fn set(&mut self, key: &str, raw: &Raw) -> Result<bool, String> {
+    fn set(&mut self, key: &str, raw: &Raw) -> Result<bool, ValueError> {
         // A list is the only value with no text.
         let text = || {
             raw.as_text()
@@ -116,7 +116,7 @@ impl RhythmOverride {
                     _ => match text()?.as_str() {
                         "true" | "yes" | "on" => true,
                         "false" | "no" | "off" => false,
-                        t => return Err(format!("{key}: '{t}' is not true or false")),
+                        t => return Err(ValueError(format!("{key}: '{t}' is not true or false"))),
                     },
                 };
                 self.steady = Some(if key == "steady" { v } else { !v });
@@ -145,7 +145,7 @@ impl RhythmOverride {
 const SCHEDULE_KEYS: &[&str] = &["steady", "bursts", "period", "spread", "active"];
 
 /// `"15s-25s"`, `"15s..25s"` or `"20s"`.
-pub fn parse_active(text: &str) -> Result<(u64, u64), String> {
+pub fn parse_active(text: &str) -> Result<(u64, u64), ValueError> {
     let t = text.trim();
     let (lo, hi) = match t.split_once("..").or_else(|| t.split_once('-')) {
         Some((a, b)) => (parse_time_with_unit(a)?, parse_time_with_unit(b)?),
@@ -155,9 +155,9 @@ pub fn parse_active(text: &str) -> Result<(u64, u64), String> {
         }
     };
     if lo == 0 || lo > hi {
-        return Err(format!(
+        return Err(ValueError(format!(
             "active '{t}': use a time or a range lo-hi with 0 < lo <= hi"
-        ));
+        )));
     }
     Ok((lo, hi))
 }
@@ -347,7 +347,7 @@ impl Profile {
 
     /// Apply command-line adjustments (`steady`, `period=4s`,
     /// `cpu.workers=2`, `workers=1`, `seed=7`).
-    pub fn adjust(&mut self, items: &[&str]) -> Result<(), String> {
+    pub fn adjust(&mut self, items: &[&str]) -> Result<(), ValueError> {
         for item in items {
             let item = item.trim();
             if item.is_empty() {
@@ -394,19 +394,19 @@ impl Profile {
                     p.options.insert(key.to_string(), raw.clone());
                     hit = true;
                 } else if target.is_some() {
-                    return Err(format!(
+                    return Err(ValueError(format!(
                         "part '{}' (load '{}') has no option '{key}' (options: {}; schedule: steady, bursts, period, spread, active)",
                         p.name,
                         p.load.name,
                         p.load.option_names()
-                    ));
+                    )));
                 }
             }
             if let Some(t) = target {
                 self.part_mut(t)?;
             }
             if !hit {
-                return Err(format!(
+                return Err(ValueError(format!(
                     "no part of profile '{}' has an option '{key}' (profile options: steady, bursts, period, spread, active, seed; parts: {})",
                     self.name,
                     self.parts
@@ -414,7 +414,7 @@ impl Profile {
                         .map(|p| format!("{} ({})", p.name, p.load.option_names()))
                         .collect::<Vec<_>>()
                         .join("; ")
-                ));
+                )));
             }
         }
         for p in &self.parts {
@@ -429,7 +429,7 @@ impl Profile {
         Ok(())
     }
 
-    fn part_mut(&mut self, name: &str) -> Result<&mut ProfilePart, String> {
+    fn part_mut(&mut self, name: &str) -> Result<&mut ProfilePart, ValueError> {
         let names = self
             .parts
             .iter()
@@ -439,7 +439,7 @@ impl Profile {
         self.parts
             .iter_mut()
             .find(|p| p.name == name)
-            .ok_or_else(|| format!("profile has no part '{name}' (parts: {names})"))
+            .ok_or_else(|| ValueError(format!("profile has no part '{name}' (parts: {names})")))
     }
 }
 
@@ -532,19 +532,19 @@ mod tests {
         let _ = p;
 
         let mut p = Profile::builtin("cpu").unwrap();
-        let e = p.adjust(&["prio=50"]).unwrap_err();
+        let e = p.adjust(&["prio=50"]).unwrap_err().to_string();
         assert!(
             e.contains("no part of profile 'cpu' has an option 'prio'"),
             "{e}"
         );
-        let e = p.adjust(&["nosuch.workers=1"]).unwrap_err();
+        let e = p.adjust(&["nosuch.workers=1"]).unwrap_err().to_string();
         assert!(e.contains("no part 'nosuch'"), "{e}");
-        let e = p.adjust(&["workers=many"]).unwrap_err();
+        let e = p.adjust(&["workers=many"]).unwrap_err().to_string();
         assert!(e.contains("not a whole number"), "{e}");
-        let e = p.adjust(&["period=10"]).unwrap_err();
+        let e = p.adjust(&["period=10"]).unwrap_err().to_string();
         assert!(e.contains("needs a unit"), "{e}");
         let mut p = Profile::builtin("cpu").unwrap();
-        let e = p.adjust(&["active=29s-30s"]).unwrap_err();
+        let e = p.adjust(&["active=29s-30s"]).unwrap_err().to_string();
         assert!(e.contains("does not leave a rest"), "{e}");
     }
 
