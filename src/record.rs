@@ -9,7 +9,7 @@
 
 use crate::explain::Explanation;
 use crate::histogram::{Histogram, HistogramError, LATENCY_SUB_BITS};
-use crate::kinds::{Named, Policy, SourceKind, TimerMethod};
+use crate::kinds::{Named, Policy, PreemptionModel, SourceKind, TimerMethod};
 use crate::sys::clock::Clock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -570,7 +570,7 @@ pub struct Fingerprint {
     #[serde(default)]
     pub machine: String,
     /// none, voluntary, full, rt, lazy, or unknown.
-    pub preemption_model: String,
+    pub preemption_model: Named<PreemptionModel>,
     /// For PREEMPT_DYNAMIC kernels: the mode in force, when readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_dynamic_mode: Option<String>,

@@ -617,7 +617,7 @@ pub(crate) fn write_parts(
             rec.started_at_unix_ns,
             rec.duration_ns,
             rec.fingerprint.kernel_release,
-            rec.fingerprint.preemption_model,
+            rec.fingerprint.preemption_model.as_str(),
             rec.threads.len() as u32,
             rec.overall.samples,
             rec.overall.p9999_ns,
