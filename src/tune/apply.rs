@@ -261,25 +261,10 @@ pub fn apply(
         notes.push(n);
     }
     let planned = plan(env, req)?;
-    let header = Header {
-        format: journal::FORMAT,
-        boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
-        pid: std::process::id(),
-        pid_start_ticks: own_start_ticks(),
-        mode,
-        // A password in --db is never written to the journal.
-        command: crate::store::postgres::own_command_line(),
-        isolated_cpus: req.isolated.clone(),
-        housekeeping_cpus: req.housekeeping.clone(),
-        started_unix_ns: crate::sys::clock::unix_now_ns(),
-    };
+    let header = header(req, mode);
     let mut w = Writer::create(&path, &header)?;
     let mut items = Vec::new();
-    // Test hook: stop for a while after N changes, so that a test can
-    // kill the process in the middle of applying.
-    let pause_after: Option<usize> = std::env::var("RTSCOPE_TUNE_TEST_PAUSE_AFTER")
-        .ok()
-        .and_then(|v| v.parse().ok());
+    let pause_after = test_pause_after();
     let mut made = 0usize;
     // Changes made so far, in memory too: if the journal itself fails
     // midway, they are undone from here.
@@ -332,6 +317,30 @@ pub fn apply(
         journal: path,
         lock: Some(lock),
     })
+}
+
+/// The journal's header: this process, its command line, the CPUs.
+fn header(req: &Request, mode: Mode) -> Header {
+    Header {
+        format: journal::FORMAT,
+        boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
+        pid: std::process::id(),
+        pid_start_ticks: own_start_ticks(),
+        mode,
+        // A password in --db is never written to the journal.
+        command: crate::store::postgres::own_command_line(),
+        isolated_cpus: req.isolated.clone(),
+        housekeeping_cpus: req.housekeeping.clone(),
+        started_unix_ns: crate::sys::clock::unix_now_ns(),
+    }
+}
+
+/// Test hook: stop for a while after N changes, so that a test can kill
+/// the process in the middle of applying.
+fn test_pause_after() -> Option<usize> {
+    std::env::var("RTSCOPE_TUNE_TEST_PAUSE_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok())
 }
 
 /// Revert after the journal failed midway: from the journal when it can

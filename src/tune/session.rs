@@ -165,10 +165,37 @@ pub fn for_measure(
     main_affinity_given: bool,
     stop: &AtomicBool,
 ) -> anyhow::Result<Option<Isolation>> {
-    let host = SysRoot::host();
     let Some(cpus) = isolate else {
         return join(affinity, main_affinity_given);
     };
+    let req = isolate_request(cpus, affinity, main_affinity_given)?;
+    let env = Env::host();
+    // Ctrl-C / SIGTERM / SIGHUP while applying: roll back and stop.
+    let mut notes = Vec::new();
+    let mut applied = apply::apply(&env, &req, Mode::Run, Some(stop), &mut notes)?;
+    for n in notes {
+        eprintln!("rtscope: {n}");
+    }
+    let iso = Isolation {
+        env,
+        lock: applied.lock.take(),
+        isolated: req.isolated.clone(),
+        reverted: false,
+    };
+    say_applied(&applied, &req);
+    iso.enter()?;
+    Ok(Some(iso))
+}
+
+/// The request `measure --isolate CPUS` makes, refused when it cannot
+/// be: with `--main-affinity`, without root, CPUs offline or leaving no
+/// housekeeping CPU, `-a` outside the isolated CPUs.
+fn isolate_request(
+    cpus: &[usize],
+    affinity: Option<&[usize]>,
+    main_affinity_given: bool,
+) -> anyhow::Result<Request> {
+    let host = SysRoot::host();
     if main_affinity_given {
         anyhow::bail!(
             "--main-affinity cannot be combined with --isolate: the main thread runs on the housekeeping CPUs"
@@ -196,19 +223,12 @@ pub fn for_measure(
             format_cpu_list(&req.isolated)
         );
     }
-    let env = Env::host();
-    // Ctrl-C / SIGTERM / SIGHUP while applying: roll back and stop.
-    let mut notes = Vec::new();
-    let applied = apply::apply(&env, &req, Mode::Run, Some(stop), &mut notes)?;
-    for n in notes {
-        eprintln!("rtscope: {n}");
-    }
-    let iso = Isolation {
-        env,
-        lock: applied.lock,
-        isolated: req.isolated.clone(),
-        reverted: false,
-    };
+    Ok(req)
+}
+
+/// Tell what the isolation did: how many changes, and each one refused
+/// (the IRQs that stayed in one line).
+fn say_applied(applied: &apply::Applied, req: &Request) {
     let done = applied
         .items
         .iter()
@@ -245,8 +265,6 @@ pub fn for_measure(
             }
         }
     }
-    iso.enter()?;
-    Ok(Some(iso))
 }
 
 /// The IRQs (by number) that stayed on the isolated CPUs, in a sentence:
