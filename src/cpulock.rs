@@ -75,40 +75,48 @@ fn try_lock(path: &Path) -> Result<Try, CpuLockError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let mut file = OpenOptions::new()
+    let (mut file, taken) = try_flock(path).map_err(io)?;
+    if !taken {
+        let mut who = String::new();
+        let _ = file.read_to_string(&mut who);
+        let who = who.trim();
+        return Ok(Try::Busy(if who.is_empty() {
+            "a process that is starting".into()
+        } else {
+            who.to_string()
+        }));
+    }
+    // Ours now: say who holds it.
+    let me = format!(
+        "pid {} (`{}`)",
+        std::process::id(),
+        crate::store::postgres::own_command_line().join(" ")
+    );
+    file.set_len(0).map_err(io)?;
+    file.rewind().map_err(io)?;
+    file.write_all(me.as_bytes()).map_err(io)?;
+    Ok(Try::Taken(file))
+}
+
+/// Open the lock file `path` (made when missing, never truncated) and
+/// try to take its exclusive `flock` without waiting: the file, and
+/// whether this process now holds the lock (false: another one does).
+/// The one way rtscope's lock files are taken (CPU and monitor locks,
+/// tune's journal lock).
+pub(crate) fn try_flock(path: &Path) -> std::io::Result<(File, bool)> {
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(path)
-        .map_err(io)?;
+        .open(path)?;
     match rustix::fs::flock(
         file.as_fd(),
         rustix::fs::FlockOperation::NonBlockingLockExclusive,
     ) {
-        Ok(()) => {
-            // Ours now: say who holds it.
-            let me = format!(
-                "pid {} (`{}`)",
-                std::process::id(),
-                crate::store::postgres::own_command_line().join(" ")
-            );
-            file.set_len(0).map_err(io)?;
-            file.rewind().map_err(io)?;
-            file.write_all(me.as_bytes()).map_err(io)?;
-            Ok(Try::Taken(file))
-        }
-        Err(rustix::io::Errno::WOULDBLOCK) => {
-            let mut who = String::new();
-            let _ = file.read_to_string(&mut who);
-            let who = who.trim();
-            Ok(Try::Busy(if who.is_empty() {
-                "a process that is starting".into()
-            } else {
-                who.to_string()
-            }))
-        }
-        Err(e) => Err(io(e.into())),
+        Ok(()) => Ok((file, true)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok((file, false)),
+        Err(e) => Err(e.into()),
     }
 }
 

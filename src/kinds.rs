@@ -164,6 +164,54 @@ impl ClosedSet for SourceKind {
     }
 }
 
+/// The kernel's preemption model, as the fingerprint names it (`dynamic`:
+/// PREEMPT_DYNAMIC with its mode unreadable; `unknown`: nothing said).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PreemptionModel {
+    None,
+    Voluntary,
+    Full,
+    Lazy,
+    Rt,
+    Dynamic,
+    Unknown,
+}
+
+impl ClosedSet for PreemptionModel {
+    fn name(self) -> &'static str {
+        match self {
+            PreemptionModel::None => "none",
+            PreemptionModel::Voluntary => "voluntary",
+            PreemptionModel::Full => "full",
+            PreemptionModel::Lazy => "lazy",
+            PreemptionModel::Rt => "rt",
+            PreemptionModel::Dynamic => "dynamic",
+            PreemptionModel::Unknown => "unknown",
+        }
+    }
+
+    fn parse(s: &str) -> Option<PreemptionModel> {
+        PreemptionModel::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+impl PreemptionModel {
+    pub const ALL: [PreemptionModel; 7] = [
+        PreemptionModel::None,
+        PreemptionModel::Voluntary,
+        PreemptionModel::Full,
+        PreemptionModel::Lazy,
+        PreemptionModel::Rt,
+        PreemptionModel::Dynamic,
+        PreemptionModel::Unknown,
+    ];
+
+    pub fn name(self) -> &'static str {
+        ClosedSet::name(self)
+    }
+}
+
 /// A value of a closed set as a record keeps it: known, or a name this
 /// version does not know (kept as written). Its JSON is the name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -268,5 +316,19 @@ mod tests {
         assert!(k.is(SourceKind::Imported));
         assert_eq!(format!("{k:>10}"), "  imported");
         assert!(k == "imported");
+    }
+
+    #[test]
+    fn preemption_models_keep_their_names_and_unknown_ones_as_text() {
+        for m in PreemptionModel::ALL {
+            let json = serde_json::to_string(&Named::Known(m)).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.name()));
+            let back: Named<PreemptionModel> = serde_json::from_str(&json).unwrap();
+            assert!(back.is(m));
+        }
+        let other: Named<PreemptionModel> = serde_json::from_str("\"preempt_lazy+\"").unwrap();
+        assert_eq!(other, Named::Other("preempt_lazy+".into()));
+        assert_eq!(serde_json::to_string(&other).unwrap(), "\"preempt_lazy+\"");
+        assert!(Named::<PreemptionModel>::parse("rt") == "rt");
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::explain::Explanation;
 use crate::histogram::{Histogram, HistogramError, LATENCY_SUB_BITS};
-use crate::kinds::{Named, Policy, SourceKind, TimerMethod};
+use crate::kinds::{Named, Policy, PreemptionModel, SourceKind, TimerMethod};
 use crate::sys::clock::Clock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -570,7 +570,7 @@ pub struct Fingerprint {
     #[serde(default)]
     pub machine: String,
     /// none, voluntary, full, rt, lazy, or unknown.
-    pub preemption_model: String,
+    pub preemption_model: Named<PreemptionModel>,
     /// For PREEMPT_DYNAMIC kernels: the mode in force, when readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_dynamic_mode: Option<String>,
@@ -1053,57 +1053,11 @@ pub fn new_run_uuid() -> String {
 /// 1 ms interval, max at cycle 42): for tests of readers and writers.
 #[doc(hidden)]
 pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
-    let mut trs = Vec::new();
-    let mut hists = Vec::new();
-    for (i, vals) in threads.iter().enumerate() {
-        let mut h = Histogram::latency();
-        for v in vals {
-            h.record(*v);
-        }
-        let at = |cycle: u64| SampleAt {
-            cycle,
-            offset_ns: cycle * 1_000_000,
-            unix_ns: 1_700_000_000_000_000_000 + cycle * 1_000_000,
-        };
-        let mut stats = LatencyStats {
-            samples: vals.len() as u64,
-            wakeups: vals.len() as u64,
-            min_ns: vals.iter().copied().min(),
-            max_ns: vals.iter().copied().max(),
-            avg_ns: (!vals.is_empty()).then(|| vals.iter().sum::<u64>() as f64 / vals.len() as f64),
-            min_at: (!vals.is_empty()).then(|| at(0)),
-            max_at: (!vals.is_empty()).then(|| at(42)),
-            ..Default::default()
-        };
-        stats.fill_quantiles(&h);
-        trs.push(ThreadRecord {
-            index: i as u32,
-            cpu: Some(i as u32),
-            tid: None,
-            policy: "fifo".into(),
-            priority: 95,
-            interval_ns: 1_000_000,
-            stats,
-            warmup: None,
-            histogram: HistogramRecord::from_histogram(&h, 1),
-            windows: WindowSeries {
-                window_ns: 1_000_000_000,
-                ..Default::default()
-            },
-            outliers: vals
-                .iter()
-                .copied()
-                .max()
-                .map(|m| {
-                    vec![Outlier {
-                        latency_ns: m,
-                        at: at(42),
-                    }]
-                })
-                .unwrap_or_default(),
-        });
-        hists.push(h);
-    }
+    let (trs, hists): (Vec<ThreadRecord>, Vec<Histogram>) = threads
+        .iter()
+        .enumerate()
+        .map(|(i, vals)| synthetic_thread(i, vals))
+        .unzip();
     let parts: Vec<_> = trs
         .iter()
         .zip(hists.iter())
@@ -1129,25 +1083,7 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
         ended_at_unix_ns: Some(1_700_000_060_000_000_000),
         duration_ns: 60_000_000_000,
         end_reason: EndReason::Duration,
-        options: MeasureOptions {
-            interval_ns: 1_000_000,
-            distance_ns: 0,
-            policy: "fifo".into(),
-            priority: 95,
-            priospread: false,
-            timer: "abs".into(),
-            clock: "monotonic".into(),
-            duration_ns: Some(60_000_000_000),
-            loops: None,
-            warmup_ns: 0,
-            window_ns: 1_000_000_000,
-            omission_correction: true,
-            mlockall: true,
-            dma_latency_us: Some(0),
-            cpus: (0..threads.len() as u32).map(Some).collect(),
-            main_affinity: None,
-            deadline: None,
-        },
+        options: synthetic_options(threads.len()),
         threads: trs,
         overall,
         limits: Limits::default(),
@@ -1157,13 +1093,88 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
             kernel_release: "6.1.0-test".into(),
             kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
             machine: "x86_64".into(),
-            preemption_model: "dynamic".into(),
+            preemption_model: PreemptionModel::Dynamic.into(),
             cpu_model: "Test CPU".into(),
             cpus_online: threads.len() as u32,
             ..Default::default()
         },
         warnings: vec![],
         explain: None,
+    }
+}
+
+/// Thread `i` of [`synthetic`] (on CPU `i`), and its histogram.
+fn synthetic_thread(i: usize, vals: &[u64]) -> (ThreadRecord, Histogram) {
+    let mut h = Histogram::latency();
+    for v in vals {
+        h.record(*v);
+    }
+    let at = |cycle: u64| SampleAt {
+        cycle,
+        offset_ns: cycle * 1_000_000,
+        unix_ns: 1_700_000_000_000_000_000 + cycle * 1_000_000,
+    };
+    let mut stats = LatencyStats {
+        samples: vals.len() as u64,
+        wakeups: vals.len() as u64,
+        min_ns: vals.iter().copied().min(),
+        max_ns: vals.iter().copied().max(),
+        avg_ns: (!vals.is_empty()).then(|| vals.iter().sum::<u64>() as f64 / vals.len() as f64),
+        min_at: (!vals.is_empty()).then(|| at(0)),
+        max_at: (!vals.is_empty()).then(|| at(42)),
+        ..Default::default()
+    };
+    stats.fill_quantiles(&h);
+    let thread = ThreadRecord {
+        index: i as u32,
+        cpu: Some(i as u32),
+        tid: None,
+        policy: "fifo".into(),
+        priority: 95,
+        interval_ns: 1_000_000,
+        stats,
+        warmup: None,
+        histogram: HistogramRecord::from_histogram(&h, 1),
+        windows: WindowSeries {
+            window_ns: 1_000_000_000,
+            ..Default::default()
+        },
+        outliers: vals
+            .iter()
+            .copied()
+            .max()
+            .map(|m| {
+                vec![Outlier {
+                    latency_ns: m,
+                    at: at(42),
+                }]
+            })
+            .unwrap_or_default(),
+    };
+    (thread, h)
+}
+
+/// The options of [`synthetic`]: `n` threads at SCHED_FIFO 95, 1 ms,
+/// for 60 s.
+fn synthetic_options(n: usize) -> MeasureOptions {
+    MeasureOptions {
+        interval_ns: 1_000_000,
+        distance_ns: 0,
+        policy: "fifo".into(),
+        priority: 95,
+        priospread: false,
+        timer: "abs".into(),
+        clock: "monotonic".into(),
+        duration_ns: Some(60_000_000_000),
+        loops: None,
+        warmup_ns: 0,
+        window_ns: 1_000_000_000,
+        omission_correction: true,
+        mlockall: true,
+        dma_latency_us: Some(0),
+        cpus: (0..n as u32).map(Some).collect(),
+        main_affinity: None,
+        deadline: None,
     }
 }
 

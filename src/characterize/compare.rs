@@ -49,7 +49,7 @@ pub fn differences(cs: &[&Characterization]) -> Vec<String> {
     };
     differ("kernel", &|c| c.fingerprint.kernel_release.clone());
     differ("preemption model", &|c| {
-        c.fingerprint.preemption_model.clone()
+        c.fingerprint.preemption_model.to_string()
     });
     differ("host", &|c| c.fingerprint.hostname.clone());
     differ("CPUs", &|c| format_cpu_list(&c.cpus));

@@ -290,7 +290,7 @@ pub fn run_interference(a: &InterferenceArgs) -> Result<Exit> {
     if cfg.prios.iter().any(|p| !(1..=99).contains(p)) {
         bail!("rt-interference: priorities must be 1-99");
     }
-    rt_interference::run(&cfg).map_err(anyhow::Error::msg)?;
+    rt_interference::run(&cfg)?;
     Ok(Exit::Ok)
 }
 

@@ -6,7 +6,7 @@
 
 use super::{ImportError, Source};
 use crate::histogram::Histogram;
-use crate::kinds::SourceKind;
+use crate::kinds::{Named, PreemptionModel, SourceKind};
 use crate::record::{
     EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, RunRecord,
     RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, Unknowable,
@@ -334,7 +334,10 @@ pub fn us_to_ns(us: f64) -> u64 {
 /// The preemption model a uname version string tells (`PREEMPT_RT`,
 /// `PREEMPT RT`, `PREEMPT_DYNAMIC`, `PREEMPT`), without looking at this
 /// machine: the file may come from another one.
-pub fn preemption_from_version(version: &str, realtime: bool) -> (String, Vec<String>) {
+pub fn preemption_from_version(
+    version: &str,
+    realtime: bool,
+) -> (Named<PreemptionModel>, Vec<String>) {
     let nowhere = crate::sysinfo::SysRoot::at("/nonexistent/rtscope-import");
     let p = crate::sysinfo::kernel::preemption(&nowhere, version, None, "");
     let mut model = p.model;

@@ -319,10 +319,34 @@ impl Sampler {
             return None;
         }
         let w = self.total_ns as f64;
-        let r1 = |x: f64| (x * 10.0).round() / 10.0;
-        let r0 = |x: f64| x.round();
-        let cpus: Vec<Value> = self
-            .cpu_sum
+        let all_busy = if self.cpu_sum.is_empty() {
+            0.0
+        } else {
+            self.cpu_sum.iter().map(|s| s[0]).sum::<f64>() / w / self.cpu_sum.len() as f64
+        };
+        let mut top = serde_json::Map::new();
+        top.insert(
+            "source".into(),
+            json!("/proc/stat, /proc/diskstats (whole disks), /proc/net/dev (all interfaces, loopback included)"),
+        );
+        top.insert("duration_ns".into(), json!(self.total_ns));
+        top.insert("samples".into(), json!(self.intervals));
+        top.insert("cpu_busy_pct_avg".into(), json!(r1(all_busy)));
+        top.insert("cpus".into(), Value::Array(self.per_cpu()));
+        for (k, name) in RATE_NAMES.iter().enumerate() {
+            top.insert(
+                (*name).into(),
+                json!({"avg": r0(self.rate_sum[k] / w), "max": r0(self.rate_max[k])}),
+            );
+        }
+        top.insert("series".into(), Value::Object(self.series()));
+        Some(Value::Object(top))
+    }
+
+    /// Per CPU: the average of each time share and the busiest interval.
+    fn per_cpu(&self) -> Vec<Value> {
+        let w = self.total_ns as f64;
+        self.cpu_sum
             .iter()
             .enumerate()
             .map(|(i, s)| {
@@ -337,27 +361,12 @@ impl Sampler {
                 o.insert("busy_pct_max".into(), json!(r1(self.cpu_max[i])));
                 Value::Object(o)
             })
-            .collect();
-        let all_busy = if self.cpu_sum.is_empty() {
-            0.0
-        } else {
-            self.cpu_sum.iter().map(|s| s[0]).sum::<f64>() / w / self.cpu_sum.len() as f64
-        };
-        let mut top = serde_json::Map::new();
-        top.insert(
-            "source".into(),
-            json!("/proc/stat, /proc/diskstats (whole disks), /proc/net/dev (all interfaces, loopback included)"),
-        );
-        top.insert("duration_ns".into(), json!(self.total_ns));
-        top.insert("samples".into(), json!(self.intervals));
-        top.insert("cpu_busy_pct_avg".into(), json!(r1(all_busy)));
-        top.insert("cpus".into(), Value::Array(cpus));
-        for (k, name) in RATE_NAMES.iter().enumerate() {
-            top.insert(
-                (*name).into(),
-                json!({"avg": r0(self.rate_sum[k] / w), "max": r0(self.rate_max[k])}),
-            );
-        }
+            .collect()
+    }
+
+    /// The series over time: interval ends, busy and steal per CPU, and
+    /// each rate.
+    fn series(&self) -> serde_json::Map<String, Value> {
         let mut series = serde_json::Map::new();
         series.insert(
             "end_offset_ns".into(),
@@ -368,30 +377,8 @@ impl Sampler {
                     .collect::<Vec<_>>()
             ),
         );
-        series.insert(
-            "cpu_busy_pct".into(),
-            json!(
-                (0..self.cpu_sum.len())
-                    .map(|i| self
-                        .points
-                        .iter()
-                        .map(|p| r1(p.cpu.get(i).map(|v| v[0]).unwrap_or(0.0)))
-                        .collect::<Vec<_>>())
-                    .collect::<Vec<_>>()
-            ),
-        );
-        series.insert(
-            "cpu_steal_pct".into(),
-            json!(
-                (0..self.cpu_sum.len())
-                    .map(|i| self
-                        .points
-                        .iter()
-                        .map(|p| r1(p.cpu.get(i).map(|v| v[6]).unwrap_or(0.0)))
-                        .collect::<Vec<_>>())
-                    .collect::<Vec<_>>()
-            ),
-        );
+        series.insert("cpu_busy_pct".into(), json!(self.cpu_series(0)));
+        series.insert("cpu_steal_pct".into(), json!(self.cpu_series(6)));
         for (k, name) in RATE_NAMES.iter().enumerate() {
             series.insert(
                 (*name).into(),
@@ -403,9 +390,30 @@ impl Sampler {
                 ),
             );
         }
-        top.insert("series".into(), Value::Object(series));
-        Some(Value::Object(top))
+        series
     }
+
+    /// Time share `k` (0 busy, 6 steal) per CPU, interval by interval.
+    fn cpu_series(&self, k: usize) -> Vec<Vec<f64>> {
+        (0..self.cpu_sum.len())
+            .map(|i| {
+                self.points
+                    .iter()
+                    .map(|p| r1(p.cpu.get(i).map(|v| v[k]).unwrap_or(0.0)))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Rounded to a tenth (percentages).
+fn r1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Rounded to a whole number (rates).
+fn r0(x: f64) -> f64 {
+    x.round()
 }
 
 /// One line for people: what the load achieved.

@@ -3,7 +3,7 @@
 //! in the load's process group and cgroup like every part, and is started
 //! again whenever it ends by itself while the part is on.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, Values};
+use super::part::{BuildCtx, Kind, OptionDef, Part, ValueError, Values};
 
 static OPTIONS: &[OptionDef] = &[OptionDef {
     name: "argv",
@@ -12,7 +12,7 @@ static OPTIONS: &[OptionDef] = &[OptionDef {
     default: None,
 }];
 
-fn build(v: &Values, _ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, _ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     Ok(v.words("argv"))
 }
 

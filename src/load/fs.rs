@@ -4,7 +4,9 @@
 //! entries and directories (in the scratch directory). VFS locks, dcache
 //! and inode cache churn.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, push, stress_ng_base};
+use super::part::{
+    BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, push, stress_ng_base,
+};
 
 static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -24,7 +26,7 @@ static OPTIONS: &[OptionDef] = &[
     },
 ];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let w = v.workers(ctx).to_string();
     let mut argv = stress_ng_base(ctx);
     let n = v.count("entries").to_string();

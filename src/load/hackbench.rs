@@ -3,7 +3,7 @@
 //! the PREEMPT_RT community measures under. One run is finite: the
 //! supervisor starts it again for as long as the part is on.
 
-use super::part::{BuildCtx, HACKBENCH, Kind, OptionDef, Part, Values, push};
+use super::part::{BuildCtx, HACKBENCH, Kind, OptionDef, Part, ValueError, Values, push};
 
 static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -35,7 +35,7 @@ static OPTIONS: &[OptionDef] = &[
     },
 ];
 
-fn build(v: &Values, _ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, _ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let mut argv = vec!["hackbench".to_string()];
     push(
         &mut argv,

@@ -4,7 +4,9 @@
 //! writeback). Files live only in the scratch directory, which is removed
 //! at the end.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, push, stress_ng_base};
+use super::part::{
+    BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, push, stress_ng_base,
+};
 
 static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -27,7 +29,7 @@ static OPTIONS: &[OptionDef] = &[
     },
 ];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let ws = v.text("write_size");
     if ws.ends_with('%') {
         return Err("io: write_size must be a size, not a percentage".into());

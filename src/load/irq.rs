@@ -3,7 +3,9 @@
 //! signal per expiry); sigq sends queued signals to a child that waits
 //! for them. Interrupt and signal delivery paths, without hardware.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, push, stress_ng_base};
+use super::part::{
+    BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, push, stress_ng_base,
+};
 
 static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -23,7 +25,7 @@ static OPTIONS: &[OptionDef] = &[
     },
 ];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let w = v.workers(ctx).to_string();
     let mut argv = stress_ng_base(ctx);
     push(

@@ -39,7 +39,7 @@ impl SupervisorLink {
         let oom = match OomGuard::protect() {
             Ok(g) => Some(g),
             Err(w) => {
-                warnings.push(w);
+                warnings.push(w.to_string());
                 None
             }
         };

@@ -3,7 +3,9 @@
 //! shootdowns and memory bandwidth contention: the disturbances that reach
 //! a real-time thread through the memory system.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, push, stress_ng_base};
+use super::part::{
+    BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, push, stress_ng_base,
+};
 
 static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -26,7 +28,7 @@ static OPTIONS: &[OptionDef] = &[
     },
 ];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let mut argv = stress_ng_base(ctx);
     push(
         &mut argv,

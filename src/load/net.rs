@@ -4,7 +4,9 @@
 //! machine. Ports are chosen per rtscope process so two loads never
 //! fight over one.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, push, stress_ng_base};
+use super::part::{
+    BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, push, stress_ng_base,
+};
 
 static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -21,15 +23,22 @@ static OPTIONS: &[OptionDef] = &[
     },
 ];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let w = v.workers(ctx);
     let base = match v.count("port") {
         0 => ctx.port_base as u64,
-        p if p < 1024 => return Err(format!("net: port {p} is privileged: use 1024 or above")),
+        p if p < 1024 => {
+            return Err(ValueError(format!(
+                "net: port {p} is privileged: use 1024 or above"
+            )));
+        }
         p => p,
     };
     if base + 2 * w > 65535 {
-        return Err(format!("net: ports {base}..{} do not exist", base + 2 * w));
+        return Err(ValueError(format!(
+            "net: ports {base}..{} do not exist",
+            base + 2 * w
+        )));
     }
     let mut argv = stress_ng_base(ctx);
     push(

@@ -25,25 +25,35 @@ pub struct OomGuard {
     original: i32,
 }
 
+/// Why rtscope could not protect itself from the OOM killer (a warning:
+/// the load still starts).
+#[derive(Debug, thiserror::Error)]
+pub enum OomError {
+    #[error("{PATH} is not readable")]
+    Unreadable,
+    #[error(
+        "rtscope could not set its oom_score_adj to {PROTECTED} ({0}: needs CAP_SYS_RESOURCE); load processes still get +1000, so the OOM killer picks them first"
+    )]
+    Refused(std::io::Error),
+    #[error(
+        "{PATH} reads {0:?} after writing {PROTECTED}: rtscope is not protected from the OOM killer"
+    )]
+    NotTaken(Option<i32>),
+}
+
 impl OomGuard {
     /// Protect this process. Returns the guard, or why it could not.
-    pub fn protect() -> Result<OomGuard, String> {
-        let original = read().ok_or_else(|| format!("{PATH} is not readable"))?;
+    pub fn protect() -> Result<OomGuard, OomError> {
+        let original = read().ok_or(OomError::Unreadable)?;
         if original == PROTECTED {
             return Ok(OomGuard { original });
         }
-        write(PROTECTED).map_err(|e| {
-            format!(
-                "rtscope could not set its oom_score_adj to {PROTECTED} ({e}: needs CAP_SYS_RESOURCE); load processes still get +1000, so the OOM killer picks them first"
-            )
-        })?;
+        write(PROTECTED).map_err(OomError::Refused)?;
         match read() {
             Some(PROTECTED) => Ok(OomGuard { original }),
             other => {
                 let _ = write(original);
-                Err(format!(
-                    "{PATH} reads {other:?} after writing {PROTECTED}: rtscope is not protected from the OOM killer"
-                ))
+                Err(OomError::NotTaken(other))
             }
         }
     }

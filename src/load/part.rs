@@ -9,6 +9,56 @@
 use crate::units::parse_time_ns;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use thiserror::Error;
+
+/// Why a value was refused: one option's value, a part's values taken
+/// together (a part's `build`), a schedule, or an adjustment of a profile.
+/// Worded for people (what is wrong, what is allowed); callers add where.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct ValueError(pub(crate) String);
+
+impl From<String> for ValueError {
+    fn from(why: String) -> ValueError {
+        ValueError(why)
+    }
+}
+
+impl From<&str> for ValueError {
+    fn from(why: &str) -> ValueError {
+        ValueError(why.to_string())
+    }
+}
+
+/// Why a part's options were refused ([`Part::check`]).
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum OptionError {
+    #[error("load '{part}' has no option '{option}' (options: {options})")]
+    Unknown {
+        part: &'static str,
+        option: String,
+        options: String,
+    },
+    #[error("load '{part}', option '{option}': {reason}")]
+    Value {
+        part: &'static str,
+        option: &'static str,
+        reason: ValueError,
+    },
+    #[error("built-in default of {part}.{option}: {reason}")]
+    Default {
+        part: &'static str,
+        option: &'static str,
+        reason: ValueError,
+    },
+    #[error("load '{part}' needs option '{option}' ({kind}: {help})")]
+    Missing {
+        part: &'static str,
+        option: &'static str,
+        kind: String,
+        help: &'static str,
+    },
+}
 
 /// An external program a part needs, and the Debian package holding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +208,7 @@ pub struct Part {
     pub realtime: bool,
     pub options: &'static [OptionDef],
     /// The command line for these values.
-    pub build: fn(&Values, &BuildCtx) -> Result<Vec<String>, String>,
+    pub build: fn(&Values, &BuildCtx) -> Result<Vec<String>, ValueError>,
 }
 
 impl std::fmt::Debug for Part {
@@ -174,31 +224,38 @@ impl Part {
 
     /// Check raw values (`name -> raw`) against the options, filling in
     /// defaults. Errors name the part, the option and what is allowed.
-    pub fn check(&self, raw: &BTreeMap<String, Raw>) -> Result<Values, String> {
+    pub fn check(&self, raw: &BTreeMap<String, Raw>) -> Result<Values, OptionError> {
         let mut out = BTreeMap::new();
         for (k, _) in raw.iter() {
             if self.option(k).is_none() {
-                return Err(format!(
-                    "load '{}' has no option '{k}' (options: {})",
-                    self.name,
-                    self.option_names()
-                ));
+                return Err(OptionError::Unknown {
+                    part: self.name,
+                    option: k.clone(),
+                    options: self.option_names(),
+                });
             }
         }
         for o in self.options {
             let v = match (raw.get(o.name), o.default) {
-                (Some(r), _) => parse_value(o, r)
-                    .map_err(|e| format!("load '{}', option '{}': {e}", self.name, o.name))?,
-                (None, Some(d)) => parse_value(o, &Raw::Text(d.to_string()))
-                    .map_err(|e| format!("built-in default of {}.{}: {e}", self.name, o.name))?,
+                (Some(r), _) => parse_value(o, r).map_err(|reason| OptionError::Value {
+                    part: self.name,
+                    option: o.name,
+                    reason,
+                })?,
+                (None, Some(d)) => parse_value(o, &Raw::Text(d.to_string())).map_err(|reason| {
+                    OptionError::Default {
+                        part: self.name,
+                        option: o.name,
+                        reason,
+                    }
+                })?,
                 (None, None) => {
-                    return Err(format!(
-                        "load '{}' needs option '{}' ({}: {})",
-                        self.name,
-                        o.name,
-                        o.kind.describe(),
-                        o.help
-                    ));
+                    return Err(OptionError::Missing {
+                        part: self.name,
+                        option: o.name,
+                        kind: o.kind.describe(),
+                        help: o.help,
+                    });
                 }
             };
             out.insert(o.name.to_string(), v);
@@ -230,7 +287,7 @@ pub enum Raw {
 
 impl Raw {
     /// From a TOML value; tables and floats are refused.
-    pub fn from_toml(v: &toml::Value) -> Result<Raw, String> {
+    pub fn from_toml(v: &toml::Value) -> Result<Raw, ValueError> {
         Ok(match v {
             toml::Value::String(s) => Raw::Text(s.clone()),
             toml::Value::Integer(i) => Raw::Int(*i),
@@ -241,11 +298,11 @@ impl Raw {
                     .map(Raw::from_toml)
                     .collect::<Result<Vec<_>, _>>()?,
             ),
-            other => return Err(format!("unsupported value {other}")),
+            other => return Err(ValueError(format!("unsupported value {other}"))),
         })
     }
 
-    pub(super) fn as_text(&self) -> Result<String, String> {
+    pub(super) fn as_text(&self) -> Result<String, ValueError> {
         match self {
             Raw::Text(s) => Ok(s.trim().to_string()),
             Raw::Int(i) => Ok(i.to_string()),
@@ -255,7 +312,7 @@ impl Raw {
         }
     }
 
-    fn as_list(&self) -> Result<Vec<String>, String> {
+    fn as_list(&self) -> Result<Vec<String>, ValueError> {
         match self {
             Raw::List(items) => items.iter().map(|i| i.as_text()).collect(),
             Raw::Text(s) => Ok(s
@@ -269,15 +326,15 @@ impl Raw {
 }
 
 /// Parse a time that must carry a unit (`17ms`, `2s`, `1m30s`).
-pub fn parse_time_with_unit(text: &str) -> Result<u64, String> {
+pub fn parse_time_with_unit(text: &str) -> Result<u64, ValueError> {
     let t = text.trim();
     if t.is_empty() || !t.ends_with(|c: char| c.is_ascii_alphabetic()) {
-        return Err(format!("'{t}' needs a unit, e.g. 17ms, 2s, 1m"));
+        return Err(ValueError(format!("'{t}' needs a unit, e.g. 17ms, 2s, 1m")));
     }
-    parse_time_ns(t, 1).map_err(|e| e.to_string())
+    parse_time_ns(t, 1).map_err(|e| ValueError(e.to_string()))
 }
 
-fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, String> {
+fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, ValueError> {
     match o.kind {
         Kind::Count { min, max } => {
             let t = raw.as_text()?;
@@ -285,7 +342,7 @@ fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, String> {
                 .parse()
                 .map_err(|_| format!("'{t}' is not a whole number"))?;
             if v < min || v > max {
-                return Err(format!("{v} is outside {min}-{max}"));
+                return Err(ValueError(format!("{v} is outside {min}-{max}")));
             }
             Ok(Value::Count(v))
         }
@@ -293,7 +350,7 @@ fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, String> {
             let t = raw.as_text()?;
             let v = parse_time_with_unit(&t)?;
             if v < min_ns || v > max_ns {
-                return Err(format!("{t} is outside {}", o.kind.describe()));
+                return Err(ValueError(format!("{t} is outside {}", o.kind.describe())));
             }
             Ok(Value::Duration(v))
         }
@@ -304,12 +361,12 @@ fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, String> {
                 && num.chars().all(|c| c.is_ascii_digit())
                 && matches!(unit, "" | "b" | "k" | "m" | "g" | "%");
             if !ok || num.parse::<u64>().map(|n| n == 0).unwrap_or(true) {
-                return Err(format!(
+                return Err(ValueError(format!(
                     "'{t}' is not a size: use a number with b, k, m or g, or a percentage (e.g. 256m, 10%)"
-                ));
+                )));
             }
             if unit == "%" && num.parse::<u64>().unwrap_or(101) > 100 {
-                return Err(format!("'{t}' is more than 100%"));
+                return Err(ValueError(format!("'{t}' is more than 100%")));
             }
             Ok(Value::Text(t))
         }
@@ -318,13 +375,13 @@ fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, String> {
             other => match other.as_text()?.as_str() {
                 "true" | "yes" | "on" | "1" => Ok(Value::Flag(true)),
                 "false" | "no" | "off" | "0" => Ok(Value::Flag(false)),
-                t => Err(format!("'{t}' is not true or false")),
+                t => Err(ValueError(format!("'{t}' is not true or false"))),
             },
         },
         Kind::Text => {
             let t = raw.as_text()?;
             if t.is_empty() || t.contains(char::is_whitespace) {
-                return Err(format!("'{t}' must be one word"));
+                return Err(ValueError(format!("'{t}' must be one word")));
             }
             Ok(Value::Text(t))
         }
@@ -337,7 +394,7 @@ fn parse_value(o: &OptionDef, raw: &Raw) -> Result<Value, String> {
             for w in words {
                 let p: i32 = w.parse().map_err(|_| format!("'{w}' is not a priority"))?;
                 if !(1..=99).contains(&p) {
-                    return Err(format!("priority {p} is outside 1-99"));
+                    return Err(ValueError(format!("priority {p} is outside 1-99")));
                 }
                 prios.push(p);
             }
@@ -419,7 +476,7 @@ mod tests {
         },
     ];
 
-    fn build(_: &Values, _: &BuildCtx) -> Result<Vec<String>, String> {
+    fn build(_: &Values, _: &BuildCtx) -> Result<Vec<String>, ValueError> {
         Ok(vec![])
     }
 
@@ -462,21 +519,30 @@ mod tests {
 
     #[test]
     fn bad_values_say_what_is_allowed() {
-        let e = PART.check(&raw(&[("workers", Raw::Int(65))])).unwrap_err();
+        let e = PART
+            .check(&raw(&[("workers", Raw::Int(65))]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("outside 0-64"), "{e}");
         let e = PART
             .check(&raw(&[("busy", Raw::Text("17".into()))]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("needs a unit"), "{e}");
         let e = PART
             .check(&raw(&[("prio", Raw::Text("60,100".into()))]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("outside 1-99"), "{e}");
         let e = PART
             .check(&raw(&[("bytes", Raw::Text("12q".into()))]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a size"), "{e}");
-        let e = PART.check(&raw(&[("nope", Raw::Int(1))])).unwrap_err();
+        let e = PART
+            .check(&raw(&[("nope", Raw::Int(1))]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("no option 'nope'") && e.contains("workers, busy"),
             "{e}"

@@ -8,7 +8,7 @@
 //! file and a random seed.
 
 use super::part::{BuildCtx, Tool};
-use super::profile::{Profile, ProfileError, split_spec};
+use super::profile::{Profile, ProfileError, ProfilePart, split_spec};
 use super::schedule::{self, PartSchedule};
 use crate::units::{fmt_duration, format_cpu_list};
 use serde::{Deserialize, Serialize};
@@ -167,9 +167,10 @@ pub fn profile_of(req: &LoadRequest) -> Result<Profile, LoadError> {
         ),
         (None, None) => return Err(LoadError::Ambiguous),
     };
-    profile
-        .adjust(&items)
-        .map_err(|message| LoadError::Options { spec, message })?;
+    profile.adjust(&items).map_err(|e| LoadError::Options {
+        spec,
+        message: e.to_string(),
+    })?;
     Ok(profile)
 }
 
@@ -207,38 +208,8 @@ pub fn prepare(
     owner_pid: i32,
 ) -> Result<LoadPlan, LoadError> {
     let profile = profile_of(req)?;
-    let cpus = match &req.cpus {
-        Some(c) => {
-            if let Some(bad) = c.iter().find(|c| !allowed_cpus.contains(c)) {
-                return Err(LoadError::Cpus {
-                    cpus: format_cpu_list(c),
-                    message: format!(
-                        "CPU {bad} is not online or not allowed for this process (allowed: {})",
-                        format_cpu_list(allowed_cpus)
-                    ),
-                });
-            }
-            if c.is_empty() {
-                return Err(LoadError::Cpus {
-                    cpus: String::new(),
-                    message: "no CPU given".into(),
-                });
-            }
-            c.clone()
-        }
-        None => allowed_cpus.to_vec(),
-    };
-    let base = req
-        .dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_SCRATCH_BASE));
-    if !base.is_dir() {
-        return Err(LoadError::Dir {
-            dir: base.display().to_string(),
-            message: "is not a directory: give an existing directory on the disk to load".into(),
-        });
-    }
-    let base = std::fs::canonicalize(&base).unwrap_or(base);
+    let cpus = load_cpus(req, allowed_cpus)?;
+    let base = scratch_base(req)?;
     let name = format!("{}{owner_pid}", super::cgroup::PREFIX);
     let ctx = BuildCtx {
         cpus: cpus.clone(),
@@ -260,50 +231,12 @@ pub fn prepare(
         .clone()
         .or_else(|| req.file.as_ref().map(|f| f.display().to_string()))
         .unwrap_or_default();
-    let mut parts = Vec::new();
-    for (p, sched) in profile.parts.iter().zip(schedules) {
-        let values = p
-            .load
-            .check(&p.options)
-            .map_err(|message| LoadError::Options {
-                spec: spec.clone(),
-                message: format!("part '{}': {message}", p.name),
-            })?;
-        let argv = (p.load.build)(&values, &ctx).map_err(|message| LoadError::Options {
-            spec: spec.clone(),
-            message: format!("part '{}': {message}", p.name),
-        })?;
-        if let Some(Tool { program, package }) = p.load.tool
-            && find_program(program).is_none()
-        {
-            return Err(LoadError::MissingTool {
-                program,
-                package,
-                part: p.name.clone(),
-            });
-        }
-        if p.load.tool.is_none() && p.load.name == "command" {
-            let prog = &argv[0];
-            let found = if prog.contains('/') {
-                is_executable(Path::new(prog))
-            } else {
-                find_program(prog).is_some()
-            };
-            if !found {
-                return Err(LoadError::Options {
-                    spec: spec.clone(),
-                    message: format!("part '{}': program '{prog}' not found in PATH", p.name),
-                });
-            }
-        }
-        parts.push(PartPlan {
-            name: p.name.clone(),
-            load: p.load.name.to_string(),
-            argv,
-            realtime: p.load.realtime,
-            schedule: sched,
-        });
-    }
+    let parts = profile
+        .parts
+        .iter()
+        .zip(schedules)
+        .map(|(p, sched)| plan_part(p, sched, &ctx, &spec))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(LoadPlan {
         profile: profile.name.clone(),
         seed,
@@ -312,6 +245,90 @@ pub fn prepare(
         cgroup_name: name,
         nice: 0,
         parts,
+    })
+}
+
+/// The CPUs the load runs on: `--load-cpus`, each of them allowed, or
+/// every allowed CPU.
+fn load_cpus(req: &LoadRequest, allowed_cpus: &[usize]) -> Result<Vec<usize>, LoadError> {
+    let Some(c) = &req.cpus else {
+        return Ok(allowed_cpus.to_vec());
+    };
+    if let Some(bad) = c.iter().find(|c| !allowed_cpus.contains(c)) {
+        return Err(LoadError::Cpus {
+            cpus: format_cpu_list(c),
+            message: format!(
+                "CPU {bad} is not online or not allowed for this process (allowed: {})",
+                format_cpu_list(allowed_cpus)
+            ),
+        });
+    }
+    if c.is_empty() {
+        return Err(LoadError::Cpus {
+            cpus: String::new(),
+            message: "no CPU given".into(),
+        });
+    }
+    Ok(c.clone())
+}
+
+/// The existing directory the load's scratch directory goes under.
+fn scratch_base(req: &LoadRequest) -> Result<PathBuf, LoadError> {
+    let base = req
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_SCRATCH_BASE));
+    if !base.is_dir() {
+        return Err(LoadError::Dir {
+            dir: base.display().to_string(),
+            message: "is not a directory: give an existing directory on the disk to load".into(),
+        });
+    }
+    Ok(std::fs::canonicalize(&base).unwrap_or(base))
+}
+
+/// One part's command line, checked, with its program found.
+fn plan_part(
+    p: &ProfilePart,
+    schedule: PartSchedule,
+    ctx: &BuildCtx,
+    spec: &str,
+) -> Result<PartPlan, LoadError> {
+    let refused = |message: String| LoadError::Options {
+        spec: spec.to_string(),
+        message: format!("part '{}': {message}", p.name),
+    };
+    let values = p
+        .load
+        .check(&p.options)
+        .map_err(|e| refused(e.to_string()))?;
+    let argv = (p.load.build)(&values, ctx).map_err(|e| refused(e.to_string()))?;
+    if let Some(Tool { program, package }) = p.load.tool
+        && find_program(program).is_none()
+    {
+        return Err(LoadError::MissingTool {
+            program,
+            package,
+            part: p.name.clone(),
+        });
+    }
+    if p.load.tool.is_none() && p.load.name == "command" {
+        let prog = &argv[0];
+        let found = if prog.contains('/') {
+            is_executable(Path::new(prog))
+        } else {
+            find_program(prog).is_some()
+        };
+        if !found {
+            return Err(refused(format!("program '{prog}' not found in PATH")));
+        }
+    }
+    Ok(PartPlan {
+        name: p.name.clone(),
+        load: p.load.name.to_string(),
+        argv,
+        realtime: p.load.realtime,
+        schedule,
     })
 }
 

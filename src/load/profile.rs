@@ -19,7 +19,7 @@
 //!
 //! Pure: reads no file except the one it is given.
 
-use super::part::{Part, Raw, parse_time_with_unit};
+use super::part::{Part, Raw, ValueError, parse_time_with_unit};
 use super::schedule::Rhythm;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -103,7 +103,7 @@ impl RhythmOverride {
     }
 
     /// Set one schedule key; `Ok(false)`: not a schedule key.
-    fn set(&mut self, key: &str, raw: &Raw) -> Result<bool, String> {
+    fn set(&mut self, key: &str, raw: &Raw) -> Result<bool, ValueError> {
         // A list is the only value with no text.
         let text = || {
             raw.as_text()
@@ -116,7 +116,7 @@ impl RhythmOverride {
                     _ => match text()?.as_str() {
                         "true" | "yes" | "on" => true,
                         "false" | "no" | "off" => false,
-                        t => return Err(format!("{key}: '{t}' is not true or false")),
+                        t => return Err(ValueError(format!("{key}: '{t}' is not true or false"))),
                     },
                 };
                 self.steady = Some(if key == "steady" { v } else { !v });
@@ -145,7 +145,7 @@ impl RhythmOverride {
 const SCHEDULE_KEYS: &[&str] = &["steady", "bursts", "period", "spread", "active"];
 
 /// `"15s-25s"`, `"15s..25s"` or `"20s"`.
-pub fn parse_active(text: &str) -> Result<(u64, u64), String> {
+pub fn parse_active(text: &str) -> Result<(u64, u64), ValueError> {
     let t = text.trim();
     let (lo, hi) = match t.split_once("..").or_else(|| t.split_once('-')) {
         Some((a, b)) => (parse_time_with_unit(a)?, parse_time_with_unit(b)?),
@@ -155,9 +155,9 @@ pub fn parse_active(text: &str) -> Result<(u64, u64), String> {
         }
     };
     if lo == 0 || lo > hi {
-        return Err(format!(
+        return Err(ValueError(format!(
             "active '{t}': use a time or a range lo-hi with 0 < lo <= hi"
-        ));
+        )));
     }
     Ok((lo, hi))
 }
@@ -216,125 +216,40 @@ impl Profile {
 
     /// Parse TOML `text`; `default_name` is used when it has no `name`.
     pub fn parse(text: &str, default_name: &str, source: &str) -> Result<Profile, ProfileError> {
-        let bad = |message: String| ProfileError::Invalid {
-            source_name: source.to_string(),
-            message,
-        };
+        let src = Source(source);
         let table: toml::Table = text
             .parse()
-            .map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
+            .map_err(|e: toml::de::Error| src.bad(e.message().to_string()))?;
         for key in table.keys() {
             if !["name", "about", "schedule", "part"].contains(&key.as_str()) {
-                return Err(bad(format!(
+                return Err(src.bad(format!(
                     "unknown key '{key}' (a profile has name, about, [schedule] and [[part]])"
                 )));
             }
         }
-        let text_of =
-            |v: Option<&toml::Value>, what: &str| -> Result<Option<String>, ProfileError> {
-                match v {
-                    None => Ok(None),
-                    Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(bad(format!("'{what}' must be a string"))),
-                }
-            };
-        let name = text_of(table.get("name"), "name")?.unwrap_or_else(|| default_name.to_string());
+        let name = src
+            .text_of(table.get("name"), "name")?
+            .unwrap_or_else(|| default_name.to_string());
         if name.is_empty() || name.contains([':', ' ']) {
-            return Err(bad(format!(
+            return Err(src.bad(format!(
                 "profile name '{name}' must be one word without ':'"
             )));
         }
-        let about = text_of(table.get("about"), "about")?.unwrap_or_default();
-        let mut top = RhythmOverride::default();
-        if let Some(s) = table.get("schedule") {
-            let s = s
-                .as_table()
-                .ok_or_else(|| bad("[schedule] must be a table".into()))?;
-            for (k, v) in s {
-                let raw = Raw::from_toml(v).map_err(|e| bad(format!("schedule.{k}: {e}")))?;
-                if k == "bursts" || !top.set(k, &raw).map_err(|e| bad(format!("schedule.{e}")))? {
-                    return Err(bad(format!(
-                        "unknown schedule key '{k}' (use steady, period, spread, active)"
-                    )));
-                }
-            }
-        }
-        let rhythm = top.apply(Rhythm::SEEDS);
+        let about = src
+            .text_of(table.get("about"), "about")?
+            .unwrap_or_default();
+        let rhythm = src.schedule(table.get("schedule"))?.apply(Rhythm::SEEDS);
         let parts_v = table
             .get("part")
             .and_then(|p| p.as_array())
-            .ok_or_else(|| bad("a profile needs at least one [[part]]".into()))?;
+            .ok_or_else(|| src.bad("a profile needs at least one [[part]]".into()))?;
         if parts_v.is_empty() {
-            return Err(bad("a profile needs at least one [[part]]".into()));
+            return Err(src.bad("a profile needs at least one [[part]]".into()));
         }
         let mut parts: Vec<ProfilePart> = Vec::new();
         for (i, p) in parts_v.iter().enumerate() {
-            let t = p
-                .as_table()
-                .ok_or_else(|| bad(format!("part {} must be a table ([[part]])", i + 1)))?;
-            let load_name = match t.get("load") {
-                Some(toml::Value::String(s)) => s.clone(),
-                _ => {
-                    return Err(bad(format!(
-                        "part {} needs load = \"...\" (one of {})",
-                        i + 1,
-                        super::part_names()
-                    )));
-                }
-            };
-            let load = super::find_part(&load_name).ok_or_else(|| {
-                bad(format!(
-                    "part {}: unknown load '{load_name}' (use one of {})",
-                    i + 1,
-                    super::part_names()
-                ))
-            })?;
-            let pname = text_of(t.get("name"), "name")?.unwrap_or_else(|| load_name.clone());
-            if pname.is_empty() || pname.contains([':', '.', ' ', '=']) {
-                return Err(bad(format!(
-                    "part name '{pname}' must be one word without ':', '.', '='"
-                )));
-            }
-            if parts.iter().any(|q| q.name == pname) {
-                return Err(bad(format!(
-                    "two parts are named '{pname}': give one a name = \"...\""
-                )));
-            }
-            let mut options = BTreeMap::new();
-            let mut rh = RhythmOverride::default();
-            for (k, v) in t {
-                if k == "load" || k == "name" {
-                    continue;
-                }
-                let raw =
-                    Raw::from_toml(v).map_err(|e| bad(format!("part '{pname}', {k}: {e}")))?;
-                if k != "bursts"
-                    && rh
-                        .set(k, &raw)
-                        .map_err(|e| bad(format!("part '{pname}', {e}")))?
-                {
-                    continue;
-                }
-                if load.option(k).is_none() {
-                    return Err(bad(format!(
-                        "part '{pname}': load '{load_name}' has no option '{k}' (options: {}; schedule: steady, period, spread, active)",
-                        load.option_names()
-                    )));
-                }
-                options.insert(k.clone(), raw);
-            }
-            // Check the options now, so a bad file fails before anything runs.
-            load.check(&options)
-                .map_err(|e| bad(format!("part '{pname}': {e}")))?;
-            rh.apply(rhythm)
-                .check()
-                .map_err(|e| bad(format!("part '{pname}': {e}")))?;
-            parts.push(ProfilePart {
-                name: pname,
-                load,
-                options,
-                rhythm: rh,
-            });
+            let part = src.part(i, p, rhythm, &parts)?;
+            parts.push(part);
         }
         Ok(Profile {
             name,
@@ -347,74 +262,11 @@ impl Profile {
 
     /// Apply command-line adjustments (`steady`, `period=4s`,
     /// `cpu.workers=2`, `workers=1`, `seed=7`).
-    pub fn adjust(&mut self, items: &[&str]) -> Result<(), String> {
+    pub fn adjust(&mut self, items: &[&str]) -> Result<(), ValueError> {
         for item in items {
             let item = item.trim();
-            if item.is_empty() {
-                continue;
-            }
-            let (key, raw) = match item.split_once('=') {
-                Some((k, v)) => (k.trim(), Raw::Text(v.trim().to_string())),
-                None => (item, Raw::Bool(true)),
-            };
-            let (target, key) = match key.split_once('.') {
-                Some((p, k)) => (Some(p), k),
-                None => (None, key),
-            };
-            if target.is_none() && key == "seed" {
-                let Raw::Text(t) = &raw else {
-                    return Err("seed needs a value: seed=N".into());
-                };
-                self.seed = Some(
-                    t.parse()
-                        .map_err(|_| format!("seed '{t}' is not a whole number"))?,
-                );
-                continue;
-            }
-            if SCHEDULE_KEYS.contains(&key) {
-                let mut o = RhythmOverride::default();
-                o.set(key, &raw)?;
-                match target {
-                    None => {
-                        self.rhythm = o.apply(self.rhythm);
-                        for p in &mut self.parts {
-                            p.rhythm.merge(&o);
-                        }
-                    }
-                    Some(t) => self.part_mut(t)?.rhythm.merge(&o),
-                }
-                continue;
-            }
-            let mut hit = false;
-            for p in &mut self.parts {
-                if target.is_some_and(|t| t != p.name) {
-                    continue;
-                }
-                if p.load.option(key).is_some() {
-                    p.options.insert(key.to_string(), raw.clone());
-                    hit = true;
-                } else if target.is_some() {
-                    return Err(format!(
-                        "part '{}' (load '{}') has no option '{key}' (options: {}; schedule: steady, bursts, period, spread, active)",
-                        p.name,
-                        p.load.name,
-                        p.load.option_names()
-                    ));
-                }
-            }
-            if let Some(t) = target {
-                self.part_mut(t)?;
-            }
-            if !hit {
-                return Err(format!(
-                    "no part of profile '{}' has an option '{key}' (profile options: steady, bursts, period, spread, active, seed; parts: {})",
-                    self.name,
-                    self.parts
-                        .iter()
-                        .map(|p| format!("{} ({})", p.name, p.load.option_names()))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ));
+            if !item.is_empty() {
+                self.adjust_one(item)?;
             }
         }
         for p in &self.parts {
@@ -429,7 +281,76 @@ impl Profile {
         Ok(())
     }
 
-    fn part_mut(&mut self, name: &str) -> Result<&mut ProfilePart, String> {
+    /// One adjustment: `seed=N`, a schedule key (of the profile or of
+    /// one part), or an option (of every part that has it, or of one).
+    fn adjust_one(&mut self, item: &str) -> Result<(), ValueError> {
+        let (key, raw) = match item.split_once('=') {
+            Some((k, v)) => (k.trim(), Raw::Text(v.trim().to_string())),
+            None => (item, Raw::Bool(true)),
+        };
+        let (target, key) = match key.split_once('.') {
+            Some((p, k)) => (Some(p), k),
+            None => (None, key),
+        };
+        if target.is_none() && key == "seed" {
+            let Raw::Text(t) = &raw else {
+                return Err("seed needs a value: seed=N".into());
+            };
+            self.seed = Some(
+                t.parse()
+                    .map_err(|_| format!("seed '{t}' is not a whole number"))?,
+            );
+            return Ok(());
+        }
+        if SCHEDULE_KEYS.contains(&key) {
+            let mut o = RhythmOverride::default();
+            o.set(key, &raw)?;
+            match target {
+                None => {
+                    self.rhythm = o.apply(self.rhythm);
+                    for p in &mut self.parts {
+                        p.rhythm.merge(&o);
+                    }
+                }
+                Some(t) => self.part_mut(t)?.rhythm.merge(&o),
+            }
+            return Ok(());
+        }
+        let mut hit = false;
+        for p in &mut self.parts {
+            if target.is_some_and(|t| t != p.name) {
+                continue;
+            }
+            if p.load.option(key).is_some() {
+                p.options.insert(key.to_string(), raw.clone());
+                hit = true;
+            } else if target.is_some() {
+                return Err(ValueError(format!(
+                    "part '{}' (load '{}') has no option '{key}' (options: {}; schedule: steady, bursts, period, spread, active)",
+                    p.name,
+                    p.load.name,
+                    p.load.option_names()
+                )));
+            }
+        }
+        if let Some(t) = target {
+            self.part_mut(t)?;
+        }
+        if !hit {
+            return Err(ValueError(format!(
+                "no part of profile '{}' has an option '{key}' (profile options: steady, bursts, period, spread, active, seed; parts: {})",
+                self.name,
+                self.parts
+                    .iter()
+                    .map(|p| format!("{} ({})", p.name, p.load.option_names()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )));
+        }
+        Ok(())
+    }
+
+    fn part_mut(&mut self, name: &str) -> Result<&mut ProfilePart, ValueError> {
         let names = self
             .parts
             .iter()
@@ -439,7 +360,132 @@ impl Profile {
         self.parts
             .iter_mut()
             .find(|p| p.name == name)
-            .ok_or_else(|| format!("profile has no part '{name}' (parts: {names})"))
+            .ok_or_else(|| ValueError(format!("profile has no part '{name}' (parts: {names})")))
+    }
+}
+
+/// Where a profile being parsed comes from, for its error messages.
+struct Source<'a>(&'a str);
+
+impl Source<'_> {
+    fn bad(&self, message: String) -> ProfileError {
+        ProfileError::Invalid {
+            source_name: self.0.to_string(),
+            message,
+        }
+    }
+
+    /// An optional string value.
+    fn text_of(&self, v: Option<&toml::Value>, what: &str) -> Result<Option<String>, ProfileError> {
+        match v {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.bad(format!("'{what}' must be a string"))),
+        }
+    }
+
+    /// The profile's `[schedule]` table.
+    fn schedule(&self, v: Option<&toml::Value>) -> Result<RhythmOverride, ProfileError> {
+        let mut top = RhythmOverride::default();
+        let Some(s) = v else {
+            return Ok(top);
+        };
+        let s = s
+            .as_table()
+            .ok_or_else(|| self.bad("[schedule] must be a table".into()))?;
+        for (k, v) in s {
+            let raw = Raw::from_toml(v).map_err(|e| self.bad(format!("schedule.{k}: {e}")))?;
+            if k == "bursts"
+                || !top
+                    .set(k, &raw)
+                    .map_err(|e| self.bad(format!("schedule.{e}")))?
+            {
+                return Err(self.bad(format!(
+                    "unknown schedule key '{k}' (use steady, period, spread, active)"
+                )));
+            }
+        }
+        Ok(top)
+    }
+
+    /// Part `i` (a `[[part]]` table), its options checked against its
+    /// load and its schedule against the profile's `rhythm`; its name
+    /// not one of the parts `before` it.
+    fn part(
+        &self,
+        i: usize,
+        p: &toml::Value,
+        rhythm: Rhythm,
+        before: &[ProfilePart],
+    ) -> Result<ProfilePart, ProfileError> {
+        let t = p
+            .as_table()
+            .ok_or_else(|| self.bad(format!("part {} must be a table ([[part]])", i + 1)))?;
+        let load_name = match t.get("load") {
+            Some(toml::Value::String(s)) => s.clone(),
+            _ => {
+                return Err(self.bad(format!(
+                    "part {} needs load = \"...\" (one of {})",
+                    i + 1,
+                    super::part_names()
+                )));
+            }
+        };
+        let load = super::find_part(&load_name).ok_or_else(|| {
+            self.bad(format!(
+                "part {}: unknown load '{load_name}' (use one of {})",
+                i + 1,
+                super::part_names()
+            ))
+        })?;
+        let pname = self
+            .text_of(t.get("name"), "name")?
+            .unwrap_or_else(|| load_name.clone());
+        if pname.is_empty() || pname.contains([':', '.', ' ', '=']) {
+            return Err(self.bad(format!(
+                "part name '{pname}' must be one word without ':', '.', '='"
+            )));
+        }
+        if before.iter().any(|q| q.name == pname) {
+            return Err(self.bad(format!(
+                "two parts are named '{pname}': give one a name = \"...\""
+            )));
+        }
+        let mut options = BTreeMap::new();
+        let mut rh = RhythmOverride::default();
+        for (k, v) in t {
+            if k == "load" || k == "name" {
+                continue;
+            }
+            let raw =
+                Raw::from_toml(v).map_err(|e| self.bad(format!("part '{pname}', {k}: {e}")))?;
+            if k != "bursts"
+                && rh
+                    .set(k, &raw)
+                    .map_err(|e| self.bad(format!("part '{pname}', {e}")))?
+            {
+                continue;
+            }
+            if load.option(k).is_none() {
+                return Err(self.bad(format!(
+                    "part '{pname}': load '{load_name}' has no option '{k}' (options: {}; schedule: steady, period, spread, active)",
+                    load.option_names()
+                )));
+            }
+            options.insert(k.clone(), raw);
+        }
+        // Check the options now, so a bad file fails before anything runs.
+        load.check(&options)
+            .map_err(|e| self.bad(format!("part '{pname}': {e}")))?;
+        rh.apply(rhythm)
+            .check()
+            .map_err(|e| self.bad(format!("part '{pname}': {e}")))?;
+        Ok(ProfilePart {
+            name: pname,
+            load,
+            options,
+            rhythm: rh,
+        })
     }
 }
 
@@ -532,19 +578,19 @@ mod tests {
         let _ = p;
 
         let mut p = Profile::builtin("cpu").unwrap();
-        let e = p.adjust(&["prio=50"]).unwrap_err();
+        let e = p.adjust(&["prio=50"]).unwrap_err().to_string();
         assert!(
             e.contains("no part of profile 'cpu' has an option 'prio'"),
             "{e}"
         );
-        let e = p.adjust(&["nosuch.workers=1"]).unwrap_err();
+        let e = p.adjust(&["nosuch.workers=1"]).unwrap_err().to_string();
         assert!(e.contains("no part 'nosuch'"), "{e}");
-        let e = p.adjust(&["workers=many"]).unwrap_err();
+        let e = p.adjust(&["workers=many"]).unwrap_err().to_string();
         assert!(e.contains("not a whole number"), "{e}");
-        let e = p.adjust(&["period=10"]).unwrap_err();
+        let e = p.adjust(&["period=10"]).unwrap_err().to_string();
         assert!(e.contains("needs a unit"), "{e}");
         let mut p = Profile::builtin("cpu").unwrap();
-        let e = p.adjust(&["active=29s-30s"]).unwrap_err();
+        let e = p.adjust(&["active=29s-30s"]).unwrap_err().to_string();
         assert!(e.contains("does not leave a rest"), "{e}");
     }
 

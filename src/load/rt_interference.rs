@@ -14,7 +14,7 @@
 //! lives in the load's process group like every other part, and ends with
 //! it. Must never run on the measuring process.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, Values};
+use super::part::{BuildCtx, Kind, OptionDef, Part, ValueError, Values};
 use crate::sys::clock::{self, Clock};
 use crate::sys::{mem, sched};
 use crate::units::{fmt_duration, format_cpu_list};
@@ -49,7 +49,7 @@ static OPTIONS: &[OptionDef] = &[
 /// The hidden subcommand that runs the threads.
 pub const SUBCOMMAND: &str = "__rt-interference";
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let prios = v.priorities("prio");
     let (busy, sleep) = (v.duration_ns("busy"), v.duration_ns("sleep"));
     Ok(vec![
@@ -99,14 +99,20 @@ pub fn phase_ns(j: usize, n: usize, period_ns: u64) -> u64 {
 
 enum Setup {
     Ready,
-    Failed(String),
+    Failed(SetupError),
 }
+
+/// Why the interference threads could not be set up (one line, already
+/// naming `rt-interference`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(String);
 
 /// Run the threads until the process is killed. Returns only on a set-up
 /// failure, with a one-line reason.
-pub fn run(cfg: &Interference) -> Result<(), String> {
+pub fn run(cfg: &Interference) -> Result<(), SetupError> {
     if cfg.prios.is_empty() || cfg.cpus.is_empty() {
-        return Err("rt-interference: no priority or no CPU".into());
+        return Err(SetupError("rt-interference: no priority or no CPU".into()));
     }
     // Exec'd as /proc/self/exe, it would show as "exe" in ps.
     let _ = crate::sys::thread::set_name("rtscope-rtint");
@@ -128,22 +134,22 @@ pub fn run(cfg: &Interference) -> Result<(), String> {
                 .name(format!("rtint-c{cpu}-p{prio}"))
                 .spawn(move || {
                     if let Err(e) = sched::set_affinity(0, &[cpu]) {
-                        let _ = tx.send(Setup::Failed(format!(
+                        let _ = tx.send(Setup::Failed(SetupError(format!(
                             "rt-interference: sched_setaffinity to CPU {cpu} failed: {e}"
-                        )));
+                        ))));
                         return;
                     }
                     if let Err(e) = sched::set_scheduler_current(sched::KernelPolicy::Fifo, prio) {
-                        let _ = tx.send(Setup::Failed(format!(
+                        let _ = tx.send(Setup::Failed(SetupError(format!(
                             "rt-interference: SCHED_FIFO priority {prio} on CPU {cpu} failed: {e} (needs root or CAP_SYS_NICE)"
-                        )));
+                        ))));
                         return;
                     }
                     let _ = tx.send(Setup::Ready);
                     drop(tx);
                     spin_forever(first, busy, period);
                 })
-                .map_err(|e| format!("rt-interference: could not start a thread: {e}"))?;
+                .map_err(|e| SetupError(format!("rt-interference: could not start a thread: {e}")))?;
         }
     }
     drop(tx);
@@ -151,7 +157,11 @@ pub fn run(cfg: &Interference) -> Result<(), String> {
         match rx.recv() {
             Ok(Setup::Ready) => {}
             Ok(Setup::Failed(why)) => return Err(why),
-            Err(_) => return Err("rt-interference: a thread ended during set-up".into()),
+            Err(_) => {
+                return Err(SetupError(
+                    "rt-interference: a thread ended during set-up".into(),
+                ));
+            }
         }
     }
     crate::ui::say_line(&format!(

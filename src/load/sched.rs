@@ -3,7 +3,9 @@
 //! fork (create and reap children) and exec (fork, exec, exit). Many
 //! short-lived tasks, wake-ups and migrations.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, push, stress_ng_base};
+use super::part::{
+    BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, push, stress_ng_base,
+};
 
 static OPTIONS: &[OptionDef] = &[OptionDef {
     name: "workers",
@@ -12,7 +14,7 @@ static OPTIONS: &[OptionDef] = &[OptionDef {
     default: Some("1"),
 }];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let w = v.workers(ctx).to_string();
     let mut argv = stress_ng_base(ctx);
     push(

@@ -7,6 +7,7 @@
 //!
 //! Pure: no clock is read here; times are offsets from the load's start.
 
+use super::part::ValueError;
 use serde::{Deserialize, Serialize};
 
 /// A small, well-mixed deterministic generator (SplitMix64).
@@ -74,12 +75,15 @@ impl Rhythm {
     };
 
     /// Refuse rhythms that cannot be kept.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ValueError> {
         if self.steady {
             return Ok(());
         }
         if !(0.0..=0.5).contains(&self.spread) {
-            return Err(format!("spread {} is outside 0-0.5", self.spread));
+            return Err(ValueError(format!(
+                "spread {} is outside 0-0.5",
+                self.spread
+            )));
         }
         if self.period_ns < 100_000_000 {
             return Err("period must be at least 100ms".into());
@@ -89,13 +93,13 @@ impl Rhythm {
         }
         let shortest = (self.period_ns as f64 * (1.0 - self.spread)) as u64;
         if self.active_max_ns >= shortest {
-            return Err(format!(
+            return Err(ValueError(format!(
                 "active up to {} does not leave a rest in a period as short as {} (period {} with spread {}): shorten active, lengthen period, or use steady",
                 crate::units::fmt_duration(self.active_max_ns),
                 crate::units::fmt_duration(shortest),
                 crate::units::fmt_duration(self.period_ns),
                 self.spread
-            ));
+            )));
         }
         Ok(())
     }
@@ -258,7 +262,12 @@ mod tests {
         r.active_max_ns = 25_000_000_000;
         r.period_ns = 30_000_000_000;
         r.spread = 0.2; // shortest period 24 s < 25 s
-        assert!(r.check().unwrap_err().contains("does not leave a rest"));
+        assert!(
+            r.check()
+                .unwrap_err()
+                .to_string()
+                .contains("does not leave a rest")
+        );
         r.active_min_ns = 0;
         assert!(r.check().is_err());
         r = rhythm();

@@ -3,7 +3,7 @@
 //! gets: run until stopped, scratch files in the load's directory, OOM
 //! scores left to rtscope.
 
-use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, Values, stress_ng_base};
+use super::part::{BuildCtx, Kind, OptionDef, Part, STRESS_NG, ValueError, Values, stress_ng_base};
 
 static OPTIONS: &[OptionDef] = &[OptionDef {
     name: "args",
@@ -15,12 +15,12 @@ static OPTIONS: &[OptionDef] = &[OptionDef {
 /// Options rtscope sets itself; a profile must not change them.
 const RESERVED: &[&str] = &["--timeout", "-t", "--temp-path", "--taskset", "--oomable"];
 
-fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, String> {
+fn build(v: &Values, ctx: &BuildCtx) -> Result<Vec<String>, ValueError> {
     let args = v.words("args");
     if let Some(bad) = args.iter().find(|a| RESERVED.contains(&a.as_str())) {
-        return Err(format!(
+        return Err(ValueError(format!(
             "stress-ng: '{bad}' is set by rtscope (the part runs while it is on, in the scratch directory, on --load-cpus)"
-        ));
+        )));
     }
     let mut argv = stress_ng_base(ctx);
     argv.extend(args);

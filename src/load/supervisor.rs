@@ -277,87 +277,111 @@ impl Supervisor {
         }
     }
 
+    /// One step of part `i` at time `t` (`off` into the run): move its
+    /// burst window, note a main process that ended, start or stop it as
+    /// the window says, and reap the groups on their way out.
     fn follow(&mut self, i: usize, t: u64, off: u64, shutting_down: bool) {
-        // Advance the burst window.
-        {
-            let p = &mut self.parts[i];
-            while p.window.1 <= off {
-                p.window = p.bursts.next().unwrap_or((u64::MAX, u64::MAX));
-            }
-        }
-        let desired = {
-            let p = &self.parts[i];
-            !shutting_down && !p.given_up && p.window.0 <= off && off < p.window.1
-        };
-        // The main process of the current group ended by itself?
-        let ended = self.parts[i]
-            .group
-            .as_ref()
-            .and_then(|g| g.main_end.map(|e| (e, g.started_ns)));
-        if let Some((end, started)) = ended {
-            let mut g = self.parts[i].group.take().expect("group present");
-            begin_stop(&mut g, t);
-            self.parts[i].stopping.push(g);
-            let ran = t.saturating_sub(started);
-            if desired {
-                if end == ChildEnd::Exited(0) {
-                    let p = &mut self.parts[i];
-                    p.failures_in_row = 0;
-                    if ran < MIN_RUN_NS {
-                        // At most one start a second.
-                        let started_off = started.saturating_sub(self.t0);
-                        p.retry_ns = Some(started_off + MIN_RUN_NS);
-                    }
-                } else {
-                    if ran >= LONG_RUN_NS {
-                        // A failure after a long good run starts a new count.
-                        self.parts[i].failures_in_row = 0;
-                    }
-                    self.failed(
-                        i,
-                        t,
-                        off,
-                        format!("ended with {end} after {}", fmt_duration(ran)),
-                    );
-                }
-            }
-        }
-        // Start.
+        let desired = self.advance_window(i, off, shutting_down);
+        self.note_ended(i, t, off, desired);
         let due = self.parts[i].retry_ns.is_none_or(|r| off >= r);
         if desired && self.parts[i].group.is_none() && due {
-            self.parts[i].retry_ns = None;
-            match self.spawn(i) {
-                Ok(pgid) => {
-                    let p = &mut self.parts[i];
-                    p.group = Some(Group {
-                        pgid,
-                        started_ns: t,
-                        main_end: None,
-                        term_ns: None,
-                        killed: false,
-                        warned: false,
-                    });
-                    let part = p.plan.name.clone();
-                    let was_on = p.on;
-                    p.on = true;
-                    self.out.send(&Event::Started {
-                        part: part.clone(),
-                        pgid,
-                        t_ns: t,
-                    });
-                    if !was_on {
-                        self.out.send(&Event::On { part, t_ns: t });
-                    }
-                }
-                Err(e) => self.failed(i, t, off, format!("could not start: {e}")),
-            }
+            self.start(i, t, off);
         }
-        // Stop.
         if !desired && let Some(mut g) = self.parts[i].group.take() {
             begin_stop(&mut g, t);
             self.parts[i].stopping.push(g);
         }
-        // Groups on their way out.
+        self.reap_stopping(i, t);
+        let p = &mut self.parts[i];
+        if p.on && !desired && p.group.is_none() && p.stopping.is_empty() {
+            p.on = false;
+            let part = p.plan.name.clone();
+            self.out.send(&Event::Off { part, t_ns: t });
+        }
+    }
+
+    /// Advance part `i`'s burst window to `off`; whether it should run.
+    fn advance_window(&mut self, i: usize, off: u64, shutting_down: bool) -> bool {
+        let p = &mut self.parts[i];
+        while p.window.1 <= off {
+            p.window = p.bursts.next().unwrap_or((u64::MAX, u64::MAX));
+        }
+        !shutting_down && !p.given_up && p.window.0 <= off && off < p.window.1
+    }
+
+    /// The main process of the current group ended by itself: stop the
+    /// group, and count a failure (or pace a quick clean exit) when the
+    /// part should still be running.
+    fn note_ended(&mut self, i: usize, t: u64, off: u64, desired: bool) {
+        let ended = self.parts[i]
+            .group
+            .as_ref()
+            .and_then(|g| g.main_end.map(|e| (e, g.started_ns)));
+        let Some((end, started)) = ended else {
+            return;
+        };
+        let mut g = self.parts[i].group.take().expect("group present");
+        begin_stop(&mut g, t);
+        self.parts[i].stopping.push(g);
+        let ran = t.saturating_sub(started);
+        if !desired {
+            return;
+        }
+        if end == ChildEnd::Exited(0) {
+            let p = &mut self.parts[i];
+            p.failures_in_row = 0;
+            if ran < MIN_RUN_NS {
+                // At most one start a second.
+                let started_off = started.saturating_sub(self.t0);
+                p.retry_ns = Some(started_off + MIN_RUN_NS);
+            }
+        } else {
+            if ran >= LONG_RUN_NS {
+                // A failure after a long good run starts a new count.
+                self.parts[i].failures_in_row = 0;
+            }
+            self.failed(
+                i,
+                t,
+                off,
+                format!("ended with {end} after {}", fmt_duration(ran)),
+            );
+        }
+    }
+
+    /// Start part `i`'s command in a new process group.
+    fn start(&mut self, i: usize, t: u64, off: u64) {
+        self.parts[i].retry_ns = None;
+        match self.spawn(i) {
+            Ok(pgid) => {
+                let p = &mut self.parts[i];
+                p.group = Some(Group {
+                    pgid,
+                    started_ns: t,
+                    main_end: None,
+                    term_ns: None,
+                    killed: false,
+                    warned: false,
+                });
+                let part = p.plan.name.clone();
+                let was_on = p.on;
+                p.on = true;
+                self.out.send(&Event::Started {
+                    part: part.clone(),
+                    pgid,
+                    t_ns: t,
+                });
+                if !was_on {
+                    self.out.send(&Event::On { part, t_ns: t });
+                }
+            }
+            Err(e) => self.failed(i, t, off, format!("could not start: {e}")),
+        }
+    }
+
+    /// Groups of part `i` on their way out: forget those gone, SIGKILL
+    /// those past the grace time, warn once about one that stays.
+    fn reap_stopping(&mut self, i: usize, t: u64) {
         let mut still = Vec::new();
         for mut g in std::mem::take(&mut self.parts[i].stopping) {
             if !process::group_alive(g.pgid) {
@@ -378,12 +402,6 @@ impl Supervisor {
             still.push(g);
         }
         self.parts[i].stopping = still;
-        let p = &mut self.parts[i];
-        if p.on && !desired && p.group.is_none() && p.stopping.is_empty() {
-            p.on = false;
-            let part = p.plan.name.clone();
-            self.out.send(&Event::Off { part, t_ns: t });
-        }
     }
 
     fn failed(&mut self, i: usize, t: u64, off: u64, what: String) {

@@ -35,7 +35,7 @@ impl MetricsObserver {
             ("host".to_string(), fp.hostname.clone()),
             ("label".to_string(), ctx.label.clone().unwrap_or_default()),
             ("kernel".to_string(), fp.kernel_release.clone()),
-            ("preempt".to_string(), fp.preemption_model.clone()),
+            ("preempt".to_string(), fp.preemption_model.to_string()),
         ];
         for (k, v) in &ctx.tags {
             common.push((text::tag_label(k), v.clone()));

@@ -748,7 +748,9 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
                 r.fingerprint.kernel_release.clone()
             }
         }),
-        text_row("preemption", &|r| r.fingerprint.preemption_model.clone()),
+        text_row("preemption", &|r| {
+            r.fingerprint.preemption_model.to_string()
+        }),
         text_row("load", &|r| {
             r.load
                 .as_ref()

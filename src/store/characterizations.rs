@@ -52,7 +52,7 @@ impl Store {
                 c.label,
                 c.started_at_unix_ns,
                 c.fingerprint.kernel_release,
-                c.fingerprint.preemption_model,
+                c.fingerprint.preemption_model.as_str(),
                 c.cpus.len() as u32,
                 c.fingerprint.comparable_hash(),
                 RECORD_STUB,

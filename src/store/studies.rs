@@ -292,7 +292,7 @@ impl Store {
                     position as i64,
                     run_uuid,
                     kernel.release,
-                    kernel.preemption_model,
+                    kernel.preemption_model.as_str(),
                     now_unix_ns()
                 ],
             )

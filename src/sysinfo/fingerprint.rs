@@ -3,7 +3,8 @@
 //! [`Facts`] only, so it agrees with `doctor` by construction.
 
 use super::SysRoot;
-use super::facts::Facts;
+use super::cmdline::BootOptions;
+use super::facts::{CpuFacts, Facts};
 use super::tuning::TuningState;
 use crate::record::{
     Fingerprint, FingerprintBoot, FingerprintCpu, FingerprintIdleState, FingerprintRcu,
@@ -45,44 +46,13 @@ pub fn from_facts(f: &Facts) -> Fingerprint {
             nocb_cpu: f.rcu.nocb_config,
             nocb_cpus: list(&f.rcu.nocb_cpus),
         }),
-        boot_options: Some(FingerprintBoot {
-            isolcpus: b.isolcpus.clone(),
-            nohz_full: b.nohz_full.clone(),
-            rcu_nocbs: b.rcu_nocbs.clone(),
-            irqaffinity: b.irqaffinity.clone(),
-            idle: b.idle.clone(),
-            intel_idle_max_cstate: b.intel_idle_max_cstate.clone(),
-            processor_max_cstate: b.processor_max_cstate.clone(),
-            cpuidle_off: b.cpuidle_off.clone(),
-            preempt: b.preempt.clone(),
-            threadirqs: b.threadirqs,
-            nosmt: b.nosmt.clone(),
-        })
-        .filter(|o| *o != FingerprintBoot::default()),
+        boot_options: Some(boot_options(b)).filter(|o| *o != FingerprintBoot::default()),
         smt: Some(FingerprintSmt {
             control: f.smt.control.clone(),
             active: f.smt.active,
             threads_per_core: f.smt.threads_per_core,
         }),
-        cpus: f
-            .cpus
-            .iter()
-            .map(|c| FingerprintCpu {
-                cpu: c.cpu as u32,
-                governor: c.freq.as_ref().and_then(|q| q.governor.clone()),
-                min_khz: c.freq.as_ref().and_then(|q| q.min_khz),
-                max_khz: c.freq.as_ref().and_then(|q| q.max_khz),
-                idle_states: c
-                    .idle_states
-                    .iter()
-                    .map(|s| FingerprintIdleState {
-                        name: s.name.clone(),
-                        exit_latency_us: s.exit_latency_us,
-                        disabled: s.disabled,
-                    })
-                    .collect(),
-            })
-            .collect(),
+        cpus: f.cpus.iter().map(cpu).collect(),
         cpuidle_driver: Some(f.cpuidle.driver.clone().unwrap_or_else(|| "none".into())),
         clocksource: f.timers.clocksource.clone(),
         sched_rt_runtime_us: f.sched.rt_runtime_us,
@@ -97,6 +67,42 @@ pub fn from_facts(f: &Facts) -> Fingerprint {
                 settings: t.settings.clone(),
             })
         }),
+    }
+}
+
+/// The real-time options on the kernel command line.
+fn boot_options(b: &BootOptions) -> FingerprintBoot {
+    FingerprintBoot {
+        isolcpus: b.isolcpus.clone(),
+        nohz_full: b.nohz_full.clone(),
+        rcu_nocbs: b.rcu_nocbs.clone(),
+        irqaffinity: b.irqaffinity.clone(),
+        idle: b.idle.clone(),
+        intel_idle_max_cstate: b.intel_idle_max_cstate.clone(),
+        processor_max_cstate: b.processor_max_cstate.clone(),
+        cpuidle_off: b.cpuidle_off.clone(),
+        preempt: b.preempt.clone(),
+        threadirqs: b.threadirqs,
+        nosmt: b.nosmt.clone(),
+    }
+}
+
+/// One CPU's frequency limits, governor and idle states.
+fn cpu(c: &CpuFacts) -> FingerprintCpu {
+    FingerprintCpu {
+        cpu: c.cpu as u32,
+        governor: c.freq.as_ref().and_then(|q| q.governor.clone()),
+        min_khz: c.freq.as_ref().and_then(|q| q.min_khz),
+        max_khz: c.freq.as_ref().and_then(|q| q.max_khz),
+        idle_states: c
+            .idle_states
+            .iter()
+            .map(|s| FingerprintIdleState {
+                name: s.name.clone(),
+                exit_latency_us: s.exit_latency_us,
+                disabled: s.disabled,
+            })
+            .collect(),
     }
 }
 

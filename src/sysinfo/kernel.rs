@@ -2,6 +2,7 @@
 //! (PREEMPT_RT and friends), found from every place that can tell.
 
 use super::SysRoot;
+use crate::kinds::{Named, PreemptionModel};
 use flate2::read::GzDecoder;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -98,7 +99,7 @@ pub fn config(root: &SysRoot, release: &str) -> Option<KernelConfig> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Preemption {
     /// none, voluntary, full, lazy, rt, dynamic (mode unknown), unknown.
-    pub model: String,
+    pub model: Named<PreemptionModel>,
     pub dynamic: bool,
     /// For PREEMPT_DYNAMIC: the mode in force, when readable.
     pub dynamic_mode: Option<String>,
@@ -107,7 +108,7 @@ pub struct Preemption {
 
 impl Preemption {
     pub fn is_rt(&self) -> bool {
-        self.model == "rt"
+        self.model.is(PreemptionModel::Rt)
     }
 }
 
@@ -123,96 +124,24 @@ pub fn preemption(
     cmdline: &str,
 ) -> Preemption {
     let mut p = Preemption {
-        model: "unknown".into(),
+        model: PreemptionModel::Unknown.into(),
         ..Default::default()
     };
-    let mut rt = false;
-    if let Some(v) = root.read("/sys/kernel/realtime")
-        && v == "1"
-    {
-        rt = true;
-        p.evidence.push("/sys/kernel/realtime = 1".into());
-    }
-    let words: Vec<&str> = version.split_whitespace().collect();
-    let has = |w: &str| words.contains(&w);
-    let old_rt = words.windows(2).any(|w| w[0] == "PREEMPT" && w[1] == "RT");
-    if has("PREEMPT_RT") || old_rt {
-        rt = true;
-        p.evidence.push(format!(
-            "uname -v says {}",
-            if old_rt { "PREEMPT RT" } else { "PREEMPT_RT" }
-        ));
-    }
-    let mut from_uname: Option<&str> = None;
-    if has("PREEMPT_DYNAMIC") {
-        p.dynamic = true;
-        p.evidence.push("uname -v says PREEMPT_DYNAMIC".into());
-    } else if has("PREEMPT_LAZY") {
-        from_uname = Some("lazy");
-        p.evidence.push("uname -v says PREEMPT_LAZY".into());
-    } else if has("PREEMPT") && !old_rt {
-        from_uname = Some("full");
-        p.evidence.push("uname -v says PREEMPT".into());
-    }
-    let mut from_config: Option<&str> = None;
-    if let Some(c) = config {
-        if c.get("CONFIG_PREEMPT_RT") == Some("y") {
-            rt = true;
-            p.evidence
-                .push(format!("CONFIG_PREEMPT_RT=y in {}", c.source));
-        }
-        if c.get("CONFIG_PREEMPT_DYNAMIC") == Some("y") {
-            p.dynamic = true;
-            p.evidence
-                .push(format!("CONFIG_PREEMPT_DYNAMIC=y in {}", c.source));
-        }
-        for (key, model) in [
-            ("CONFIG_PREEMPT_LAZY", "lazy"),
-            ("CONFIG_PREEMPT", "full"),
-            ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
-            ("CONFIG_PREEMPT_NONE", "none"),
-        ] {
-            if c.get(key) == Some("y") && from_config.is_none() {
-                from_config = Some(model);
-                p.evidence.push(format!("{key}=y in {}", c.source));
-            }
-        }
-    }
-    if rt {
-        p.model = "rt".into();
+    let realtime_file = says_realtime_file(root, &mut p);
+    let (rt_uname, from_uname) = from_uname(version, &mut p);
+    let (rt_config, from_config) = match config {
+        Some(c) => from_config(c, &mut p),
+        None => (false, None),
+    };
+    if realtime_file || rt_uname || rt_config {
+        p.model = PreemptionModel::Rt.into();
         return p;
     }
     if p.dynamic {
-        if let Some(s) = root.read("/sys/kernel/debug/sched/preempt") {
-            // e.g. "none voluntary (full) lazy": the current one is in parentheses.
-            if let Some(cur) = s.split_whitespace().find(|w| w.starts_with('(')) {
-                let mode = cur.trim_matches(|c| c == '(' || c == ')').to_string();
-                p.evidence
-                    .push(format!("/sys/kernel/debug/sched/preempt = {s}"));
-                p.dynamic_mode = Some(mode);
-            }
-        }
-        if p.dynamic_mode.is_none()
-            && let Some(mode) = cmdline
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("preempt="))
-        {
-            p.evidence
-                .push(format!("preempt={mode} on the kernel command line"));
-            p.dynamic_mode = Some(mode.to_string());
-        }
-        if p.dynamic_mode.is_none() {
-            // Without debugfs or preempt=, the boot default is the model
-            // the kernel was configured with.
-            if let Some(m) = from_config {
-                p.evidence
-                    .push(format!("no preempt= on the command line: boot default {m}"));
-                p.dynamic_mode = Some(m.to_string());
-            }
-        }
+        find_dynamic_mode(root, cmdline, from_config, &mut p);
         p.model = match &p.dynamic_mode {
-            Some(m) => m.clone(),
-            None => "dynamic".into(),
+            Some(m) => Named::parse(m),
+            None => PreemptionModel::Dynamic.into(),
         };
         return p;
     }
@@ -220,10 +149,116 @@ pub fn preemption(
         p.model = m.into();
     } else if !version.is_empty() {
         // A version string without any PREEMPT word: no forced preemption.
-        p.model = "none".into();
+        p.model = PreemptionModel::None.into();
         p.evidence.push("uname -v names no PREEMPT option".into());
     }
     p
+}
+
+/// `/sys/kernel/realtime` reads 1 (PREEMPT_RT kernels).
+fn says_realtime_file(root: &SysRoot, p: &mut Preemption) -> bool {
+    if let Some(v) = root.read("/sys/kernel/realtime")
+        && v == "1"
+    {
+        p.evidence.push("/sys/kernel/realtime = 1".into());
+        return true;
+    }
+    false
+}
+
+/// What the uname version string says: PREEMPT_RT (either spelling),
+/// and the model it names, if any (marks `p` dynamic for
+/// PREEMPT_DYNAMIC).
+fn from_uname(version: &str, p: &mut Preemption) -> (bool, Option<PreemptionModel>) {
+    let words: Vec<&str> = version.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let old_rt = words.windows(2).any(|w| w[0] == "PREEMPT" && w[1] == "RT");
+    let rt = has("PREEMPT_RT") || old_rt;
+    if rt {
+        p.evidence.push(format!(
+            "uname -v says {}",
+            if old_rt { "PREEMPT RT" } else { "PREEMPT_RT" }
+        ));
+    }
+    let mut model = None;
+    if has("PREEMPT_DYNAMIC") {
+        p.dynamic = true;
+        p.evidence.push("uname -v says PREEMPT_DYNAMIC".into());
+    } else if has("PREEMPT_LAZY") {
+        model = Some(PreemptionModel::Lazy);
+        p.evidence.push("uname -v says PREEMPT_LAZY".into());
+    } else if has("PREEMPT") && !old_rt {
+        model = Some(PreemptionModel::Full);
+        p.evidence.push("uname -v says PREEMPT".into());
+    }
+    (rt, model)
+}
+
+/// What the kernel config says: CONFIG_PREEMPT_RT, and the first model
+/// it enables (marks `p` dynamic for CONFIG_PREEMPT_DYNAMIC).
+fn from_config(c: &KernelConfig, p: &mut Preemption) -> (bool, Option<PreemptionModel>) {
+    let rt = c.get("CONFIG_PREEMPT_RT") == Some("y");
+    if rt {
+        p.evidence
+            .push(format!("CONFIG_PREEMPT_RT=y in {}", c.source));
+    }
+    if c.get("CONFIG_PREEMPT_DYNAMIC") == Some("y") {
+        p.dynamic = true;
+        p.evidence
+            .push(format!("CONFIG_PREEMPT_DYNAMIC=y in {}", c.source));
+    }
+    let mut model = None;
+    for (key, m) in [
+        ("CONFIG_PREEMPT_LAZY", PreemptionModel::Lazy),
+        ("CONFIG_PREEMPT", PreemptionModel::Full),
+        ("CONFIG_PREEMPT_VOLUNTARY", PreemptionModel::Voluntary),
+        ("CONFIG_PREEMPT_NONE", PreemptionModel::None),
+    ] {
+        if c.get(key) == Some("y") && model.is_none() {
+            model = Some(m);
+            p.evidence.push(format!("{key}=y in {}", c.source));
+        }
+    }
+    (rt, model)
+}
+
+/// The mode a PREEMPT_DYNAMIC kernel runs in: from debugfs, else
+/// `preempt=` on the command line, else the configured boot default.
+fn find_dynamic_mode(
+    root: &SysRoot,
+    cmdline: &str,
+    boot_default: Option<PreemptionModel>,
+    p: &mut Preemption,
+) {
+    if let Some(s) = root.read("/sys/kernel/debug/sched/preempt") {
+        // e.g. "none voluntary (full) lazy": the current one is in parentheses.
+        if let Some(cur) = s.split_whitespace().find(|w| w.starts_with('(')) {
+            let mode = cur.trim_matches(|c| c == '(' || c == ')').to_string();
+            p.evidence
+                .push(format!("/sys/kernel/debug/sched/preempt = {s}"));
+            p.dynamic_mode = Some(mode);
+        }
+    }
+    if p.dynamic_mode.is_none()
+        && let Some(mode) = cmdline
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("preempt="))
+    {
+        p.evidence
+            .push(format!("preempt={mode} on the kernel command line"));
+        p.dynamic_mode = Some(mode.to_string());
+    }
+    if p.dynamic_mode.is_none() {
+        // Without debugfs or preempt=, the boot default is the model
+        // the kernel was configured with.
+        if let Some(m) = boot_default {
+            p.evidence.push(format!(
+                "no preempt= on the command line: boot default {}",
+                m.name()
+            ));
+            p.dynamic_mode = Some(m.name().to_string());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 //! `lazy`; `PREEMPT_RT` and `preempt_rt` mean `rt`) or a release
 //! (`6.18.0-rt3`, with `*` as a wildcard: `6.18*`, `*-rt*`). Pure.
 
+use crate::kinds::{Named, PreemptionModel};
+
 /// The running kernel, as far as cells care.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kernel {
     pub release: String,
-    pub preemption_model: String,
+    pub preemption_model: Named<PreemptionModel>,
 }
 
 impl Kernel {
@@ -28,13 +30,13 @@ impl Kernel {
 }
 
 /// The preemption model a requirement names, if it names one.
-fn model_of(req: &str) -> Option<&'static str> {
+fn model_of(req: &str) -> Option<PreemptionModel> {
     Some(match req.to_ascii_lowercase().as_str() {
-        "rt" | "preempt_rt" | "preempt-rt" => "rt",
-        "full" | "preempt" => "full",
-        "voluntary" | "preempt_voluntary" => "voluntary",
-        "none" | "preempt_none" | "server" => "none",
-        "lazy" | "preempt_lazy" => "lazy",
+        "rt" | "preempt_rt" | "preempt-rt" => PreemptionModel::Rt,
+        "full" | "preempt" => PreemptionModel::Full,
+        "voluntary" | "preempt_voluntary" => PreemptionModel::Voluntary,
+        "none" | "preempt_none" | "server" => PreemptionModel::None,
+        "lazy" | "preempt_lazy" => PreemptionModel::Lazy,
         _ => return None,
     })
 }
@@ -65,7 +67,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// Whether `kernel` is one a cell requiring `req` can run on.
 pub fn satisfies(kernel: &Kernel, req: &str) -> bool {
     match model_of(req) {
-        Some(m) => kernel.preemption_model == m,
+        Some(m) => kernel.preemption_model.is(m),
         None => glob(req, &kernel.release),
     }
 }

@@ -8,7 +8,7 @@
 //! journal.
 
 use super::journal::{self, Change, Header, Journal, JournalError, Lock, Mode, Writer};
-use super::{Env, Planned, Request, Restored, SETTINGS, setting};
+use super::{Env, Planned, Request, Restored, SETTINGS, SettingError, refuse, setting};
 use crate::sysinfo::{SysRoot, kernel};
 use crate::units::format_cpu_list;
 use serde::Serialize;
@@ -50,12 +50,15 @@ pub enum TuneError {
     )]
     AlreadyTuned { what: String, journal: PathBuf },
     #[error("planning '{setting}' failed: {error}")]
-    Plan { setting: String, error: String },
+    Plan {
+        setting: String,
+        error: SettingError,
+    },
     #[error("{setting} {key}: {error}; every change made so far was rolled back{rollback}")]
     Required {
         setting: String,
         key: String,
-        error: String,
+        error: SettingError,
         rollback: String,
     },
     #[error(
@@ -258,25 +261,10 @@ pub fn apply(
         notes.push(n);
     }
     let planned = plan(env, req)?;
-    let header = Header {
-        format: journal::FORMAT,
-        boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
-        pid: std::process::id(),
-        pid_start_ticks: own_start_ticks(),
-        mode,
-        // A password in --db is never written to the journal.
-        command: crate::store::postgres::own_command_line(),
-        isolated_cpus: req.isolated.clone(),
-        housekeeping_cpus: req.housekeeping.clone(),
-        started_unix_ns: crate::sys::clock::unix_now_ns(),
-    };
+    let header = header(req, mode);
     let mut w = Writer::create(&path, &header)?;
     let mut items = Vec::new();
-    // Test hook: stop for a while after N changes, so that a test can
-    // kill the process in the middle of applying.
-    let pause_after: Option<usize> = std::env::var("RTSCOPE_TUNE_TEST_PAUSE_AFTER")
-        .ok()
-        .and_then(|v| v.parse().ok());
+    let pause_after = test_pause_after();
     let mut made = 0usize;
     // Changes made so far, in memory too: if the journal itself fails
     // midway, they are undone from here.
@@ -308,7 +296,7 @@ pub fn apply(
                 items.push(Item::of(p, Outcome::Done(note)));
             }
             Err(error) => {
-                w.result(c.seq, false, Some(error.clone()))
+                w.result(c.seq, false, Some(error.to_string()))
                     .map_err(|e| midway(e, &done))?;
                 if p.required {
                     let rollback = rollback(env, &path);
@@ -319,7 +307,7 @@ pub fn apply(
                         rollback,
                     });
                 }
-                items.push(Item::of(p, Outcome::Refused(error)));
+                items.push(Item::of(p, Outcome::Refused(error.to_string())));
             }
         }
     }
@@ -329,6 +317,30 @@ pub fn apply(
         journal: path,
         lock: Some(lock),
     })
+}
+
+/// The journal's header: this process, its command line, the CPUs.
+fn header(req: &Request, mode: Mode) -> Header {
+    Header {
+        format: journal::FORMAT,
+        boot_id: kernel::boot_id(&SysRoot::host()).unwrap_or_default(),
+        pid: std::process::id(),
+        pid_start_ticks: own_start_ticks(),
+        mode,
+        // A password in --db is never written to the journal.
+        command: crate::store::postgres::own_command_line(),
+        isolated_cpus: req.isolated.clone(),
+        housekeeping_cpus: req.housekeeping.clone(),
+        started_unix_ns: crate::sys::clock::unix_now_ns(),
+    }
+}
+
+/// Test hook: stop for a while after N changes, so that a test can kill
+/// the process in the middle of applying.
+fn test_pause_after() -> Option<usize> {
+    std::env::var("RTSCOPE_TUNE_TEST_PAUSE_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok())
 }
 
 /// Revert after the journal failed midway: from the journal when it can
@@ -413,7 +425,7 @@ pub fn revert(env: &Env, j: &Journal) -> Reverted {
         }
         let result = match setting(&c.setting) {
             Some(s) => (s.restore)(env, c),
-            None => Err(format!(
+            None => Err(refuse!(
                 "unknown setting '{}' (journal written by another rtscope version)",
                 c.setting
             )),
@@ -421,7 +433,7 @@ pub fn revert(env: &Env, j: &Journal) -> Reverted {
         match result {
             Ok(r) => out.restored.push((c.clone(), r)),
             Err(err) => {
-                out.failed.push((c.clone(), err));
+                out.failed.push((c.clone(), err.to_string()));
                 keep.push(e.clone());
             }
         }

@@ -13,7 +13,7 @@
 //! touched.
 
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError, refuse};
 use crate::sysinfo::cgroup::{CpusetFs, CpusetVersion, lists_cpuset, top_cpusets};
 use crate::units::{format_cpu_list, parse_cpu_list};
 use std::io;
@@ -36,8 +36,10 @@ pub fn no_cpuset_message() -> String {
     "no cpuset controller is mounted: mount the v1 hierarchy (mount -t cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset) or enable cpuset in cgroup v2".into()
 }
 
-pub(super) fn fs_of(env: &Env) -> Result<&CpusetFs, String> {
-    env.cpuset.as_ref().ok_or_else(no_cpuset_message)
+pub(super) fn fs_of(env: &Env) -> Result<&CpusetFs, SettingError> {
+    env.cpuset
+        .as_ref()
+        .ok_or_else(|| SettingError::Refused(no_cpuset_message()))
 }
 
 fn version_name(fs: &CpusetFs) -> &'static str {
@@ -47,11 +49,11 @@ fn version_name(fs: &CpusetFs) -> &'static str {
     }
 }
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     let fs = fs_of(env)?;
     for name in [RT_NAME, SYSTEM_NAME] {
         if env.root.path(&fs.dir(name)).exists() {
-            return Err(format!(
+            return Err(refuse!(
                 "cpuset {} already exists: another rtscope tuning is in force; revert it with `rtscope tune --revert`",
                 fs.dir(name)
             ));
@@ -107,7 +109,11 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
 /// asks for any of its CPUs in `cpuset.cpus` ("Cpu list in cpuset.cpus
 /// not exclusive"), and rtscope never changes others' cgroups: refuse
 /// before anything is touched, naming the cgroup and what to do.
-fn refuse_siblings_asking_for(env: &Env, fs: &CpusetFs, isolated: &[usize]) -> Result<(), String> {
+fn refuse_siblings_asking_for(
+    env: &Env,
+    fs: &CpusetFs,
+    isolated: &[usize],
+) -> Result<(), SettingError> {
     for set in top_cpusets(&env.root, fs) {
         if super::is_isolation_cpuset(&set.name) {
             continue;
@@ -127,7 +133,7 @@ fn refuse_siblings_asking_for(env: &Env, fs: &CpusetFs, isolated: &[usize]) -> R
             ),
             None => "narrow its cpuset.cpus, or isolate other CPUs".into(),
         };
-        return Err(format!(
+        return Err(refuse!(
             "cgroup {} asks for CPU {} (cpuset.cpus {}), and a cgroup-v2 isolated partition needs CPUs that no other cgroup asks for: {advice}",
             fs.dir(&set.name),
             format_cpu_list(&clash),
@@ -143,7 +149,7 @@ fn extra_str<'a>(c: &'a Change, key: &str) -> &'a str {
 
 /// mkdir a cgroup. In a fake tree (tests) the control files a real
 /// cgroup directory would have are created too.
-fn make_cgroup(env: &Env, dir: &str, files: &[&str]) -> Result<(), String> {
+fn make_cgroup(env: &Env, dir: &str, files: &[&str]) -> Result<(), SettingError> {
     let path = env.root.path(dir);
     std::fs::create_dir(&path).map_err(|e| format!("creating cpuset {dir} failed: {e}"))?;
     if !env.root.is_host() {
@@ -158,7 +164,7 @@ fn same_cpus(a: &str, b: &str) -> bool {
     parse_cpu_list(a).ok() == parse_cpu_list(b).ok()
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     let fs = fs_of(env)?;
     if c.key.ends_with("cgroup.subtree_control") {
         env.write(&c.key, "+cpuset")?;
@@ -166,7 +172,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
         return if lists_cpuset(&now) {
             Ok(None)
         } else {
-            Err(format!("{} reads '{now}' after enabling cpuset", c.key))
+            Err(refuse!("{} reads '{now}' after enabling cpuset", c.key))
         };
     }
     let cpus = extra_str(c, "cpus");
@@ -179,7 +185,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
                 .read(&format!("{}/cpuset.cpus", c.key))
                 .unwrap_or_default();
             if !same_cpus(&got, cpus) {
-                return Err(format!("{} has CPUs '{got}' after writing '{cpus}'", c.key));
+                return Err(refuse!("{} has CPUs '{got}' after writing '{cpus}'", c.key));
             }
             Ok(None)
         }
@@ -201,7 +207,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
             };
             let got = env.read(&part).unwrap_or_default();
             if !got.starts_with(kind) || got.contains("invalid") {
-                return Err(format!(
+                return Err(refuse!(
                     "{part} reads '{got}': the partition is not valid (are CPUs {cpus} used by another partition, or exclusive elsewhere?)"
                 ));
             }
@@ -212,13 +218,13 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
                 && env.root.is_host()
                 && eff.iter().any(|c| iso.contains(c))
             {
-                return Err(format!(
+                return Err(refuse!(
                     "the root cgroup still has CPUs {cpus} after creating the partition"
                 ));
             }
             Ok(Some(format!("partition type {kind}")))
         }
-        other => Err(format!("unknown cpuset version '{other}' in the journal")),
+        other => Err(refuse!("unknown cpuset version '{other}' in the journal")),
     }
 }
 
@@ -239,7 +245,7 @@ pub fn empty_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> usize {
 
 /// Remove a cgroup, emptying it first (tasks still exiting may keep it
 /// busy for a moment: retried for up to a second).
-pub fn remove_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> Result<usize, String> {
+pub fn remove_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> Result<usize, SettingError> {
     let path = env.root.path(dir);
     let mut moved = 0;
     for attempt in 0..100 {
@@ -253,7 +259,7 @@ pub fn remove_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> Result<usize, Strin
             Ok(()) => return Ok(moved),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(moved),
             Err(e) if attempt == 99 => {
-                return Err(format!(
+                return Err(refuse!(
                     "removing cpuset {dir} failed: {e} (tasks left: {}); move them with `echo PID > {}` and rmdir it",
                     env.read(&format!("{dir}/{}", fs.procs_file()))
                         .unwrap_or_default()
@@ -269,7 +275,7 @@ pub fn remove_cgroup(env: &Env, fs: &CpusetFs, dir: &str) -> Result<usize, Strin
     Ok(moved)
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     let fs = fs_of(env)?;
     if c.key.ends_with("cgroup.subtree_control") {
         let now = env.read(&c.key).unwrap_or_default();
@@ -379,7 +385,7 @@ mod tests {
         // for nothing.
         assert!(plan(&env, &req()).is_ok());
         t.write("/sys/fs/cgroup/rtscope-load-77/cpuset.cpus", "0-3\n");
-        let err = plan(&env, &req()).unwrap_err();
+        let err = plan(&env, &req()).unwrap_err().to_string();
         assert!(
             err.contains(
                 "cgroup /sys/fs/cgroup/rtscope-load-77 asks for CPU 2-3 (cpuset.cpus 0-3)"
@@ -388,7 +394,7 @@ mod tests {
         );
         t.write("/sys/fs/cgroup/rtscope-load-77/cpuset.cpus", "0\n");
         t.write("/sys/fs/cgroup/docker/cpuset.cpus", "3\n");
-        let err = plan(&env, &req()).unwrap_err();
+        let err = plan(&env, &req()).unwrap_err().to_string();
         assert!(
             err.contains("/sys/fs/cgroup/docker asks for CPU 3")
                 && err.contains("narrow its cpuset.cpus"),
@@ -419,7 +425,9 @@ mod tests {
             ]
         );
         let bare = FakeTree::new(&[("/proc/mounts", "proc /proc proc rw 0 0\n")]);
-        let err = plan(&Env::new(bare.root()), &req()).unwrap_err();
+        let err = plan(&Env::new(bare.root()), &req())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no cpuset controller"), "{err}");
     }
 }

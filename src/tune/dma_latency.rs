@@ -7,7 +7,7 @@
 //! Opt-in: it costs power and heat on every CPU.
 
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError, refuse};
 use crate::sys::process::{SIGTERM, kill};
 use crate::sysinfo::{facts, process};
 use std::io::BufRead;
@@ -25,12 +25,12 @@ pub static SETTING: Setting = Setting {
     current,
 };
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     let Some(us) = req.hold_dma_latency_us else {
         return Ok(vec![]);
     };
     if us < 0 {
-        return Err(format!(
+        return Err(refuse!(
             "--hold-dma-latency {us}: give 0 or more microseconds"
         ));
     }
@@ -67,7 +67,7 @@ fn holders(env: &Env, token: &str) -> Vec<(u32, u64)> {
         .collect()
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     if !env.root.is_host() {
         return Err("cannot start a holder process on a fake system tree".into());
     }
@@ -88,7 +88,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
     if line.trim() != "ready" {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(format!(
+        return Err(refuse!(
             "the cpu_dma_latency holder did not start ({})",
             if line.is_empty() {
                 "it exited"
@@ -103,13 +103,13 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
     let held = facts::cpu_dma_latency_us(&env.root);
     match (held, c.target.parse::<i64>()) {
         (Some(v), Ok(t)) if v <= t => Ok(Some(format!("held at {} us by pid {pid}", c.target))),
-        (v, _) => Err(format!(
+        (v, _) => Err(refuse!(
             "/dev/cpu_dma_latency reads {v:?} us with the holder (pid {pid}) running"
         )),
     }
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     let Some(token) = token(c) else {
         return Ok(Restored::Gone);
     };
@@ -129,7 +129,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    Err(format!(
+    Err(refuse!(
         "the cpu_dma_latency holder (pid {}) did not exit: kill it",
         found[0].0
     ))

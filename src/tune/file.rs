@@ -4,7 +4,7 @@
 //! what was written (e.g. `always [madvise] never` → `madvise`).
 
 use super::journal::Change;
-use super::{Env, Restored};
+use super::{Env, Restored, SettingError};
 use crate::units::{format_cpu_list, parse_cpu_mask};
 
 pub type Norm = fn(&str) -> String;
@@ -26,21 +26,29 @@ pub fn read(env: &Env, path: &str, norm: Norm) -> Option<String> {
 }
 
 /// Write `value` to `path` and check it reads back as `value`.
-pub fn set(env: &Env, path: &str, value: &str, norm: Norm) -> Result<(), String> {
+pub fn set(env: &Env, path: &str, value: &str, norm: Norm) -> Result<(), SettingError> {
     env.write(path, value)?;
     match read(env, path, norm) {
         Some(v) if v == norm(value) => Ok(()),
-        Some(v) => Err(format!(
-            "{path} reads '{v}' after writing '{value}': the kernel did not take it"
-        )),
-        None => Err(format!(
-            "{path} cannot be read back after writing '{value}'"
-        )),
+        Some(read) => Err(SettingError::NotTaken {
+            path: path.to_string(),
+            value: value.to_string(),
+            read,
+        }),
+        None => Err(SettingError::Unreadable {
+            path: path.to_string(),
+            value: value.to_string(),
+        }),
     }
 }
 
 /// Put `original` back into `path` unless it is already there.
-pub fn restore(env: &Env, path: &str, original: &str, norm: Norm) -> Result<Restored, String> {
+pub fn restore(
+    env: &Env,
+    path: &str,
+    original: &str,
+    norm: Norm,
+) -> Result<Restored, SettingError> {
     match read(env, path, norm) {
         None if !env.root.path(path).exists() => Ok(Restored::Gone),
         Some(v) if v == norm(original) => Ok(Restored::AlreadyOriginal),
@@ -49,12 +57,12 @@ pub fn restore(env: &Env, path: &str, original: &str, norm: Norm) -> Result<Rest
 }
 
 /// `Setting::apply` for a one-value file compared as trimmed text.
-pub fn apply_plain(env: &Env, c: &Change) -> Result<Option<String>, String> {
+pub fn apply_plain(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     set(env, &c.key, &c.target, plain).map(|_| None)
 }
 
 /// `Setting::restore` for a one-value file compared as trimmed text.
-pub fn restore_plain(env: &Env, c: &Change) -> Result<Restored, String> {
+pub fn restore_plain(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     restore(env, &c.key, &c.original, plain)
 }
 

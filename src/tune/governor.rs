@@ -3,7 +3,7 @@
 //! change together.
 
 use super::file;
-use super::{Env, Planned, Request, Setting};
+use super::{Env, Planned, Request, Setting, SettingError};
 use crate::sysinfo::cpufreq;
 
 pub static SETTING: Setting = Setting {
@@ -16,7 +16,7 @@ pub static SETTING: Setting = Setting {
     current: file::current_plain,
 };
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     let mut out = Vec::new();
     for &cpu in &req.isolated {
         let path = cpufreq::path(cpu, "scaling_governor");

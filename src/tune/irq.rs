@@ -7,7 +7,7 @@
 
 use super::file;
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError};
 use crate::sysinfo::irq::{self, DEFAULT_AFFINITY};
 use crate::units::{format_cpu_list, format_cpu_mask, parse_cpu_list, parse_cpu_mask};
 
@@ -35,7 +35,7 @@ fn norm_for(key: &str) -> file::Norm {
     }
 }
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     let mut out = Vec::new();
     if let Some(original) = env.read(DEFAULT_AFFINITY)
         && let Ok(cpus) = parse_cpu_mask(&original)
@@ -75,11 +75,11 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     Ok(out)
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     file::set(env, &c.key, &c.target, norm_for(&c.key)).map(|_| None)
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     file::restore(env, &c.key, &c.original, norm_for(&c.key))
 }
 

@@ -5,7 +5,7 @@
 //! time, so a recycled pid is never signalled.
 
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError, refuse};
 use crate::sys::process::{SIGCONT, SIGSTOP, kill};
 use crate::sysinfo::{irq, process};
 
@@ -28,7 +28,7 @@ fn parse_key(key: &str) -> Option<(u32, u64)> {
     Some((p.parse().ok()?, s.parse().ok()?))
 }
 
-fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, SettingError> {
     let daemons = irq::irqbalance(&env.root);
     if daemons.is_empty() {
         return Ok(vec![Planned::nothing(
@@ -54,7 +54,7 @@ fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
         .collect())
 }
 
-fn signal(env: &Env, pid: u32, sig: i32) -> Result<(), String> {
+fn signal(env: &Env, pid: u32, sig: i32) -> Result<(), SettingError> {
     if !env.root.is_host() {
         // Fake trees (tests): record the state the signal would give.
         let stat = env
@@ -64,9 +64,9 @@ fn signal(env: &Env, pid: u32, sig: i32) -> Result<(), String> {
         let close = stat.rfind(')').ok_or("bad stat")?;
         let text = format!("{} {}{}", &stat[..=close], new_state, &stat[close + 3..]);
         return std::fs::write(env.root.path(&format!("/proc/{pid}/stat")), text)
-            .map_err(|e| e.to_string());
+            .map_err(|e| refuse!("{e}"));
     }
-    kill(pid as i32, sig).map_err(|e| format!("signalling irqbalance (pid {pid}) failed: {e}"))
+    kill(pid as i32, sig).map_err(|e| refuse!("signalling irqbalance (pid {pid}) failed: {e}"))
 }
 
 /// Wait until the task's state is (or is not) 'T'.
@@ -81,20 +81,20 @@ fn wait_state(env: &Env, pid: u32, stopped: bool) -> bool {
     false
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     let (pid, start) = parse_key(&c.key).ok_or("bad key")?;
     if !process::same_task(&env.root, pid, start) {
-        return Err(format!("irqbalance (pid {pid}) exited"));
+        return Err(refuse!("irqbalance (pid {pid}) exited"));
     }
     signal(env, pid, SIGSTOP)?;
     if wait_state(env, pid, true) {
         Ok(Some(format!("irqbalance (pid {pid}) paused")))
     } else {
-        Err(format!("irqbalance (pid {pid}) did not stop"))
+        Err(refuse!("irqbalance (pid {pid}) did not stop"))
     }
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     let (pid, start) = parse_key(&c.key).ok_or("bad key")?;
     let Some(t) = process::live_task(&env.root, pid, start) else {
         return Ok(Restored::Gone);
@@ -106,7 +106,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
     if wait_state(env, pid, false) {
         Ok(Restored::Done(None))
     } else {
-        Err(format!(
+        Err(refuse!(
             "irqbalance (pid {pid}) did not resume: kill -CONT {pid}"
         ))
     }

@@ -19,7 +19,6 @@
 pub use crate::sysinfo::journal::*;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 fn sync_dir(dir: &Path) {
@@ -176,23 +175,9 @@ impl Lock {
             source,
         })?;
         let path = dir.join(LOCK_NAME);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let (file, taken) = crate::cpulock::try_flock(&path)
             .map_err(|source| JournalError::Write { path, source })?;
-        match rustix::fs::flock(
-            file.as_fd(),
-            rustix::fs::FlockOperation::NonBlockingLockExclusive,
-        ) {
-            Ok(()) => Ok(Some(Lock { _file: file })),
-            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-            Err(e) => Err(JournalError::Write {
-                path: dir.join(LOCK_NAME),
-                source: e.into(),
-            }),
-        }
+        Ok(taken.then_some(Lock { _file: file }))
     }
 }
 

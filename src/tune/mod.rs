@@ -94,13 +94,60 @@ impl WriteError {
     }
 }
 
-/// The settings' own functions report failures as text (only printed,
-/// never branched on): a write's error becomes its message.
-impl From<WriteError> for String {
-    fn from(e: WriteError) -> String {
-        e.to_string()
+/// Why a setting could not be planned, applied or restored. Only printed
+/// and journaled (never branched on), so each variant words itself for
+/// people; the text is what the journal and `tune` print.
+#[derive(Debug, Error)]
+pub enum SettingError {
+    /// A system file refused a value.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// The value written does not read back.
+    #[error("{path} reads '{read}' after writing '{value}': the kernel did not take it")]
+    NotTaken {
+        path: String,
+        value: String,
+        read: String,
+    },
+    /// The file cannot be read back at all.
+    #[error("{path} cannot be read back after writing '{value}'")]
+    Unreadable { path: String, value: String },
+    /// A journal entry this version cannot act on (a missing field, a
+    /// key in the wrong shape).
+    #[error("{0}")]
+    Journal(&'static str),
+    /// The setting's own reason, already worded for people (what failed,
+    /// with what value, what to do).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl From<String> for SettingError {
+    fn from(why: String) -> SettingError {
+        SettingError::Refused(why)
     }
 }
+
+impl From<&'static str> for SettingError {
+    fn from(why: &'static str) -> SettingError {
+        SettingError::Journal(why)
+    }
+}
+
+/// Errors compare by what they say (tests compare whole results).
+impl PartialEq for SettingError {
+    fn eq(&self, other: &SettingError) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+/// A [`SettingError::Refused`] worded like `format!`.
+macro_rules! refuse {
+    ($($arg:tt)*) => {
+        $crate::tune::SettingError::Refused(format!($($arg)*))
+    };
+}
+pub(crate) use refuse;
 
 /// What the user asked `tune` for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -200,10 +247,10 @@ pub struct Setting {
     pub about: &'static str,
     /// `None`: part of `tune isolate`; `Some(flag)`: only with that flag.
     pub opt_in: Option<&'static str>,
-    pub plan: fn(&Env, &Request) -> Result<Vec<Planned>, String>,
+    pub plan: fn(&Env, &Request) -> Result<Vec<Planned>, SettingError>,
     /// Set the target value, then read it back; `Ok(note)`.
-    pub apply: fn(&Env, &Change) -> Result<Option<String>, String>,
-    pub restore: fn(&Env, &Change) -> Result<Restored, String>,
+    pub apply: fn(&Env, &Change) -> Result<Option<String>, SettingError>,
+    pub restore: fn(&Env, &Change) -> Result<Restored, SettingError>,
     /// The value now, for `--status`.
     pub current: fn(&Env, &Change) -> Option<String>,
 }

@@ -4,7 +4,7 @@
 //! then owns its CPU for good. Opt-in only.
 
 use super::file::{self, plain};
-use super::{Env, Planned, Request, Setting};
+use super::{Env, Planned, Request, Setting, SettingError};
 use crate::sysinfo::sched::RT_RUNTIME;
 
 pub static SETTING: Setting = Setting {
@@ -17,7 +17,7 @@ pub static SETTING: Setting = Setting {
     current: file::current_plain,
 };
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     if !req.no_rt_throttling {
         return Ok(vec![]);
     }

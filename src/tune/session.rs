@@ -9,13 +9,15 @@
 use super::apply::{self, Outcome, TuneError};
 use super::cpuset::{RT_NAME, SYSTEM_NAME};
 use super::journal::{self, Journal, Lock, Mode};
-use super::{Env, Request, Restored};
+use super::revert::{RevertError, RevertResult};
+use super::{Env, Request, Restored, SettingError};
 use crate::engine::{Control, Observer, RunView};
 use crate::sysinfo::cgroup::CpusetVersion;
 use crate::sysinfo::tuning::{self, TuningState};
 use crate::sysinfo::{SysRoot, cpu};
 use crate::units::format_cpu_list;
 use std::sync::atomic::AtomicBool;
+use thiserror::Error;
 
 /// A one-line warning when a tuning journal was left by an rtscope that
 /// did not finish (crash, SIGKILL) or by an earlier boot; `None` when
@@ -94,27 +96,44 @@ pub fn left_isolation() -> Option<LeftIsolation> {
     })
 }
 
+/// Why an isolation a dead rtscope left could not be put back.
+#[derive(Debug, Error)]
+pub enum LeftBehindError {
+    #[error(
+        "{count} values of the isolation left by pid {pid} could not be restored (the first: {setting} {error}): retry with `sudo rtscope tune --revert`"
+    )]
+    NotRestored {
+        count: usize,
+        pid: u32,
+        setting: String,
+        error: String,
+    },
+    #[error(
+        "could not put back the isolation left by pid {pid}: {error}; run `sudo rtscope tune --revert`"
+    )]
+    Revert { pid: u32, error: RevertError },
+}
+
 /// Put back an isolation a dead rtscope left (as `tune --revert`):
 /// a line saying what was done, or why it could not be.
-pub fn revert_left(left: &LeftIsolation) -> Result<String, String> {
+pub fn revert_left(left: &LeftIsolation) -> Result<String, LeftBehindError> {
     match super::revert::revert(&Env::host()) {
-        Ok(super::revert::RevertResult::Done { reverted, .. }) if !reverted.failed.is_empty() => {
-            Err(format!(
-                "{} values of the isolation left by pid {} could not be restored (the first: {} {}): retry with `sudo rtscope tune --revert`",
-                reverted.failed.len(),
-                left.pid,
-                reverted.failed[0].0.setting,
-                reverted.failed[0].1
-            ))
+        Ok(RevertResult::Done { reverted, .. }) if !reverted.failed.is_empty() => {
+            Err(LeftBehindError::NotRestored {
+                count: reverted.failed.len(),
+                pid: left.pid,
+                setting: reverted.failed[0].0.setting.clone(),
+                error: reverted.failed[0].1.clone(),
+            })
         }
         Ok(_) => Ok(format!(
             "put back the isolation of CPUs {} left by rtscope pid {} (`{}`), which was killed",
             left.isolated, left.pid, left.command
         )),
-        Err(e) => Err(format!(
-            "could not put back the isolation left by pid {}: {e}; run `sudo rtscope tune --revert`",
-            left.pid
-        )),
+        Err(error) => Err(LeftBehindError::Revert {
+            pid: left.pid,
+            error,
+        }),
     }
 }
 
@@ -126,7 +145,7 @@ pub struct Isolation {
     reverted: bool,
 }
 
-fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), String> {
+fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), SettingError> {
     let fs = super::cpuset::fs_of(env)?;
     Ok(env.write(&fs.file(cpuset, file), &id.to_string())?)
 }
@@ -146,10 +165,37 @@ pub fn for_measure(
     main_affinity_given: bool,
     stop: &AtomicBool,
 ) -> anyhow::Result<Option<Isolation>> {
-    let host = SysRoot::host();
     let Some(cpus) = isolate else {
         return join(affinity, main_affinity_given);
     };
+    let req = isolate_request(cpus, affinity, main_affinity_given)?;
+    let env = Env::host();
+    // Ctrl-C / SIGTERM / SIGHUP while applying: roll back and stop.
+    let mut notes = Vec::new();
+    let mut applied = apply::apply(&env, &req, Mode::Run, Some(stop), &mut notes)?;
+    for n in notes {
+        eprintln!("rtscope: {n}");
+    }
+    let iso = Isolation {
+        env,
+        lock: applied.lock.take(),
+        isolated: req.isolated.clone(),
+        reverted: false,
+    };
+    say_applied(&applied, &req);
+    iso.enter()?;
+    Ok(Some(iso))
+}
+
+/// The request `measure --isolate CPUS` makes, refused when it cannot
+/// be: with `--main-affinity`, without root, CPUs offline or leaving no
+/// housekeeping CPU, `-a` outside the isolated CPUs.
+fn isolate_request(
+    cpus: &[usize],
+    affinity: Option<&[usize]>,
+    main_affinity_given: bool,
+) -> anyhow::Result<Request> {
+    let host = SysRoot::host();
     if main_affinity_given {
         anyhow::bail!(
             "--main-affinity cannot be combined with --isolate: the main thread runs on the housekeeping CPUs"
@@ -177,19 +223,12 @@ pub fn for_measure(
             format_cpu_list(&req.isolated)
         );
     }
-    let env = Env::host();
-    // Ctrl-C / SIGTERM / SIGHUP while applying: roll back and stop.
-    let mut notes = Vec::new();
-    let applied = apply::apply(&env, &req, Mode::Run, Some(stop), &mut notes)?;
-    for n in notes {
-        eprintln!("rtscope: {n}");
-    }
-    let iso = Isolation {
-        env,
-        lock: applied.lock,
-        isolated: req.isolated.clone(),
-        reverted: false,
-    };
+    Ok(req)
+}
+
+/// Tell what the isolation did: how many changes, and each one refused
+/// (the IRQs that stayed in one line).
+fn say_applied(applied: &apply::Applied, req: &Request) {
     let done = applied
         .items
         .iter()
@@ -226,8 +265,6 @@ pub fn for_measure(
             }
         }
     }
-    iso.enter()?;
-    Ok(Some(iso))
 }
 
 /// The IRQs (by number) that stayed on the isolated CPUs, in a sentence:

@@ -11,7 +11,7 @@
 
 use super::cpuset::{RT_NAME, SYSTEM_NAME};
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError, refuse};
 use crate::sys::errno::{EINVAL, ESRCH};
 use crate::sysinfo::cgroup::{CpusetVersion, top_cpusets};
 use crate::sysinfo::process;
@@ -27,7 +27,7 @@ pub static SETTING: Setting = Setting {
     current,
 };
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     let Some(fs) = env.cpuset.as_ref() else {
         return Ok(vec![]);
     };
@@ -107,7 +107,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     Ok(out)
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     let to = c
         .extra
         .get("to")
@@ -146,7 +146,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
         }
     }
     if moved == 0 && !other_errors.is_empty() {
-        return Err(format!(
+        return Err(refuse!(
             "no task could be moved to {to}: {}",
             other_errors[0]
         ));
@@ -184,7 +184,7 @@ fn recorded(c: &Change) -> Vec<(u32, u64, Vec<usize>)> {
         .unwrap_or_default()
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     let Some(fs) = env.cpuset.as_ref() else {
         return Ok(Restored::Gone);
     };
@@ -212,7 +212,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
         }
     }
     if !failed.is_empty() {
-        return Err(format!(
+        return Err(refuse!(
             "could not restore the CPU affinity of {} tasks: {}",
             failed.len(),
             failed.join("; ")

@@ -3,7 +3,7 @@
 
 use super::file;
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError};
 use crate::sysinfo::memory::{THP_ENABLED, selected};
 
 pub static SETTING: Setting = Setting {
@@ -20,7 +20,7 @@ fn norm(s: &str) -> String {
     selected(s)
 }
 
-fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, SettingError> {
     let Some(v) = file::read(env, THP_ENABLED, norm) else {
         return Ok(vec![Planned::nothing(
             SETTING.name,
@@ -35,11 +35,11 @@ fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
     }])
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     file::set(env, &c.key, &c.target, norm).map(|_| None)
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     file::restore(env, &c.key, &c.original, norm)
 }
 

@@ -2,7 +2,7 @@
 //! instead of being moved to a busy one (such as a real-time CPU).
 
 use super::file::{self, plain};
-use super::{Env, Planned, Request, Setting};
+use super::{Env, Planned, Request, Setting, SettingError};
 use crate::sysinfo::timers::TIMER_MIGRATION;
 
 pub static SETTING: Setting = Setting {
@@ -15,7 +15,7 @@ pub static SETTING: Setting = Setting {
     current: file::current_plain,
 };
 
-fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, SettingError> {
     let Some(v) = file::read(env, TIMER_MIGRATION, plain) else {
         return Ok(vec![Planned::nothing(
             SETTING.name,

@@ -3,7 +3,7 @@
 
 use super::file;
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting};
+use super::{Env, Planned, Request, Restored, Setting, SettingError};
 use crate::units::{format_cpu_mask, parse_cpu_mask};
 
 pub const CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
@@ -18,7 +18,7 @@ pub static SETTING: Setting = Setting {
     current,
 };
 
-fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
+fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
     let Some(raw) = env.read(CPUMASK) else {
         return Ok(vec![Planned::nothing(
             SETTING.name,
@@ -35,11 +35,11 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, String> {
     }])
 }
 
-fn apply(env: &Env, c: &Change) -> Result<Option<String>, String> {
+fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     file::set(env, &c.key, &c.target, file::mask_norm).map(|_| None)
 }
 
-fn restore(env: &Env, c: &Change) -> Result<Restored, String> {
+fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
     file::restore(env, &c.key, &c.original, file::mask_norm)
 }
 
