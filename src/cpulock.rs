@@ -90,7 +90,7 @@ fn try_lock(path: &Path) -> Result<Try, CpuLockError> {
     let me = format!(
         "pid {} (`{}`)",
         std::process::id(),
-        crate::store::postgres::own_command_line().join(" ")
+        crate::redact::own_command_line().join(" ")
     );
     file.set_len(0).map_err(io)?;
     file.rewind().map_err(io)?;

@@ -176,7 +176,7 @@ impl CharacterizeArgs {
             explain_above_ns: self.explain_ns,
             json: self.json.clone(),
             label: self.label.clone(),
-            command_line: crate::store::postgres::own_command_line(),
+            command_line: crate::redact::own_command_line(),
             save: !self.no_save,
             force: self.force,
         }

@@ -375,7 +375,7 @@ impl MeasureArgs {
     /// command line.
     pub fn request(&self, db: Option<&Path>) -> Result<Request> {
         let mut request = self.settings(db)?.request()?;
-        request.command_line = crate::store::postgres::own_command_line();
+        request.command_line = crate::redact::own_command_line();
         Ok(request)
     }
 }

@@ -201,7 +201,7 @@ impl MonitorArgs {
             ),
             host: self.host.clone(),
             tags,
-            command_line: crate::store::postgres::own_command_line(),
+            command_line: crate::redact::own_command_line(),
             force_shared_cpus: self.force,
             store: db.map(Path::to_path_buf),
             ..Request::default()

@@ -309,7 +309,7 @@ fn export(a: &ExportArgs) -> Result<Exit> {
         }
     }
     if let Some(mut c) = runref::load_characterization(&a.run)? {
-        c.command_line = crate::store::postgres::redact_command_line(&c.command_line);
+        c.command_line = crate::redact::command_line(&c.command_line);
         if a.histfile.is_some() || a.csv.is_some() {
             bail!(
                 "'{}' is a characterization: it exports as JSON only (--json)",
@@ -326,7 +326,7 @@ fn export(a: &ExportArgs) -> Result<Exit> {
     }
     let mut rec = runref::load(&a.run)?;
     // Runs recorded before passwords were kept out of command lines.
-    rec.source.command_line = crate::store::postgres::redact_command_line(&rec.source.command_line);
+    rec.source.command_line = crate::redact::command_line(&rec.source.command_line);
     if let Some(p) = &a.json {
         let mut text = serde_json::to_string_pretty(&rec).context("serializing the run record")?;
         text.push('\n');

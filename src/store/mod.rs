@@ -292,7 +292,7 @@ pub fn is_url(path: &Path) -> bool {
 /// such as `./a:b.db` stays a file.
 pub fn check_location(s: &str) -> Result<PathBuf> {
     let bad = |detail: &str| StoreError::BadUrl {
-        url: postgres::redact(s),
+        url: crate::redact::url(s),
         detail: detail.into(),
     };
     if postgres::is_url(s) {
@@ -324,7 +324,7 @@ pub fn check_location(s: &str) -> Result<PathBuf> {
         )
     {
         return Err(StoreError::BadUrl {
-            url: postgres::redact(s),
+            url: crate::redact::url(s),
             detail: format!(
                 "rtscope keeps runs in an SQLite file (give its path) or a PostgreSQL database, not in '{scheme}:'"
             ),

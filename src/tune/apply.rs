@@ -328,7 +328,7 @@ fn header(req: &Request, mode: Mode) -> Header {
         pid_start_ticks: own_start_ticks(),
         mode,
         // A password in --db is never written to the journal.
-        command: crate::store::postgres::own_command_line(),
+        command: crate::redact::own_command_line(),
         isolated_cpus: req.isolated.clone(),
         housekeeping_cpus: req.housekeeping.clone(),
         started_unix_ns: crate::sys::clock::unix_now_ns(),
