@@ -1,7 +1,8 @@
 //! Finding runs by reference: a run in the store (its id as `rtscope runs`
 //! lists it, `last` / `latest`, or the start of its uuid) or a run record
 //! file (`*.json`). Every command that takes `RUN…` resolves it here; the
-//! store is the one `--db` / `RTSCOPE_DB` chose.
+//! store is `db` (`--db`) when given, else `RTSCOPE_DB`, else the default
+//! ([`store::locate`]).
 
 use crate::characterization::Characterization;
 use crate::record::{ReadError, RunRecord};
@@ -39,12 +40,12 @@ fn may_be_uuid(reference: &str) -> bool {
 }
 
 /// Load the run that `reference` names.
-pub fn load(reference: &str) -> Result<RunRecord> {
-    load_with_origin(reference).map(|(rec, _)| rec)
+pub fn load(db: Option<&Path>, reference: &str) -> Result<RunRecord> {
+    load_with_origin(db, reference).map(|(rec, _)| rec)
 }
 
 /// Load the run that `reference` names, and say where it came from.
-pub fn load_with_origin(reference: &str) -> Result<(RunRecord, Origin)> {
+pub fn load_with_origin(db: Option<&Path>, reference: &str) -> Result<(RunRecord, Origin)> {
     let path = Path::new(reference);
     let stored = is_store_only(reference) || may_be_uuid(reference);
     let from_file = || load_file(path).map(|rec| (rec, Origin::File(path.to_path_buf())));
@@ -57,7 +58,7 @@ pub fn load_with_origin(reference: &str) -> Result<(RunRecord, Origin)> {
         );
     }
     let from_store = || -> Result<(RunRecord, Origin)> {
-        let s = open_store(reference)?;
+        let s = open_store(db, reference)?;
         let id = s.resolve(reference)?;
         if s.is_characterization(id)? {
             bail!(
@@ -76,10 +77,13 @@ pub fn load_with_origin(reference: &str) -> Result<(RunRecord, Origin)> {
 }
 
 /// Load every run of `references`, named for reports and figures.
-pub fn load_named(references: &[String]) -> Result<Vec<crate::report::NamedRun>> {
+pub fn load_named(
+    db: Option<&Path>,
+    references: &[String],
+) -> Result<Vec<crate::report::NamedRun>> {
     let loaded = references
         .iter()
-        .map(|r| Ok((r.clone(), load(r)?)))
+        .map(|r| Ok((r.clone(), load(db, r)?)))
         .collect::<Result<Vec<_>>>()?;
     Ok(crate::report::name_runs(loaded))
 }
@@ -88,7 +92,10 @@ pub fn load_named(references: &[String]) -> Result<Vec<crate::report::NamedRun>>
 /// or uuid prefix) or a file written by `characterize --json`. `None`
 /// when it names something else (a run, a run record, nothing: the
 /// caller's own loading reports that).
-pub fn load_characterization(reference: &str) -> Result<Option<Characterization>> {
+pub fn load_characterization(
+    db: Option<&Path>,
+    reference: &str,
+) -> Result<Option<Characterization>> {
     let path = Path::new(reference);
     if path.is_file() && !is_store_only(reference) {
         let Ok(text) = std::fs::read_to_string(path) else {
@@ -108,7 +115,7 @@ pub fn load_characterization(reference: &str) -> Result<Option<Characterization>
     if !(is_store_only(reference) || may_be_uuid(reference)) {
         return Ok(None);
     }
-    let Some(s) = Store::open_existing(&store::db_path()?)? else {
+    let Some(s) = Store::open_existing(&store::locate(db)?)? else {
         return Ok(None);
     };
     let Ok(id) = s.resolve(reference) else {
@@ -122,10 +129,13 @@ pub fn load_characterization(reference: &str) -> Result<Option<Characterization>
 
 /// The characterizations `references` name, when they all are ones;
 /// `None` when none is; an error when they are mixed with runs.
-pub fn load_characterizations(references: &[String]) -> Result<Option<Vec<Characterization>>> {
+pub fn load_characterizations(
+    db: Option<&Path>,
+    references: &[String],
+) -> Result<Option<Vec<Characterization>>> {
     let mut found = Vec::new();
     for r in references {
-        found.push(load_characterization(r)?);
+        found.push(load_characterization(db, r)?);
     }
     if found.iter().all(Option::is_none) {
         return Ok(None);
@@ -139,10 +149,10 @@ pub fn load_characterizations(references: &[String]) -> Result<Option<Vec<Charac
     Ok(Some(found.into_iter().flatten().collect()))
 }
 
-/// The store this process uses, which must exist since `reference` (for
+/// The store `db` locates, which must exist since `reference` (for
 /// the message) names runs in it.
-pub fn open_store(reference: &str) -> Result<Store> {
-    let db = store::db_path()?;
+pub fn open_store(db: Option<&Path>, reference: &str) -> Result<Store> {
+    let db = store::locate(db)?;
     match Store::open_existing(&db)? {
         Some(s) => Ok(s),
         None => Err(StoreError::NoStore {
@@ -153,9 +163,9 @@ pub fn open_store(reference: &str) -> Result<Store> {
     }
 }
 
-/// Load a run from the store this process uses.
-pub fn load_stored(reference: &str) -> Result<RunRecord> {
-    let s = open_store(reference)?;
+/// Load a run from the store `db` locates.
+pub fn load_stored(db: Option<&Path>, reference: &str) -> Result<RunRecord> {
+    let s = open_store(db, reference)?;
     let id = s.resolve(reference)?;
     Ok(s.load(id)?)
 }
@@ -183,7 +193,7 @@ mod tests {
         assert!(!is_store_only("run.json"));
         assert!(may_be_uuid("0123abcd"));
         assert!(!may_be_uuid("abc"));
-        let e = load("no/such/file.json").unwrap_err();
+        let e = load(None, "no/such/file.json").unwrap_err();
         assert!(e.to_string().contains("rtscope runs"), "{e}");
     }
 }

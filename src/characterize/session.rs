@@ -42,6 +42,9 @@ pub struct Settings {
     pub command_line: Vec<String>,
     /// Save the characterization in the run store, as it goes.
     pub save: bool,
+    /// The store chosen on the command line (`--db`); `None`:
+    /// `RTSCOPE_DB`, else the default ([`crate::store::locate`]).
+    pub store: Option<PathBuf>,
     /// Run even when another rtscope measures the same CPUs.
     pub force: bool,
 }
@@ -114,7 +117,7 @@ pub fn run(
     };
     // Under isolation this process now sits on the isolated CPUs.
     let allowed = allowed_cpus()?;
-    let mut saver = Saver::open(settings.save, progress);
+    let mut saver = Saver::open(settings.save, settings.store.as_deref(), progress);
     let result = run_benches(&opts, &allowed, stop, &mut saver);
     drop(isolation);
     let (characterization, saved) = saver.finish(result)?;
@@ -192,9 +195,10 @@ struct Saver<'a> {
 
 impl<'a> Saver<'a> {
     /// Open the store when `save`; a warning when it cannot be opened.
-    fn open(save: bool, progress: &'a mut dyn Progress) -> Saver<'a> {
+    fn open(save: bool, chosen: Option<&Path>, progress: &'a mut dyn Progress) -> Saver<'a> {
         let store = if save {
-            Store::open_default()
+            crate::store::locate(chosen)
+                .and_then(|p| Store::open(&p))
                 .map_err(|e| {
                     progress.warning(&format!("the characterization will not be saved: {e}"))
                 })
@@ -301,6 +305,7 @@ mod tests {
             label: None,
             command_line: vec![],
             save: true,
+            store: None,
             force: false,
         }
     }

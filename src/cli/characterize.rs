@@ -178,16 +178,20 @@ impl CharacterizeArgs {
             label: self.label.clone(),
             command_line: crate::redact::own_command_line(),
             save: !self.no_save,
+            store: None,
             force: self.force,
         }
     }
 }
 
-pub fn run(args: &CharacterizeArgs) -> Result<Exit> {
+pub fn run(args: &CharacterizeArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     if args.list {
         return list();
     }
-    let settings = args.settings();
+    let settings = ch::Settings {
+        store: db.map(std::path::Path::to_path_buf),
+        ..args.settings()
+    };
     watch_signals(&STOP);
     let outcome = ch::run(&settings, &STOP, &mut Terminal)?;
     if !settings.json_on_stdout() {

@@ -57,9 +57,9 @@ pub struct CompareArgs {
     pub fail_if_worse: Option<f64>,
 }
 
-pub fn run(args: &CompareArgs) -> Result<Exit> {
+pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let refs = [args.a.clone(), args.b.clone()];
-    if let Some(cs) = runref::load_characterizations(&refs)? {
+    if let Some(cs) = runref::load_characterizations(db, &refs)? {
         if args.fail_if_worse.is_some() {
             anyhow::bail!(
                 "--fail-if-worse gates latency runs; characterizations are compared side by side only"
@@ -69,8 +69,8 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         out!("{}", crate::characterize::compare::render(&cs, &refs));
         return Ok(Exit::Ok);
     }
-    let a = runref::load(&args.a)?;
-    let b = runref::load(&args.b)?;
+    let a = runref::load(db, &args.a)?;
+    let b = runref::load(db, &args.b)?;
     let runs = report::name_runs(vec![(args.a.clone(), a), (args.b.clone(), b)]);
     let c = compare::compare(&runs[0], &runs[1], &args.metric).map_err(|e| anyhow!(e))?;
     out!("{}", c.render(&runs[0], &runs[1]));

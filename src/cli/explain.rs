@@ -58,10 +58,10 @@ pub struct ExplainArgs {
     pub json: bool,
 }
 
-pub fn run(args: &ExplainArgs) -> Result<Exit> {
+pub fn run(args: &ExplainArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     match (&args.trace, &args.run) {
         (Some(path), None) => explain_trace(path, args.max_size_bytes, args.json),
-        (None, Some(run)) => explain_run(run, args.json),
+        (None, Some(run)) => explain_run(db, run, args.json),
         (Some(_), Some(run)) => {
             bail!("give either RUN ({run}) or --trace FILE, not both")
         }
@@ -90,8 +90,8 @@ fn explain_trace(path: &std::path::Path, max_bytes: u64, json: bool) -> Result<E
     Ok(Exit::Ok)
 }
 
-fn explain_run(reference: &str, json: bool) -> Result<Exit> {
-    let (rec, origin) = runref::load_with_origin(reference)?;
+fn explain_run(db: Option<&std::path::Path>, reference: &str, json: bool) -> Result<Exit> {
+    let (rec, origin) = runref::load_with_origin(db, reference)?;
     let Some(x) = &rec.explain else {
         bail!(
             "{origin} was measured without --explain: nothing to explain (measure with --explain)"

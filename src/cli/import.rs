@@ -111,7 +111,7 @@ fn describe(rec: &RunRecord) -> String {
     )
 }
 
-pub fn run(args: &ImportArgs) -> Result<Exit> {
+pub fn run(args: &ImportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let options = ImportOptions {
         summary_unit_ns: if args.ns { 1 } else { 1000 },
     };
@@ -135,7 +135,7 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
-    let mut store = Store::open_default()?;
+    let mut store = Store::open(&crate::store::locate(db)?)?;
     let stored = import::file::save(&mut store, &records)?;
     for ((path, _), s) in records.iter().zip(&stored) {
         match s {

@@ -220,7 +220,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             eprintln!("rtscope: {m}");
         }
     }
-    crate::store::choose(cli.db.clone());
     match cli.command {
         Command::Measure(args) => measure::run(&args, cli.db.as_deref()),
         Command::Monitor(args) => monitor::run(&args, cli.db.as_deref()),
@@ -228,16 +227,16 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Doctor(args) => doctor::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Man(args) => man::run(&args),
-        Command::Report(args) => report::run(&args),
-        Command::Plot(args) => plot::run(&args),
-        Command::Compare(args) => compare::run(&args),
-        Command::Runs(args) => runs::run(&args),
-        Command::Import(args) => import::run(&args),
-        Command::Push(args) => push::run(&args),
-        Command::Explain(args) => explain::run(&args),
+        Command::Report(args) => report::run(&args, cli.db.as_deref()),
+        Command::Plot(args) => plot::run(&args, cli.db.as_deref()),
+        Command::Compare(args) => compare::run(&args, cli.db.as_deref()),
+        Command::Runs(args) => runs::run(&args, cli.db.as_deref()),
+        Command::Import(args) => import::run(&args, cli.db.as_deref()),
+        Command::Push(args) => push::run(&args, cli.db.as_deref()),
+        Command::Explain(args) => explain::run(&args, cli.db.as_deref()),
         Command::Study(args) => study::run(&args, cli.db.as_deref()),
         Command::Completions(args) => completions::run(&args),
-        Command::Characterize(args) => characterize::run(&args),
+        Command::Characterize(args) => characterize::run(&args, cli.db.as_deref()),
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),
         Command::RtInterference(args) => load::run_interference(&args),

@@ -145,10 +145,10 @@ pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<(plot::Figur
     Ok((fig.map_err(|e| anyhow!(e))?, left_out))
 }
 
-pub fn run(args: &PlotArgs) -> Result<Exit> {
+pub fn run(args: &PlotArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let format = format_of(&args.output)?;
     output::check_writable(&args.output, "figure file")?;
-    let runs = runref::load_named(&args.runs)?;
+    let runs = runref::load_named(db, &args.runs)?;
     let title = args
         .title
         .clone()

@@ -30,8 +30,8 @@ pub struct PushArgs {
     pub to: PathBuf,
 }
 
-pub fn run(args: &PushArgs) -> Result<Exit> {
-    let from = runref::open_store(&args.runs.join(" "))?;
+pub fn run(args: &PushArgs, db: Option<&std::path::Path>) -> Result<Exit> {
+    let from = runref::open_store(db, &args.runs.join(" "))?;
     let mut ids = Vec::with_capacity(args.runs.len());
     for r in &args.runs {
         ids.push(from.resolve(r)?);

@@ -40,9 +40,9 @@ pub struct ReportArgs {
     pub title: Option<String>,
 }
 
-pub fn run(args: &ReportArgs) -> Result<Exit> {
+pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
-    if let Some(cs) = runref::load_characterizations(&args.runs)? {
+    if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
         let refs: Vec<_> = cs.iter().collect();
         let page = crate::characterize::html::render(&refs, &args.runs, args.title.as_deref());
         output::write_atomic(&args.output, page.as_bytes())?;
@@ -51,8 +51,8 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
-    let runs = runref::load_named(&args.runs)?;
-    let long_term = monitor_views(&runs);
+    let runs = runref::load_named(db, &args.runs)?;
+    let long_term = monitor_views(db, &runs);
     let page = html::render_with(&runs, args.title.as_deref(), &long_term)
         .map_err(anyhow::Error::msg)
         .context("making the report")?;
@@ -67,10 +67,11 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
 /// (every host of that monitor in the store). Runs from files, or a store
 /// that cannot be read, simply have none.
 fn monitor_views(
+    db: Option<&std::path::Path>,
     runs: &[crate::report::NamedRun],
 ) -> Vec<(usize, crate::report::plot::Figure, String)> {
     let Ok(Some(store)) =
-        crate::store::db_path().and_then(|p| crate::store::Store::open_existing(&p))
+        crate::store::locate(db).and_then(|p| crate::store::Store::open_existing(&p))
     else {
         return Vec::new();
     };

@@ -8,7 +8,7 @@ use crate::store::{self, Store};
 use crate::{output, runref};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// List, show, remove and export the runs in the store.
 ///
@@ -175,13 +175,13 @@ fn parse_date(s: &str, now_unix_ns: u64, end_of_day: bool) -> Result<u64, String
     Ok(secs * S)
 }
 
-pub fn run(args: &RunsArgs) -> Result<Exit> {
+pub fn run(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
     match args.action.clone().unwrap_or(RunsAction::List) {
-        RunsAction::List => list(args),
-        RunsAction::Relabel { run, label } => relabel(&run, &label),
-        RunsAction::Show { run } => show(&run),
-        RunsAction::Rm { runs } => remove(&runs),
-        RunsAction::Export(e) => export(&e),
+        RunsAction::List => list(args, db),
+        RunsAction::Relabel { run, label } => relabel(db, &run, &label),
+        RunsAction::Show { run } => show(db, &run),
+        RunsAction::Rm { runs } => remove(db, &runs),
+        RunsAction::Export(e) => export(db, &e),
     }
 }
 
@@ -205,9 +205,9 @@ fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
     })
 }
 
-fn list(args: &RunsArgs) -> Result<Exit> {
+fn list(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
     let filter = filter_of(args)?;
-    let db = store::db_path()?;
+    let db = store::locate(db)?;
     let rows = match Store::open_existing(&db)? {
         Some(s) => s.list_filtered(&filter)?,
         None => Vec::new(),
@@ -234,8 +234,8 @@ fn list(args: &RunsArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn relabel(reference: &str, label: &str) -> Result<Exit> {
-    let mut s = runref::open_store(reference)?;
+fn relabel(db: Option<&Path>, reference: &str, label: &str) -> Result<Exit> {
+    let mut s = runref::open_store(db, reference)?;
     let id = s.resolve(reference)?;
     let label = label.trim();
     s.relabel(id, (!label.is_empty()).then_some(label))?;
@@ -247,8 +247,8 @@ fn relabel(reference: &str, label: &str) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn show(reference: &str) -> Result<Exit> {
-    let s = runref::open_store(reference)?;
+fn show(db: Option<&Path>, reference: &str) -> Result<Exit> {
+    let s = runref::open_store(db, reference)?;
     let id = s.resolve(reference)?;
     if s.is_characterization(id)? {
         let c = s.load_characterization(id)?;
@@ -263,8 +263,8 @@ fn show(reference: &str) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn remove(refs: &[String]) -> Result<Exit> {
-    let mut s = runref::open_store(&refs.join(" "))?;
+fn remove(db: Option<&Path>, refs: &[String]) -> Result<Exit> {
+    let mut s = runref::open_store(db, &refs.join(" "))?;
     let mut ids = Vec::with_capacity(refs.len());
     for r in refs {
         ids.push(s.resolve(r)?);
@@ -282,7 +282,7 @@ fn remove(refs: &[String]) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn export(a: &ExportArgs) -> Result<Exit> {
+fn export(db: Option<&Path>, a: &ExportArgs) -> Result<Exit> {
     if a.json.is_none() && a.histfile.is_none() && a.csv.is_none() {
         bail!(
             "runs export: choose what to write: --json, --histfile or --csv (each takes a file, - or nothing for standard output)"
@@ -308,7 +308,7 @@ fn export(a: &ExportArgs) -> Result<Exit> {
             output::check_writable(p, what)?;
         }
     }
-    if let Some(mut c) = runref::load_characterization(&a.run)? {
+    if let Some(mut c) = runref::load_characterization(db, &a.run)? {
         c.command_line = crate::redact::command_line(&c.command_line);
         if a.histfile.is_some() || a.csv.is_some() {
             bail!(
@@ -324,7 +324,7 @@ fn export(a: &ExportArgs) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
-    let mut rec = runref::load(&a.run)?;
+    let mut rec = runref::load(db, &a.run)?;
     // Runs recorded before passwords were kept out of command lines.
     rec.source.command_line = crate::redact::command_line(&rec.source.command_line);
     if let Some(p) = &a.json {

@@ -34,7 +34,6 @@ use db::{Db, DbError, Tx};
 use rusqlite::{Connection, OpenFlags};
 use std::cell::{RefCell, RefMut};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -216,22 +215,6 @@ fn disk_nearly_full(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
-
-/// Remember the store chosen on the command line (`--db` / `RTSCOPE_DB`)
-/// for every later [`db_path`] in this process (the first choice wins).
-///
-/// Left for the commands that do not measure yet (runs, report, plot,
-/// compare, explain, push, import, characterize, through `runref` and
-/// [`Store::open_default`]); `measure`, `study` and `monitor` carry the
-/// location in their request ([`locate`]). Next: pass it to those as an
-/// argument from `src/cli/` too, and remove this global.
-pub fn choose(path: Option<PathBuf>) {
-    if let Some(p) = path {
-        let _ = CHOSEN.set(p);
-    }
-}
-
 /// The system's store directory: the monitor service's store
 /// (`RTSCOPE_DB=/var/lib/rtscope/rtscope.db`), and root's when it has no
 /// home. `RTSCOPE_SYSTEM_STORE_DIR` puts it elsewhere (tests).
@@ -333,15 +316,10 @@ pub fn check_location(s: &str) -> Result<PathBuf> {
     Ok(PathBuf::from(s))
 }
 
-/// The store this process uses: the command line's choice, else
-/// `RTSCOPE_DB`, else [`default_path`]. A PostgreSQL URL is carried as a
-/// path too ([`is_url`] tells them apart).
-pub fn db_path() -> Result<PathBuf> {
-    locate(CHOSEN.get().map(PathBuf::as_path))
-}
-
 /// The store to use: `chosen` (`--db`) when given, else `RTSCOPE_DB`,
-/// else [`default_path`].
+/// else [`default_path`]. Every command is handed its `--db` by
+/// `src/cli/` and locates its store here (a PostgreSQL URL is carried as
+/// a path too; [`is_url`] tells them apart).
 pub fn locate(chosen: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = chosen {
         return Ok(p.to_path_buf());
@@ -460,11 +438,6 @@ impl Store {
             });
         }
         Ok(store)
-    }
-
-    /// The store this process uses ([`db_path`]), created if missing.
-    pub fn open_default() -> Result<Store> {
-        Store::open(&db_path()?)
     }
 
     pub fn path(&self) -> &Path {
