@@ -1,12 +1,12 @@
 //! The text of `rtscope runs`: the list table and one run's details.
 //! Pure: rows and records in, text out.
 
-use super::{fmt, summary};
+use super::{known, summary};
 use crate::kinds::SourceKind;
 use crate::record::{RunRecord, Unknowable};
 use crate::store::{RunRow, RunState};
+use crate::text::num;
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
-use fmt::known;
 
 /// What the state column says.
 fn state_word(r: &RunRow) -> &'static str {
@@ -129,7 +129,7 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
         ),
         RunState::Complete => format!(
             "complete (end: {})",
-            fmt::serde_name(&rec.end_reason).replace('_', " ")
+            num::serde_name(&rec.end_reason).replace('_', " ")
         ),
     };
     line("state", state);

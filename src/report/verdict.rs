@@ -11,9 +11,10 @@
 //! verdict speaks of ([`Standing`]): then the headline says so first, and
 //! names the class it points to. Pure function of the record.
 
-use super::fmt;
+use super::known;
 use crate::kinds::SourceKind;
 use crate::record::{EndReason, LoadRecord, RunRecord, RunStatus, Unknowable};
+use crate::text::num;
 
 /// The class of real time a worst case supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +94,7 @@ impl Standing {
     /// does not count: nothing shows that it kept the CPUs busy.
     pub fn of(run: &RunRecord) -> Standing {
         let mut short = Vec::new();
-        let duration = fmt::known(run, Unknowable::Duration, || fmt::duration(run.duration_ns));
+        let duration = known(run, Unknowable::Duration, || num::duration(run.duration_ns));
         let duration = if run.knows(Unknowable::Duration) {
             duration
         } else {
@@ -290,7 +291,7 @@ fn virtualization(run: &RunRecord) -> Option<String> {
 pub fn verdict(run: &RunRecord) -> Verdict {
     let s = &run.overall;
     let class = Class::of_max_ns(s.max_ns);
-    let max = s.max_ns.map(fmt::latency).unwrap_or_else(|| "-".into());
+    let max = s.max_ns.map(num::latency).unwrap_or_else(|| "-".into());
     let mut evidence = Vec::new();
     let mut limits = Vec::new();
     let mut advice = Vec::new();
@@ -301,11 +302,11 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         .collect();
     evidence.push(format!(
         "{} periods measured over {} by {} thread{}{}, every {}, policy {} priority {}.",
-        fmt::count(s.samples),
-        fmt::known(run, Unknowable::Duration, || format!(
+        num::count(s.samples),
+        known(run, Unknowable::Duration, || format!(
             "{} ({} hours)",
-            fmt::duration(run.duration_ns),
-            fmt::hours(run.duration_ns)
+            num::duration(run.duration_ns),
+            num::hours(run.duration_ns)
         )),
         run.threads.len(),
         if run.threads.len() == 1 { "" } else { "s" },
@@ -314,11 +315,11 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         } else {
             format!(" on CPU {}", cpus.join(", "))
         },
-        fmt::known(run, Unknowable::Interval, || fmt::period(
+        known(run, Unknowable::Interval, || num::period(
             run.options.interval_ns
         )),
         run.options.policy,
-        fmt::known(run, Unknowable::Priority, || run
+        known(run, Unknowable::Priority, || run
             .options
             .priority
             .to_string()),
@@ -329,15 +330,15 @@ pub fn verdict(run: &RunRecord) -> Verdict {
     if let (Some(p4), Some(p3)) = (s.p9999_ns, s.p999_ns) {
         evidence.push(format!(
             "99.99 % of periods woke within {}, 99.9 % within {}.",
-            fmt::latency(p4),
-            fmt::latency(p3)
+            num::latency(p4),
+            num::latency(p3)
         ));
     }
     if run.knows(Unknowable::MissedPeriods) {
         evidence.push(format!(
             "Missed periods: {} (deadlines that passed while the thread was still late for an \
              earlier one).",
-            fmt::count(s.missed_periods)
+            num::count(s.missed_periods)
         ));
     } else {
         evidence.push("Missed periods: unknown (the source does not count them).".into());
@@ -371,7 +372,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
     if let Some(limit) = run.limits.max_latency_ns {
         evidence.push(format!(
             "The limit asked for, {}, was {}.",
-            fmt::latency(limit),
+            num::latency(limit),
             if run.limits.exceeded {
                 "exceeded"
             } else {
@@ -393,16 +394,16 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             "With {} periods and none above {max}, the chance that one period exceeds it is \
              below 3/N = {} (one period in {}) at 95 % confidence, and only if periods were \
              independent, which latency spikes are not (they come in bursts).",
-            fmt::count(s.samples),
-            fmt::probability(3.0 / s.samples as f64),
-            fmt::count(s.samples.div_ceil(3)),
+            num::count(s.samples),
+            num::probability(3.0 / s.samples as f64),
+            num::count(s.samples.div_ceil(3)),
         ));
     }
     if run.duration_ns < 3_600_000_000_000 && s.samples > 0 && run.knows(Unknowable::Duration) {
         limits.push(format!(
             "The run lasted {}. Rare spikes take hours to show: the seed articles let such \
              tests run 12 hours or more, under heavy load.",
-            fmt::duration(run.duration_ns)
+            num::duration(run.duration_ns)
         ));
     }
     if run.options.policy.known().is_some_and(|p| !p.is_realtime()) {
@@ -438,7 +439,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             "Imported from {}: latencies at {} resolution; what the source did not record is \
              missing.",
             run.source.format.as_deref().unwrap_or("another tool"),
-            fmt::period(res)
+            num::period(res)
         ));
     }
     if !run.options.omission_correction {

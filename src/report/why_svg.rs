@@ -4,9 +4,10 @@
 //! unexplained, and a legend of the kinds present. Text from the trace
 //! (thread names) is escaped here; same explanation, same bytes.
 
-use super::fmt;
 use super::why::PartKind;
 use crate::explain::Explanation;
+use crate::text::escape;
+use crate::text::num;
 use std::fmt::Write as _;
 
 const WIDTH_PX: f64 = 960.0;
@@ -17,23 +18,6 @@ const BAR_HEIGHT_PX: f64 = 34.0;
 const HEIGHT_PX: f64 = 96.0;
 /// Rough width of a character at the labels' size (13 px sans-serif).
 const CHAR_PX: f64 = 7.2;
-
-/// Escape text for SVG (and HTML) content and attributes.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c if c.is_control() => o.push(' '),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// `text` cut to `chars` characters, with an ellipsis when cut.
 fn fit(text: &str, chars: usize) -> Option<String> {
@@ -73,14 +57,14 @@ pub fn bar(x: &Explanation, id: &str) -> String {
     ));
     let title = format!(
         "Where the {} of {} went",
-        fmt::latency(x.spike.latency_ns),
+        num::latency(x.spike.latency_ns),
         super::why::who(x)
     );
     let mut o = String::new();
     let _ = write!(
         o,
         "<svg id=\"{id}\" class=\"why-bar\" role=\"img\" aria-label=\"{t}\" viewBox=\"0 0 {WIDTH_PX} {HEIGHT_PX}\" preserveAspectRatio=\"xMidYMid meet\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"13\"><title>{t}</title>",
-        t = esc(&title)
+        t = escape::markup(&title)
     );
     let _ = write!(
         o,
@@ -92,13 +76,13 @@ pub fn bar(x: &Explanation, id: &str) -> String {
         if w <= 0.0 {
             continue;
         }
-        let tip = format!("{label}: {}, {share_pct:.1} %", fmt::latency(*duration_ns));
+        let tip = format!("{label}: {}, {share_pct:.1} %", num::latency(*duration_ns));
         let _ = write!(
             o,
             "<rect class=\"part {}\" x=\"{at:.1}\" y=\"{BAR_TOP_PX}\" width=\"{w:.1}\" height=\"{BAR_HEIGHT_PX}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"1\"><title>{}</title></rect>",
             kind.key(),
             kind.color(),
-            esc(&tip)
+            escape::markup(&tip)
         );
         let text = format!("{label} {share_pct:.0} %");
         if let Some(t) = fit(&text, ((w - 10.0) / CHAR_PX) as usize) {
@@ -111,7 +95,7 @@ pub fn bar(x: &Explanation, id: &str) -> String {
                 "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{ink}\">{}</text>",
                 at + 5.0,
                 BAR_TOP_PX + BAR_HEIGHT_PX / 2.0 + 4.5,
-                esc(&t)
+                escape::markup(&t)
             );
         }
         at += w;
@@ -122,7 +106,7 @@ pub fn bar(x: &Explanation, id: &str) -> String {
         o,
         "<text x=\"{LEFT_PX}\" y=\"{axis_y}\" fill=\"#5b5f66\">deadline</text><text x=\"{:.1}\" y=\"{axis_y}\" fill=\"#5b5f66\" text-anchor=\"end\">woke {} late</text>",
         LEFT_PX + BAR_PX,
-        esc(&fmt::latency(x.spike.latency_ns))
+        escape::markup(&num::latency(x.spike.latency_ns))
     );
     // The legend: the kinds present, in a fixed order.
     let legend_y = axis_y + 22.0;
@@ -137,7 +121,7 @@ pub fn bar(x: &Explanation, id: &str) -> String {
             legend_y - 10.5,
             kind.color(),
             lx + 17.0,
-            esc(kind.name())
+            escape::markup(kind.name())
         );
         lx += 17.0 + kind.name().chars().count() as f64 * CHAR_PX + 18.0;
     }

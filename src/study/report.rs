@@ -17,19 +17,13 @@ use super::results::CellResult;
 use super::state::{SlotState, SlotStatus, Study};
 use crate::histogram::Histogram;
 use crate::record::RunRecord;
-use crate::report::fmt;
-use crate::report::html::{Pair, pair};
+use crate::report::page::{self, Page, Pair, pair};
 use crate::report::plot::data::{self, NamedHistogram};
 use crate::report::plot::{self, Figure, Size};
 use crate::report::verdict::{self, Class};
+use crate::text::num;
 use crate::units::{fmt_unix_utc, us_cell};
 use serde::Serialize;
-
-const TEMPLATE: &str = include_str!("../../assets/templates/study.html");
-const STYLE: &str = concat!(
-    include_str!("../../assets/templates/report.css"),
-    include_str!("../../assets/templates/study.css")
-);
 
 /// Above this many cells with results, the overlay of every cell is left
 /// out (unreadable); the per-dimension figures group them.
@@ -60,7 +54,7 @@ fn text(t: impl Into<String>) -> TableCell {
     }
 }
 
-fn num(t: impl Into<String>) -> TableCell {
+fn numeric(t: impl Into<String>) -> TableCell {
     TableCell {
         text: t.into(),
         num: true,
@@ -150,7 +144,6 @@ struct StudyView {
     figures: Vec<FigureView>,
     figures_missing: Vec<String>,
     verdicts: Vec<CellVerdict>,
-    style: String,
 }
 
 // ------------------------------------------------------------ a cell's runs
@@ -234,9 +227,9 @@ fn has_samples(c: &CellResult) -> bool {
 /// `12.3 µs – 15.0 µs`, or one value when both ends agree.
 fn range(lo: u64, hi: u64) -> String {
     if lo == hi {
-        fmt::latency(lo)
+        num::latency(lo)
     } else {
-        format!("{} – {}", fmt::latency(lo), fmt::latency(hi))
+        format!("{} – {}", num::latency(lo), num::latency(hi))
     }
 }
 
@@ -268,7 +261,7 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
             .collect();
         out.push(pair("in every cell", f.join(", ")));
     }
-    out.push(pair("duration of a run", fmt::duration(spec.duration_ns)));
+    out.push(pair("duration of a run", num::duration(spec.duration_ns)));
     out.push(pair(
         "repetitions",
         format!(
@@ -403,7 +396,7 @@ const COLUMNS: [Column; 4] = [
     Column {
         head: "missed periods",
         value: |c| (c.merged.samples > 0).then_some(c.merged.missed_periods),
-        show: |v| v.map(fmt::count).unwrap_or_else(|| "-".into()),
+        show: |v| v.map(num::count).unwrap_or_else(|| "-".into()),
     },
 ];
 
@@ -482,7 +475,7 @@ fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
             if redone > 0 {
                 runs.push_str(&format!(" ({redone} redone)"));
             }
-            cells_.push(num(runs));
+            cells_.push(numeric(runs));
             let pending = pending(study, c);
             if c.runs.is_empty() {
                 let note = if pending.is_empty() {
@@ -496,7 +489,7 @@ fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
                     note: Some(note),
                 };
             }
-            cells_.push(num(fmt::count(c.merged.samples)));
+            cells_.push(numeric(num::count(c.merged.samples)));
             for (col, best) in COLUMNS.iter().zip(&bests) {
                 let v = (col.value)(c);
                 cells_.push(TableCell {
@@ -566,10 +559,10 @@ fn spread_table(cells: &[CellResult]) -> Option<Table> {
                         ..Default::default()
                     },
                     text(c.cell.label()),
-                    num(c.runs.len().to_string()),
-                    num(p99.map(|(a, b)| range(a, b)).unwrap_or_else(|| "-".into())),
-                    num(range(lo, hi)),
-                    num(ratio),
+                    numeric(c.runs.len().to_string()),
+                    numeric(p99.map(|(a, b)| range(a, b)).unwrap_or_else(|| "-".into())),
+                    numeric(range(lo, hi)),
+                    numeric(ratio),
                 ],
                 note: None,
             })
@@ -852,7 +845,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
                 "repetition {rep}: run {id} (max {}; rtscope report {id})",
                 r.overall
                     .max_ns
-                    .map(fmt::latency)
+                    .map(num::latency)
                     .unwrap_or_else(|| "-".into())
             )
         })
@@ -914,9 +907,8 @@ pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, String> {
         figures,
         figures_missing,
         verdicts: cells.iter().map(|c| cell_verdict(study, c)).collect(),
-        style: STYLE.into(),
     };
-    crate::report::html::render_template("study.html", TEMPLATE, &view)
+    page::render(Page::Study, &view).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

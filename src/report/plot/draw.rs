@@ -8,7 +8,7 @@
 //! both scales share one chart type and tick labels say what they mean.
 
 use super::{Axis, DateLabel, Figure, Scale, Stroke, TimeUnit, Unit, band_color, font, rgb};
-use crate::report::fmt;
+use crate::text::num;
 use crate::units::{civil_from_days, trim_float};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
@@ -63,7 +63,7 @@ pub fn tick_label(unit: Unit, v: f64) -> String {
                 format!("{} s", trim_float(v / 1e6, ""))
             }
         }
-        Unit::Count => fmt::short_count(sig3(v)),
+        Unit::Count => num::short_count(sig3(v)),
         Unit::Probability => {
             let v = sig3(v);
             if v >= 0.001 {
@@ -72,9 +72,9 @@ pub fn tick_label(unit: Unit, v: f64) -> String {
                 let e = v.log10().floor() as i32;
                 let m = (v / 10f64.powi(e)).round();
                 if m <= 1.0 {
-                    fmt::power_of_ten(e)
+                    num::power_of_ten(e)
                 } else {
-                    format!("{m}·{}", fmt::power_of_ten(e))
+                    format!("{m}·{}", num::power_of_ten(e))
                 }
             }
         }
