@@ -235,10 +235,39 @@ fn range(lo: u64, hi: u64) -> String {
 
 // ------------------------------------------------------------ the study
 
+/// The study's facts: its matrix and how it runs, then what was
+/// measured so far.
 fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
+    let runs: Vec<&RunRecord> = cells
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| &r.2))
+        .collect();
+    let mut out = design_facts(study);
+    out.push(pair("created", fmt_unix_utc(study.row.created_at_unix_ns)));
+    if let Some(span) = measured_span(&runs) {
+        out.push(pair("measured", span));
+    }
+    out.push(pair("measured on", kernels_used(&runs)));
+    out.push(pair("progress", progress(study)));
+    if let Some(o) = &study.row.running {
+        out.push(pair(
+            "running now",
+            format!(
+                "process {} on {}: this report shows the runs finished so far",
+                o.pid, o.host
+            ),
+        ));
+    }
+    if let Some(p) = &study.row.file_path {
+        out.push(pair("study file", p.clone()));
+    }
+    out
+}
+
+/// The study as its file designs it: name, matrix, fixed settings,
+/// duration, repetitions and order.
+fn design_facts(study: &Study) -> Vec<Pair> {
     let spec = &study.spec;
-    let row = &study.row;
-    let mut out = vec![pair("study", row.name.clone())];
     let dims = if spec.matrix.is_empty() {
         "one configuration (no [matrix])".to_string()
     } else {
@@ -252,7 +281,7 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
             .collect();
         format!("{} cells: {}", study.cells.len(), parts.join(" × "))
     };
-    out.push(pair("matrix", dims));
+    let mut out = vec![pair("study", study.row.name.clone()), pair("matrix", dims)];
     if !spec.fixed.is_empty() {
         let f: Vec<String> = spec
             .fixed
@@ -280,29 +309,32 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
              are confounded)"
         }
     };
-    out.push(pair("order", format!("{order}; seed {}", row.seed)));
-    out.push(pair("created", fmt_unix_utc(row.created_at_unix_ns)));
-    let runs: Vec<&RunRecord> = cells
-        .iter()
-        .flat_map(|c| c.runs.iter().map(|r| &r.2))
-        .collect();
-    let first = runs.iter().map(|r| r.started_at_unix_ns).min();
+    out.push(pair("order", format!("{order}; seed {}", study.row.seed)));
+    out
+}
+
+/// From the first run's start to the last one's end, if any ran.
+fn measured_span(runs: &[&RunRecord]) -> Option<String> {
+    let first = runs.iter().map(|r| r.started_at_unix_ns).min()?;
     let last = runs
         .iter()
         .map(|r| {
             r.ended_at_unix_ns
                 .unwrap_or(r.started_at_unix_ns + r.duration_ns)
         })
-        .max();
-    if let (Some(a), Some(b)) = (first, last) {
-        out.push(pair(
-            "measured",
-            format!("from {} to {}", fmt_unix_utc(a), fmt_unix_utc(b)),
-        ));
-    }
-    // Kernels as the runs' fingerprints say, in order of first use.
+        .max()?;
+    Some(format!(
+        "from {} to {}",
+        fmt_unix_utc(first),
+        fmt_unix_utc(last)
+    ))
+}
+
+/// Kernels as the runs' fingerprints say, in order of first use, with
+/// their number of runs.
+fn kernels_used(runs: &[&RunRecord]) -> String {
     let mut kernels: Vec<(u64, String, usize)> = Vec::new();
-    for r in &runs {
+    for r in runs {
         let fp = &r.fingerprint;
         let k = if fp.kernel_release.is_empty() {
             "unknown kernel".to_string()
@@ -318,18 +350,18 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
         }
     }
     kernels.sort();
-    out.push(pair(
-        "measured on",
-        if kernels.is_empty() {
-            "no run finished yet".to_string()
-        } else {
-            kernels
-                .iter()
-                .map(|(_, k, n)| format!("{k}: {}", runs_word(*n)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        },
-    ));
+    if kernels.is_empty() {
+        return "no run finished yet".to_string();
+    }
+    kernels
+        .iter()
+        .map(|(_, k, n)| format!("{k}: {}", runs_word(*n)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Runs done, waiting for a kernel, to do.
+fn progress(study: &Study) -> String {
     let mut progress = vec![format!(
         "{} of {} runs done",
         study.done(),
@@ -341,20 +373,7 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
     if study.to_do() > 0 {
         progress.push(format!("{} to do", study.to_do()));
     }
-    out.push(pair("progress", progress.join("; ")));
-    if let Some(o) = &row.running {
-        out.push(pair(
-            "running now",
-            format!(
-                "process {} on {}: this report shows the runs finished so far",
-                o.pid, o.host
-            ),
-        ));
-    }
-    if let Some(p) = &row.file_path {
-        out.push(pair("study file", p.clone()));
-    }
-    out
+    progress.join("; ")
 }
 
 fn notices(study: &Study, cells: &[CellResult]) -> Vec<String> {
@@ -408,36 +427,8 @@ fn best_of(values: &[Option<u64>]) -> Option<u64> {
     (present.len() > 1 && present.iter().any(|v| *v != lo)).then_some(lo)
 }
 
+/// The matrix: one row per cell, all repetitions merged.
 fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
-    let dims = &study.spec.matrix;
-    let mut head = vec![Head {
-        text: "cell".into(),
-        num: false,
-    }];
-    if dims.is_empty() {
-        head.push(Head {
-            text: "configuration".into(),
-            num: false,
-        });
-    }
-    head.extend(dims.iter().map(|d| Head {
-        text: d.key.clone(),
-        num: false,
-    }));
-    for (t, n) in [("runs done", true), ("samples", true)] {
-        head.push(Head {
-            text: t.into(),
-            num: n,
-        });
-    }
-    head.extend(COLUMNS.iter().map(|c| Head {
-        text: c.head.into(),
-        num: true,
-    }));
-    head.push(Head {
-        text: "verdict (worst run)".into(),
-        num: false,
-    });
     let bests: Vec<Option<u64>> = COLUMNS
         .iter()
         .map(|col| {
@@ -449,90 +440,117 @@ fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
             best_of(&v)
         })
         .collect();
-    let rows = cells
-        .iter()
-        .map(|c| {
-            let mut cells_ = vec![TableCell {
-                text: (c.cell.index + 1).to_string(),
-                href: anchor(c),
-                ..Default::default()
-            }];
-            if dims.is_empty() {
-                cells_.push(text(c.cell.label()));
-            }
-            cells_.extend(dims.iter().map(|d| {
-                text(
-                    c.cell
-                        .get(&d.key)
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                )
-            }));
-            let redone = slots_of(study, c)
-                .filter(|s| s.interrupted() > 0 && matches!(s.state, SlotState::Done { .. }))
-                .count();
-            let mut runs = format!("{} of {}", c.runs.len(), c.planned);
-            if redone > 0 {
-                runs.push_str(&format!(" ({redone} redone)"));
-            }
-            cells_.push(numeric(runs));
-            let pending = pending(study, c);
-            if c.runs.is_empty() {
-                let note = if pending.is_empty() {
-                    "no run".to_string()
-                } else {
-                    pending.join("; ")
-                };
-                return Row {
-                    id: format!("row-{}", c.cell.index + 1),
-                    cells: cells_,
-                    note: Some(note),
-                };
-            }
-            cells_.push(numeric(num::count(c.merged.samples)));
-            for (col, best) in COLUMNS.iter().zip(&bests) {
-                let v = (col.value)(c);
-                cells_.push(TableCell {
-                    text: (col.show)(v),
-                    num: true,
-                    best: v.is_some() && v == *best,
-                    ..Default::default()
-                });
-            }
-            let (class, mut words) = match worst(c) {
-                Some((_, _, r)) => {
-                    let v = verdict::verdict(r);
-                    let mut w = v.class.tolerance().to_string();
-                    if v.standing.is_provisional() {
-                        w.push_str(", provisional");
-                    }
-                    (v.class.key(), w)
-                }
-                None => (Class::NoData.key(), Class::NoData.tolerance().to_string()),
-            };
-            if !pending.is_empty() {
-                words.push_str(&format!(" ({})", pending.join("; ")));
-            }
-            cells_.push(TableCell {
-                text: words,
-                class: format!("v-{class}"),
-                ..Default::default()
-            });
-            Row {
-                id: format!("row-{}", c.cell.index + 1),
-                cells: cells_,
-                note: None,
-            }
-        })
-        .collect();
     Table {
         caption: "One row per cell, all repetitions merged (all threads of every finished \
                   run). Latencies in microseconds (µs); the lowest of each column is in bold \
                   (when the column tells cells apart). The verdict is that of the cell's worst \
                   run; the cell number links to it."
             .into(),
-        head,
-        rows,
+        head: matrix_head(study),
+        rows: cells.iter().map(|c| matrix_row(study, c, &bests)).collect(),
+    }
+}
+
+/// The matrix's header: the cell, its configuration (a column per
+/// dimension), runs, samples, [`COLUMNS`], the verdict.
+fn matrix_head(study: &Study) -> Vec<Head> {
+    let head = |text: &str, num: bool| Head {
+        text: text.into(),
+        num,
+    };
+    let dims = &study.spec.matrix;
+    let mut out = vec![head("cell", false)];
+    if dims.is_empty() {
+        out.push(head("configuration", false));
+    }
+    out.extend(dims.iter().map(|d| head(&d.key, false)));
+    out.push(head("runs done", true));
+    out.push(head("samples", true));
+    out.extend(COLUMNS.iter().map(|c| head(c.head, true)));
+    out.push(head("verdict (worst run)", false));
+    out
+}
+
+/// A cell's row; `bests` are the lowest value of each of [`COLUMNS`]. A
+/// cell without runs says why in a note.
+fn matrix_row(study: &Study, c: &CellResult, bests: &[Option<u64>]) -> Row {
+    let dims = &study.spec.matrix;
+    let mut cells = vec![TableCell {
+        text: (c.cell.index + 1).to_string(),
+        href: anchor(c),
+        ..Default::default()
+    }];
+    if dims.is_empty() {
+        cells.push(text(c.cell.label()));
+    }
+    cells.extend(dims.iter().map(|d| {
+        text(
+            c.cell
+                .get(&d.key)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "-".into()),
+        )
+    }));
+    let redone = slots_of(study, c)
+        .filter(|s| s.interrupted() > 0 && matches!(s.state, SlotState::Done { .. }))
+        .count();
+    let mut runs = format!("{} of {}", c.runs.len(), c.planned);
+    if redone > 0 {
+        runs.push_str(&format!(" ({redone} redone)"));
+    }
+    cells.push(numeric(runs));
+    let pending = pending(study, c);
+    let id = format!("row-{}", c.cell.index + 1);
+    if c.runs.is_empty() {
+        let note = if pending.is_empty() {
+            "no run".to_string()
+        } else {
+            pending.join("; ")
+        };
+        return Row {
+            id,
+            cells,
+            note: Some(note),
+        };
+    }
+    cells.push(numeric(num::count(c.merged.samples)));
+    for (col, best) in COLUMNS.iter().zip(bests) {
+        let v = (col.value)(c);
+        cells.push(TableCell {
+            text: (col.show)(v),
+            num: true,
+            best: v.is_some() && v == *best,
+            ..Default::default()
+        });
+    }
+    cells.push(verdict_cell(c, &pending));
+    Row {
+        id,
+        cells,
+        note: None,
+    }
+}
+
+/// The verdict of the cell's worst run, and what is still pending.
+fn verdict_cell(c: &CellResult, pending: &[String]) -> TableCell {
+    let (class, mut words) = match worst(c) {
+        Some((_, _, r)) => {
+            let v = verdict::verdict(r);
+            let mut w = v.class.tolerance().to_string();
+            if v.standing.is_provisional() {
+                w.push_str(", provisional");
+            }
+            (v.class.key(), w)
+        }
+        None => (Class::NoData.key(), Class::NoData.tolerance().to_string()),
+    };
+    if !pending.is_empty() {
+        words.push_str(&format!(" ({})", pending.join("; ")));
+    }
+    TableCell {
+        text: words,
+        class: format!("v-{class}"),
+        ..Default::default()
     }
 }
 
