@@ -629,6 +629,24 @@ fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
                 .collect()
         })
         .collect();
+    let mut lines = Vec::new();
+    for i in 0..dim.values.len() {
+        for j in i + 1..dim.values.len() {
+            lines.push(compare_maxima(
+                (&name(&dim.values[i]), &maxima[i]),
+                (&name(&dim.values[j]), &maxima[j]),
+            ));
+        }
+    }
+    Separation {
+        key: dim.key.clone(),
+        lines,
+    }
+}
+
+/// The per-run maxima of two values (`name`, maxima): none yet, they
+/// overlap, or one is lower than the other.
+fn compare_maxima((na, a): (&str, &[u64]), (nb, b): (&str, &[u64])) -> Line {
     let shown = |m: &[u64]| {
         let (lo, hi) = (m.iter().min().copied(), m.iter().max().copied());
         format!(
@@ -637,69 +655,56 @@ fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
             runs_word(m.len())
         )
     };
-    let mut lines = Vec::new();
-    for i in 0..dim.values.len() {
-        for j in i + 1..dim.values.len() {
-            let (a, b) = (&maxima[i], &maxima[j]);
-            let (na, nb) = (name(&dim.values[i]), name(&dim.values[j]));
-            let (Some(&alo), Some(&ahi), Some(&blo), Some(&bhi)) = (
-                a.iter().min(),
-                a.iter().max(),
-                b.iter().min(),
-                b.iter().max(),
-            ) else {
-                let none: Vec<&str> = [(&na, a), (&nb, b)]
-                    .iter()
-                    .filter(|(_, m)| m.is_empty())
-                    .map(|(n, _)| n.as_str())
-                    .collect();
-                lines.push(Line {
-                    text: format!(
-                        "{na} and {nb}: no finished run of {} yet.",
-                        none.join(" nor of ")
-                    ),
-                    separable: false,
-                });
-                continue;
-            };
-            if alo <= bhi && blo <= ahi {
-                lines.push(Line {
-                    text: format!(
-                        "{na} ({}) and {nb} ({}): the maxima of their runs overlap, so the \
-                         difference is not separable from the noise between runs.",
-                        shown(a),
-                        shown(b)
-                    ),
-                    separable: false,
-                });
-                continue;
-            }
-            let ((lo_n, lo_m), (hi_n, hi_m)) = if ahi < blo {
-                ((&na, a), (&nb, b))
-            } else {
-                ((&nb, b), (&na, a))
-            };
-            let mut t = format!(
-                "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
-                 run's maximum of {hi_n} ({}).",
-                shown(lo_m),
-                shown(hi_m)
-            );
-            if a.len() < 2 || b.len() < 2 {
-                t.push_str(
-                    " With a single run on one side the noise is unknown: more repetitions \
-                     would tell whether this holds.",
-                );
-            }
-            lines.push(Line {
-                text: t,
-                separable: true,
-            });
-        }
+    let (Some(&alo), Some(&ahi), Some(&blo), Some(&bhi)) = (
+        a.iter().min(),
+        a.iter().max(),
+        b.iter().min(),
+        b.iter().max(),
+    ) else {
+        let none: Vec<&str> = [(na, a), (nb, b)]
+            .iter()
+            .filter(|(_, m)| m.is_empty())
+            .map(|(n, _)| *n)
+            .collect();
+        return Line {
+            text: format!(
+                "{na} and {nb}: no finished run of {} yet.",
+                none.join(" nor of ")
+            ),
+            separable: false,
+        };
+    };
+    if alo <= bhi && blo <= ahi {
+        return Line {
+            text: format!(
+                "{na} ({}) and {nb} ({}): the maxima of their runs overlap, so the \
+                 difference is not separable from the noise between runs.",
+                shown(a),
+                shown(b)
+            ),
+            separable: false,
+        };
     }
-    Separation {
-        key: dim.key.clone(),
-        lines,
+    let ((lo_n, lo_m), (hi_n, hi_m)) = if ahi < blo {
+        ((na, a), (nb, b))
+    } else {
+        ((nb, b), (na, a))
+    };
+    let mut t = format!(
+        "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
+         run's maximum of {hi_n} ({}).",
+        shown(lo_m),
+        shown(hi_m)
+    );
+    if a.len() < 2 || b.len() < 2 {
+        t.push_str(
+            " With a single run on one side the noise is unknown: more repetitions \
+             would tell whether this holds.",
+        );
+    }
+    Line {
+        text: t,
+        separable: true,
     }
 }
 
@@ -756,6 +761,8 @@ fn merged_curve(name: String, color: usize, cells: &[&CellResult]) -> Option<Nam
     })
 }
 
+/// The figures: per dimension, then (when it adds something) per cell;
+/// and why some are missing.
 fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<String>), String> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
@@ -764,59 +771,13 @@ fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<
         if dim.values.len() < 2 {
             continue;
         }
-        let curves: Vec<NamedHistogram> = dim
-            .values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| {
-                let mine: Vec<&CellResult> = cells
-                    .iter()
-                    .filter(|c| c.cell.get(&dim.key) == Some(v))
-                    .collect();
-                merged_curve(format!("{}={v}", dim.key), i, &mine)
-            })
-            .collect();
-        match curves.as_slice() {
-            [] => {
-                missing.push(format!(
-                    "No finished run with samples for any value of {}: nothing to overlay yet.",
-                    dim.key
-                ));
-                continue;
+        match dimension_figures(d, dim, cells)? {
+            Overlay::Drawn(figs) => {
+                drawn += 1;
+                out.extend(figs);
             }
-            [one] => {
-                missing.push(format!(
-                    "Only {} has results so far: nothing to overlay for {} yet.",
-                    one.name, dim.key
-                ));
-                continue;
-            }
-            _ => {}
+            Overlay::Nothing(why) => missing.push(why),
         }
-        drawn += 1;
-        let id = format!("dim-{}", d + 1);
-        let h = data::hist_merged(&curves, &format!("Latency histogram per {}", dim.key));
-        out.push(figure(
-            &h,
-            &format!("{id}-hist"),
-            format!(
-                "Latency histograms per value of {}: each curve merges every cell with that \
-                 value and all their runs (log scales, 1 µs classes, as the seeds' compare \
-                 plots).",
-                dim.key
-            ),
-        )?);
-        let e = data::exceedance_merged(&curves, &format!("Exceedance per {}", dim.key));
-        out.push(figure(
-            &e,
-            &format!("{id}-exceedance"),
-            format!(
-                "Share of periods later than x per value of {} (cells with that value merged); \
-                 the dot marks the maximum. A curve lower and further left is better; where \
-                 curves cross, the better value depends on the tolerance.",
-                dim.key
-            ),
-        )?);
     }
     let with: Vec<&CellResult> = cells.iter().filter(|c| has_samples(c)).collect();
     // With one dimension, its figures already have one curve per cell.
@@ -828,28 +789,102 @@ fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<
             with.len()
         ));
     } else if !with.is_empty() && !same_as_dimension {
-        let curves: Vec<NamedHistogram> = with
-            .iter()
-            .filter_map(|c| merged_curve(c.cell.label(), c.cell.index, &[c]))
-            .collect();
-        let h = data::hist_merged(&curves, "Latency histogram per cell");
-        out.push(figure(
+        out.extend(cell_figures(&with)?);
+    }
+    Ok((out, missing))
+}
+
+/// A dimension's figures, or why there is nothing to overlay.
+enum Overlay {
+    Drawn([FigureView; 2]),
+    Nothing(String),
+}
+
+/// The histogram and exceedance of dimension `d`, a curve per value
+/// (its cells merged); or why there is nothing to overlay.
+fn dimension_figures(
+    d: usize,
+    dim: &super::spec::Dimension,
+    cells: &[CellResult],
+) -> Result<Overlay, String> {
+    let curves: Vec<NamedHistogram> = dim
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let mine: Vec<&CellResult> = cells
+                .iter()
+                .filter(|c| c.cell.get(&dim.key) == Some(v))
+                .collect();
+            merged_curve(format!("{}={v}", dim.key), i, &mine)
+        })
+        .collect();
+    match curves.as_slice() {
+        [] => {
+            return Ok(Overlay::Nothing(format!(
+                "No finished run with samples for any value of {}: nothing to overlay yet.",
+                dim.key
+            )));
+        }
+        [one] => {
+            return Ok(Overlay::Nothing(format!(
+                "Only {} has results so far: nothing to overlay for {} yet.",
+                one.name, dim.key
+            )));
+        }
+        _ => {}
+    }
+    let id = format!("dim-{}", d + 1);
+    let h = data::hist_merged(&curves, &format!("Latency histogram per {}", dim.key));
+    let e = data::exceedance_merged(&curves, &format!("Exceedance per {}", dim.key));
+    Ok(Overlay::Drawn([
+        figure(
+            &h,
+            &format!("{id}-hist"),
+            format!(
+                "Latency histograms per value of {}: each curve merges every cell with that \
+                 value and all their runs (log scales, 1 µs classes, as the seeds' compare \
+                 plots).",
+                dim.key
+            ),
+        )?,
+        figure(
+            &e,
+            &format!("{id}-exceedance"),
+            format!(
+                "Share of periods later than x per value of {} (cells with that value merged); \
+                 the dot marks the maximum. A curve lower and further left is better; where \
+                 curves cross, the better value depends on the tolerance.",
+                dim.key
+            ),
+        )?,
+    ]))
+}
+
+/// The histogram and exceedance of every cell `with` results.
+fn cell_figures(with: &[&CellResult]) -> Result<[FigureView; 2], String> {
+    let curves: Vec<NamedHistogram> = with
+        .iter()
+        .filter_map(|c| merged_curve(c.cell.label(), c.cell.index, &[c]))
+        .collect();
+    let h = data::hist_merged(&curves, "Latency histogram per cell");
+    let e = data::exceedance_merged(&curves, "Exceedance per cell");
+    Ok([
+        figure(
             &h,
             "cells-hist",
             "Latency histograms of every cell with results, each with all its runs merged \
              (log scales, 1 µs classes)."
                 .into(),
-        )?);
-        let e = data::exceedance_merged(&curves, "Exceedance per cell");
-        out.push(figure(
+        )?,
+        figure(
             &e,
             "cells-exceedance",
             "Share of periods later than x per cell (all its runs merged); the dot marks the \
              maximum."
                 .into(),
-        )?);
-    }
-    Ok((out, missing))
+        )?,
+    ])
 }
 
 // ------------------------------------------------------------ the verdicts
