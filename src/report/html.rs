@@ -11,7 +11,7 @@
 //! lays it out. Nothing here reads the clock or the system: the same runs
 //! give the same report.
 
-use super::page::{self, Page, Pair, pair};
+use super::page::{self, Page, PageError, Pair, pair};
 use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
 use super::why::{self, PartKind};
@@ -21,6 +21,7 @@ use crate::record::{METRICS, RunRecord, ThreadRecord, Unknowable};
 use crate::text::num;
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
+use thiserror::Error;
 
 #[derive(Serialize, Debug)]
 struct Table {
@@ -835,8 +836,26 @@ fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
     })
 }
 
+/// Why a report could not be made.
+#[derive(Debug, Error)]
+pub enum ReportError {
+    #[error("no runs to report on")]
+    NoRuns,
+    /// A figure that could not be drawn.
+    #[error("{0}")]
+    Figure(String),
+    #[error(transparent)]
+    Page(#[from] PageError),
+}
+
+impl From<String> for ReportError {
+    fn from(e: String) -> Self {
+        ReportError::Figure(e)
+    }
+}
+
 /// The report of `runs` as one HTML page.
-pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> {
+pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, ReportError> {
     render_with(runs, title, &[])
 }
 
@@ -846,9 +865,9 @@ pub fn render_with(
     runs: &[NamedRun],
     title: Option<&str>,
     extra: &[(usize, Figure, String)],
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     if runs.is_empty() {
-        return Err("no runs to report on".into());
+        return Err(ReportError::NoRuns);
     }
     let mut views = runs
         .iter()
@@ -894,7 +913,7 @@ pub fn render_with(
         runs: views,
         comparison,
     };
-    page::render(Page::Report, &view).map_err(|e| e.to_string())
+    Ok(page::render(Page::Report, &view)?)
 }
 
 #[cfg(test)]
