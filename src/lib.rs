@@ -32,6 +32,7 @@ pub mod store;
 pub mod study;
 pub mod sys;
 pub mod sysinfo;
+pub mod text;
 pub mod trace;
 pub mod tune;
 pub mod ui;

@@ -7,7 +7,7 @@
 
 use super::{Gap, NoiseDetail};
 use crate::record::Fingerprint;
-use crate::report::fmt::latency;
+use crate::text::num::latency;
 
 /// Linux's defaults, used when the record has no values.
 const DEFAULT_RT_PERIOD_US: i64 = 1_000_000;

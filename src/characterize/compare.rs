@@ -5,7 +5,7 @@
 //! for two, `C/A` for three...). Pure: records in, text (or a table) out.
 
 use super::{BenchResult, Characterization};
-use crate::report::table;
+use crate::text::table;
 use crate::units::format_cpu_list;
 use std::fmt::Write;
 

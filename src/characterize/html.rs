@@ -5,12 +5,17 @@
 //! thousands separators), the OS-noise figures with their likely causes
 //! and two plots (the gap histogram, the largest gaps over time), the PI
 //! verdict and the self-checks. Pure: records in, HTML out.
+//!
+//! This file builds the page's view; the template
+//! assets/templates/characterization.html lays it out (`report::page`).
 
-use super::{Characterization, compare, text};
+use super::{Characterization, Group, compare, text};
 use crate::histogram::Histogram;
+use crate::report::page::{self, Page, PageError, Pair, pair};
 use crate::report::plot::data::{NamedHistogram, hist_merged, log_axis};
 use crate::report::plot::{Axis, Figure, Scale, Series, Size, Stroke, TimeUnit, Unit, svg};
-use std::fmt::Write;
+use crate::text::escape;
+use serde::Serialize;
 
 /// The OS-noise figures: the histogram of all gaps, and the largest gaps
 /// over time, one colour per CPU. `None` without OS-noise rows.
@@ -76,140 +81,172 @@ pub fn noise_figures(c: &Characterization) -> Option<(Figure, Figure)> {
     Some((hist, over_time))
 }
 
-const STYLE: &str = include_str!("../../assets/templates/report.css");
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// The page: the side-by-side table with several characterizations,
+/// then one section each.
+#[derive(Serialize, Debug)]
+struct PageView {
+    title: String,
+    side_by_side: Option<SideBySide>,
+    sections: Vec<Section>,
 }
 
-/// Rows (header first) as an HTML table; columns after the first are
-/// numbers.
-fn table(rows: &[Vec<String>], caption: &str) -> String {
-    let mut s = String::from("<table>");
-    if !caption.is_empty() {
-        let _ = write!(s, "<caption>{}</caption>", esc(caption));
-    }
-    for (i, r) in rows.iter().enumerate() {
-        s.push_str("<tr>");
-        for (j, c) in r.iter().enumerate() {
-            let tag = if i == 0 { "th" } else { "td" };
-            let class = if j > 0 { " class=\"num\"" } else { "" };
-            let _ = write!(s, "<{tag}{class}>{}</{tag}>", esc(c));
-        }
-        s.push_str("</tr>");
-    }
-    s.push_str("</table>\n");
-    s
+#[derive(Serialize, Debug)]
+struct SideBySide {
+    /// Which letter stands for which characterization.
+    labels: String,
+    notes: Vec<String>,
+    /// Header row first; columns after the first are numbers.
+    rows: Vec<Vec<String>>,
 }
 
-fn one(c: &Characterization, name: &str) -> String {
-    let mut s = String::from("<section>");
-    let _ = write!(s, "<h2>{}</h2>", esc(&format!("{name}: {}", c.name())));
-    for line in text::head(c).lines() {
-        let _ = write!(s, "<p class=\"sub\">{}</p>", esc(line));
-    }
-    for g in text::groups(c) {
-        let _ = write!(s, "<h3>{}</h3>", esc(g.title()));
-        s.push_str(&table(&text::group_rows(c, g, " ns"), ""));
-        if g == super::Group::Noise {
-            s.push_str("<ul>");
-            for l in text::noise_lines(c).lines() {
-                let _ = write!(s, "<li>{}</li>", esc(l));
-            }
-            s.push_str("</ul>");
-            if let Some((hist, over_time)) = noise_figures(c) {
-                let size = Size {
-                    width: 960,
-                    height: 380,
-                };
-                for (k, f) in [hist, over_time].iter().enumerate() {
-                    match svg::render_inline(f, size, &format!("{}-noise-{k}", esc(name))) {
-                        Ok(fig) => {
-                            let _ = write!(s, "<figure>{fig}</figure>");
-                        }
-                        Err(e) => {
-                            let _ = write!(s, "<p>figure not drawn: {}</p>", esc(&e));
-                        }
-                    }
-                }
-            }
-            let x = text::explanations(c);
-            if !x.is_empty() {
-                let _ = write!(s, "<pre>{}</pre>", esc(x.trim()));
-            }
+/// One characterization: its head, a table per group, the self-checks
+/// and what each benchmark times.
+#[derive(Serialize, Debug)]
+struct Section {
+    heading: String,
+    head: Vec<String>,
+    groups: Vec<GroupView>,
+    checks: Vec<String>,
+    benches: Vec<Pair>,
+}
+
+#[derive(Serialize, Debug)]
+struct GroupView {
+    title: String,
+    rows: Vec<Vec<String>>,
+    noise: Option<NoiseView>,
+    pi_verdict: Option<String>,
+}
+
+/// The OS-noise group's likely causes, figures and explanations.
+#[derive(Serialize, Debug)]
+struct NoiseView {
+    lines: Vec<String>,
+    figures: Vec<FigureView>,
+    explanations: Option<String>,
+}
+
+/// An inline SVG figure, or why it was not drawn.
+#[derive(Serialize, Debug)]
+struct FigureView {
+    svg: Option<String>,
+    error: Option<String>,
+}
+
+fn noise_view(c: &Characterization, name: &str) -> NoiseView {
+    let mut figures = Vec::new();
+    if let Some((hist, over_time)) = noise_figures(c) {
+        let size = Size {
+            width: 960,
+            height: 380,
+        };
+        for (k, f) in [hist, over_time].iter().enumerate() {
+            let id = format!("{}-noise-{k}", escape::markup(name));
+            figures.push(match svg::render_inline(f, size, &id) {
+                Ok(svg) => FigureView {
+                    svg: Some(svg),
+                    error: None,
+                },
+                Err(e) => FigureView {
+                    svg: None,
+                    error: Some(e),
+                },
+            });
         }
-        if g == super::Group::Inversion
-            && let Some(v) = &c.pi_verdict
-        {
-            let _ = write!(s, "<p><strong>{}</strong></p>", esc(&v.text));
-        }
     }
-    if !c.checks.is_empty() {
-        s.push_str("<h3>Self-checks</h3><ul>");
-        for k in &c.checks {
-            let _ = write!(
-                s,
-                "<li>{}: {} ({})</li>",
-                if k.held { "held" } else { "FAILED" },
-                esc(&k.fact),
-                esc(&k.bench)
-            );
-        }
-        s.push_str("</ul>");
+    let x = text::explanations(c);
+    NoiseView {
+        lines: text::noise_lines(c).lines().map(str::to_string).collect(),
+        figures,
+        explanations: (!x.is_empty()).then(|| x.trim().to_string()),
     }
-    s.push_str("<h3>What each row times</h3><ul>");
+}
+
+fn group_view(c: &Characterization, g: Group, name: &str) -> GroupView {
+    GroupView {
+        title: g.title().into(),
+        rows: text::group_rows(c, g, " ns"),
+        noise: (g == Group::Noise).then(|| noise_view(c, name)),
+        pi_verdict: c
+            .pi_verdict
+            .as_ref()
+            .filter(|_| g == Group::Inversion)
+            .map(|v| v.text.clone()),
+    }
+}
+
+/// Each benchmark of the results once, with what it times.
+fn benches(c: &Characterization) -> Vec<Pair> {
     let mut seen: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
     for r in &c.results {
         if !seen.contains(&r.bench.as_str()) {
             seen.push(&r.bench);
             let help = super::find(&r.bench).map(|b| b.measures).unwrap_or("");
-            let _ = write!(s, "<li><code>{}</code>: {}</li>", esc(&r.bench), esc(help));
+            out.push(pair(&r.bench, help));
         }
     }
-    s.push_str("</ul></section>\n");
-    s
+    out
+}
+
+fn section(c: &Characterization, name: &str) -> Section {
+    Section {
+        heading: format!("{name}: {}", c.name()),
+        head: text::head(c).lines().map(str::to_string).collect(),
+        groups: text::groups(c)
+            .into_iter()
+            .map(|g| group_view(c, g, name))
+            .collect(),
+        checks: c
+            .checks
+            .iter()
+            .map(|k| {
+                let held = if k.held { "held" } else { "FAILED" };
+                format!("{held}: {} ({})", k.fact, k.bench)
+            })
+            .collect(),
+        benches: benches(c),
+    }
+}
+
+fn side_by_side(cs: &[&Characterization], names: &[String]) -> SideBySide {
+    let labels: Vec<String> = cs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            format!(
+                "{} = {} ({})",
+                (b'A' + (i as u8 % 26)) as char,
+                names.get(i).map(String::as_str).unwrap_or("?"),
+                c.name()
+            )
+        })
+        .collect();
+    SideBySide {
+        labels: labels.join("; "),
+        notes: compare::differences(cs),
+        rows: compare::table_rows(cs),
+    }
 }
 
 /// The page; `names[i]` names `cs[i]` (as given on the command line).
-pub fn render(cs: &[&Characterization], names: &[String], title: Option<&str>) -> String {
+pub fn render(
+    cs: &[&Characterization],
+    names: &[String],
+    title: Option<&str>,
+) -> Result<String, PageError> {
     let title = title.map(str::to_string).unwrap_or_else(|| {
         let n: Vec<String> = cs.iter().map(|c| c.name()).collect();
         format!("Platform characterization: {}", n.join(" vs "))
     });
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}\ntd.num, th.num {{ text-align: right; }}</style></head><body><header class=\"page\"><h1>{}</h1><p class=\"sub\">rtscope characterize: values in nanoseconds (ns); the clock's read cost is subtracted from timed calls.</p></header><main>\n",
-        esc(&title),
-        esc(&title)
-    );
-    if cs.len() > 1 {
-        s.push_str("<section><h2>Side by side</h2>");
-        let labels: Vec<String> = cs
+    let view = PageView {
+        title,
+        side_by_side: (cs.len() > 1).then(|| side_by_side(cs, names)),
+        sections: cs
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                format!(
-                    "{} = {} ({})",
-                    (b'A' + (i as u8 % 26)) as char,
-                    names.get(i).map(String::as_str).unwrap_or("?"),
-                    c.name()
-                )
-            })
-            .collect();
-        let _ = write!(s, "<p class=\"sub\">{}</p>", esc(&labels.join("; ")));
-        for d in compare::differences(cs) {
-            let _ = write!(s, "<p class=\"sub\">note: {}</p>", esc(&d));
-        }
-        s.push_str(&table(&compare::table_rows(cs), ""));
-        s.push_str("</section>\n");
-    }
-    for (i, c) in cs.iter().enumerate() {
-        s.push_str(&one(c, names.get(i).map(String::as_str).unwrap_or("?")));
-    }
-    s.push_str("</main></body></html>\n");
-    s
+            .map(|(i, c)| section(c, names.get(i).map(String::as_str).unwrap_or("?")))
+            .collect(),
+    };
+    page::render(Page::Characterization, &view)
 }

@@ -154,7 +154,7 @@ fn compare_puts_rows_side_by_side_with_ratios_and_differences() {
         5,
         "{noise}"
     );
-    let html = html::render(&[&a, &b], &["1".into(), "2".into()], None);
+    let html = html::render(&[&a, &b], &["1".into(), "2".into()], None).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Side by side"));
     assert_eq!(html.matches("<section>").count(), 3);
     assert!(!html.contains("<script"));
@@ -302,7 +302,7 @@ fn html_names_throttling_plots_the_gaps_and_prints_no_raw_eight_digit_ns() {
         .collect();
     let t = text::render(&c);
     assert!(t.contains("CPU 1: likely real-time throttling"), "{t}");
-    let page = html::render(&[&c], &["1".into()], None);
+    let page = html::render(&[&c], &["1".into()], None).unwrap();
     assert!(page.contains("likely real-time throttling"), "{page}");
     assert!(page.contains("52.03 ms"), "readable units");
     assert_eq!(

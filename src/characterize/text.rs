@@ -5,7 +5,7 @@
 //! Pure: a record in, text out.
 
 use super::{BENCHES, BenchResult, Characterization, Group};
-use crate::report::table;
+use crate::text::table;
 use crate::units::{fmt_duration, fmt_unix_utc, format_cpu_list};
 use std::fmt::Write;
 
@@ -91,7 +91,7 @@ pub fn group_rows(c: &Characterization, g: Group, unit: &str) -> Vec<Vec<String>
         if unit.is_empty() {
             v.to_string()
         } else {
-            crate::report::fmt::count(v)
+            crate::text::num::count(v)
         }
     };
     for r in c.results.iter().filter(|r| group_of(r) == g) {

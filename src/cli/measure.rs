@@ -412,7 +412,13 @@ pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
     let metrics = args.metrics.start()?;
     let session = Session::prepare(request, &signals.stop)?;
     let mode = LiveMode::choose(args.quiet, args.live);
-    let mut live = LiveObserver::new(mode, session.plan(), session.context(), signals.clone())?;
+    let mut live = LiveObserver::new(
+        mode,
+        session.plan(),
+        session.context(),
+        signals.clone(),
+        crate::report::summary::render,
+    )?;
     let outcome = match &metrics {
         Some(m) => {
             let mut exporter = MetricsObserver::new(m.feed(), session.plan(), session.context());

@@ -257,7 +257,13 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
     // A line per window in the log (journalctl), unless the live display
     // has the terminal.
     roller.log = mode == LiveMode::Off;
-    let mut live = LiveObserver::new(mode, session.plan(), session.context(), signals.clone())?;
+    let mut live = LiveObserver::new(
+        mode,
+        session.plan(),
+        session.context(),
+        signals.clone(),
+        crate::report::summary::render,
+    )?;
     let mut exporter = metrics
         .as_ref()
         .map(|m| MetricsObserver::new(m.feed(), session.plan(), session.context()));

@@ -44,7 +44,8 @@ pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
     if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
         let refs: Vec<_> = cs.iter().collect();
-        let page = crate::characterize::html::render(&refs, &args.runs, args.title.as_deref());
+        let page = crate::characterize::html::render(&refs, &args.runs, args.title.as_deref())
+            .context("making the report")?;
         output::write_atomic(&args.output, page.as_bytes())?;
         if args.output.as_os_str() != "-" {
             outln!("report: {}", args.output.display());

@@ -133,7 +133,7 @@ pub fn window_line(
     end_unix_ns: u64,
     windows: &[(Option<u32>, WindowSummary)],
 ) -> Option<String> {
-    use crate::report::fmt::latency;
+    use crate::text::num::latency;
     let samples: u64 = windows.iter().map(|(_, w)| w.samples).sum();
     if samples == 0 {
         return None;
@@ -165,7 +165,7 @@ pub fn window_line(
         crate::units::fmt_duration(end_unix_ns.saturating_sub(start_unix_ns)),
         min.map(latency).unwrap_or_else(|| "-".into()),
         latency(avg),
-        crate::report::fmt::count(missed),
+        crate::text::num::count(missed),
     ))
 }
 

@@ -3,9 +3,9 @@
 //! the regression gate (`--fail-if-worse PCT`). A is the baseline, B the
 //! candidate; a higher latency is worse.
 
-use super::NamedRun;
 use super::fairness;
 use super::plot::data::thread_name;
+use super::{NamedRun, known};
 use crate::record::{LatencyStats, METRICS, RunRecord};
 use crate::units::us_cell_f;
 use std::fmt::Write;
@@ -200,7 +200,7 @@ impl Comparison {
                 },
                 rec.fingerprint.preemption_model,
                 rec.overall.samples,
-                super::fmt::known(rec, crate::record::Unknowable::Duration, || {
+                known(rec, crate::record::Unknowable::Duration, || {
                     crate::units::fmt_duration(rec.duration_ns)
                 }),
                 rec.threads.len(),
@@ -234,7 +234,7 @@ impl Comparison {
             ]);
         }
         let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
-        out.push_str(&super::table::render(&rows));
+        out.push_str(&crate::text::table::render(&rows));
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }

@@ -10,8 +10,8 @@
 //! For the kernel command line, each differing word is checked on its
 //! own, so `--tag isolcpus=1` names `isolcpus=1` but not `nohz_full=1`.
 
-use super::fmt;
 use crate::record::{RunRecord, Unknowable};
+use crate::text::num;
 use std::collections::BTreeSet;
 
 /// One way in which two runs differ.
@@ -257,9 +257,9 @@ fn setup_fields(r: &RunRecord) -> Vec<(String, String)> {
     vec![
         (
             "options.interval".into(),
-            known(Unknowable::Interval, fmt::period(o.interval_ns)),
+            known(Unknowable::Interval, num::period(o.interval_ns)),
         ),
-        ("options.distance".into(), fmt::period(o.distance_ns)),
+        ("options.distance".into(), num::period(o.distance_ns)),
         (
             "options.policy".into(),
             known(Unknowable::Policy, o.policy.to_string()),

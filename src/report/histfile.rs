@@ -44,105 +44,135 @@ pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<Strin
     let n = run.threads.len();
     let all = all_column && n > 1;
     check_size(buckets, n + usize::from(all))?;
-    // Only rows that hold something are kept; the others print zeros.
-    let mut rows: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
-    let mut in_range = vec![0u64; n];
-    let mut overflows = vec![0u64; n];
-    for (j, t) in run.threads.iter().enumerate() {
-        let h: Histogram = t.histogram.to_histogram()?;
-        for (lower, count) in h.iter_nonzero() {
-            let v = bucket_value(bucket_index(lower, h.sub_bits()), h.sub_bits());
-            let us = (v / 1000) as usize;
-            if us < buckets {
-                rows.entry(us).or_insert_with(|| vec![0u64; n])[j] += count;
-                in_range[j] += count;
-            } else {
-                overflows[j] += count;
-            }
-        }
-    }
-    let zeros = vec![0u64; n];
+    let counts = Counts::of(run, buckets)?;
     let mut out = String::with_capacity(buckets.saturating_mul(8 + 7 * n));
     out.push_str("# Histogram\n");
-    for i in 0..buckets {
-        let row = rows.get(&i).unwrap_or(&zeros);
-        let _ = write!(out, "{i:06} ");
-        for (j, c) in row.iter().enumerate() {
-            let _ = write!(out, "{c:06}");
-            if j + 1 < n {
-                out.push('\t');
-            }
-        }
-        if all {
-            let _ = write!(out, "\t{:06}", row.iter().sum::<u64>());
-        }
-        out.push('\n');
-    }
-    let line = |out: &mut String, name: &str, vals: &[u64], width: usize, extra: Option<u64>| {
-        out.push_str(name);
-        for v in vals {
-            let _ = write!(out, " {v:0width$}");
-        }
-        if let Some(e) = extra {
-            let _ = write!(out, " {e:0width$}");
-        }
-        out.push('\n');
-    };
-    let us = |v: Option<u64>| v.unwrap_or(0) / 1000;
-    let mins: Vec<u64> = run.threads.iter().map(|t| us(t.stats.min_ns)).collect();
-    let avgs: Vec<u64> = run
-        .threads
-        .iter()
-        .map(|t| t.stats.avg_ns.map(|a| (a / 1000.0) as u64).unwrap_or(0))
-        .collect();
-    let maxs: Vec<u64> = run.threads.iter().map(|t| us(t.stats.max_ns)).collect();
-    line(
-        &mut out,
-        "# Total:",
-        &in_range,
-        9,
-        all.then(|| in_range.iter().sum()),
-    );
-    line(&mut out, "# Min Latencies:", &mins, 5, None);
-    line(&mut out, "# Avg Latencies:", &avgs, 5, None);
-    line(
-        &mut out,
-        "# Max Latencies:",
-        &maxs,
-        5,
-        all.then(|| maxs.iter().copied().max().unwrap_or(0)),
-    );
-    line(
-        &mut out,
-        "# Histogram Overflows:",
-        &overflows,
-        5,
-        all.then(|| overflows.iter().sum()),
-    );
-    out.push_str("# Histogram Overflow at cycle number:\n");
-    for (j, t) in run.threads.iter().enumerate() {
-        let _ = write!(out, "# Thread {j}:");
-        // The kept outliers above the last row, in cycle order; the rest
-        // are counted, as cyclictest does past its outlier buffer.
-        let limit_ns = buckets as u64 * 1000;
-        let mut cycles: Vec<u64> = t
-            .outliers
-            .iter()
-            .filter(|o| o.latency_ns >= limit_ns)
-            .map(|o| o.at.cycle)
-            .collect();
-        cycles.sort_unstable();
-        for c in &cycles {
-            let _ = write!(out, " {c:05}");
-        }
-        let listed = cycles.len() as u64;
-        if overflows[j] > listed {
-            let _ = write!(out, " # {:05} others", overflows[j] - listed);
-        }
-        out.push('\n');
-    }
+    counts.write_rows(&mut out, buckets, all);
+    counts.write_totals(&mut out, run, all);
+    counts.write_overflow_cycles(&mut out, run, buckets);
     out.push('\n');
     Ok(out)
+}
+
+/// A run's counts per 1 µs row and thread: only rows that hold
+/// something are kept (the others print zeros), with each thread's
+/// total in range and above the last row.
+struct Counts {
+    threads: usize,
+    rows: BTreeMap<usize, Vec<u64>>,
+    in_range: Vec<u64>,
+    overflows: Vec<u64>,
+}
+
+impl Counts {
+    fn of(run: &RunRecord, buckets: usize) -> Result<Counts, String> {
+        let n = run.threads.len();
+        let mut c = Counts {
+            threads: n,
+            rows: BTreeMap::new(),
+            in_range: vec![0u64; n],
+            overflows: vec![0u64; n],
+        };
+        for (j, t) in run.threads.iter().enumerate() {
+            let h: Histogram = t.histogram.to_histogram()?;
+            for (lower, count) in h.iter_nonzero() {
+                let v = bucket_value(bucket_index(lower, h.sub_bits()), h.sub_bits());
+                let us = (v / 1000) as usize;
+                if us < buckets {
+                    c.rows.entry(us).or_insert_with(|| vec![0u64; n])[j] += count;
+                    c.in_range[j] += count;
+                } else {
+                    c.overflows[j] += count;
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// `000012 000003\t000000`: one line per row, a column per thread
+    /// (and the sum over threads with `all`).
+    fn write_rows(&self, out: &mut String, buckets: usize, all: bool) {
+        let zeros = vec![0u64; self.threads];
+        for i in 0..buckets {
+            let row = self.rows.get(&i).unwrap_or(&zeros);
+            let _ = write!(out, "{i:06} ");
+            for (j, c) in row.iter().enumerate() {
+                let _ = write!(out, "{c:06}");
+                if j + 1 < self.threads {
+                    out.push('\t');
+                }
+            }
+            if all {
+                let _ = write!(out, "\t{:06}", row.iter().sum::<u64>());
+            }
+            out.push('\n');
+        }
+    }
+
+    /// The `# Total:` to `# Histogram Overflows:` lines.
+    fn write_totals(&self, out: &mut String, run: &RunRecord, all: bool) {
+        let us = |v: Option<u64>| v.unwrap_or(0) / 1000;
+        let mins: Vec<u64> = run.threads.iter().map(|t| us(t.stats.min_ns)).collect();
+        let avgs: Vec<u64> = run
+            .threads
+            .iter()
+            .map(|t| t.stats.avg_ns.map(|a| (a / 1000.0) as u64).unwrap_or(0))
+            .collect();
+        let maxs: Vec<u64> = run.threads.iter().map(|t| us(t.stats.max_ns)).collect();
+        let in_range_all = all.then(|| self.in_range.iter().sum());
+        total_line(out, "# Total:", &self.in_range, 9, in_range_all);
+        total_line(out, "# Min Latencies:", &mins, 5, None);
+        total_line(out, "# Avg Latencies:", &avgs, 5, None);
+        let max_all = all.then(|| maxs.iter().copied().max().unwrap_or(0));
+        total_line(out, "# Max Latencies:", &maxs, 5, max_all);
+        let overflows_all = all.then(|| self.overflows.iter().sum());
+        total_line(
+            out,
+            "# Histogram Overflows:",
+            &self.overflows,
+            5,
+            overflows_all,
+        );
+    }
+
+    /// The cycles of the kept outliers above the last row, per thread.
+    fn write_overflow_cycles(&self, out: &mut String, run: &RunRecord, buckets: usize) {
+        out.push_str("# Histogram Overflow at cycle number:\n");
+        for (j, t) in run.threads.iter().enumerate() {
+            let _ = write!(out, "# Thread {j}:");
+            // The kept outliers above the last row, in cycle order; the rest
+            // are counted, as cyclictest does past its outlier buffer.
+            let limit_ns = buckets as u64 * 1000;
+            let mut cycles: Vec<u64> = t
+                .outliers
+                .iter()
+                .filter(|o| o.latency_ns >= limit_ns)
+                .map(|o| o.at.cycle)
+                .collect();
+            cycles.sort_unstable();
+            for c in &cycles {
+                let _ = write!(out, " {c:05}");
+            }
+            let listed = cycles.len() as u64;
+            if self.overflows[j] > listed {
+                let _ = write!(out, " # {:05} others", self.overflows[j] - listed);
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// `name` then each value zero-padded to `width`, and `extra` (the
+/// summary column) if any.
+fn total_line(out: &mut String, name: &str, vals: &[u64], width: usize, extra: Option<u64>) {
+    out.push_str(name);
+    for v in vals {
+        let _ = write!(out, " {v:0width$}");
+    }
+    if let Some(e) = extra {
+        let _ = write!(out, " {e:0width$}");
+    }
+    out.push('\n');
 }
 
 #[cfg(test)]

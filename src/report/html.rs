@@ -11,17 +11,17 @@
 //! lays it out. Nothing here reads the clock or the system: the same runs
 //! give the same report.
 
+use super::page::{self, Page, PageError, Pair, pair};
 use super::plot::{self, Figure, Size, data};
 use super::verdict::{self, Verdict};
 use super::why::{self, PartKind};
-use super::{NamedRun, fairness, fmt, why_svg};
+use super::{NamedRun, fairness, known, why_svg};
 use crate::explain::{Completeness, Explanation};
 use crate::record::{METRICS, RunRecord, ThreadRecord, Unknowable};
+use crate::text::num;
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
-
-const TEMPLATE: &str = include_str!("../../assets/templates/report.html");
-const STYLE: &str = include_str!("../../assets/templates/report.css");
+use thiserror::Error;
 
 #[derive(Serialize, Debug)]
 struct Table {
@@ -89,20 +89,6 @@ impl From<Verdict> for VerdictView {
     }
 }
 
-/// A labelled value of a report's fact lists.
-#[derive(Serialize, Debug)]
-pub(crate) struct Pair {
-    key: String,
-    value: String,
-}
-
-pub(crate) fn pair(key: &str, value: impl Into<String>) -> Pair {
-    Pair {
-        key: key.into(),
-        value: value.into(),
-    }
-}
-
 #[derive(Serialize, Debug)]
 struct RunView {
     anchor: String,
@@ -160,7 +146,6 @@ struct ReportView {
     tool: String,
     runs: Vec<RunView>,
     comparison: Option<ComparisonView>,
-    style: String,
 }
 
 fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, String> {
@@ -185,10 +170,10 @@ fn summary_table(run: &RunRecord) -> Table {
         .map(str::to_string)
         .collect();
     let cells = |s: &crate::record::LatencyStats| {
-        let mut out = vec![fmt::count(s.samples)];
+        let mut out = vec![num::count(s.samples)];
         out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
-        out.push(fmt::known(run, Unknowable::MissedPeriods, || {
-            fmt::count(s.missed_periods)
+        out.push(known(run, Unknowable::MissedPeriods, || {
+            num::count(s.missed_periods)
         }));
         out
     };
@@ -200,10 +185,10 @@ fn summary_table(run: &RunRecord) -> Table {
             format!(
                 "{} {}",
                 t.policy,
-                fmt::known(run, Unknowable::Priority, || t.priority.to_string())
+                known(run, Unknowable::Priority, || t.priority.to_string())
             ),
             if t.interval_ns > 0 || run.knows(Unknowable::Interval) {
-                fmt::period(t.interval_ns)
+                num::period(t.interval_ns)
             } else {
                 "unknown".into()
             },
@@ -284,12 +269,12 @@ const MAX_PARTS: usize = 8;
 /// A signed offset from the deadline, for timelines.
 fn offset(ns: i64) -> String {
     let sign = if ns < 0 { "−" } else { "+" };
-    format!("{sign}{}", fmt::latency(ns.unsigned_abs()))
+    format!("{sign}{}", num::latency(ns.unsigned_abs()))
 }
 
 fn why_item(anchor: &str, i: usize, x: &Explanation) -> WhyItem {
     let id = format!("{anchor}-why-{}", i + 1);
-    let mut heading = format!("{}: {} late", why::who(x), fmt::latency(x.spike.latency_ns));
+    let mut heading = format!("{}: {} late", why::who(x), num::latency(x.spike.latency_ns));
     if let Some(c) = x.spike.cycle {
         heading.push_str(&format!(" at cycle {c}"));
     }
@@ -309,7 +294,7 @@ fn why_item(anchor: &str, i: usize, x: &Explanation) -> WhyItem {
             };
             let mut row = TableRow::plain(vec![
                 format!("{}{times}", p.label),
-                fmt::latency(p.duration_ns),
+                num::latency(p.duration_ns),
                 format!("{:.1} %", p.share_pct),
             ]);
             row.class = format!("kind-{}", kind.key());
@@ -322,13 +307,13 @@ fn why_item(anchor: &str, i: usize, x: &Explanation) -> WhyItem {
         let pct: f64 = rest.iter().map(|p| p.share_pct).sum();
         rows.push(TableRow::plain(vec![
             format!("{} more parts", rest.len()),
-            fmt::latency(ns),
+            num::latency(ns),
             format!("{pct:.1} %"),
         ]));
     }
     let mut unexplained = TableRow::plain(vec![
         "unexplained".into(),
-        fmt::latency(x.unexplained_ns),
+        num::latency(x.unexplained_ns),
         format!("{:.1} %", x.unexplained_pct),
     ]);
     unexplained.class = format!("kind-{}", PartKind::Unexplained.key());
@@ -369,23 +354,23 @@ fn why_view(anchor: &str, rec: &RunRecord) -> Option<WhyView> {
     let mut counts = vec![
         pair(
             "threshold",
-            format!("{} or later", fmt::period(x.threshold_ns)),
+            format!("{} or later", num::period(x.threshold_ns)),
         ),
-        pair("wake-ups that reached it", fmt::count(x.spikes_seen)),
+        pair("wake-ups that reached it", num::count(x.spikes_seen)),
         pair(
             "explained",
             format!(
                 "{} (at most one per thread every 50 ms, the largest)",
-                fmt::count(x.spikes_explained)
+                num::count(x.spikes_explained)
             ),
         ),
-        pair("trace events read", fmt::count(x.events_read)),
+        pair("trace events read", num::count(x.events_read)),
         pair(
             "trace events lost",
             if x.events_lost > 0 {
                 format!(
                     "{} (explanations whose interval lost events are marked partial)",
-                    fmt::count(x.events_lost)
+                    num::count(x.events_lost)
                 )
             } else {
                 "0".into()
@@ -433,11 +418,11 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         pair("started", fmt_unix_utc(rec.started_at_unix_ns)),
         pair(
             "duration",
-            fmt::known(rec, Unknowable::Duration, || {
+            known(rec, Unknowable::Duration, || {
                 format!(
                     "{} ({} hours)",
-                    fmt::duration(rec.duration_ns),
-                    fmt::hours(rec.duration_ns)
+                    num::duration(rec.duration_ns),
+                    num::hours(rec.duration_ns)
                 )
             }),
         ),
@@ -445,8 +430,8 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
             "status",
             format!(
                 "{} (ended by: {})",
-                fmt::serde_name(&rec.status),
-                fmt::serde_name(&rec.end_reason)
+                num::serde_name(&rec.status),
+                num::serde_name(&rec.end_reason)
             ),
         ),
     ];
@@ -482,9 +467,9 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             "interval",
             format!(
                 "{}{}",
-                fmt::known(rec, Unknowable::Interval, || fmt::period(o.interval_ns)),
+                known(rec, Unknowable::Interval, || num::period(o.interval_ns)),
                 if o.distance_ns > 0 {
-                    format!(" (+{} per thread)", fmt::period(o.distance_ns))
+                    format!(" (+{} per thread)", num::period(o.distance_ns))
                 } else {
                     String::new()
                 }
@@ -495,7 +480,7 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             format!(
                 "{} {}",
                 o.policy,
-                fmt::known(rec, Unknowable::Priority, || o.priority.to_string())
+                known(rec, Unknowable::Priority, || o.priority.to_string())
             ),
         ),
         pair("timer", format!("{} on the {} clock", o.timer, o.clock)),
@@ -507,15 +492,15 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
                 .collect::<Vec<_>>()
                 .join(", "),
         ),
-        pair("warm-up", fmt::duration(o.warmup_ns)),
-        pair("window", fmt::duration(o.window_ns)),
+        pair("warm-up", num::duration(o.warmup_ns)),
+        pair("window", num::duration(o.window_ns)),
         pair(
             "omission correction",
             if o.omission_correction { "on" } else { "off" },
         ),
         pair(
             "memory locked",
-            fmt::known(rec, Unknowable::Mlockall, || {
+            known(rec, Unknowable::Mlockall, || {
                 if o.mlockall { "yes" } else { "no" }.into()
             }),
         ),
@@ -531,7 +516,7 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             "latency limit",
             format!(
                 "{} ({})",
-                fmt::latency(l),
+                num::latency(l),
                 if rec.limits.exceeded {
                     "exceeded"
                 } else {
@@ -564,7 +549,7 @@ fn load(rec: &RunRecord) -> Vec<Pair> {
         format!(
             "{} (load parts on for {} in total; strips above the timeline)",
             l.phases.len(),
-            fmt::duration(on_ns)
+            num::duration(on_ns)
         ),
     ));
     if let Some(a) = &l.achieved {
@@ -635,7 +620,7 @@ fn missing(rec: &RunRecord) -> Vec<String> {
     {
         out.push(format!(
             "Latencies were recorded at {} resolution by the source.",
-            fmt::period(t.histogram.resolution_ns)
+            num::period(t.histogram.resolution_ns)
         ));
     }
     out
@@ -677,7 +662,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
              run (the seeds' multi-day plot)",
         );
         if let Some((w, compacted)) = w {
-            caption.push_str(&format!(", windows of {}", fmt::duration(w)));
+            caption.push_str(&format!(", windows of {}", num::duration(w)));
             if compacted {
                 caption.push_str(" (merged as the run grew; p99 is then an upper bound)");
             }
@@ -759,14 +744,14 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         }),
         text_row("CPUs measured", &|r| r.threads.len().to_string()),
         text_row("interval", &|r| {
-            fmt::known(r, Unknowable::Interval, || {
-                fmt::period(r.options.interval_ns)
+            known(r, Unknowable::Interval, || {
+                num::period(r.options.interval_ns)
             })
         }),
         text_row("duration", &|r| {
-            fmt::known(r, Unknowable::Duration, || fmt::duration(r.duration_ns))
+            known(r, Unknowable::Duration, || num::duration(r.duration_ns))
         }),
-        text_row("samples", &|r| fmt::count(r.overall.samples)),
+        text_row("samples", &|r| num::count(r.overall.samples)),
     ];
     for m in METRICS {
         let label = format!("{m} (µs)");
@@ -777,8 +762,8 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         }));
     }
     rows.push(text_row("missed periods", &|r| {
-        fmt::known(r, Unknowable::MissedPeriods, || {
-            fmt::count(r.overall.missed_periods)
+        known(r, Unknowable::MissedPeriods, || {
+            num::count(r.overall.missed_periods)
         })
     }));
     rows.push(text_row("verdict", &|r| verdict::status_line(r)));
@@ -853,8 +838,26 @@ fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
     })
 }
 
+/// Why a report could not be made.
+#[derive(Debug, Error)]
+pub enum ReportError {
+    #[error("no runs to report on")]
+    NoRuns,
+    /// A figure that could not be drawn.
+    #[error("{0}")]
+    Figure(String),
+    #[error(transparent)]
+    Page(#[from] PageError),
+}
+
+impl From<String> for ReportError {
+    fn from(e: String) -> Self {
+        ReportError::Figure(e)
+    }
+}
+
 /// The report of `runs` as one HTML page.
-pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, String> {
+pub fn render(runs: &[NamedRun], title: Option<&str>) -> Result<String, ReportError> {
     render_with(runs, title, &[])
 }
 
@@ -864,9 +867,9 @@ pub fn render_with(
     runs: &[NamedRun],
     title: Option<&str>,
     extra: &[(usize, Figure, String)],
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     if runs.is_empty() {
-        return Err("no runs to report on".into());
+        return Err(ReportError::NoRuns);
     }
     let mut views = runs
         .iter()
@@ -898,8 +901,8 @@ pub fn render_with(
                 "{} ({}, {})",
                 r.name,
                 fmt_unix_utc(r.record.started_at_unix_ns),
-                fmt::known(&r.record, Unknowable::Duration, || {
-                    format!("{}", fmt::duration(r.record.duration_ns))
+                known(&r.record, Unknowable::Duration, || {
+                    format!("{}", num::duration(r.record.duration_ns))
                 })
             )
         })
@@ -911,25 +914,8 @@ pub fn render_with(
         tool: format!("rtscope {}", env!("CARGO_PKG_VERSION")),
         runs: views,
         comparison,
-        style: STYLE.into(),
     };
-    render_template("report.html", TEMPLATE, &view)
-}
-
-/// Lay `view` out with the minijinja `template` called `name`.
-pub(crate) fn render_template(
-    name: &str,
-    template: &str,
-    view: &impl Serialize,
-) -> Result<String, String> {
-    let mut env = minijinja::Environment::new();
-    env.add_template(name, template)
-        .map_err(|e| format!("template {name}: {e:#}"))?;
-    let tmpl = env
-        .get_template(name)
-        .map_err(|e| format!("template {name}: {e:#}"))?;
-    tmpl.render(minijinja::value::Serde(view))
-        .map_err(|e| format!("template {name}: {e:#}"))
+    Ok(page::render(Page::Report, &view)?)
 }
 
 #[cfg(test)]

@@ -6,19 +6,28 @@
 pub mod compare;
 pub mod csv;
 pub mod fairness;
-pub mod fmt;
 pub mod histfile;
 pub mod html;
 pub mod monitor;
+pub mod page;
 pub mod plot;
 pub mod runs_text;
 pub mod summary;
-pub mod table;
 pub mod verdict;
 pub mod why;
 pub mod why_svg;
 
-use crate::record::RunRecord;
+use crate::record::{RunRecord, Unknowable};
+
+/// `shown()` when `run`'s source recorded `what`, else "unknown" (an
+/// import's placeholder 0 or false is never shown as a value).
+pub fn known(run: &RunRecord, what: Unknowable, shown: impl FnOnce() -> String) -> String {
+    if run.knows(what) {
+        shown()
+    } else {
+        "unknown".into()
+    }
+}
 
 /// A run as a report shows it: the record, the reference it was loaded
 /// from, and a short name for legends and headings.

@@ -1,12 +1,12 @@
 //! The text of `rtscope runs`: the list table and one run's details.
 //! Pure: rows and records in, text out.
 
-use super::{fmt, summary};
+use super::{known, summary};
 use crate::kinds::SourceKind;
 use crate::record::{RunRecord, Unknowable};
 use crate::store::{RunRow, RunState};
+use crate::text::num;
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
-use fmt::known;
 
 /// What the state column says.
 fn state_word(r: &RunRow) -> &'static str {
@@ -45,43 +45,54 @@ pub fn render_list(rows: &[RunRow]) -> String {
         numeric.insert(3, false);
     }
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    let dash = |s: &str| {
-        if s.is_empty() {
-            "-".to_string()
-        } else {
-            s.to_string()
-        }
+    table.extend(rows.iter().map(|r| list_row(r, many_hosts)));
+    aligned(&table, &numeric)
+}
+
+/// `s`, or `-` when it is empty.
+fn dash(s: &str) -> String {
+    if s.is_empty() {
+        "-".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// One run's line of the list.
+fn list_row(r: &RunRow, many_hosts: bool) -> Vec<String> {
+    let start = if r.started_at_unix_ns > 0 {
+        fmt_unix_utc(r.started_at_unix_ns)
+            .trim_end_matches(" UTC")
+            .to_string()
+    } else {
+        "-".into()
     };
-    for r in rows {
-        let start = if r.started_at_unix_ns > 0 {
-            fmt_unix_utc(r.started_at_unix_ns)
-                .trim_end_matches(" UTC")
-                .to_string()
+    let mut line = vec![
+        r.id.to_string(),
+        state_word(r).to_string(),
+        start,
+        shorten(r.label.as_deref().unwrap_or("-"), 28),
+        shorten(&dash(&r.kernel_release), 28),
+        dash(&r.preemption_model),
+        if r.duration_ns > 0 {
+            fmt_duration(r.duration_ns)
         } else {
             "-".into()
-        };
-        let mut line = vec![
-            r.id.to_string(),
-            state_word(r).to_string(),
-            start,
-            shorten(r.label.as_deref().unwrap_or("-"), 28),
-            shorten(&dash(&r.kernel_release), 28),
-            dash(&r.preemption_model),
-            if r.duration_ns > 0 {
-                fmt_duration(r.duration_ns)
-            } else {
-                "-".into()
-            },
-            r.threads.to_string(),
-            us_cell(r.p9999_ns),
-            us_cell(r.max_ns),
-        ];
-        if many_hosts {
-            line.insert(3, shorten(&dash(&r.host), 20));
-        }
-        table.push(line);
+        },
+        r.threads.to_string(),
+        us_cell(r.p9999_ns),
+        us_cell(r.max_ns),
+    ];
+    if many_hosts {
+        line.insert(3, shorten(&dash(&r.host), 20));
     }
-    let widths: Vec<usize> = (0..header.len())
+    line
+}
+
+/// `table` in columns two spaces apart, `numeric` ones right-aligned
+/// (no rule under the header, unlike `text::table`).
+fn aligned(table: &[Vec<String>], numeric: &[bool]) -> String {
+    let widths: Vec<usize> = (0..numeric.len())
         .map(|c| {
             table
                 .iter()
@@ -91,7 +102,7 @@ pub fn render_list(rows: &[RunRow]) -> String {
         })
         .collect();
     let mut out = String::new();
-    for r in &table {
+    for r in table {
         let cells: Vec<String> = r
             .iter()
             .enumerate()
@@ -110,15 +121,70 @@ pub fn render_list(rows: &[RunRow]) -> String {
     out
 }
 
-/// The details of one run (pure, for tests).
+/// The details of one run (pure, for tests): a `key: value` line per
+/// fact, the fingerprint's other values, the warnings, then the summary
+/// table.
 pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let mut line = |k: &str, v: String| {
+    for (k, v) in show_facts(id, row, rec) {
         let _ = writeln!(out, "{:<13}{v}", format!("{k}:"));
+    }
+    for (k, v) in other_fingerprint(&rec.fingerprint) {
+        let _ = writeln!(out, "  {k} = {v}");
+    }
+    for w in &rec.warnings {
+        let _ = writeln!(out, "warning:     {w}");
+    }
+    out.push('\n');
+    out.push_str(&summary::render(rec));
+    out
+}
+
+/// The `key: value` facts of `runs show`, in order.
+fn show_facts(id: i64, row: &RunRow, rec: &RunRecord) -> Vec<(&'static str, String)> {
+    let mut facts = vec![
+        ("run", format!("{id} (uuid {})", rec.run_uuid)),
+        ("state", state_text(row, rec)),
+        ("source", source_text(rec)),
+    ];
+    if !rec.source.command_line.is_empty() {
+        facts.push((
+            "command",
+            crate::store::postgres::redact_command_line(&rec.source.command_line).join(" "),
+        ));
+    }
+    if let Some(l) = &rec.label {
+        facts.push(("label", l.clone()));
+    }
+    if !rec.tags.is_empty() {
+        let tags: Vec<String> = rec.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        facts.push(("tags", tags.join(", ")));
+    }
+    if rec.started_at_unix_ns > 0 {
+        facts.push(("started", fmt_unix_utc(rec.started_at_unix_ns)));
+    }
+    let duration = if rec.duration_ns > 0 {
+        fmt_duration(rec.duration_ns)
+    } else {
+        "unknown".into()
     };
-    line("run", format!("{id} (uuid {})", rec.run_uuid));
-    let state = match row.state {
+    facts.push(("duration", duration));
+    facts.push(("measured", measured_text(rec)));
+    if let Some(load) = &rec.load {
+        facts.push(("load", load.profile.clone()));
+    }
+    facts.push(("system", system_text(&rec.fingerprint)));
+    facts.push((
+        "fingerprint",
+        format!("{} (comparable part)", rec.fingerprint.comparable_hash()),
+    ));
+    facts
+}
+
+/// The run's state in words, with its last checkpoint or its end.
+fn state_text(row: &RunRow, rec: &RunRecord) -> String {
+    match row.state {
         RunState::Interrupted => format!(
             "interrupted: its process ended before finishing; it holds everything up to its last checkpoint ({})",
             fmt_unix_utc(row.saved_at_unix_ns)
@@ -129,11 +195,14 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
         ),
         RunState::Complete => format!(
             "complete (end: {})",
-            fmt::serde_name(&rec.end_reason).replace('_', " ")
+            num::serde_name(&rec.end_reason).replace('_', " ")
         ),
-    };
-    line("state", state);
-    let source = match rec.source.kind.known() {
+    }
+}
+
+/// Who measured the run, and from which file an import came.
+fn source_text(rec: &RunRecord) -> String {
+    match rec.source.kind.known() {
         Some(SourceKind::Imported) => format!(
             "imported from {} ({}), measured by {} {}",
             rec.source.file.as_deref().unwrap_or("?"),
@@ -142,107 +211,62 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
             rec.tool.version
         ),
         _ => format!("measured by {} {}", rec.tool.name, rec.tool.version),
-    };
-    line("source", source);
-    if !rec.source.command_line.is_empty() {
-        line(
-            "command",
-            crate::store::postgres::redact_command_line(&rec.source.command_line).join(" "),
-        );
     }
-    if let Some(l) = &rec.label {
-        line("label", l.clone());
-    }
-    if !rec.tags.is_empty() {
-        line(
-            "tags",
-            rec.tags
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-    }
-    if rec.started_at_unix_ns > 0 {
-        line("started", fmt_unix_utc(rec.started_at_unix_ns));
-    }
-    line(
-        "duration",
-        if rec.duration_ns > 0 {
-            fmt_duration(rec.duration_ns)
-        } else {
-            "unknown".into()
-        },
-    );
+}
+
+/// Threads, policy, priority, interval, timer and clock.
+fn measured_text(rec: &RunRecord) -> String {
     let o = &rec.options;
-    line(
-        "measured",
-        format!(
-            "{} thread(s), policy {} priority {}, interval {}, timer {}, clock {}",
-            rec.threads.len(),
-            o.policy,
-            known(rec, Unknowable::Priority, || o.priority.to_string()),
-            known(rec, Unknowable::Interval, || fmt_duration(o.interval_ns)),
-            o.timer,
-            o.clock
-        ),
-    );
-    if let Some(load) = &rec.load {
-        line("load", load.profile.clone());
-    }
-    let f = &rec.fingerprint;
-    line(
-        "system",
-        format!(
-            "kernel {} ({}), preemption {}{}, {} x {}",
-            if f.kernel_release.is_empty() {
-                "unknown"
-            } else {
-                &f.kernel_release
-            },
-            if f.machine.is_empty() {
-                "?"
-            } else {
-                &f.machine
-            },
-            f.preemption_model,
-            f.preempt_dynamic_mode
-                .as_deref()
-                .map(|m| format!(" (mode {m})"))
-                .unwrap_or_default(),
-            f.cpus_online,
-            if f.cpu_model.is_empty() {
-                "unknown CPU"
-            } else {
-                &f.cpu_model
-            }
-        ),
-    );
-    line(
-        "fingerprint",
-        format!("{} (comparable part)", f.comparable_hash()),
-    );
-    for (k, v) in f.flatten() {
-        if matches!(
-            k.as_str(),
-            "kernel_release"
-                | "machine"
-                | "preemption_model"
-                | "preempt_dynamic_mode"
-                | "cpus_online"
-                | "cpu_model"
-        ) || v.is_empty()
-        {
-            continue;
+    format!(
+        "{} thread(s), policy {} priority {}, interval {}, timer {}, clock {}",
+        rec.threads.len(),
+        o.policy,
+        known(rec, Unknowable::Priority, || o.priority.to_string()),
+        known(rec, Unknowable::Interval, || fmt_duration(o.interval_ns)),
+        o.timer,
+        o.clock
+    )
+}
+
+/// The fingerprint's values `system_text` shows.
+const SYSTEM_KEYS: [&str; 6] = [
+    "kernel_release",
+    "machine",
+    "preemption_model",
+    "preempt_dynamic_mode",
+    "cpus_online",
+    "cpu_model",
+];
+
+/// Kernel, machine, preemption model, CPUs.
+fn system_text(f: &crate::record::Fingerprint) -> String {
+    let or = |v: &str, none: &'static str| {
+        if v.is_empty() {
+            none.to_string()
+        } else {
+            v.to_string()
         }
-        let _ = writeln!(out, "  {k} = {v}");
-    }
-    for w in &rec.warnings {
-        let _ = writeln!(out, "warning:     {w}");
-    }
-    out.push('\n');
-    out.push_str(&summary::render(rec));
-    out
+    };
+    format!(
+        "kernel {} ({}), preemption {}{}, {} x {}",
+        or(&f.kernel_release, "unknown"),
+        or(&f.machine, "?"),
+        f.preemption_model,
+        f.preempt_dynamic_mode
+            .as_deref()
+            .map(|m| format!(" (mode {m})"))
+            .unwrap_or_default(),
+        f.cpus_online,
+        or(&f.cpu_model, "unknown CPU"),
+    )
+}
+
+/// The fingerprint's other non-empty values, as `key = value`.
+fn other_fingerprint(f: &crate::record::Fingerprint) -> Vec<(String, String)> {
+    f.flatten()
+        .into_iter()
+        .filter(|(k, v)| !SYSTEM_KEYS.contains(&k.as_str()) && !v.is_empty())
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! with `--explain`, a line per thread on why its largest wake-up was
 //! late, and the counts (`super::why`).
 
+use super::known;
 use crate::record::{LatencyStats, METRICS, RunRecord, Unknowable};
-use crate::report::fmt::known;
 use crate::units::{fmt_duration, us_cell_f, us1};
 use std::fmt::Write;
 
@@ -53,7 +53,7 @@ pub fn render(run: &RunRecord) -> String {
         out,
         "Latency in microseconds (us); count = periods recorded, missed = periods whose deadline passed before the wake-up"
     );
-    out.push_str(&super::table::render(&rows));
+    out.push_str(&crate::text::table::render(&rows));
     if let (Some(max), Some(at)) = (run.overall.max_ns, run.overall.max_at) {
         let _ = writeln!(
             out,

@@ -11,9 +11,10 @@
 //! verdict speaks of ([`Standing`]): then the headline says so first, and
 //! names the class it points to. Pure function of the record.
 
-use super::fmt;
+use super::known;
 use crate::kinds::SourceKind;
 use crate::record::{EndReason, LoadRecord, RunRecord, RunStatus, Unknowable};
+use crate::text::num;
 
 /// The class of real time a worst case supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +94,7 @@ impl Standing {
     /// does not count: nothing shows that it kept the CPUs busy.
     pub fn of(run: &RunRecord) -> Standing {
         let mut short = Vec::new();
-        let duration = fmt::known(run, Unknowable::Duration, || fmt::duration(run.duration_ns));
+        let duration = known(run, Unknowable::Duration, || num::duration(run.duration_ns));
         let duration = if run.knows(Unknowable::Duration) {
             duration
         } else {
@@ -286,58 +287,52 @@ fn virtualization(run: &RunRecord) -> Option<String> {
         .filter(|v| !v.is_empty() && v != "none" && v != "bare-metal" && v != "false")
 }
 
-/// The verdict on `run`.
+/// The verdict on `run`: the class of its maximum, the evidence it
+/// rests on, what limits it, and what to do next.
 pub fn verdict(run: &RunRecord) -> Verdict {
+    let class = Class::of_max_ns(run.overall.max_ns);
+    let max = run
+        .overall
+        .max_ns
+        .map(num::latency)
+        .unwrap_or_else(|| "-".into());
+    let mut limits = limits_of_the_maximum(run, class, &max);
+    limits.extend(limits_of_the_run(run));
+    let standing = Standing::of(run);
+    let headline = match standing.note() {
+        Some(note) => provisional_headline(class, &max, &note),
+        None => headline(class, &max),
+    };
+    Verdict {
+        class,
+        standing,
+        headline,
+        evidence: evidence(run, &max),
+        limits,
+        advice: advice(run, class),
+    }
+}
+
+/// What was measured: how much, where, how; the worst case and the
+/// tail, missed periods, kernel, load and limit.
+fn evidence(run: &RunRecord, max: &str) -> Vec<String> {
     let s = &run.overall;
-    let class = Class::of_max_ns(s.max_ns);
-    let max = s.max_ns.map(fmt::latency).unwrap_or_else(|| "-".into());
-    let mut evidence = Vec::new();
-    let mut limits = Vec::new();
-    let mut advice = Vec::new();
-    let cpus: Vec<String> = run
-        .threads
-        .iter()
-        .filter_map(|t| t.cpu.map(|c| c.to_string()))
-        .collect();
-    evidence.push(format!(
-        "{} periods measured over {} by {} thread{}{}, every {}, policy {} priority {}.",
-        fmt::count(s.samples),
-        fmt::known(run, Unknowable::Duration, || format!(
-            "{} ({} hours)",
-            fmt::duration(run.duration_ns),
-            fmt::hours(run.duration_ns)
-        )),
-        run.threads.len(),
-        if run.threads.len() == 1 { "" } else { "s" },
-        if cpus.is_empty() {
-            String::new()
-        } else {
-            format!(" on CPU {}", cpus.join(", "))
-        },
-        fmt::known(run, Unknowable::Interval, || fmt::period(
-            run.options.interval_ns
-        )),
-        run.options.policy,
-        fmt::known(run, Unknowable::Priority, || run
-            .options
-            .priority
-            .to_string()),
-    ));
+    let mut evidence = vec![what_was_measured(run)];
     if let Some(w) = where_max(run) {
         evidence.push(format!("The worst case, {max}, happened on {w}."));
     }
     if let (Some(p4), Some(p3)) = (s.p9999_ns, s.p999_ns) {
         evidence.push(format!(
             "99.99 % of periods woke within {}, 99.9 % within {}.",
-            fmt::latency(p4),
-            fmt::latency(p3)
+            num::latency(p4),
+            num::latency(p3)
         ));
     }
     if run.knows(Unknowable::MissedPeriods) {
         evidence.push(format!(
             "Missed periods: {} (deadlines that passed while the thread was still late for an \
              earlier one).",
-            fmt::count(s.missed_periods)
+            num::count(s.missed_periods)
         ));
     } else {
         evidence.push("Missed periods: unknown (the source does not count them).".into());
@@ -355,23 +350,18 @@ pub fn verdict(run: &RunRecord) -> Verdict {
                 .unwrap_or_default()
         ));
     }
-    match &run.load {
-        Some(l) => evidence.push(format!(
+    if let Some(l) = &run.load {
+        evidence.push(format!(
             "Measured under the load '{}' ({} phase{}).",
             l.profile,
             l.phases.len(),
             if l.phases.len() == 1 { "" } else { "s" }
-        )),
-        None => limits.push(
-            "No load was recorded with this run. Worst cases show under load (CPU, memory, \
-             I/O, interrupts): an idle system looks better than it will be in use."
-                .into(),
-        ),
+        ));
     }
     if let Some(limit) = run.limits.max_latency_ns {
         evidence.push(format!(
             "The limit asked for, {}, was {}.",
-            fmt::latency(limit),
+            num::latency(limit),
             if run.limits.exceeded {
                 "exceeded"
             } else {
@@ -379,12 +369,60 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             }
         ));
     }
+    evidence
+}
 
+/// The first sentence of the evidence: periods, duration, threads and
+/// CPUs, interval, policy and priority.
+fn what_was_measured(run: &RunRecord) -> String {
+    let s = &run.overall;
+    let cpus: Vec<String> = run
+        .threads
+        .iter()
+        .filter_map(|t| t.cpu.map(|c| c.to_string()))
+        .collect();
+    format!(
+        "{} periods measured over {} by {} thread{}{}, every {}, policy {} priority {}.",
+        num::count(s.samples),
+        known(run, Unknowable::Duration, || format!(
+            "{} ({} hours)",
+            num::duration(run.duration_ns),
+            num::hours(run.duration_ns)
+        )),
+        run.threads.len(),
+        if run.threads.len() == 1 { "" } else { "s" },
+        if cpus.is_empty() {
+            String::new()
+        } else {
+            format!(" on CPU {}", cpus.join(", "))
+        },
+        known(run, Unknowable::Interval, || num::period(
+            run.options.interval_ns
+        )),
+        run.options.policy,
+        known(run, Unknowable::Priority, || run
+            .options
+            .priority
+            .to_string()),
+    )
+}
+
+/// How far the maximum can be trusted: not a bound, no load, the
+/// number of periods, the length of the run.
+fn limits_of_the_maximum(run: &RunRecord, class: Class, max: &str) -> Vec<String> {
+    let s = &run.overall;
+    let mut limits = Vec::new();
     if class != Class::NoData {
-        limits.insert(
-            0,
+        limits.push(
             "A maximum observed is not a bound guaranteed: a longer run, another load or a \
              rare event (firmware, SMI, thermal throttling, a driver) can exceed it."
+                .into(),
+        );
+    }
+    if run.load.is_none() {
+        limits.push(
+            "No load was recorded with this run. Worst cases show under load (CPU, memory, \
+             I/O, interrupts): an idle system looks better than it will be in use."
                 .into(),
         );
     }
@@ -393,18 +431,25 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             "With {} periods and none above {max}, the chance that one period exceeds it is \
              below 3/N = {} (one period in {}) at 95 % confidence, and only if periods were \
              independent, which latency spikes are not (they come in bursts).",
-            fmt::count(s.samples),
-            fmt::probability(3.0 / s.samples as f64),
-            fmt::count(s.samples.div_ceil(3)),
+            num::count(s.samples),
+            num::probability(3.0 / s.samples as f64),
+            num::count(s.samples.div_ceil(3)),
         ));
     }
     if run.duration_ns < 3_600_000_000_000 && s.samples > 0 && run.knows(Unknowable::Duration) {
         limits.push(format!(
             "The run lasted {}. Rare spikes take hours to show: the seed articles let such \
              tests run 12 hours or more, under heavy load.",
-            fmt::duration(run.duration_ns)
+            num::duration(run.duration_ns)
         ));
     }
+    limits
+}
+
+/// What the run itself leaves out: its policy, how it ended, where it
+/// came from, its omission correction, a virtual machine.
+fn limits_of_the_run(run: &RunRecord) -> Vec<String> {
+    let mut limits = Vec::new();
     if run.options.policy.known().is_some_and(|p| !p.is_realtime()) {
         limits.push(format!(
             "The threads ran under the time-sharing policy '{}': this measures an ordinary \
@@ -438,7 +483,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
             "Imported from {}: latencies at {} resolution; what the source did not record is \
              missing.",
             run.source.format.as_deref().unwrap_or("another tool"),
-            fmt::period(res)
+            num::period(res)
         ));
     }
     if !run.options.omission_correction {
@@ -454,7 +499,12 @@ pub fn verdict(run: &RunRecord) -> Verdict {
              machine would not have, and can hide others."
         ));
     }
+    limits
+}
 
+/// The usual next step for the class of the maximum, on this kernel.
+fn advice(run: &RunRecord, class: Class) -> Vec<String> {
+    let mut advice = Vec::new();
     match class {
         Class::Milliseconds if !is_rt_kernel(run) => advice.push(
             "For tolerances of hundreds of µs, the usual next steps are a PREEMPT_RT kernel, \
@@ -475,19 +525,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         _ => {}
     }
 
-    let standing = Standing::of(run);
-    let headline = match standing.note() {
-        Some(note) => provisional_headline(class, &max, &note),
-        None => headline(class, &max),
-    };
-    Verdict {
-        class,
-        standing,
-        headline,
-        evidence,
-        limits,
-        advice,
-    }
+    advice
 }
 
 #[cfg(test)]

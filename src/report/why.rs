@@ -4,9 +4,9 @@
 //! colour. Reads the record only: the analysis itself is
 //! `crate::explain`, and nothing here prints.
 
-use super::fmt;
 use crate::explain::{Completeness, Culprit, Explanation};
 use crate::record::{ExplainRecord, RunRecord};
+use crate::text::num;
 
 /// What a share of the latency was, in the few kinds a reader compares
 /// at a glance (the parts name each culprit).
@@ -116,7 +116,7 @@ pub fn nothing_line(x: &ExplainRecord) -> Option<String> {
     (x.spikes_seen == 0).then(|| {
         format!(
             "no wake-up reached {}: nothing to explain",
-            fmt::period(x.threshold_ns)
+            num::period(x.threshold_ns)
         )
     })
 }
@@ -129,18 +129,18 @@ pub fn counts_line(x: &ExplainRecord) -> String {
     let rule = if x.spikes_explained < x.spikes_seen {
         format!(
             " (each thread's largest in every {} tick of the run's supervisor)",
-            fmt::period(crate::engine::run::TICK.as_nanos() as u64)
+            num::period(crate::engine::run::TICK.as_nanos() as u64)
         )
     } else {
         String::new()
     };
     let mut s = format!(
         "explain: {} of {} wake-ups that reached {} explained{rule}; trace events: {} read, {} lost",
-        fmt::count(x.spikes_explained),
-        fmt::count(x.spikes_seen),
-        fmt::period(x.threshold_ns),
-        fmt::count(x.events_read),
-        fmt::count(x.events_lost),
+        num::count(x.spikes_explained),
+        num::count(x.spikes_seen),
+        num::period(x.threshold_ns),
+        num::count(x.events_read),
+        num::count(x.events_lost),
     );
     if x.events_lost > 0 {
         s.push_str(" (explanations whose interval lost events are marked partial)");
@@ -179,7 +179,7 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
                 out.push(format!(
                     "{} {what} {}: {}",
                     who(e),
-                    fmt::latency(e.spike.latency_ns),
+                    num::latency(e.spike.latency_ns),
                     short_cause(e)
                 ));
             }
@@ -189,7 +189,7 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
                     out.push(format!(
                         "thread {} (CPU {cpu}) max {}: not explained",
                         t.index,
-                        fmt::latency(m)
+                        num::latency(m)
                     ));
                 }
             }
@@ -202,7 +202,7 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
             out.push(format!(
                 "{} max {}: {}",
                 who(e),
-                fmt::latency(e.spike.latency_ns),
+                num::latency(e.spike.latency_ns),
                 short_cause(e)
             ));
         }

@@ -4,9 +4,10 @@
 //! unexplained, and a legend of the kinds present. Text from the trace
 //! (thread names) is escaped here; same explanation, same bytes.
 
-use super::fmt;
 use super::why::PartKind;
 use crate::explain::Explanation;
+use crate::text::escape;
+use crate::text::num;
 use std::fmt::Write as _;
 
 const WIDTH_PX: f64 = 960.0;
@@ -17,23 +18,6 @@ const BAR_HEIGHT_PX: f64 = 34.0;
 const HEIGHT_PX: f64 = 96.0;
 /// Rough width of a character at the labels' size (13 px sans-serif).
 const CHAR_PX: f64 = 7.2;
-
-/// Escape text for SVG (and HTML) content and attributes.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c if c.is_control() => o.push(' '),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// `text` cut to `chars` characters, with an ellipsis when cut.
 fn fit(text: &str, chars: usize) -> Option<String> {
@@ -50,10 +34,54 @@ fn fit(text: &str, chars: usize) -> Option<String> {
     })
 }
 
-/// The bar of `x` as an `<svg>` element with the given id.
+/// A segment of the bar: its kind, label, duration and share (%).
+type Segment = (PartKind, String, u64, f64);
+
+/// The bar of `x` as an `<svg>` element with the given id: the frame,
+/// a segment per part then the unexplained rest, the two ends, the
+/// legend.
 pub fn bar(x: &Explanation, id: &str) -> String {
+    let segments = segments(x);
+    let title = format!(
+        "Where the {} of {} went",
+        num::latency(x.spike.latency_ns),
+        super::why::who(x)
+    );
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<svg id=\"{id}\" class=\"why-bar\" role=\"img\" aria-label=\"{t}\" viewBox=\"0 0 {WIDTH_PX} {HEIGHT_PX}\" preserveAspectRatio=\"xMidYMid meet\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"13\"><title>{t}</title>",
+        t = escape::markup(&title)
+    );
+    let _ = write!(
+        o,
+        "<rect x=\"{LEFT_PX}\" y=\"{BAR_TOP_PX}\" width=\"{BAR_PX}\" height=\"{BAR_HEIGHT_PX}\" fill=\"#f3f4f6\" stroke=\"#d9dbe0\"/>"
+    );
     let latency = x.spike.latency_ns.max(1) as f64;
-    let mut segments: Vec<(PartKind, String, u64, f64)> = x
+    let mut at = LEFT_PX;
+    for seg in &segments {
+        let w = (seg.2 as f64 / latency * BAR_PX).clamp(0.0, LEFT_PX + BAR_PX - at);
+        if w > 0.0 {
+            write_segment(&mut o, seg, at, w);
+            at += w;
+        }
+    }
+    // The ends: the deadline and the wake-up.
+    let axis_y = BAR_TOP_PX + BAR_HEIGHT_PX + 16.0;
+    let _ = write!(
+        o,
+        "<text x=\"{LEFT_PX}\" y=\"{axis_y}\" fill=\"#5b5f66\">deadline</text><text x=\"{:.1}\" y=\"{axis_y}\" fill=\"#5b5f66\" text-anchor=\"end\">woke {} late</text>",
+        LEFT_PX + BAR_PX,
+        escape::markup(&num::latency(x.spike.latency_ns))
+    );
+    write_legend(&mut o, &segments, axis_y + 22.0);
+    o.push_str("</svg>");
+    o
+}
+
+/// The parts of `x`, then what is left unexplained.
+fn segments(x: &Explanation) -> Vec<Segment> {
+    let mut segments: Vec<Segment> = x
         .parts
         .iter()
         .map(|p| {
@@ -71,61 +99,38 @@ pub fn bar(x: &Explanation, id: &str) -> String {
         x.unexplained_ns,
         x.unexplained_pct,
     ));
-    let title = format!(
-        "Where the {} of {} went",
-        fmt::latency(x.spike.latency_ns),
-        super::why::who(x)
-    );
-    let mut o = String::new();
+    segments
+}
+
+/// One segment `w` pixels wide at `at`: its rectangle with a tooltip,
+/// and its label when it fits.
+fn write_segment(o: &mut String, (kind, label, duration_ns, share_pct): &Segment, at: f64, w: f64) {
+    let tip = format!("{label}: {}, {share_pct:.1} %", num::latency(*duration_ns));
     let _ = write!(
         o,
-        "<svg id=\"{id}\" class=\"why-bar\" role=\"img\" aria-label=\"{t}\" viewBox=\"0 0 {WIDTH_PX} {HEIGHT_PX}\" preserveAspectRatio=\"xMidYMid meet\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"13\"><title>{t}</title>",
-        t = esc(&title)
+        "<rect class=\"part {}\" x=\"{at:.1}\" y=\"{BAR_TOP_PX}\" width=\"{w:.1}\" height=\"{BAR_HEIGHT_PX}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"1\"><title>{}</title></rect>",
+        kind.key(),
+        kind.color(),
+        escape::markup(&tip)
     );
-    let _ = write!(
-        o,
-        "<rect x=\"{LEFT_PX}\" y=\"{BAR_TOP_PX}\" width=\"{BAR_PX}\" height=\"{BAR_HEIGHT_PX}\" fill=\"#f3f4f6\" stroke=\"#d9dbe0\"/>"
-    );
-    let mut at = LEFT_PX;
-    for (kind, label, duration_ns, share_pct) in &segments {
-        let w = (*duration_ns as f64 / latency * BAR_PX).clamp(0.0, LEFT_PX + BAR_PX - at);
-        if w <= 0.0 {
-            continue;
-        }
-        let tip = format!("{label}: {}, {share_pct:.1} %", fmt::latency(*duration_ns));
+    let text = format!("{label} {share_pct:.0} %");
+    if let Some(t) = fit(&text, ((w - 10.0) / CHAR_PX) as usize) {
+        let ink = match kind {
+            PartKind::Softirq | PartKind::Unexplained | PartKind::IdleSwitch => "#1d1d1f",
+            _ => "#ffffff",
+        };
         let _ = write!(
             o,
-            "<rect class=\"part {}\" x=\"{at:.1}\" y=\"{BAR_TOP_PX}\" width=\"{w:.1}\" height=\"{BAR_HEIGHT_PX}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"1\"><title>{}</title></rect>",
-            kind.key(),
-            kind.color(),
-            esc(&tip)
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{ink}\">{}</text>",
+            at + 5.0,
+            BAR_TOP_PX + BAR_HEIGHT_PX / 2.0 + 4.5,
+            escape::markup(&t)
         );
-        let text = format!("{label} {share_pct:.0} %");
-        if let Some(t) = fit(&text, ((w - 10.0) / CHAR_PX) as usize) {
-            let ink = match kind {
-                PartKind::Softirq | PartKind::Unexplained | PartKind::IdleSwitch => "#1d1d1f",
-                _ => "#ffffff",
-            };
-            let _ = write!(
-                o,
-                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{ink}\">{}</text>",
-                at + 5.0,
-                BAR_TOP_PX + BAR_HEIGHT_PX / 2.0 + 4.5,
-                esc(&t)
-            );
-        }
-        at += w;
     }
-    // The ends: the deadline and the wake-up.
-    let axis_y = BAR_TOP_PX + BAR_HEIGHT_PX + 16.0;
-    let _ = write!(
-        o,
-        "<text x=\"{LEFT_PX}\" y=\"{axis_y}\" fill=\"#5b5f66\">deadline</text><text x=\"{:.1}\" y=\"{axis_y}\" fill=\"#5b5f66\" text-anchor=\"end\">woke {} late</text>",
-        LEFT_PX + BAR_PX,
-        esc(&fmt::latency(x.spike.latency_ns))
-    );
-    // The legend: the kinds present, in a fixed order.
-    let legend_y = axis_y + 22.0;
+}
+
+/// The legend at `legend_y`: the kinds present, in a fixed order.
+fn write_legend(o: &mut String, segments: &[Segment], legend_y: f64) {
     let mut lx = LEFT_PX;
     for kind in PartKind::ALL {
         if !segments.iter().any(|s| s.0 == kind && s.2 > 0) {
@@ -137,12 +142,10 @@ pub fn bar(x: &Explanation, id: &str) -> String {
             legend_y - 10.5,
             kind.color(),
             lx + 17.0,
-            esc(kind.name())
+            escape::markup(kind.name())
         );
         lx += 17.0 + kind.name().chars().count() as f64 * CHAR_PX + 18.0;
     }
-    o.push_str("</svg>");
-    o
 }
 
 #[cfg(test)]

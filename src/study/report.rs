@@ -17,19 +17,13 @@ use super::results::CellResult;
 use super::state::{SlotState, SlotStatus, Study};
 use crate::histogram::Histogram;
 use crate::record::RunRecord;
-use crate::report::fmt;
-use crate::report::html::{Pair, pair};
+use crate::report::page::{self, Page, Pair, pair};
 use crate::report::plot::data::{self, NamedHistogram};
 use crate::report::plot::{self, Figure, Size};
 use crate::report::verdict::{self, Class};
+use crate::text::num;
 use crate::units::{fmt_unix_utc, us_cell};
 use serde::Serialize;
-
-const TEMPLATE: &str = include_str!("../../assets/templates/study.html");
-const STYLE: &str = concat!(
-    include_str!("../../assets/templates/report.css"),
-    include_str!("../../assets/templates/study.css")
-);
 
 /// Above this many cells with results, the overlay of every cell is left
 /// out (unreadable); the per-dimension figures group them.
@@ -60,7 +54,7 @@ fn text(t: impl Into<String>) -> TableCell {
     }
 }
 
-fn num(t: impl Into<String>) -> TableCell {
+fn numeric(t: impl Into<String>) -> TableCell {
     TableCell {
         text: t.into(),
         num: true,
@@ -150,7 +144,6 @@ struct StudyView {
     figures: Vec<FigureView>,
     figures_missing: Vec<String>,
     verdicts: Vec<CellVerdict>,
-    style: String,
 }
 
 // ------------------------------------------------------------ a cell's runs
@@ -234,18 +227,47 @@ fn has_samples(c: &CellResult) -> bool {
 /// `12.3 µs – 15.0 µs`, or one value when both ends agree.
 fn range(lo: u64, hi: u64) -> String {
     if lo == hi {
-        fmt::latency(lo)
+        num::latency(lo)
     } else {
-        format!("{} – {}", fmt::latency(lo), fmt::latency(hi))
+        format!("{} – {}", num::latency(lo), num::latency(hi))
     }
 }
 
 // ------------------------------------------------------------ the study
 
+/// The study's facts: its matrix and how it runs, then what was
+/// measured so far.
 fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
+    let runs: Vec<&RunRecord> = cells
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| &r.2))
+        .collect();
+    let mut out = design_facts(study);
+    out.push(pair("created", fmt_unix_utc(study.row.created_at_unix_ns)));
+    if let Some(span) = measured_span(&runs) {
+        out.push(pair("measured", span));
+    }
+    out.push(pair("measured on", kernels_used(&runs)));
+    out.push(pair("progress", progress(study)));
+    if let Some(o) = &study.row.running {
+        out.push(pair(
+            "running now",
+            format!(
+                "process {} on {}: this report shows the runs finished so far",
+                o.pid, o.host
+            ),
+        ));
+    }
+    if let Some(p) = &study.row.file_path {
+        out.push(pair("study file", p.clone()));
+    }
+    out
+}
+
+/// The study as its file designs it: name, matrix, fixed settings,
+/// duration, repetitions and order.
+fn design_facts(study: &Study) -> Vec<Pair> {
     let spec = &study.spec;
-    let row = &study.row;
-    let mut out = vec![pair("study", row.name.clone())];
     let dims = if spec.matrix.is_empty() {
         "one configuration (no [matrix])".to_string()
     } else {
@@ -259,7 +281,7 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
             .collect();
         format!("{} cells: {}", study.cells.len(), parts.join(" × "))
     };
-    out.push(pair("matrix", dims));
+    let mut out = vec![pair("study", study.row.name.clone()), pair("matrix", dims)];
     if !spec.fixed.is_empty() {
         let f: Vec<String> = spec
             .fixed
@@ -268,7 +290,7 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
             .collect();
         out.push(pair("in every cell", f.join(", ")));
     }
-    out.push(pair("duration of a run", fmt::duration(spec.duration_ns)));
+    out.push(pair("duration of a run", num::duration(spec.duration_ns)));
     out.push(pair(
         "repetitions",
         format!(
@@ -287,29 +309,32 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
              are confounded)"
         }
     };
-    out.push(pair("order", format!("{order}; seed {}", row.seed)));
-    out.push(pair("created", fmt_unix_utc(row.created_at_unix_ns)));
-    let runs: Vec<&RunRecord> = cells
-        .iter()
-        .flat_map(|c| c.runs.iter().map(|r| &r.2))
-        .collect();
-    let first = runs.iter().map(|r| r.started_at_unix_ns).min();
+    out.push(pair("order", format!("{order}; seed {}", study.row.seed)));
+    out
+}
+
+/// From the first run's start to the last one's end, if any ran.
+fn measured_span(runs: &[&RunRecord]) -> Option<String> {
+    let first = runs.iter().map(|r| r.started_at_unix_ns).min()?;
     let last = runs
         .iter()
         .map(|r| {
             r.ended_at_unix_ns
                 .unwrap_or(r.started_at_unix_ns + r.duration_ns)
         })
-        .max();
-    if let (Some(a), Some(b)) = (first, last) {
-        out.push(pair(
-            "measured",
-            format!("from {} to {}", fmt_unix_utc(a), fmt_unix_utc(b)),
-        ));
-    }
-    // Kernels as the runs' fingerprints say, in order of first use.
+        .max()?;
+    Some(format!(
+        "from {} to {}",
+        fmt_unix_utc(first),
+        fmt_unix_utc(last)
+    ))
+}
+
+/// Kernels as the runs' fingerprints say, in order of first use, with
+/// their number of runs.
+fn kernels_used(runs: &[&RunRecord]) -> String {
     let mut kernels: Vec<(u64, String, usize)> = Vec::new();
-    for r in &runs {
+    for r in runs {
         let fp = &r.fingerprint;
         let k = if fp.kernel_release.is_empty() {
             "unknown kernel".to_string()
@@ -325,18 +350,18 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
         }
     }
     kernels.sort();
-    out.push(pair(
-        "measured on",
-        if kernels.is_empty() {
-            "no run finished yet".to_string()
-        } else {
-            kernels
-                .iter()
-                .map(|(_, k, n)| format!("{k}: {}", runs_word(*n)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        },
-    ));
+    if kernels.is_empty() {
+        return "no run finished yet".to_string();
+    }
+    kernels
+        .iter()
+        .map(|(_, k, n)| format!("{k}: {}", runs_word(*n)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Runs done, waiting for a kernel, to do.
+fn progress(study: &Study) -> String {
     let mut progress = vec![format!(
         "{} of {} runs done",
         study.done(),
@@ -348,20 +373,7 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
     if study.to_do() > 0 {
         progress.push(format!("{} to do", study.to_do()));
     }
-    out.push(pair("progress", progress.join("; ")));
-    if let Some(o) = &row.running {
-        out.push(pair(
-            "running now",
-            format!(
-                "process {} on {}: this report shows the runs finished so far",
-                o.pid, o.host
-            ),
-        ));
-    }
-    if let Some(p) = &row.file_path {
-        out.push(pair("study file", p.clone()));
-    }
-    out
+    progress.join("; ")
 }
 
 fn notices(study: &Study, cells: &[CellResult]) -> Vec<String> {
@@ -403,7 +415,7 @@ const COLUMNS: [Column; 4] = [
     Column {
         head: "missed periods",
         value: |c| (c.merged.samples > 0).then_some(c.merged.missed_periods),
-        show: |v| v.map(fmt::count).unwrap_or_else(|| "-".into()),
+        show: |v| v.map(num::count).unwrap_or_else(|| "-".into()),
     },
 ];
 
@@ -415,36 +427,8 @@ fn best_of(values: &[Option<u64>]) -> Option<u64> {
     (present.len() > 1 && present.iter().any(|v| *v != lo)).then_some(lo)
 }
 
+/// The matrix: one row per cell, all repetitions merged.
 fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
-    let dims = &study.spec.matrix;
-    let mut head = vec![Head {
-        text: "cell".into(),
-        num: false,
-    }];
-    if dims.is_empty() {
-        head.push(Head {
-            text: "configuration".into(),
-            num: false,
-        });
-    }
-    head.extend(dims.iter().map(|d| Head {
-        text: d.key.clone(),
-        num: false,
-    }));
-    for (t, n) in [("runs done", true), ("samples", true)] {
-        head.push(Head {
-            text: t.into(),
-            num: n,
-        });
-    }
-    head.extend(COLUMNS.iter().map(|c| Head {
-        text: c.head.into(),
-        num: true,
-    }));
-    head.push(Head {
-        text: "verdict (worst run)".into(),
-        num: false,
-    });
     let bests: Vec<Option<u64>> = COLUMNS
         .iter()
         .map(|col| {
@@ -456,90 +440,117 @@ fn matrix_table(study: &Study, cells: &[CellResult]) -> Table {
             best_of(&v)
         })
         .collect();
-    let rows = cells
-        .iter()
-        .map(|c| {
-            let mut cells_ = vec![TableCell {
-                text: (c.cell.index + 1).to_string(),
-                href: anchor(c),
-                ..Default::default()
-            }];
-            if dims.is_empty() {
-                cells_.push(text(c.cell.label()));
-            }
-            cells_.extend(dims.iter().map(|d| {
-                text(
-                    c.cell
-                        .get(&d.key)
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                )
-            }));
-            let redone = slots_of(study, c)
-                .filter(|s| s.interrupted() > 0 && matches!(s.state, SlotState::Done { .. }))
-                .count();
-            let mut runs = format!("{} of {}", c.runs.len(), c.planned);
-            if redone > 0 {
-                runs.push_str(&format!(" ({redone} redone)"));
-            }
-            cells_.push(num(runs));
-            let pending = pending(study, c);
-            if c.runs.is_empty() {
-                let note = if pending.is_empty() {
-                    "no run".to_string()
-                } else {
-                    pending.join("; ")
-                };
-                return Row {
-                    id: format!("row-{}", c.cell.index + 1),
-                    cells: cells_,
-                    note: Some(note),
-                };
-            }
-            cells_.push(num(fmt::count(c.merged.samples)));
-            for (col, best) in COLUMNS.iter().zip(&bests) {
-                let v = (col.value)(c);
-                cells_.push(TableCell {
-                    text: (col.show)(v),
-                    num: true,
-                    best: v.is_some() && v == *best,
-                    ..Default::default()
-                });
-            }
-            let (class, mut words) = match worst(c) {
-                Some((_, _, r)) => {
-                    let v = verdict::verdict(r);
-                    let mut w = v.class.tolerance().to_string();
-                    if v.standing.is_provisional() {
-                        w.push_str(", provisional");
-                    }
-                    (v.class.key(), w)
-                }
-                None => (Class::NoData.key(), Class::NoData.tolerance().to_string()),
-            };
-            if !pending.is_empty() {
-                words.push_str(&format!(" ({})", pending.join("; ")));
-            }
-            cells_.push(TableCell {
-                text: words,
-                class: format!("v-{class}"),
-                ..Default::default()
-            });
-            Row {
-                id: format!("row-{}", c.cell.index + 1),
-                cells: cells_,
-                note: None,
-            }
-        })
-        .collect();
     Table {
         caption: "One row per cell, all repetitions merged (all threads of every finished \
                   run). Latencies in microseconds (µs); the lowest of each column is in bold \
                   (when the column tells cells apart). The verdict is that of the cell's worst \
                   run; the cell number links to it."
             .into(),
-        head,
-        rows,
+        head: matrix_head(study),
+        rows: cells.iter().map(|c| matrix_row(study, c, &bests)).collect(),
+    }
+}
+
+/// The matrix's header: the cell, its configuration (a column per
+/// dimension), runs, samples, [`COLUMNS`], the verdict.
+fn matrix_head(study: &Study) -> Vec<Head> {
+    let head = |text: &str, num: bool| Head {
+        text: text.into(),
+        num,
+    };
+    let dims = &study.spec.matrix;
+    let mut out = vec![head("cell", false)];
+    if dims.is_empty() {
+        out.push(head("configuration", false));
+    }
+    out.extend(dims.iter().map(|d| head(&d.key, false)));
+    out.push(head("runs done", true));
+    out.push(head("samples", true));
+    out.extend(COLUMNS.iter().map(|c| head(c.head, true)));
+    out.push(head("verdict (worst run)", false));
+    out
+}
+
+/// A cell's row; `bests` are the lowest value of each of [`COLUMNS`]. A
+/// cell without runs says why in a note.
+fn matrix_row(study: &Study, c: &CellResult, bests: &[Option<u64>]) -> Row {
+    let dims = &study.spec.matrix;
+    let mut cells = vec![TableCell {
+        text: (c.cell.index + 1).to_string(),
+        href: anchor(c),
+        ..Default::default()
+    }];
+    if dims.is_empty() {
+        cells.push(text(c.cell.label()));
+    }
+    cells.extend(dims.iter().map(|d| {
+        text(
+            c.cell
+                .get(&d.key)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "-".into()),
+        )
+    }));
+    let redone = slots_of(study, c)
+        .filter(|s| s.interrupted() > 0 && matches!(s.state, SlotState::Done { .. }))
+        .count();
+    let mut runs = format!("{} of {}", c.runs.len(), c.planned);
+    if redone > 0 {
+        runs.push_str(&format!(" ({redone} redone)"));
+    }
+    cells.push(numeric(runs));
+    let pending = pending(study, c);
+    let id = format!("row-{}", c.cell.index + 1);
+    if c.runs.is_empty() {
+        let note = if pending.is_empty() {
+            "no run".to_string()
+        } else {
+            pending.join("; ")
+        };
+        return Row {
+            id,
+            cells,
+            note: Some(note),
+        };
+    }
+    cells.push(numeric(num::count(c.merged.samples)));
+    for (col, best) in COLUMNS.iter().zip(bests) {
+        let v = (col.value)(c);
+        cells.push(TableCell {
+            text: (col.show)(v),
+            num: true,
+            best: v.is_some() && v == *best,
+            ..Default::default()
+        });
+    }
+    cells.push(verdict_cell(c, &pending));
+    Row {
+        id,
+        cells,
+        note: None,
+    }
+}
+
+/// The verdict of the cell's worst run, and what is still pending.
+fn verdict_cell(c: &CellResult, pending: &[String]) -> TableCell {
+    let (class, mut words) = match worst(c) {
+        Some((_, _, r)) => {
+            let v = verdict::verdict(r);
+            let mut w = v.class.tolerance().to_string();
+            if v.standing.is_provisional() {
+                w.push_str(", provisional");
+            }
+            (v.class.key(), w)
+        }
+        None => (Class::NoData.key(), Class::NoData.tolerance().to_string()),
+    };
+    if !pending.is_empty() {
+        words.push_str(&format!(" ({})", pending.join("; ")));
+    }
+    TableCell {
+        text: words,
+        class: format!("v-{class}"),
+        ..Default::default()
     }
 }
 
@@ -566,10 +577,10 @@ fn spread_table(cells: &[CellResult]) -> Option<Table> {
                         ..Default::default()
                     },
                     text(c.cell.label()),
-                    num(c.runs.len().to_string()),
-                    num(p99.map(|(a, b)| range(a, b)).unwrap_or_else(|| "-".into())),
-                    num(range(lo, hi)),
-                    num(ratio),
+                    numeric(c.runs.len().to_string()),
+                    numeric(p99.map(|(a, b)| range(a, b)).unwrap_or_else(|| "-".into())),
+                    numeric(range(lo, hi)),
+                    numeric(ratio),
                 ],
                 note: None,
             })
@@ -618,6 +629,24 @@ fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
                 .collect()
         })
         .collect();
+    let mut lines = Vec::new();
+    for i in 0..dim.values.len() {
+        for j in i + 1..dim.values.len() {
+            lines.push(compare_maxima(
+                (&name(&dim.values[i]), &maxima[i]),
+                (&name(&dim.values[j]), &maxima[j]),
+            ));
+        }
+    }
+    Separation {
+        key: dim.key.clone(),
+        lines,
+    }
+}
+
+/// The per-run maxima of two values (`name`, maxima): none yet, they
+/// overlap, or one is lower than the other.
+fn compare_maxima((na, a): (&str, &[u64]), (nb, b): (&str, &[u64])) -> Line {
     let shown = |m: &[u64]| {
         let (lo, hi) = (m.iter().min().copied(), m.iter().max().copied());
         format!(
@@ -626,69 +655,56 @@ fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
             runs_word(m.len())
         )
     };
-    let mut lines = Vec::new();
-    for i in 0..dim.values.len() {
-        for j in i + 1..dim.values.len() {
-            let (a, b) = (&maxima[i], &maxima[j]);
-            let (na, nb) = (name(&dim.values[i]), name(&dim.values[j]));
-            let (Some(&alo), Some(&ahi), Some(&blo), Some(&bhi)) = (
-                a.iter().min(),
-                a.iter().max(),
-                b.iter().min(),
-                b.iter().max(),
-            ) else {
-                let none: Vec<&str> = [(&na, a), (&nb, b)]
-                    .iter()
-                    .filter(|(_, m)| m.is_empty())
-                    .map(|(n, _)| n.as_str())
-                    .collect();
-                lines.push(Line {
-                    text: format!(
-                        "{na} and {nb}: no finished run of {} yet.",
-                        none.join(" nor of ")
-                    ),
-                    separable: false,
-                });
-                continue;
-            };
-            if alo <= bhi && blo <= ahi {
-                lines.push(Line {
-                    text: format!(
-                        "{na} ({}) and {nb} ({}): the maxima of their runs overlap, so the \
-                         difference is not separable from the noise between runs.",
-                        shown(a),
-                        shown(b)
-                    ),
-                    separable: false,
-                });
-                continue;
-            }
-            let ((lo_n, lo_m), (hi_n, hi_m)) = if ahi < blo {
-                ((&na, a), (&nb, b))
-            } else {
-                ((&nb, b), (&na, a))
-            };
-            let mut t = format!(
-                "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
-                 run's maximum of {hi_n} ({}).",
-                shown(lo_m),
-                shown(hi_m)
-            );
-            if a.len() < 2 || b.len() < 2 {
-                t.push_str(
-                    " With a single run on one side the noise is unknown: more repetitions \
-                     would tell whether this holds.",
-                );
-            }
-            lines.push(Line {
-                text: t,
-                separable: true,
-            });
-        }
+    let (Some(&alo), Some(&ahi), Some(&blo), Some(&bhi)) = (
+        a.iter().min(),
+        a.iter().max(),
+        b.iter().min(),
+        b.iter().max(),
+    ) else {
+        let none: Vec<&str> = [(na, a), (nb, b)]
+            .iter()
+            .filter(|(_, m)| m.is_empty())
+            .map(|(n, _)| *n)
+            .collect();
+        return Line {
+            text: format!(
+                "{na} and {nb}: no finished run of {} yet.",
+                none.join(" nor of ")
+            ),
+            separable: false,
+        };
+    };
+    if alo <= bhi && blo <= ahi {
+        return Line {
+            text: format!(
+                "{na} ({}) and {nb} ({}): the maxima of their runs overlap, so the \
+                 difference is not separable from the noise between runs.",
+                shown(a),
+                shown(b)
+            ),
+            separable: false,
+        };
     }
-    Separation {
-        key: dim.key.clone(),
-        lines,
+    let ((lo_n, lo_m), (hi_n, hi_m)) = if ahi < blo {
+        ((na, a), (nb, b))
+    } else {
+        ((nb, b), (na, a))
+    };
+    let mut t = format!(
+        "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
+         run's maximum of {hi_n} ({}).",
+        shown(lo_m),
+        shown(hi_m)
+    );
+    if a.len() < 2 || b.len() < 2 {
+        t.push_str(
+            " With a single run on one side the noise is unknown: more repetitions \
+             would tell whether this holds.",
+        );
+    }
+    Line {
+        text: t,
+        separable: true,
     }
 }
 
@@ -745,6 +761,8 @@ fn merged_curve(name: String, color: usize, cells: &[&CellResult]) -> Option<Nam
     })
 }
 
+/// The figures: per dimension, then (when it adds something) per cell;
+/// and why some are missing.
 fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<String>), String> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
@@ -753,59 +771,13 @@ fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<
         if dim.values.len() < 2 {
             continue;
         }
-        let curves: Vec<NamedHistogram> = dim
-            .values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| {
-                let mine: Vec<&CellResult> = cells
-                    .iter()
-                    .filter(|c| c.cell.get(&dim.key) == Some(v))
-                    .collect();
-                merged_curve(format!("{}={v}", dim.key), i, &mine)
-            })
-            .collect();
-        match curves.as_slice() {
-            [] => {
-                missing.push(format!(
-                    "No finished run with samples for any value of {}: nothing to overlay yet.",
-                    dim.key
-                ));
-                continue;
+        match dimension_figures(d, dim, cells)? {
+            Overlay::Drawn(figs) => {
+                drawn += 1;
+                out.extend(figs);
             }
-            [one] => {
-                missing.push(format!(
-                    "Only {} has results so far: nothing to overlay for {} yet.",
-                    one.name, dim.key
-                ));
-                continue;
-            }
-            _ => {}
+            Overlay::Nothing(why) => missing.push(why),
         }
-        drawn += 1;
-        let id = format!("dim-{}", d + 1);
-        let h = data::hist_merged(&curves, &format!("Latency histogram per {}", dim.key));
-        out.push(figure(
-            &h,
-            &format!("{id}-hist"),
-            format!(
-                "Latency histograms per value of {}: each curve merges every cell with that \
-                 value and all their runs (log scales, 1 µs classes, as the seeds' compare \
-                 plots).",
-                dim.key
-            ),
-        )?);
-        let e = data::exceedance_merged(&curves, &format!("Exceedance per {}", dim.key));
-        out.push(figure(
-            &e,
-            &format!("{id}-exceedance"),
-            format!(
-                "Share of periods later than x per value of {} (cells with that value merged); \
-                 the dot marks the maximum. A curve lower and further left is better; where \
-                 curves cross, the better value depends on the tolerance.",
-                dim.key
-            ),
-        )?);
     }
     let with: Vec<&CellResult> = cells.iter().filter(|c| has_samples(c)).collect();
     // With one dimension, its figures already have one curve per cell.
@@ -817,28 +789,102 @@ fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<
             with.len()
         ));
     } else if !with.is_empty() && !same_as_dimension {
-        let curves: Vec<NamedHistogram> = with
-            .iter()
-            .filter_map(|c| merged_curve(c.cell.label(), c.cell.index, &[c]))
-            .collect();
-        let h = data::hist_merged(&curves, "Latency histogram per cell");
-        out.push(figure(
+        out.extend(cell_figures(&with)?);
+    }
+    Ok((out, missing))
+}
+
+/// A dimension's figures, or why there is nothing to overlay.
+enum Overlay {
+    Drawn([FigureView; 2]),
+    Nothing(String),
+}
+
+/// The histogram and exceedance of dimension `d`, a curve per value
+/// (its cells merged); or why there is nothing to overlay.
+fn dimension_figures(
+    d: usize,
+    dim: &super::spec::Dimension,
+    cells: &[CellResult],
+) -> Result<Overlay, String> {
+    let curves: Vec<NamedHistogram> = dim
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let mine: Vec<&CellResult> = cells
+                .iter()
+                .filter(|c| c.cell.get(&dim.key) == Some(v))
+                .collect();
+            merged_curve(format!("{}={v}", dim.key), i, &mine)
+        })
+        .collect();
+    match curves.as_slice() {
+        [] => {
+            return Ok(Overlay::Nothing(format!(
+                "No finished run with samples for any value of {}: nothing to overlay yet.",
+                dim.key
+            )));
+        }
+        [one] => {
+            return Ok(Overlay::Nothing(format!(
+                "Only {} has results so far: nothing to overlay for {} yet.",
+                one.name, dim.key
+            )));
+        }
+        _ => {}
+    }
+    let id = format!("dim-{}", d + 1);
+    let h = data::hist_merged(&curves, &format!("Latency histogram per {}", dim.key));
+    let e = data::exceedance_merged(&curves, &format!("Exceedance per {}", dim.key));
+    Ok(Overlay::Drawn([
+        figure(
+            &h,
+            &format!("{id}-hist"),
+            format!(
+                "Latency histograms per value of {}: each curve merges every cell with that \
+                 value and all their runs (log scales, 1 µs classes, as the seeds' compare \
+                 plots).",
+                dim.key
+            ),
+        )?,
+        figure(
+            &e,
+            &format!("{id}-exceedance"),
+            format!(
+                "Share of periods later than x per value of {} (cells with that value merged); \
+                 the dot marks the maximum. A curve lower and further left is better; where \
+                 curves cross, the better value depends on the tolerance.",
+                dim.key
+            ),
+        )?,
+    ]))
+}
+
+/// The histogram and exceedance of every cell `with` results.
+fn cell_figures(with: &[&CellResult]) -> Result<[FigureView; 2], String> {
+    let curves: Vec<NamedHistogram> = with
+        .iter()
+        .filter_map(|c| merged_curve(c.cell.label(), c.cell.index, &[c]))
+        .collect();
+    let h = data::hist_merged(&curves, "Latency histogram per cell");
+    let e = data::exceedance_merged(&curves, "Exceedance per cell");
+    Ok([
+        figure(
             &h,
             "cells-hist",
             "Latency histograms of every cell with results, each with all its runs merged \
              (log scales, 1 µs classes)."
                 .into(),
-        )?);
-        let e = data::exceedance_merged(&curves, "Exceedance per cell");
-        out.push(figure(
+        )?,
+        figure(
             &e,
             "cells-exceedance",
             "Share of periods later than x per cell (all its runs merged); the dot marks the \
              maximum."
                 .into(),
-        )?);
-    }
-    Ok((out, missing))
+        )?,
+    ])
 }
 
 // ------------------------------------------------------------ the verdicts
@@ -852,7 +898,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
                 "repetition {rep}: run {id} (max {}; rtscope report {id})",
                 r.overall
                     .max_ns
-                    .map(fmt::latency)
+                    .map(num::latency)
                     .unwrap_or_else(|| "-".into())
             )
         })
@@ -914,9 +960,8 @@ pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, String> {
         figures,
         figures_missing,
         verdicts: cells.iter().map(|c| cell_verdict(study, c)).collect(),
-        style: STYLE.into(),
     };
-    crate::report::html::render_template("study.html", TEMPLATE, &view)
+    page::render(Page::Study, &view).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

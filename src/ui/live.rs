@@ -7,7 +7,7 @@
 
 use crate::engine::build::{self, RecordContext};
 use crate::engine::{Control, Observer, Plan, RunView};
-use crate::report::summary;
+use crate::record::RunRecord;
 use crate::units::{fmt_duration, us_cell, us_cell_f};
 use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -79,7 +79,12 @@ pub struct LiveObserver {
     progress: Option<ProgressBar>,
     last_draw: Option<Instant>,
     duration_ns: Option<u64>,
+    summary: Summarize,
 }
+
+/// Renders the summary so far for SIGUSR1 (the caller's: the end-of-run
+/// summary table lives with the reports, above this module).
+pub type Summarize = fn(&RunRecord) -> String;
 
 impl LiveObserver {
     pub fn new(
@@ -87,6 +92,7 @@ impl LiveObserver {
         plan: &Plan,
         ctx: &RecordContext,
         signals: Signals,
+        summary: Summarize,
     ) -> Result<LiveObserver> {
         let mut o = LiveObserver {
             mode,
@@ -97,6 +103,7 @@ impl LiveObserver {
             progress: None,
             last_draw: None,
             duration_ns: plan.config.duration_ns,
+            summary,
         };
         if mode == LiveMode::Terminal {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
@@ -209,7 +216,7 @@ impl LiveObserver {
         let text = format!(
             "summary after {}:\n{}",
             fmt_duration(rec.duration_ns),
-            summary::render(&rec)
+            (self.summary)(&rec)
         );
         match &self.multi {
             Some(m) => {

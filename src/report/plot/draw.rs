@@ -8,7 +8,7 @@
 //! both scales share one chart type and tick labels say what they mean.
 
 use super::{Axis, DateLabel, Figure, Scale, Stroke, TimeUnit, Unit, band_color, font, rgb};
-use crate::report::fmt;
+use crate::text::num;
 use crate::units::{civil_from_days, trim_float};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
@@ -63,7 +63,7 @@ pub fn tick_label(unit: Unit, v: f64) -> String {
                 format!("{} s", trim_float(v / 1e6, ""))
             }
         }
-        Unit::Count => fmt::short_count(sig3(v)),
+        Unit::Count => num::short_count(sig3(v)),
         Unit::Probability => {
             let v = sig3(v);
             if v >= 0.001 {
@@ -72,9 +72,9 @@ pub fn tick_label(unit: Unit, v: f64) -> String {
                 let e = v.log10().floor() as i32;
                 let m = (v / 10f64.powi(e)).round();
                 if m <= 1.0 {
-                    fmt::power_of_ten(e)
+                    num::power_of_ten(e)
                 } else {
-                    format!("{m}·{}", fmt::power_of_ten(e))
+                    format!("{m}·{}", num::power_of_ten(e))
                 }
             }
         }
@@ -409,7 +409,11 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("drawing failed: {e:?}")
 }
 
-/// Draw `fig` filling `root`.
+/// The chart of a figure: both axes keyed (see [`Keyed`]).
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Keyed, Keyed>>;
+
+/// Draw `fig` filling `root`: the title (above the load lanes if any),
+/// the mesh, the lanes, the series, the legend below.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> DrawResult {
     font::ensure()?;
     root.fill(&WHITE).map_err(err)?;
@@ -435,24 +439,49 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
         // Title, then the lanes, then the chart: plotters puts a caption
         // right above the plot, so the title is drawn here.
         builder.margin_top(CAPTION + lanes_h + 4);
-        let width = chart_area.dim_in_pixel().0 as i32;
-        chart_area
-            .draw(&Text::new(
-                fig.title.clone(),
-                (width / 2, 6),
-                TextStyle::from((font::FAMILY, 17).into_font()).pos(
-                    plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Top,
-                    ),
-                ),
-            ))
-            .map_err(err)?;
+        draw_title(&chart_area, fig)?;
     }
     let mut chart = builder
         .build_cartesian_2d(keyed(&fig.x), keyed(&fig.y))
         .map_err(err)?;
+    draw_mesh(&mut chart, fig)?;
+    if !lanes.is_empty() {
+        let (px, py) = chart.plotting_area().get_pixel_range();
+        draw_lanes(&chart_area, fig, &lanes, (px.start, px.end), py.start)?;
+    }
+    // Summaries first and wide, so the curves they summarise stay
+    // visible on top of them.
+    let mut order: Vec<&super::Series> = fig.series.iter().collect();
+    order.sort_by_key(|s| s.stroke != Stroke::Bold);
+    let many = fig.series.len() > 4;
+    for s in order {
+        draw_series(&mut chart, fig, s, many)?;
+    }
+    for (e, at) in entries.iter().zip(positions) {
+        draw_legend_entry(&legend_area, e, at, &legend_style)?;
+    }
+    root.present().map_err(err)?;
+    Ok(())
+}
 
+/// The figure's title, centred at the top of `area`.
+fn draw_title<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, fig: &Figure) -> DrawResult {
+    let width = area.dim_in_pixel().0 as i32;
+    area.draw(&Text::new(
+        fig.title.clone(),
+        (width / 2, 6),
+        TextStyle::from((font::FAMILY, 17).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ),
+        ),
+    ))
+    .map_err(err)
+}
+
+/// The grid, the axes and their labels with units.
+fn draw_mesh<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, fig: &Figure) -> DrawResult {
     let x_fmt = |p: &f64| label_at(&fig.x, *p);
     let y_fmt = |p: &f64| label_at(&fig.y, *p);
     chart
@@ -467,119 +496,118 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
         .light_line_style(RGBColor(238, 238, 238))
         .axis_style(RGBColor(90, 90, 90))
         .draw()
-        .map_err(err)?;
+        .map_err(err)
+}
 
-    if !lanes.is_empty() {
-        let (px, py) = chart.plotting_area().get_pixel_range();
-        draw_lanes(&chart_area, fig, &lanes, (px.start, px.end), py.start)?;
-    }
+/// `points` on the chart's axes (a log axis drops what is not above 0).
+fn on_axes(fig: &Figure, points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .filter_map(|(x, y)| Some((to_axis(&fig.x, *x)?, to_axis(&fig.y, *y)?)))
+        .collect()
+}
 
-    let many = fig.series.len() > 4;
-    // Summaries first and wide, so the curves they summarise stay
-    // visible on top of them.
-    let mut order: Vec<&super::Series> = fig.series.iter().collect();
-    order.sort_by_key(|s| s.stroke != Stroke::Bold);
-    for s in order {
-        let color = series_rgb(s.color);
-        let width = match s.stroke {
-            Stroke::Bold => 5,
-            Stroke::Dashed => 1,
-            Stroke::Solid if many => 1,
-            Stroke::Solid => 2,
-        };
-        let style = if s.stroke == Stroke::Bold {
-            color.mix(0.45).stroke_width(width)
-        } else {
-            color.stroke_width(width)
-        };
-        for seg in &s.segments {
-            let pts: Vec<(f64, f64)> = seg
-                .iter()
-                .filter_map(|(x, y)| Some((to_axis(&fig.x, *x)?, to_axis(&fig.y, *y)?)))
-                .collect();
-            match pts.len() {
-                0 => {}
-                1 => {
-                    chart
-                        .draw_series(std::iter::once(Circle::new(pts[0], 2, style.filled())))
-                        .map_err(err)?;
-                }
-                _ => match s.stroke {
-                    Stroke::Dashed => {
-                        chart
-                            .draw_series(DashedLineSeries::new(pts, 5, 4, style))
-                            .map_err(err)?;
-                    }
-                    _ => {
-                        chart
-                            .draw_series(LineSeries::new(pts, style))
-                            .map_err(err)?;
-                    }
-                },
-            }
-        }
-        let markers: Vec<(f64, f64)> = s
-            .markers
-            .iter()
-            .filter_map(|(x, y)| Some((to_axis(&fig.x, *x)?, to_axis(&fig.y, *y)?)))
-            .collect();
-        chart
-            .draw_series(
-                markers
-                    .into_iter()
-                    .map(|p| Circle::new(p, 4, color.filled())),
-            )
-            .map_err(err)?;
-    }
-
-    for (e, (x, y)) in entries.iter().zip(positions) {
-        let mid = y + LEGEND_ROW / 2 - 2;
-        match e.kind {
-            LegendKind::Band => {
-                legend_area
-                    .draw(&Rectangle::new(
-                        [(x, mid - LANE / 2), (x + SWATCH, mid + LANE / 2)],
-                        e.color.filled(),
-                    ))
+/// One series: its segments as lines (a lone point as a dot), then its
+/// markers; thinner lines when there are `many` series.
+fn draw_series<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    fig: &Figure,
+    s: &super::Series,
+    many: bool,
+) -> DrawResult {
+    let color = series_rgb(s.color);
+    let width = match s.stroke {
+        Stroke::Bold => 5,
+        Stroke::Dashed => 1,
+        Stroke::Solid if many => 1,
+        Stroke::Solid => 2,
+    };
+    let style = if s.stroke == Stroke::Bold {
+        color.mix(0.45).stroke_width(width)
+    } else {
+        color.stroke_width(width)
+    };
+    for seg in &s.segments {
+        let pts = on_axes(fig, seg);
+        match pts.len() {
+            0 => {}
+            1 => {
+                chart
+                    .draw_series(std::iter::once(Circle::new(pts[0], 2, style.filled())))
                     .map_err(err)?;
             }
-            LegendKind::Line(stroke) => {
-                let (w, alpha) = match stroke {
-                    Stroke::Bold => (5, 0.45),
-                    _ => (2, 1.0),
-                };
-                if stroke == Stroke::Dashed {
-                    for k in 0..3 {
-                        let x0 = x + k * 10;
-                        legend_area
-                            .draw(&PathElement::new(
-                                vec![(x0, mid), (x0 + 6, mid)],
-                                e.color.stroke_width(w),
-                            ))
-                            .map_err(err)?;
-                    }
-                } else {
-                    legend_area
-                        .draw(&PathElement::new(
-                            vec![(x, mid), (x + SWATCH, mid)],
-                            e.color.mix(alpha).stroke_width(w),
-                        ))
+            _ => match s.stroke {
+                Stroke::Dashed => {
+                    chart
+                        .draw_series(DashedLineSeries::new(pts, 5, 4, style))
                         .map_err(err)?;
                 }
-            }
+                _ => {
+                    chart
+                        .draw_series(LineSeries::new(pts, style))
+                        .map_err(err)?;
+                }
+            },
         }
-        legend_area
-            .draw(&Text::new(
-                e.text.clone(),
-                (x + SWATCH + 6, mid),
-                legend_style.pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Left,
-                    plotters::style::text_anchor::VPos::Center,
-                )),
+    }
+    chart
+        .draw_series(
+            on_axes(fig, &s.markers)
+                .into_iter()
+                .map(|p| Circle::new(p, 4, color.filled())),
+        )
+        .map_err(err)?;
+    Ok(())
+}
+
+/// One legend entry at `(x, y)`: its swatch (a band, a line, a dashed
+/// line), then its text.
+fn draw_legend_entry<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    e: &LegendEntry,
+    (x, y): (i32, i32),
+    style: &TextStyle,
+) -> DrawResult {
+    let mid = y + LEGEND_ROW / 2 - 2;
+    match e.kind {
+        LegendKind::Band => {
+            area.draw(&Rectangle::new(
+                [(x, mid - LANE / 2), (x + SWATCH, mid + LANE / 2)],
+                e.color.filled(),
             ))
             .map_err(err)?;
+        }
+        LegendKind::Line(Stroke::Dashed) => {
+            for k in 0..3 {
+                let x0 = x + k * 10;
+                area.draw(&PathElement::new(
+                    vec![(x0, mid), (x0 + 6, mid)],
+                    e.color.stroke_width(2),
+                ))
+                .map_err(err)?;
+            }
+        }
+        LegendKind::Line(stroke) => {
+            let (w, alpha) = match stroke {
+                Stroke::Bold => (5, 0.45),
+                _ => (2, 1.0),
+            };
+            area.draw(&PathElement::new(
+                vec![(x, mid), (x + SWATCH, mid)],
+                e.color.mix(alpha).stroke_width(w),
+            ))
+            .map_err(err)?;
+        }
     }
-    root.present().map_err(err)?;
+    area.draw(&Text::new(
+        e.text.clone(),
+        (x + SWATCH + 6, mid),
+        style.pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        )),
+    ))
+    .map_err(err)?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! same bytes.
 
 use super::{Figure, Size, draw};
+use crate::text::escape;
 use plotters::prelude::*;
 
 /// The figure as a standalone SVG document.
@@ -23,14 +24,9 @@ pub fn render_inline(fig: &Figure, size: Size, id: &str) -> Result<String, Strin
     let body = text
         .strip_prefix(&head)
         .ok_or_else(|| "unexpected SVG header from plotters (a bug)".to_string())?;
-    let title = fig
-        .title
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
+    let title = escape::markup(&fig.title);
     let body = body.replacen('>', &format!("><title>{title}</title>"), 1);
     Ok(format!(
-        "<svg id=\"{id}\" class=\"plot\" role=\"img\" aria-label=\"{}\" preserveAspectRatio=\"xMidYMid meet\" {body}",
-        title.replace('"', "&quot;")
+        "<svg id=\"{id}\" class=\"plot\" role=\"img\" aria-label=\"{title}\" preserveAspectRatio=\"xMidYMid meet\" {body}"
     ))
 }

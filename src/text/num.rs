@@ -1,22 +1,7 @@
-//! How reports print numbers for people: latencies with an adapted unit
-//! (`438 µs`, `3.43 ms`), counts with thousands
-//! separators, enums by their serde name (dates come from
-//! [`crate::units::fmt_unix_utc`]). Pure functions; no clock is read here
-//! (a report depends only on its runs, so it can be reproduced).
-
-/// `shown()` when `run`'s source recorded `what`, else "unknown" (an
-/// import's placeholder 0 or false is never shown as a value).
-pub fn known(
-    run: &crate::record::RunRecord,
-    what: crate::record::Unknowable,
-    shown: impl FnOnce() -> String,
-) -> String {
-    if run.knows(what) {
-        shown()
-    } else {
-        "unknown".into()
-    }
-}
+//! Numbers for people: latencies with an adapted unit (`438 µs`,
+//! `3.43 ms`), set-up times, counts with thousands separators, durations,
+//! probabilities, enums by their serde name (dates come from
+//! [`crate::units::fmt_unix_utc`]).
 
 /// A latency with the unit that suits it: `850 ns`, `12.3 µs`, `438 µs`,
 /// `3.43 ms`, `1.20 s`.
