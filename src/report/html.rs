@@ -450,7 +450,7 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
     if !rec.source.command_line.is_empty() {
         out.push(pair(
             "command",
-            crate::store::postgres::redact_command_line(&rec.source.command_line).join(" "),
+            crate::redact::command_line(&rec.source.command_line).join(" "),
         ));
     }
     if !rec.tags.is_empty() {

@@ -151,7 +151,7 @@ fn show_facts(id: i64, row: &RunRow, rec: &RunRecord) -> Vec<(&'static str, Stri
     if !rec.source.command_line.is_empty() {
         facts.push((
             "command",
-            crate::store::postgres::redact_command_line(&rec.source.command_line).join(" "),
+            crate::redact::command_line(&rec.source.command_line).join(" "),
         ));
     }
     if let Some(l) = &rec.label {
