@@ -14,23 +14,8 @@ use clap::Args;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Parse a `KEY=VALUE` tag.
-pub fn tag(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("tag '{s}' is not KEY=VALUE"))?;
-    let k = k.trim();
-    if k.is_empty()
-        || !k
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-    {
-        return Err(format!(
-            "tag key '{k}' must be letters, digits, '_', '-' or '.'"
-        ));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
-}
+/// Parse a `KEY=VALUE` tag (the rule of `measure --tag`).
+pub use crate::measure::settings::parse::tag;
 
 /// Tags as a map, refusing a key given twice.
 pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>> {

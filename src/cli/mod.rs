@@ -95,9 +95,7 @@ pub struct Cli {
 
 /// A store location (`--db`, `RTSCOPE_DB`, `push --to`): a file or a
 /// `postgresql://` URL; other URLs are refused (exit 2).
-pub fn store_location(s: &str) -> Result<PathBuf, String> {
-    crate::store::check_location(s).map_err(|e| e.to_string())
-}
+pub use crate::measure::settings::parse::store as store_location;
 
 // Parsed once per process: the size of the largest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
