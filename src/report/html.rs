@@ -708,23 +708,6 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
             ..TableRow::plain(cells)
         }
     };
-    let latency_row = |name: &str, f: &dyn Fn(&RunRecord) -> Option<f64>| {
-        let vals: Vec<Option<f64>> = runs.iter().map(|r| f(&r.record)).collect();
-        let best = vals.iter().flatten().copied().fold(f64::INFINITY, f64::min);
-        let present = vals.iter().flatten().count();
-        let mut cells = vec![Cell {
-            text: name.to_string(),
-            best: false,
-        }];
-        cells.extend(vals.iter().map(|v| Cell {
-            text: us_cell_f(*v),
-            best: present > 1 && *v == Some(best),
-        }));
-        TableRow {
-            cells,
-            class: String::new(),
-        }
-    };
     let mut rows = vec![
         text_row("kernel", &|r| {
             if r.fingerprint.kernel_release.is_empty() {
@@ -755,7 +738,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
     ];
     for m in METRICS {
         let label = format!("{m} (µs)");
-        rows.push(latency_row(&label, &|r: &RunRecord| {
+        rows.push(latency_row(runs, &label, &|r: &RunRecord| {
             (r.overall.samples > 0)
                 .then(|| r.overall.metric_ns(m))
                 .flatten()
@@ -774,6 +757,26 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         head,
         rows,
         numeric_from: 1,
+    }
+}
+
+/// A row of latencies, one per run, the lowest in bold (when more than
+/// one run has the value).
+fn latency_row(runs: &[NamedRun], name: &str, f: &dyn Fn(&RunRecord) -> Option<f64>) -> TableRow {
+    let vals: Vec<Option<f64>> = runs.iter().map(|r| f(&r.record)).collect();
+    let best = vals.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+    let present = vals.iter().flatten().count();
+    let mut cells = vec![Cell {
+        text: name.to_string(),
+        best: false,
+    }];
+    cells.extend(vals.iter().map(|v| Cell {
+        text: us_cell_f(*v),
+        best: present > 1 && *v == Some(best),
+    }));
+    TableRow {
+        cells,
+        class: String::new(),
     }
 }
 
