@@ -5,15 +5,12 @@
 
 use super::{Exit, cpulist, duration};
 use crate::characterize::{self as ch, Bench, Progress};
-use crate::units::{CpuList, parse_micros_ns};
+use crate::measure::settings::parse::micros;
+use crate::units::CpuList;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-fn micros(s: &str) -> Result<u64, String> {
-    parse_micros_ns(s).map_err(|e| e.to_string())
-}
 
 /// Characterize the platform: mutex, priority-change and timer costs,
 /// clock cost, hand-off, wake-up, context switch, OS noise, priority
