@@ -9,7 +9,7 @@ use crate::import::{self, ImportOptions};
 use crate::record::RunRecord;
 use crate::store::Store;
 use crate::units::{fmt_duration, fmt_us};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,13 +19,7 @@ pub use crate::measure::settings::parse::tag;
 
 /// Tags as a map, refusing a key given twice.
 pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>> {
-    let mut m = BTreeMap::new();
-    for (k, v) in tags {
-        if m.insert(k.clone(), v.clone()).is_some() {
-            bail!("--tag {k} is given twice: give each key once");
-        }
-    }
-    Ok(m)
+    crate::measure::settings::parse::tag_map(tags).map_err(anyhow::Error::msg)
 }
 
 fn format_name(s: &str) -> Result<String, String> {

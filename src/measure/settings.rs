@@ -370,15 +370,7 @@ impl Settings {
 
     /// Tags as a map, refusing a key given twice.
     fn tag_map(&self) -> Result<BTreeMap<String, String>, SessionError> {
-        let mut m = BTreeMap::new();
-        for (k, v) in &self.tags {
-            if m.insert(k.clone(), v.clone()).is_some() {
-                return Err(SessionError::Usage(format!(
-                    "--tag {k} is given twice: give each key once"
-                )));
-            }
-        }
-        Ok(m)
+        parse::tag_map(&self.tags).map_err(SessionError::Usage)
     }
 
     /// The pairs `measure`'s flags refuse together (clap refuses them on
@@ -505,6 +497,17 @@ pub mod parse {
             ));
         }
         Ok((k.to_string(), v.trim().to_string()))
+    }
+
+    /// `--tag` pairs as a map, refusing a key given twice.
+    pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>, String> {
+        let mut m = BTreeMap::new();
+        for (k, v) in tags {
+            if m.insert(k.clone(), v.clone()).is_some() {
+                return Err(format!("--tag {k} is given twice: give each key once"));
+            }
+        }
+        Ok(m)
     }
 
     /// A store location: a file or a `postgresql://` URL.
