@@ -64,6 +64,15 @@ pub struct ImportArgs {
     /// Refuse a file larger than this, unread (K, M, G: powers of 1024).
     #[arg(long = "max-size", value_name = "SIZE", default_value = "256M", value_parser = super::size_bytes)]
     pub max_size_bytes: u64,
+    /// Skip lines a reader refuses instead of refusing the file: the
+    /// rest is imported, and the lines skipped are listed (number, text)
+    /// on stderr and in the run's notes.
+    #[arg(long = "lenient")]
+    pub lenient: bool,
+    /// Keep the JSON and the histogram file of one cyclictest run as two
+    /// runs (by default, given in one call, they become one record).
+    #[arg(long = "no-join")]
+    pub no_join: bool,
     /// Read and check the files and say what would be stored; store
     /// nothing.
     #[arg(long = "dry-run")]
@@ -91,23 +100,7 @@ fn describe(rec: &RunRecord) -> String {
 }
 
 pub fn run(args: &ImportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
-    let options = ImportOptions {
-        summary_unit_ns: if args.ns { 1 } else { 1000 },
-    };
-    let forced = args.format.as_deref().and_then(import::by_name);
-    let tags = tag_map(&args.tags)?;
-    let mut records = Vec::with_capacity(args.files.len());
-    for path in &args.files {
-        let mut rec = import::file::read_file(path, forced, &options, args.max_size_bytes)
-            .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
-        if args.label.is_some() {
-            rec.label = args.label.clone();
-        }
-        for (k, v) in &tags {
-            rec.tags.insert(k.clone(), v.clone());
-        }
-        records.push((path.clone(), rec));
-    }
+    let records = read_all(args)?;
     if args.dry_run {
         for (path, rec) in &records {
             outln!("would import {} ({})", path.display(), describe(rec));
@@ -126,6 +119,7 @@ pub fn run(args: &ImportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
             Stored::New(_) => {}
         }
     }
+    say_parts(&records, &stored);
     for ((path, rec), s) in records.iter().zip(&stored) {
         if let Stored::New(id) = s {
             outln!(
@@ -136,9 +130,107 @@ pub fn run(args: &ImportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
             for w in &rec.warnings {
                 outln!("  note: {w}");
             }
+            if let Some(note) = stored_partner(&store, rec, *id)? {
+                outln!("  note: {note}");
+            }
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Every file read (each run it holds one record, the lines --lenient
+/// skipped said on stderr), labelled and tagged, the JSON and histogram
+/// file of one cyclictest run joined.
+fn read_all(args: &ImportArgs) -> Result<Vec<(PathBuf, RunRecord)>> {
+    let options = ImportOptions {
+        summary_unit_ns: if args.ns { 1 } else { 1000 },
+        lenient: args.lenient,
+    };
+    let forced = args.format.as_deref().and_then(import::by_name);
+    let tags = tag_map(&args.tags)?;
+    let mut records = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let recs = import::file::read_file(path, forced, &options, args.max_size_bytes)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
+        for mut rec in recs {
+            for w in rec
+                .warnings
+                .iter()
+                .filter(|w| w.contains("skipped (--lenient)"))
+            {
+                eprintln!("rtscope: warning: {}: {w}", path.display());
+            }
+            if args.label.is_some() {
+                rec.label = args.label.clone();
+            }
+            for (k, v) in &tags {
+                rec.tags.insert(k.clone(), v.clone());
+            }
+            records.push((path.clone(), rec));
+        }
+    }
+    if args.no_join {
+        return Ok(records);
+    }
+    let (records, notes) = import::join::join_all(records);
+    for n in notes {
+        outln!("{n}");
+    }
+    Ok(records)
+}
+
+/// "FILE holds 2 runs: imported as runs 5 (part=1), 6 (part=2)".
+fn say_parts(records: &[(PathBuf, RunRecord)], stored: &[Stored]) {
+    let mut i = 0;
+    while i < records.len() {
+        let path = &records[i].0;
+        let n = records[i..].iter().take_while(|(p, _)| p == path).count();
+        if n > 1 {
+            let ids: Vec<String> = records[i..i + n]
+                .iter()
+                .zip(&stored[i..i + n])
+                .map(|((_, rec), s)| {
+                    let part = rec.tags.get("part").map(String::as_str).unwrap_or("?");
+                    match s {
+                        Stored::New(id) | Stored::Known(id) => format!("{id} (part={part})"),
+                        Stored::Repeated => format!("none (part={part}, repeated)"),
+                    }
+                })
+                .collect();
+            outln!(
+                "{} holds {n} runs: imported as runs {}",
+                path.display(),
+                ids.join(", ")
+            );
+        }
+        i += n;
+    }
+}
+
+/// A stored run that is the other half of `rec` (the JSON and histogram
+/// file of one cyclictest run imported in separate calls), said so.
+fn stored_partner(store: &Store, rec: &RunRecord, id: i64) -> Result<Option<String>> {
+    let other = match rec.source.format.as_deref() {
+        Some("cyclictest-json") => "cyclictest-histfile",
+        Some("cyclictest-histfile") => "cyclictest-json",
+        _ => return Ok(None),
+    };
+    for row in store.list()? {
+        if row.id == id
+            || row.source_format.as_deref() != Some(other)
+            || row.samples != rec.overall.samples
+            || row.max_ns != rec.overall.max_ns
+        {
+            continue;
+        }
+        if import::join::same_run(rec, &store.load(row.id)?) {
+            return Ok(Some(format!(
+                "this and run {other_id} are one cyclictest run (its JSON and its histogram file: same threads, counts, minima and maxima); to have them as one record: rtscope runs rm {other_id} {id}, then import both files in one call",
+                other_id = row.id
+            )));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -71,6 +71,8 @@ pub struct RunIn {
     pub priority_known: bool,
     pub mlockall_known: bool,
     pub missed_known: bool,
+    /// Whether the source says how many samples its figures stand on.
+    pub count_known: bool,
 }
 
 impl RunIn {
@@ -96,6 +98,7 @@ impl RunIn {
             priority_known: false,
             mlockall_known: false,
             missed_known: false,
+            count_known: true,
         }
     }
 }
@@ -126,8 +129,13 @@ pub fn unknown_options() -> MeasureOptions {
 /// A 32-hex-digit id from the content (FNV-1a, 128 bits): the same file
 /// read by the same reader always gets the same id.
 pub fn content_uuid(format: &str, text: &str) -> String {
+    content_uuid_bytes(format, text.as_bytes())
+}
+
+/// [`content_uuid`] of a binary content.
+pub fn content_uuid_bytes(format: &str, bytes: &[u8]) -> String {
     let mut h: u128 = 0x6c62272e07bb014262b821756295c58d;
-    for b in format.bytes().chain([0u8]).chain(text.bytes()) {
+    for &b in format.as_bytes().iter().chain(&[0u8]).chain(bytes) {
         h ^= b as u128;
         h = h.wrapping_mul(0x0000000001000000000000000000013B);
     }
@@ -227,6 +235,7 @@ pub fn finish(src: &Source, mut run: RunIn) -> Result<RunRecord, ImportError> {
         load: None,
         warnings,
         explain: None,
+        quantity: None,
     })
 }
 
@@ -272,6 +281,9 @@ fn thread_records(run: &mut RunIn) -> (Vec<ThreadRecord>, Vec<Histogram>, bool) 
             histogram: HistogramRecord::from_histogram(&hist, run.resolution_ns),
             windows: t.windows,
             outliers: Vec::new(),
+            context: None,
+            contexts: Vec::new(),
+            noise: None,
         });
         hists.push(hist);
     }
@@ -307,6 +319,7 @@ fn unknowns(run: &RunIn) -> Vec<Unknowable> {
         (Unknowable::Duration, run.duration_ns.is_none()),
         (Unknowable::Mlockall, !run.mlockall_known),
         (Unknowable::MissedPeriods, !run.missed_known),
+        (Unknowable::Count, !run.count_known),
     ]
     .into_iter()
     .filter_map(|(what, unknown)| unknown.then_some(what))

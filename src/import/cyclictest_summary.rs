@@ -202,6 +202,61 @@ fn status_lines(src: &Source, run: &mut RunIn) -> Result<Vec<TLine>, ImportError
     Ok(last.into_iter().flatten().collect())
 }
 
+/// Where a second, third… run starts in `text` (0-based line indices):
+/// a `# /dev/cpu_dma_latency` header after status lines, or a thread
+/// whose loop count (`C:`) falls back, or stays while its figures change
+/// (a saved terminal's refreshes only count up). The new run starts with
+/// the refresh holding that line (the `policy:` line just before it
+/// included). Lines that are not status lines are left to the reader.
+pub fn run_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut last: std::collections::BTreeMap<u32, TLine> = Default::default();
+    let mut policy_at: Option<usize> = None;
+    let mut refresh_at = 0usize;
+    let mut prev_t: Option<u32> = None;
+    for (i, line) in text.lines().enumerate() {
+        let l = strip_escapes(line);
+        let l = l.trim();
+        if l.starts_with("# /dev/cpu_dma_latency") {
+            if !last.is_empty() {
+                starts.push(i);
+                last.clear();
+            }
+            prev_t = None;
+            continue;
+        }
+        if l.starts_with("policy:") {
+            policy_at = Some(i);
+            continue;
+        }
+        let Ok(Some(t)) = parse_t_line(l, i + 1) else {
+            continue;
+        };
+        if prev_t.is_none_or(|p| t.thread <= p) {
+            refresh_at = policy_at.filter(|&p| p + 3 >= i).unwrap_or(i);
+        }
+        prev_t = Some(t.thread);
+        if let Some(before) = last.get(&t.thread)
+            && starts_again(before, &t)
+        {
+            starts.push(refresh_at);
+            last.clear();
+        }
+        last.insert(t.thread, t);
+    }
+    starts.dedup();
+    starts.retain(|&s| s > 0);
+    starts
+}
+
+/// Whether status line `now` of a thread cannot follow `before` in one
+/// run: its count fell back, or stayed while its figures changed.
+fn starts_again(before: &TLine, now: &TLine) -> bool {
+    now.cycles < before.cycles
+        || (now.cycles == before.cycles
+            && (now.min, now.avg, now.max) != (before.min, before.avg, before.max))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,7 +319,10 @@ mod tests {
         assert_eq!(r.overall.p99_ns, None);
         assert_eq!(r.duration_ns, 1_500_000_000);
         r.validate().unwrap();
-        let o = ImportOptions { summary_unit_ns: 1 };
+        let o = ImportOptions {
+            summary_unit_ns: 1,
+            ..Default::default()
+        };
         let r = parse(&Source {
             path: Path::new("s.txt"),
             text,

@@ -1,6 +1,6 @@
 //! Importing files as `rtscope import` does: read one file from disk into
-//! a record (text, modification time, the format recognised or forced),
-//! and store many at once, each content once (by its run uuid). Every
+//! records (text, modification time, the format recognised or forced;
+//! one record per run the file holds), and store many at once, each content once (by its run uuid). Every
 //! message names the file; a refused file imports nothing.
 
 use super::{ImportOptions, Importer, Source};
@@ -24,36 +24,65 @@ pub enum ReadFileError {
     },
 }
 
-/// Read `path` into a record (the format recognised from its contents,
-/// or `forced`); a file above `max_bytes` is refused unread. The message
-/// of an error names the file and the line.
+/// Read `path` into records, one per run it holds (the format
+/// recognised from its contents, or `forced`); a file above `max_bytes`
+/// is refused unread. The message of an error names the file and the
+/// line.
 pub fn read_file(
     path: &Path,
     forced: Option<&'static Importer>,
     options: &ImportOptions,
     max_bytes: u64,
-) -> Result<RunRecord, ReadFileError> {
+) -> Result<Vec<RunRecord>, ReadFileError> {
     let bytes = crate::input::read_limited(path, max_bytes, "an import")?;
+    if super::jitterdebugger::is_raw(path, &bytes) {
+        return read_raw(path, &bytes, options);
+    }
     let text = String::from_utf8(bytes).map_err(|e| ReadFileError::NotText {
         path: path.to_path_buf(),
         valid_up_to: e.utf8_error().valid_up_to(),
     })?;
-    let modified_unix_ns = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos() as u64);
     let src = Source {
         path,
         text: &text,
-        modified_unix_ns,
+        modified_unix_ns: modified_unix_ns(path),
         options,
     };
-    super::read(&src, forced).map_err(|e| ReadFileError::Refused {
+    super::read_runs(&src, forced).map_err(|e| ReadFileError::Refused {
         path: path.to_path_buf(),
         line: e.line,
         message: e.message,
     })
+}
+
+/// jitterdebugger's binary `samples.raw`, the one binary format read.
+fn read_raw(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<Vec<RunRecord>, ReadFileError> {
+    let src = Source {
+        path,
+        text: "",
+        modified_unix_ns: modified_unix_ns(path),
+        options,
+    };
+    super::jitterdebugger::parse_raw(&src, bytes)
+        .map(|r| vec![r])
+        .map_err(|e| ReadFileError::Refused {
+            path: path.to_path_buf(),
+            line: e.line,
+            message: e.message,
+        })
+}
+
+/// When `path` was last written (when its tool finished writing it).
+fn modified_unix_ns(path: &Path) -> Option<u64> {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64)
 }
 
 /// What became of one file.

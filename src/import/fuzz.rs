@@ -59,6 +59,34 @@ fn corpus() -> Vec<(&'static str, String)> {
                 .into(),
         ),
         (
+            "rtla-timerlat",
+            include_str!("../../tests/fixtures/import-formats/timerlat-hist-u.txt").into(),
+        ),
+        (
+            "rtla-timerlat",
+            include_str!("../../tests/fixtures/import-formats/timerlat-top.txt").into(),
+        ),
+        (
+            "rtla-osnoise",
+            include_str!("../../tests/fixtures/import-formats/osnoise-hist.txt").into(),
+        ),
+        (
+            "rtla-osnoise",
+            include_str!("../../tests/fixtures/import-formats/osnoise-top.txt").into(),
+        ),
+        (
+            "oslat",
+            include_str!("../../tests/fixtures/import-formats/oslat.txt").into(),
+        ),
+        (
+            "oslat",
+            include_str!("../../tests/fixtures/import-formats/oslat.json").into(),
+        ),
+        (
+            "jitterdebugger",
+            include_str!("../../tests/fixtures/import-formats/jitterdebugger-results.json").into(),
+        ),
+        (
             "rtscope-run",
             include_str!("../../tests/fixtures/store/v1-run2.json").into(),
         ),
@@ -258,7 +286,10 @@ fn show(rec: &RunRecord) {
 /// picks); an accepted record is valid and can be shown.
 fn import(text: &str, format: Option<&str>) {
     let options = ImportOptions::default();
-    let ns = ImportOptions { summary_unit_ns: 1 };
+    let ns = ImportOptions {
+        summary_unit_ns: 1,
+        ..Default::default()
+    };
     for options in [&options, &ns] {
         let src = Source {
             path: Path::new("fuzzed"),
@@ -270,6 +301,18 @@ fn import(text: &str, format: Option<&str>) {
         if let Ok(rec) = super::read(&src, imp) {
             rec.validate().expect("read() returns valid records");
             show(&rec);
+        }
+        // Every run of the file, skipping lines leniently: valid too.
+        let lenient = ImportOptions {
+            lenient: true,
+            ..options.clone()
+        };
+        let src = Source {
+            options: &lenient,
+            ..src
+        };
+        for rec in super::read_runs(&src, imp).unwrap_or_default() {
+            rec.validate().expect("read_runs() returns valid records");
         }
     }
 }
@@ -326,6 +369,26 @@ fn fuzz_cyclictest_json_never_panics() {
 #[test]
 fn fuzz_xenomai_never_panics() {
     check_mutations("xenomai-latency");
+}
+
+#[test]
+fn fuzz_rtla_timerlat_never_panics() {
+    check_mutations("rtla-timerlat");
+}
+
+#[test]
+fn fuzz_rtla_osnoise_never_panics() {
+    check_mutations("rtla-osnoise");
+}
+
+#[test]
+fn fuzz_oslat_never_panics() {
+    check_mutations("oslat");
+}
+
+#[test]
+fn fuzz_jitterdebugger_never_panics() {
+    check_mutations("jitterdebugger");
 }
 
 #[test]

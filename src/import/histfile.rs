@@ -458,6 +458,39 @@ impl Columns {
     }
 }
 
+/// Where a second, third… histogram's run starts in `text` (0-based
+/// line indices): for every `# Histogram` after the first, the
+/// `# /dev/cpu_dma_latency` header before it (after the previous
+/// histogram), else the first status or policy line after the previous
+/// histogram's `# Max Latencies:`, else the `# Histogram` line itself.
+pub fn run_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut seen_hist = false;
+    let mut header: Option<usize> = None;
+    let mut status: Option<usize> = None;
+    let mut after_max = false;
+    for (i, line) in text.lines().enumerate() {
+        let l = cyclictest_summary::strip_escapes(line);
+        let l = l.trim();
+        if l == "# Histogram" {
+            if seen_hist {
+                starts.push(header.or(status).unwrap_or(i));
+            }
+            seen_hist = true;
+            (header, status, after_max) = (None, None, false);
+        } else if !seen_hist {
+            continue;
+        } else if l.starts_with("# /dev/cpu_dma_latency") {
+            header = header.or(Some(i));
+        } else if l.starts_with("# Max Latencies:") {
+            after_max = true;
+        } else if after_max && (l.starts_with("T:") || l.starts_with("policy:")) {
+            status = status.or(Some(i));
+        }
+    }
+    starts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,17 +4,31 @@
 //! or refuses the file with the line and what it expected: nothing is
 //! ever half-read. Readers never touch the store or the system.
 //!
+//! Before any reader sees a file, `text::dedent` removes what pasting
+//! adds (indentation, fences, `> ` quotes); `read_runs` cuts a file
+//! holding several runs into one part per run (`run_starts`, per format)
+//! and, with `--lenient`, skips the lines a reader refuses
+//! (`text::read_leniently`). `join` makes one record of the JSON and the
+//! histogram file of one cyclictest run.
+//!
 //! Records built here are marked `source.kind = "imported"` with the
-//! format and file, carry as much as the source gives (unknown options are
-//! "unknown" or 0, unknown system facts are empty), and say in `warnings`
-//! what had to be assumed.
+//! format and file, carry as much as the source gives (what it does not
+//! say is listed in `source.unknown` and shown unknown; unknown system
+//! facts are empty), and say in `warnings` what had to be assumed.
 
 pub mod build;
 pub mod cyclictest_json;
 pub mod cyclictest_summary;
 pub mod file;
 pub mod histfile;
+pub mod jitterdebugger;
+pub mod join;
+pub mod oslat;
+pub mod rtla_osnoise;
+pub mod rtla_table;
+pub mod rtla_timerlat;
 pub mod rtscope_run;
+pub mod text;
 pub mod xenomai;
 
 #[cfg(test)]
@@ -44,6 +58,10 @@ pub static IMPORTERS: &[&Importer] = &[
     &histfile::IMPORTER,
     &xenomai::IMPORTER,
     &cyclictest_summary::IMPORTER,
+    &rtla_timerlat::IMPORTER,
+    &rtla_osnoise::IMPORTER,
+    &oslat::IMPORTER,
+    &jitterdebugger::IMPORTER,
 ];
 
 /// What the user told about the file beyond its contents.
@@ -52,12 +70,16 @@ pub struct ImportOptions {
     /// Unit of the numbers in cyclictest summary lines (1000: µs, the
     /// default; 1: ns, for output of cyclictest -N).
     pub summary_unit_ns: u64,
+    /// Skip lines a reader refuses (listed in the record's warnings)
+    /// instead of refusing the file.
+    pub lenient: bool,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
             summary_unit_ns: 1000,
+            lenient: false,
         }
     }
 }
@@ -129,21 +151,104 @@ pub fn detect(text: &str) -> Option<&'static Importer> {
         .map(|(_, i)| i)
 }
 
-/// Read `src` with `importer`, or with the format it looks like.
+/// Read `src` with `importer`, or with the format it looks like, as one
+/// run (indentation, fences and quote markers of a paste removed first).
 pub fn read(src: &Source, importer: Option<&'static Importer>) -> Result<RunRecord, ImportError> {
-    let imp = match importer.or_else(|| detect(src.text)) {
-        Some(i) => i,
-        None => {
-            return Err(ImportError::whole(format!(
-                "not a format rtscope can read (expected one of: {}); name it with --format if it is one",
-                names()
-            )));
-        }
+    let text = text::dedent(src.text);
+    let src = Source {
+        text: &text,
+        ..*src
     };
+    let imp = choose(&text, importer)?;
+    read_as(&src, imp)
+}
+
+fn choose(
+    text: &str,
+    importer: Option<&'static Importer>,
+) -> Result<&'static Importer, ImportError> {
+    importer.or_else(|| detect(text)).ok_or_else(|| {
+        ImportError::whole(format!(
+            "not a format rtscope can read (expected one of: {}); name it with --format if it is one",
+            names()
+        ))
+    })
+}
+
+fn read_as(src: &Source, imp: &'static Importer) -> Result<RunRecord, ImportError> {
     let rec = (imp.parse)(src)?;
     rec.validate()
         .map_err(|e| ImportError::whole(format!("read as {} but inconsistent: {e}", imp.name)))?;
     Ok(rec)
+}
+
+/// Where the second, third… run of a file starts (0-based lines), for
+/// the formats that can hold several.
+fn run_starts(format: &str, text: &str) -> Vec<usize> {
+    match format {
+        "cyclictest-summary" => cyclictest_summary::run_starts(text),
+        "cyclictest-histfile" => histfile::run_starts(text),
+        "xenomai-latency" => xenomai::run_starts(text),
+        "rtla-timerlat" | "rtla-osnoise" => rtla_table::run_starts(text),
+        "oslat" => oslat::run_starts(text),
+        _ => Vec::new(),
+    }
+}
+
+/// Every run `src` holds, each read on its own (its lines kept in place,
+/// the others blanked) and tagged `part=N` when there are several; with
+/// `--lenient`, lines a reader refuses are skipped and listed in the
+/// record's warnings.
+pub fn read_runs(
+    src: &Source,
+    importer: Option<&'static Importer>,
+) -> Result<Vec<RunRecord>, ImportError> {
+    let text = text::dedent(src.text);
+    let imp = choose(&text, importer)?;
+    let starts = run_starts(imp.name, &text);
+    let mut bounds = vec![0];
+    bounds.extend(&starts);
+    bounds.push(usize::MAX);
+    let mut out = Vec::with_capacity(bounds.len() - 1);
+    for (k, w) in bounds.windows(2).enumerate() {
+        let part: std::borrow::Cow<str> = if starts.is_empty() {
+            std::borrow::Cow::Borrowed(&text)
+        } else {
+            std::borrow::Cow::Owned(text::part(&text, w[0], w[1]))
+        };
+        let (mut rec, skipped) = text::read_leniently(&part, src.options.lenient, |t| {
+            read_as(&Source { text: t, ..*src }, imp)
+        })
+        .map_err(|e| in_part(e, k, starts.len()))?;
+        rec.warnings.extend(skipped.iter().map(text::Skipped::note));
+        if !starts.is_empty() {
+            rec.tags.insert("part".into(), (k + 1).to_string());
+            rec.warnings.push(format!(
+                "the file holds {} runs: this is run {} of them, from line {}",
+                starts.len() + 1,
+                k + 1,
+                w[0] + 1
+            ));
+        }
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// A refusal of part `k` of a file holding `more + 1` runs says which.
+fn in_part(e: ImportError, k: usize, more: usize) -> ImportError {
+    if more == 0 {
+        return e;
+    }
+    ImportError {
+        line: e.line,
+        message: format!(
+            "{} (in run {} of the {} the file holds)",
+            e.message,
+            k + 1,
+            more + 1
+        ),
+    }
 }
 
 /// Lines of `text` with their 1-based numbers, line ends and a final
@@ -193,5 +298,112 @@ mod tests {
         };
         let e = read(&src, None).unwrap_err();
         assert!(e.message.contains("cyclictest-json"), "{e}");
+    }
+
+    fn runs(text: &str, lenient: bool) -> Result<Vec<RunRecord>, ImportError> {
+        let o = ImportOptions {
+            lenient,
+            ..Default::default()
+        };
+        read_runs(
+            &Source {
+                path: Path::new("paste.md"),
+                text,
+                modified_unix_ns: Some(1_700_000_000_000_000_000),
+                options: &o,
+            },
+            None,
+        )
+    }
+
+    const RT: &str = "# /dev/cpu_dma_latency set to 0us\npolicy: fifo: loadavg: 0.10 0.20 0.30 1/90 100\n\nT: 0 ( 1001) P:99 I:1000 C:   5000 Min:      3 Act:    5 Avg:    6 Max:      21\nT: 1 ( 1002) P:99 I:1500 C:   3333 Min:      4 Act:    6 Avg:    7 Max:      25\n";
+    const VANILLA: &str = "# /dev/cpu_dma_latency set to 0us\npolicy: fifo: loadavg: 0.10 0.20 0.30 1/90 100\n\nT: 0 ( 2001) P:99 I:1000 C:   5000 Min:      4 Act:   50 Avg:   60 Max:    4210\nT: 1 ( 2002) P:99 I:1500 C:   3333 Min:      5 Act:   60 Avg:   70 Max:    3825\n";
+
+    #[test]
+    fn two_status_blocks_under_two_headers_are_two_runs() {
+        let text = format!("PREEMPT_RT:\n\n{RT}\nvanilla:\n\n{VANILLA}");
+        let r = runs(&text, false).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].overall.max_ns, Some(25_000));
+        assert_eq!(r[1].overall.max_ns, Some(4_210_000));
+        assert_eq!(r[0].tags["part"], "1");
+        assert_eq!(r[1].tags["part"], "2");
+        assert_ne!(r[0].run_uuid, r[1].run_uuid);
+        // Without the second header, thread 0's count falling back tells.
+        let fallback = format!(
+            "{RT}{}",
+            VANILLA
+                .replace("C:   5000", "C:   4000")
+                .replace("# /dev/cpu_dma_latency set to 0us\n", "")
+        );
+        let r = runs(&fallback, false).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].threads[0].stats.samples, 4000);
+        // Refreshes of one terminal (counts going up) stay one run.
+        let refresh = format!(
+            "{}{}",
+            RT.replace("C:   5000", "C:   1000"),
+            RT.replace("# /dev/cpu_dma_latency set to 0us\n", "")
+        );
+        let r = runs(&refresh, false).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].threads[0].stats.samples, 5000);
+        assert!(!r[0].tags.contains_key("part"));
+    }
+
+    const HIST: &str = "# /dev/cpu_dma_latency set to 0us\n# Histogram\n000005 000002\n000007 000001\n# Min Latencies: 00005\n# Avg Latencies: 00009\n# Max Latencies: 00120\n# Histogram Overflows: 00003\n# Histogram Overflow at cycle number:\n# Thread 0: 00011 00012 00013\n";
+
+    #[test]
+    fn an_indented_quoted_or_fenced_histogram_is_read_whole() {
+        let plain = &runs(HIST, false).unwrap()[0];
+        assert_eq!(plain.overall.samples, 6);
+        let indented: String = HIST.lines().map(|l| format!("    {l}\n")).collect();
+        let quoted: String = HIST.lines().map(|l| format!("> {l}\n")).collect();
+        let fenced = format!("Our board:\n\n```\n{HIST}```\n");
+        for text in [indented, quoted, fenced] {
+            assert!(detect(&text::dedent(&text)).is_some_and(|i| i.name == "cyclictest-histfile"));
+            let r = runs(&text, false).unwrap();
+            assert_eq!(r.len(), 1, "{text}");
+            assert_eq!(r[0].overall.samples, 6, "overflows kept: {text}");
+            assert_eq!(r[0].overall.max_ns, Some(120_000));
+        }
+    }
+
+    #[test]
+    fn two_histograms_and_two_xenomai_outputs_are_two_runs() {
+        let two = format!("{HIST}\n{}", HIST.replace("00120", "00130"));
+        let r = runs(&two, false).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].overall.max_ns, Some(130_000));
+        let x = "== Sampling period: 100 us\n== Test mode: periodic user-mode task\nRTT|  00:00:01  (periodic user-mode task, 100 us period, priority 99)\nRTH|----lat min|----lat avg|----lat max|-overrun|---msw|---lat best|--lat worst\nRTD|      1.154|      2.000|      3.000|       0|     0|      1.154|      3.000\nRTS|      1.154|      2.000|      3.000|       0|     0|    00:00:01/00:00:01\n";
+        let r = runs(&format!("{x}\n{}", x.replace("3.000", "9.876")), false).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].overall.min_ns, Some(1154));
+        assert_eq!(r[1].overall.max_ns, Some(9876));
+    }
+
+    #[test]
+    fn lenient_skips_a_cut_line_and_says_so_strict_refuses() {
+        let x = "== Sampling period: 100 us\nRTD|      1.154|      2.000|      3.000|       0|     0|      1.154|      3.000\nRTD|      1.200|      2.100|\n      3.100|       0|     0|      1.154|      3.100\nRTD|      1.300|      2.200|      3.300|       0|     0|      1.154|      3.300\n";
+        let e = runs(x, false).unwrap_err();
+        assert_eq!(e.line, Some(3));
+        let r = runs(x, true).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].threads[0].windows.count.len(), 2);
+        assert!(
+            r[0].warnings
+                .iter()
+                .any(|w| w.starts_with("line 3 skipped (--lenient): 'RTD|")),
+            "{:?}",
+            r[0].warnings
+        );
+    }
+
+    #[test]
+    fn the_hss_count_is_the_sample_count() {
+        let x = "== Sampling period: 100 us\nRTD|      1.154|      2.000|      3.000|       0|     0|      1.154|      3.000\nRTS|      1.154|      2.000|      3.000|       0|     0|    00:00:01/00:00:01\nHSH|--param|--samples-|--average--|---stddev--\nHSS|    avg|      9998|      2.000|      0.100\n";
+        let r = runs(x, false).unwrap();
+        assert_eq!(r[0].overall.samples, 9998);
+        assert_eq!(r[0].overall.min_ns, Some(1154));
     }
 }

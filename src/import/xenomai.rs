@@ -101,6 +101,9 @@ struct Lines {
     rtd: Vec<Rtd>,
     rts: Option<Rts>,
     hist: Option<Histogram>,
+    /// The sample count of `HSS| avg` (with -h): exact, where the
+    /// `RTD|` lines only give whole seconds.
+    hss_samples: Option<(usize, u64)>,
     /// Mode switches so far, as the last `RTD|` says.
     switches: u64,
     /// The lowest latency seen (below 0: the timer fired early).
@@ -153,6 +156,8 @@ impl Lines {
             self.rts(no, l)?;
         } else if l.starts_with("HSD|") {
             self.hsd(no, l)?;
+        } else if l.starts_with("HSS|") {
+            self.hss(no, l)?;
         }
         Ok(())
     }
@@ -266,6 +271,25 @@ impl Lines {
         Ok(())
     }
 
+    /// HSS|    avg|    120000|      4.000|      0.600 (samples, average,
+    /// standard deviation of the `avg` histogram).
+    fn hss(&mut self, no: usize, l: &str) -> Result<(), ImportError> {
+        let f = fields(l);
+        if f.len() != 4 {
+            return Err(ImportError::at(
+                no,
+                format!(
+                    "expected 'HSS| kind| samples| average| stddev', found '{}'",
+                    excerpt(l)
+                ),
+            ));
+        }
+        if f[0] == "avg" {
+            self.hss_samples = Some((no, int(no, l, f[1], "the sample count")?));
+        }
+        Ok(())
+    }
+
     /// The run's options: the period, the test mode, priority and CPU.
     fn run(&self, period_us: u64) -> RunIn {
         let mut run = RunIn::new(IMPORTER.name, "xenomai latency", 1000);
@@ -327,11 +351,19 @@ impl Lines {
         t.missed = overruns;
         if let Some(hist) = self.hist.take() {
             t.samples = hist.total();
+            if let Some((no, n)) = self.hss_samples.filter(|(_, n)| *n != t.samples) {
+                run.warnings.push(format!(
+                    "the histogram holds {} samples, its HSS| line (line {no}) says {n}: the histogram's count is kept",
+                    t.samples
+                ));
+            }
             t.hist = Some(hist);
             run.warnings.push(
                 "the histogram is read in 1 us buckets (latency's default -B 1000); its last bucket also holds everything beyond it"
                     .into(),
             );
+        } else if let Some((_, n)) = self.hss_samples {
+            t.samples = n;
         } else {
             t.samples = if self.rtd.is_empty() {
                 duration_s * per_second
@@ -364,6 +396,35 @@ impl Lines {
             ));
         }
     }
+}
+
+/// Where a second, third… run starts in `text` (0-based line indices):
+/// a `== Sampling period:` header after result lines, or, after an
+/// `RTS|` summary, the first line of a new output (`==`, `warming up`,
+/// `RTT|`, `RTH|` or `RTD|`; the `HS?|` histogram lines and rules after
+/// a summary still belong to its run).
+pub fn run_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let (mut results, mut summary) = (false, false);
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        let header = l.starts_with("== Sampling period:");
+        let opens = header
+            || l.starts_with("==")
+            || l.starts_with("warming up")
+            || l.starts_with("RTT|")
+            || l.starts_with("RTH|")
+            || l.starts_with("RTD|");
+        if (header && results) || (summary && opens) {
+            starts.push(i);
+            (results, summary) = (false, false);
+        }
+        if l.starts_with("RTD|") || l.starts_with("RTS|") {
+            results = true;
+        }
+        summary |= l.starts_with("RTS|");
+    }
+    starts
 }
 
 #[cfg(test)]

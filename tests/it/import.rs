@@ -111,6 +111,7 @@ fn cyclictest_files_made_here_agree_once_imported() {
             hist.to_str().unwrap(),
             json.to_str().unwrap(),
             summary.to_str().unwrap(),
+            "--no-join",
             "--label",
             "rt-tests",
             "--tag",
@@ -194,6 +195,35 @@ fn cyclictest_files_made_here_agree_once_imported() {
         stdout(&o)
     );
     assert_eq!(count_runs(&dir), 3);
+
+    // Given together without --no-join, the JSON and the histogram file
+    // of the run are one record: the JSON's facts, the same histogram.
+    let joined = TempDir::new("import-ct-join");
+    let o = import(&joined, &[hist.to_str().unwrap(), json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("are one cyclictest run"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(count_runs(&joined), 1);
+    let one = export(&joined, "1");
+    assert_eq!(one.source.command_line, j.source.command_line);
+    assert_eq!(one.started_at_unix_ns, j.started_at_unix_ns);
+    for t in 0..2 {
+        assert_eq!(one.threads[t].histogram, h.threads[t].histogram);
+        assert_eq!(one.threads[t].stats.samples, cycles[t]);
+    }
+    // Imported one at a time, the second says which stored run it is.
+    let apart = TempDir::new("import-ct-apart");
+    assert_code(&import(&apart, &[json.to_str().unwrap()]), 0);
+    let o = import(&apart, &[hist.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("this and run 1 are one cyclictest run"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -403,12 +433,7 @@ fn a_file_above_the_size_limit_is_refused_unread() {
 
 /// `rtscope` with the test's store, expecting `code`.
 fn rt(dir: &TempDir, args: &[&str], code: i32) -> std::process::Output {
-    let o = rtscope(dir.path())
-        .arg("--db")
-        .arg(db(dir))
-        .args(args)
-        .output()
-        .unwrap();
+    let o = crate::util::rt(dir, db(dir), args);
     assert_code(&o, code);
     o
 }
@@ -454,6 +479,10 @@ fn what_an_import_could_not_know_reads_unknown_everywhere() {
         .find(|l| l.trim_start().starts_with("0 "))
         .unwrap_or_else(|| panic!("no thread row: {show}"));
     assert!(row.trim_end().ends_with("unknown"), "missed periods: {row}");
+    assert!(
+        show.contains("missed: unknown (not counted by cyclictest)"),
+        "{show}"
+    );
 
     let html = dir.join("r.html");
     rt(&dir, &["report", "1", "-o", html.to_str().unwrap()], 0);
@@ -519,4 +548,83 @@ fn what_an_import_could_not_know_reads_unknown_everywhere() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Status lines of one run as a terminal leaves them (thread 0 and 1).
+fn status_block(tid: u32, count: u64, max_us: u64) -> String {
+    format!(
+        "# /dev/cpu_dma_latency set to 0us\n\
+         policy: fifo: loadavg: 0.10 0.20 0.30 1/90 100\n\n\
+         T: 0 ({tid:5}) P:99 I:1000 C:{count:7} Min:      3 Act:    5 Avg:    6 Max:{max_us:8}\n\
+         T: 1 ({:5}) P:99 I:1500 C:{:7} Min:      4 Act:    6 Avg:    7 Max:{max_us:8}\n",
+        tid + 1,
+        count * 2 / 3
+    )
+}
+
+#[test]
+fn pasted_results_several_runs_indented_and_cut_lines() {
+    let _g = shared_system();
+    let dir = TempDir::new("import-paste");
+    // A README: a PREEMPT_RT run, then a vanilla one, indented as markdown
+    // code: two runs, not the last one alone.
+    let indent = |t: &str| -> String { t.lines().map(|l| format!("    {l}\n")).collect() };
+    let readme = dir.join("README.md");
+    std::fs::write(
+        &readme,
+        format!(
+            "# Our board\n\nPREEMPT_RT:\n\n{}\nVanilla:\n\n{}",
+            indent(&status_block(1001, 60000, 24)),
+            indent(&status_block(2001, 60000, 4210))
+        ),
+    )
+    .unwrap();
+    let o = import(&dir, &[readme.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("README.md holds 2 runs: imported as runs 1 (part=1), 2 (part=2)"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(export(&dir, "1").overall.max_ns, Some(24_000));
+    assert_eq!(export(&dir, "2").overall.max_ns, Some(4_210_000));
+
+    // A histogram quoted in an issue (`> `) inside a fence keeps its
+    // histogram and overflows.
+    let quoted = dir.join("issue.md");
+    let hist = "# Histogram\n000005 000002\n000007 000001\n# Min Latencies: 00005\n# Avg Latencies: 00009\n# Max Latencies: 00120\n# Histogram Overflows: 00003\n";
+    let body: String = hist.lines().map(|l| format!("> {l}\n")).collect();
+    std::fs::write(&quoted, format!("> ```\n{body}> ```\n")).unwrap();
+    let o = import(&dir, &[quoted.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let r = export(&dir, "3");
+    assert_eq!(r.source.format.as_deref(), Some("cyclictest-histfile"));
+    assert_eq!(r.overall.samples, 6);
+    assert_eq!(r.overall.max_ns, Some(120_000));
+
+    // An RTD line cut in two: refused by default with its line, read with
+    // --lenient, the line listed on stderr and in the run's notes.
+    let cut = dir.join("latency.txt");
+    std::fs::write(
+        &cut,
+        "== Sampling period: 100 us\n\
+         RTD|      1.154|      2.000|      3.000|       0|     0|      1.154|      3.000\n\
+         RTD|      1.200|      2.100|\n      3.100|       0|     0|      1.154|      3.100\n\
+         RTD|      1.300|      2.200|      3.300|       0|     0|      1.154|      3.300\n",
+    )
+    .unwrap();
+    let o = import(&dir, &[cut.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("latency.txt:3:"), "{}", stderr(&o));
+    assert_eq!(count_runs(&dir), 3);
+    let o = import(&dir, &["--lenient", cut.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stderr(&o).contains("line 3 skipped (--lenient)"),
+        "{}",
+        stderr(&o)
+    );
+    let r = export(&dir, "4");
+    assert_eq!(r.overall.min_ns, Some(1154), "three decimals kept");
+    assert!(r.warnings.iter().any(|w| w.contains("line 3 skipped")));
 }
