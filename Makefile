@@ -16,7 +16,7 @@ DEB      := target/deb/rtscope_$(VERSION)_$(DEB_ARCH).deb
 DEB_ROOT := target/deb/root
 MAINTAINER ?= rtscope maintainers <maintainers@users.noreply.a-seed-e938a50f.example>
 
-.PHONY: all deps build static deb run test fuzz bench bench-load man clean
+.PHONY: all deps build static deb run test lab fuzz bench bench-load man clean
 
 all: build
 
@@ -89,9 +89,22 @@ run: build
 # The static binary and the package are built first and checked by the
 # tests in tests/it/static_binary.rs and tests/it/package.rs (which skip,
 # saying so, under a plain `cargo test`).
+#
+# The lab tier (docs/lab.md, tests/lab/): where qemu can run and the disk
+# has room, scripts/lab/prepare builds (or reuses) the guest image of
+# Debian's vanilla and PREEMPT_RT kernels and the lab's tests boot it;
+# elsewhere it prints one SKIP line and the rest runs as before.
 test: deps deb
-	RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
+	lab=$$(scripts/lab/prepare) && \
+	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
 	    $(CARGO) test --release --locked
+
+# The lab alone: build (or reuse) the guest image, then boot each kernel
+# with its job (tests/lab). A guest by hand: scripts/lab/run --help.
+lab: deps static
+	lab=$$(RTSCOPE_LAB=1 scripts/lab/prepare) && \
+	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) \
+	    $(CARGO) test --release --locked --test lab -- --nocapture
 
 # The property tests of every importer and of the run-record reader
 # (src/import/fuzz.rs), with FUZZ_CASES cases each instead of the few that

@@ -56,20 +56,58 @@ pub static DEBUG_OPTIONS: Check = Check {
     id: "debug-options",
     area: "kernel",
     title: "kernel debug options",
-    why: "Lock, memory and preemption debugging (LOCKDEP, KASAN, DEBUG_PREEMPT, latency tracers ...) add work to every lock, allocation and context switch; such a kernel measures its own debugging.",
+    why: "Lock, memory and preemption debugging (LOCKDEP, KASAN, DEBUG_PREEMPT, page poisoning, latency tracers ...) add work to every lock, allocation and context switch; such a kernel measures its own debugging. Some are idle until turned on (page_poison=on, a tracer selected): built in and idle, they cost nothing.",
     run: debug_options,
 };
 
+const REBUILD_FIX: &str =
+    "measure with a kernel built without them (a distribution's production kernel)";
+
 fn debug_options(ctx: &Ctx) -> Verdict {
-    if ctx.facts.config.is_none() {
+    let d = &ctx.facts.sched.debug;
+    if ctx.facts.config.is_none() && d.acting.is_empty() {
         return Verdict::unknown("kernel config not readable");
     }
-    let d = &ctx.facts.sched.debug_options;
-    if d.is_empty() {
-        Verdict::new(Status::Ok, "none of the heavy ones")
+    let mut found = Vec::new();
+    let mut fixes = Vec::new();
+    if !d.always.is_empty() {
+        found.push(format!("{} (cost whenever built in)", d.always.join(" ")));
+        fixes.push(REBUILD_FIX.to_string());
+    }
+    for a in &d.acting {
+        found.push(format!("{} turned on by {}", a.what, a.by));
+        if !fixes.contains(&a.fix) {
+            fixes.push(a.fix.clone());
+        }
+    }
+    for (key, why) in &d.unknown {
+        found.push(format!("{key} built in, whether in use unknown ({why})"));
+    }
+    if !d.idle.is_empty() {
+        let idle: Vec<String> = d.idle.iter().map(|(k, u)| format!("{k} ({u})")).collect();
+        found.push(format!("built in and idle: {}", idle.join(", ")));
+    }
+    if !d.memory_init_default.is_empty() {
+        found.push(format!(
+            "memory initialisation on by the build's default: {}",
+            d.memory_init_default.join(", ")
+        ));
+    }
+    if found.is_empty() {
+        return Verdict::new(Status::Ok, "none of the heavy ones");
+    }
+    let found = found.join("; ");
+    if d.costs() {
+        Verdict::new(Status::Warn, found).fix(fixes.join("; "))
+    } else if !d.unknown.is_empty() {
+        Verdict::new(Status::Info, found).fix(
+            "mount tracefs (mount -t tracefs nodev /sys/kernel/tracing) and run doctor again as root to see which tracer is selected",
+        )
+    } else if !d.memory_init_default.is_empty() {
+        Verdict::new(Status::Info, found)
+            .fix("boot with init_on_alloc=0 init_on_free=0 to drop the zeroing of memory")
     } else {
-        Verdict::new(Status::Warn, d.join(" "))
-            .fix("measure with a kernel built without them (a distribution's production kernel)")
+        Verdict::new(Status::Ok, found)
     }
 }
 

@@ -198,3 +198,70 @@ fn every_check_answers_on_an_empty_tree() {
         assert!(!f.why.is_empty(), "{}", f.id);
     }
 }
+
+/// Debian's production kernels build in page poisoning and two tracers,
+/// idle until turned on: named as such, no warning; turned on, a warning
+/// that says by what.
+#[test]
+fn debug_options_built_in_and_idle_are_not_a_warning() {
+    let config = (
+        "/boot/config-6.6.0",
+        "CONFIG_PAGE_POISONING=y\nCONFIG_SCHED_TRACER=y\nCONFIG_FUNCTION_GRAPH_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n",
+    );
+    let mounts = (
+        "/proc/self/mounts",
+        "tracefs /sys/kernel/tracing tracefs rw 0 0\n",
+    );
+    let nop = ("/sys/kernel/tracing/current_tracer", "nop\n");
+    let t = base(&[config, mounts, nop]);
+    let d = find(&judge(&t, None), "debug-options").clone();
+    assert_eq!(d.status, Status::Ok, "{d:?}");
+    assert!(
+        d.found
+            .starts_with("built in and idle: CONFIG_PAGE_POISONING (until page_poison=on)"),
+        "{}",
+        d.found
+    );
+    let poisoned = ("/proc/cmdline", "root=/dev/sda page_poison=1\n");
+    let graph = (
+        "/sys/kernel/tracing/instances/x/current_tracer",
+        "function_graph\n",
+    );
+    let t = base(&[config, mounts, nop, poisoned, graph]);
+    let d = find(&judge(&t, None), "debug-options").clone();
+    assert_eq!(d.status, Status::Warn, "{d:?}");
+    assert!(
+        d.found.contains(
+            "CONFIG_PAGE_POISONING turned on by page_poison=1 on the kernel command line"
+        ),
+        "{}",
+        d.found
+    );
+    assert!(
+        d.found.contains(
+            "CONFIG_FUNCTION_GRAPH_TRACER turned on by the tracer function_graph selected at instance x"
+        ),
+        "{}",
+        d.found
+    );
+    assert!(d.found.contains("built in and idle: CONFIG_SCHED_TRACER"));
+    let fix = d.fix.unwrap();
+    assert!(fix.contains("remove page_poison=1"), "{fix}");
+    assert!(
+        fix.contains("echo nop > /sys/kernel/tracing/instances/x/current_tracer"),
+        "{fix}"
+    );
+    // tracefs not mounted: the tracers are unknown (info), not idle.
+    let t = base(&[config]);
+    let d = find(&judge(&t, None), "debug-options").clone();
+    assert_eq!(d.status, Status::Info, "{d:?}");
+    assert!(
+        d.found
+            .contains("whether in use unknown (tracefs is not mounted")
+    );
+    // One that costs whenever built in still warns.
+    let t = base(&[("/boot/config-6.6.0", "CONFIG_DEBUG_PREEMPT=y\n")]);
+    let d = find(&judge(&t, None), "debug-options").clone();
+    assert_eq!(d.status, Status::Warn);
+    assert_eq!(d.found, "CONFIG_DEBUG_PREEMPT (cost whenever built in)");
+}

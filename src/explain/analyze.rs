@@ -6,7 +6,10 @@
 //! Pure: no I/O, no panic on any input.
 
 use super::event::{Event, EventKind, KernelPrio, Window};
-use super::model::{Completeness, Culprit, Explanation, Part, Priority, Spike, Step};
+use super::model::{
+    Completeness, Culprit, Explanation, IrqThreadSplit, KnownSplit, Part, Priority, Spike,
+    SplitSide, SplitUnknown, Step,
+};
 use std::collections::HashMap;
 
 /// Text traces give microseconds: times within this are "the same".
@@ -230,10 +233,25 @@ fn step(at_ns: u64, deadline_ns: u64, what: String) -> Step {
 }
 
 fn fmt_task(comm: &str, pid: i32, priority: &Priority) -> String {
+    let what = if threaded_irq(comm) {
+        "threaded interrupt "
+    } else {
+        ""
+    };
     match priority {
-        Priority::Unknown => format!("{comm}:{pid}"),
-        p => format!("{comm}:{pid} ({p})"),
+        Priority::Unknown => format!("{what}{comm}:{pid}"),
+        p => format!("{what}{comm}:{pid} ({p})"),
     }
+}
+
+/// Is `comm` an interrupt's thread (`irq/24-virtio0`, `irq/9-s-acpi`:
+/// every handler on a PREEMPT_RT kernel, or one requested threaded)?
+pub fn threaded_irq(comm: &str) -> bool {
+    comm.strip_prefix("irq/")
+        .and_then(|r| r.split_once('-'))
+        .is_some_and(|(n, name)| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty()
+        })
 }
 
 /// The culprit in words.
@@ -270,7 +288,9 @@ pub fn label(c: &Culprit) -> String {
             s
         }
         Culprit::Idle => "the CPU stayed idle (when long: a hypervisor stall or RT throttling, which a trace cannot tell apart)".into(),
-        Culprit::Switch => "the switch to the thread and its return to the clock read".into(),
+        Culprit::Switch => {
+            "switch-in and return to user space (the kernel's wake-up path: from the switch to the thread until it read the clock)".into()
+        }
     }
 }
 
@@ -353,8 +373,11 @@ pub fn analyze(window: &Window, spike: &Spike) -> Explanation {
     let mut says = scene.gaps(window);
     let parts = scene.sweep(&mut says.notes);
     let timeline = scene.timeline(&parts.runs);
+    let split = scene.split(&parts.runs);
     let parts = scene.parts(parts.by_key);
-    scene.verdict(parts, timeline, says)
+    let mut x = scene.verdict(parts, timeline, says);
+    x.irq_thread = Some(split);
+    x
 }
 
 /// One spike on its CPU: the CPU's events in time order and the
@@ -382,6 +405,8 @@ struct Scene<'a> {
     fired: Option<u64>,
     /// The thread's own events are filtered out and its wake-up missing.
     filtered: bool,
+    /// The trace is of the lean set (no timer expiries, by design).
+    lean: bool,
     /// From idle straight to the thread, leaving no event.
     from_idle_unrecorded: bool,
     /// Where the switch to the thread begins, traced or inferred.
@@ -435,6 +460,7 @@ impl<'a> Scene<'a> {
         let known = events.partition_point(|e| e.ts_ns <= end);
         let names = names(&events[..known]);
         let fire = waking.and_then(|w| timer_expiry(&events[..=w]));
+        let lean = window.own_events_filtered;
         let fired = match (fire, waking_ns) {
             (Some(f), _) => Some(f.clamp(deadline, end)),
             (None, Some(w)) => Some(w.clamp(deadline, end)),
@@ -455,6 +481,7 @@ impl<'a> Scene<'a> {
             fire,
             fired,
             filtered,
+            lean,
             from_idle_unrecorded,
             switch_from,
             end,
@@ -804,6 +831,7 @@ impl<'a> Scene<'a> {
             timer_fired_ns: self.fired,
             waking_ns: self.waking_ns,
             switched_in_ns: self.switched_in,
+            irq_thread: None,
             timeline,
             parts,
             unexplained_ns,
@@ -839,23 +867,48 @@ fn woken(events: &[&Event], tid: i32, lo: u64, upto: u64) -> Option<usize> {
         })
 }
 
-/// The timer expiry that caused the wake-up (the last of `upto_waking`):
-/// the latest hrtimer_wakeup expiry shortly before it.
+/// The expiry of the thread's own timer, for its wake-up (the last of
+/// `upto_waking`): the latest `hrtimer_expire_entry` of an
+/// `hrtimer_wakeup` timer shortly before it whose handler had not
+/// returned (no `hrtimer_expire_exit` of that timer in between): the
+/// handler that woke it. Its `now`, else its time.
 fn timer_expiry(upto_waking: &[&Event]) -> Option<u64> {
     let (waking, before) = upto_waking.split_last()?;
     let w_ts = waking.ts_ns;
-    before
+    let mut returned: Vec<&str> = Vec::new();
+    for e in before
         .iter()
         .rev()
         .take_while(|e| e.ts_ns + FIRE_LOOKBACK_NS >= w_ts)
-        .find_map(|e| match &e.kind {
+    {
+        match &e.kind {
+            EventKind::HrtimerExpireExit { hrtimer } => returned.push(timer_id(hrtimer)),
             EventKind::HrtimerExpireEntry {
-                function, now_ns, ..
-            } if function.is_empty() || function == "hrtimer_wakeup" => {
-                Some(now_ns.unwrap_or(e.ts_ns))
+                hrtimer,
+                function,
+                now_ns,
+            } if (function.is_empty() || function == "hrtimer_wakeup")
+                && !returned.contains(&timer_id(hrtimer)) =>
+            {
+                return Some(now_ns.unwrap_or(e.ts_ns));
             }
-            _ => None,
-        })
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An hrtimer's address as one text whatever the layout (trace-cmd
+/// prints `0x0000...` in some events and `0000...` in others).
+fn timer_id(hrtimer: &str) -> &str {
+    let h = hrtimer.trim();
+    let h = h.strip_prefix("0x").unwrap_or(h);
+    let t = h.trim_start_matches('0');
+    if t.is_empty() && !h.is_empty() {
+        "0"
+    } else {
+        t
+    }
 }
 
 /// A timeline longer than `MAX_STEPS` keeps its two ends and says how
@@ -966,16 +1019,7 @@ fn unseen_start(
 /// The one-line cause: the largest part when it dominates, else the
 /// first few.
 fn cause(parts: &[Part], unexplained_ns: u64, latency_ns: u64, c: Completeness) -> String {
-    let verb = |p: &Part| match &p.culprit {
-        Culprit::Thread {
-            outranked: true, ..
-        } => p.label.clone(),
-        Culprit::Thread { .. } => format!("blocked by {}", p.label),
-        Culprit::TimerDelay { .. } => p.label.clone(),
-        Culprit::Idle => "the CPU was idle".into(),
-        Culprit::Switch => "the switch to the thread".into(),
-        _ => format!("held up by {}", p.label),
-    };
+    let verb = |p: &Part| verb(&p.culprit, &p.label);
     let top = parts.first().filter(|p| p.duration_ns >= unexplained_ns);
     let mut s = match top {
         Some(p) if p.share_pct >= 50.0 => format!(
@@ -1003,4 +1047,93 @@ fn cause(parts: &[Part], unexplained_ns: u64, latency_ns: u64, c: Completeness) 
         s.push_str(" (partial: the trace misses events)");
     }
     s
+}
+
+/// A culprit as the subject of a cause: "blocked by X", "held up by
+/// IRQ 24 eth0", ...
+fn verb(c: &Culprit, label: &str) -> String {
+    match c {
+        Culprit::Thread {
+            outranked: true, ..
+        } => label.to_string(),
+        Culprit::Thread { .. } => format!("blocked by {label}"),
+        Culprit::TimerDelay { .. } => label.to_string(),
+        Culprit::Idle => "the CPU was idle".into(),
+        Culprit::Switch => "switch-in and return to user space".into(),
+        _ => format!("held up by {label}"),
+    }
+}
+
+/// The culprit that took most of `from..to` in `runs` (the sweep's
+/// contiguous runs), plus `extra` (a culprit and its time counted
+/// outside the runs), in words with its time.
+fn largest_within(
+    runs: &[(String, Culprit, u64, u64)],
+    from: u64,
+    to: u64,
+    extra: Option<(Culprit, u64)>,
+) -> Option<String> {
+    let mut sums: Vec<(&str, Culprit, u64)> = Vec::new();
+    for (k, c, a, b) in runs {
+        let (a, b) = ((*a).max(from), (*b).min(to));
+        if b <= a {
+            continue;
+        }
+        match sums.iter_mut().find(|s| s.0 == k) {
+            Some(s) => s.2 += b - a,
+            None => sums.push((k, c.clone(), b - a)),
+        }
+    }
+    if let Some((c, ns)) = extra.filter(|e| e.1 > 0) {
+        sums.push(("", c, ns));
+    }
+    let (_, c, ns) = sums.into_iter().rev().max_by_key(|s| s.2)?;
+    Some(format!("{} for {}", verb(&c, &label(&c)), fmt_ns(ns)))
+}
+
+impl Scene<'_> {
+    /// The latency split as rtla timerlat splits it: the IRQ latency (the
+    /// deadline to the expiry of the thread's own timer) and the thread
+    /// latency (the measured latency), with the steps between and what
+    /// took most of the side that dominated. Unknown without the expiry,
+    /// never 0.
+    fn split(&self, runs: &[(String, Culprit, u64, u64)]) -> IrqThreadSplit {
+        let unknown = |why| IrqThreadSplit::Unknown { why };
+        let Some(fire) = self.fire else {
+            return unknown(if self.lean {
+                SplitUnknown::LeanSet
+            } else {
+                SplitUnknown::NoExpiry
+            });
+        };
+        let (deadline, wake) = (self.deadline, self.spike.wake_ns);
+        if fire > wake.max(deadline) + TOLERANCE_NS {
+            return unknown(SplitUnknown::Inconsistent);
+        }
+        let thread = self.spike.latency_ns;
+        // Within the text trace's microsecond of the clock read.
+        let irq = fire.saturating_sub(deadline).min(thread);
+        let dominant = if irq >= thread - irq {
+            SplitSide::Irq
+        } else {
+            SplitSide::Thread
+        };
+        let split_at = self.fired.unwrap_or(fire);
+        let switch_tail = self
+            .switch_from
+            .map(|_| (Culprit::Switch, wake.saturating_sub(self.end)));
+        let held_by = match dominant {
+            SplitSide::Irq => largest_within(runs, deadline, split_at, None),
+            SplitSide::Thread => largest_within(runs, split_at, self.end, switch_tail),
+        };
+        IrqThreadSplit::Known(KnownSplit {
+            irq_latency_ns: irq,
+            expiry_to_waking_ns: self.waking_ns.map(|w| w.saturating_sub(fire)),
+            expiry_to_switch_ns: self.switch_from.map(|s| s.saturating_sub(fire)),
+            switch_to_run_ns: self.switch_from.map(|s| wake.saturating_sub(s)),
+            thread_latency_ns: thread,
+            dominant,
+            held_by,
+        })
+    }
 }

@@ -29,12 +29,53 @@ pub enum TraceFileError {
         "{path} holds no latency spike marked by cyclictest (`hit latency threshold`): record with `cyclictest -b USEC --tracemark` while tracing"
     )]
     NoSpike { path: PathBuf },
+    #[error(
+        "{path} is a trace-cmd .dat file and trace-cmd is not installed: install trace-cmd (Debian: apt install trace-cmd), or pass the text of `trace-cmd report {path}`"
+    )]
+    NoTraceCmd { path: PathBuf },
+    #[error("`trace-cmd report {path}` failed: {reason}")]
+    TraceCmd { path: PathBuf, reason: String },
     #[error("{path}:{line}: cannot read cyclictest's latency in `{text}`")]
     BadMark {
         path: PathBuf,
         line: usize,
         text: String,
     },
+}
+
+/// Whether `bytes` start as trace-cmd's `.dat` files do (`\x17\x08D`
+/// then `tracing`).
+pub fn is_trace_cmd_dat(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x17\x08Dtracing")
+}
+
+/// The text `trace-cmd report FILE` prints.
+fn trace_cmd_report(path: &Path) -> Result<String, TraceFileError> {
+    let out = std::process::Command::new("trace-cmd")
+        .arg("report")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(TraceFileError::NoTraceCmd { path: path.into() });
+        }
+        Err(e) => {
+            return Err(TraceFileError::TraceCmd {
+                path: path.into(),
+                reason: e.to_string(),
+            });
+        }
+    };
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(TraceFileError::TraceCmd {
+            path: path.into(),
+            reason: format!("{} ({})", err.trim(), out.status),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The events of a trace file, in time order.
@@ -105,9 +146,13 @@ impl TraceText {
         Ok(t)
     }
 
-    /// Read the trace at `path`, refused unread above `max_bytes`.
+    /// Read the trace at `path`, refused unread above `max_bytes`; a
+    /// trace-cmd `.dat` file is read through `trace-cmd report`.
     pub fn load(path: &Path, max_bytes: u64) -> Result<TraceText, TraceFileError> {
         let bytes = crate::input::read_limited(path, max_bytes, "a trace")?;
+        if is_trace_cmd_dat(&bytes) {
+            return TraceText::parse(&trace_cmd_report(path)?, path);
+        }
         TraceText::parse(&String::from_utf8_lossy(&bytes), path)
     }
 
@@ -167,25 +212,21 @@ impl TraceText {
     }
 
     /// The spike behind the marker at `idx`: the thread that wrote it,
-    /// its switch-in before the marker, and its deadline (the `expires`
-    /// of its last timer when the trace has `hrtimer_start`, else the
-    /// switch-in less the latency).
+    /// when it read the clock (`clock_read`), and its deadline (the
+    /// `expires` of its last timer when the trace has `hrtimer_start`,
+    /// else the clock read less the latency).
     fn spike_at(&self, idx: usize, value: u64) -> (Spike, Vec<String>) {
         let mark = &self.events[idx];
         let (tid, cpu) = (mark.pid, mark.cpu);
-        let mut notes = Vec::new();
         let before = &self.events[..idx];
-        let switch = before.iter().rev().find(|e| {
-            e.cpu == cpu
-                && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
-        });
-        let run_ns = switch.map(|e| e.ts_ns).unwrap_or(mark.ts_ns);
+        let (read_ns, read_note) = clock_read(before, mark);
+        let mut notes: Vec<String> = Vec::new();
         let expires = before.iter().rev().find_map(|e| match &e.kind {
             EventKind::HrtimerStart {
                 function,
                 expires_ns: Some(x),
                 ..
-            } if e.pid == tid && function == "hrtimer_wakeup" && *x <= run_ns => Some(*x),
+            } if e.pid == tid && function == "hrtimer_wakeup" && *x <= read_ns => Some(*x),
             _ => None,
         });
         // cyclictest prints microseconds, or nanoseconds under -N: the
@@ -193,7 +234,7 @@ impl TraceText {
         let (latency_ns, deadline_ns) = match expires {
             Some(x) => {
                 let as_us = value.saturating_mul(1000);
-                let gap = run_ns - x;
+                let gap = read_ns - x;
                 let latency_ns = if gap.abs_diff(as_us) <= gap.abs_diff(value) {
                     as_us
                 } else {
@@ -205,11 +246,12 @@ impl TraceText {
             }
             None => {
                 let latency_ns = value.saturating_mul(1000);
+                notes.push(read_note);
                 notes.push(
-                    "deadline: the switch to the thread less cyclictest's latency (read as microseconds, cyclictest's default)"
+                    "deadline: the thread's clock read less cyclictest's latency (read as microseconds, cyclictest's default)"
                         .into(),
                 );
-                (latency_ns, run_ns.saturating_sub(latency_ns))
+                (latency_ns, read_ns.saturating_sub(latency_ns))
             }
         };
         (
@@ -224,6 +266,40 @@ impl TraceText {
             },
             notes,
         )
+    }
+}
+
+/// When the thread that wrote `mark` read the clock: cyclictest writes
+/// its marker right after reading it, so at the marker, or, when the
+/// thread was switched out between its switch-in and the marker, at
+/// that switch-out (the clock read came before it). The time from its
+/// switch-in to then is the kernel's way back to user space (a slow
+/// switch shows there), never the task that ran before. `before`: the
+/// trace's events before the marker. Returns the time and a note.
+fn clock_read(before: &[Event], mark: &Event) -> (u64, String) {
+    let (tid, cpu) = (mark.pid, mark.cpu);
+    let on_cpu = |e: &&Event| e.cpu == cpu;
+    let switch_in = before.iter().rposition(|e| {
+        on_cpu(&e) && matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)
+    });
+    let out = switch_in.and_then(|i| {
+        before[i + 1..]
+            .iter()
+            .filter(on_cpu)
+            .find(|e| matches!(e.kind, EventKind::SchedSwitch { prev_pid, .. } if prev_pid == tid))
+    });
+    match out {
+        Some(o) => (
+            o.ts_ns,
+            format!(
+                "the thread was switched out before its marker: its clock read is taken at that switch ({} before the marker)",
+                super::analyze::fmt_ns(mark.ts_ns - o.ts_ns)
+            ),
+        ),
+        None => (
+            mark.ts_ns,
+            "the thread's clock read is taken at its marker (cyclictest writes it right after reading the clock)".into(),
+        ),
     }
 }
 
@@ -251,4 +327,14 @@ pub fn explain_trace(trace: &TraceText, path: &Path) -> Result<Vec<Explanation>,
             x
         })
         .collect())
+}
+
+#[cfg(test)]
+mod dat_tests {
+    #[test]
+    fn trace_cmd_dat_files_are_told_by_their_magic() {
+        assert!(super::is_trace_cmd_dat(b"\x17\x08Dtracing6\0\0"));
+        assert!(!super::is_trace_cmd_dat(b"cpus=2\n"));
+        assert!(!super::is_trace_cmd_dat(b"\x17\x08D"));
+    }
 }

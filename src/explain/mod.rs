@@ -15,7 +15,10 @@ pub mod text;
 pub use analyze::analyze;
 pub use event::{Event, EventKind, Loss, Window};
 pub use file::{TraceFileError, TraceText, explain_trace_file};
-pub use model::{Completeness, Culprit, Explanation, Part, Priority, Spike, Step};
+pub use model::{
+    Completeness, Culprit, Explanation, IrqThreadSplit, KnownSplit, Part, Priority, Spike,
+    SplitSide, SplitUnknown, Step,
+};
 
 #[cfg(test)]
 mod tests;

@@ -162,6 +162,10 @@ pub struct Explanation {
     /// When the CPU switched to the thread (`sched_switch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub switched_in_ns: Option<u64>,
+    /// The latency split into IRQ and thread latency, as rtla timerlat
+    /// splits it (absent from explanations made before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_thread: Option<IrqThreadSplit>,
     pub timeline: Vec<Step>,
     /// Largest first.
     pub parts: Vec<Part>,
@@ -171,4 +175,68 @@ pub struct Explanation {
     pub cause: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// A wake-up's latency split as rtla timerlat splits it: the IRQ latency
+/// (the deadline to the timer's interrupt handler running the thread's
+/// hrtimer) and the thread latency (the deadline to the thread running),
+/// or why the trace cannot tell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum IrqThreadSplit {
+    Known(KnownSplit),
+    Unknown { why: SplitUnknown },
+}
+
+/// The split, from the expiry of the thread's own timer in the trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct KnownSplit {
+    /// rtla's IRQ latency: the expiry of the thread's timer
+    /// (`hrtimer_expire_entry`'s `now`, else its time) less the deadline.
+    pub irq_latency_ns: u64,
+    /// From the expiry to the thread's wake-up (`sched_waking`): the
+    /// timer handler's own work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry_to_waking_ns: Option<u64>,
+    /// From the expiry to the switch to the thread (traced, or inferred
+    /// from the CPU leaving idle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry_to_switch_ns: Option<u64>,
+    /// From the switch to the thread until it read the clock: switch-in
+    /// and return to user space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_to_run_ns: Option<u64>,
+    /// rtla's thread latency: the deadline to the thread running, which
+    /// is the measured wake-up latency (the trace's expiry and switch are
+    /// checked to lie within it).
+    pub thread_latency_ns: u64,
+    /// Which took more: the IRQ latency, or what followed the expiry.
+    pub dominant: SplitSide,
+    /// What took most of the side that dominated, with its time
+    /// ("blocked by perl:11979 (RT 95) for 37.2 ms").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<String>,
+}
+
+/// The side of the split that took more of the latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitSide {
+    /// The timer's interrupt handler ran late.
+    Irq,
+    /// The thread ran late after its timer fired.
+    Thread,
+}
+
+/// Why the split is not known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitUnknown {
+    /// The lean event set leaves the timer's expiry out (by design).
+    LeanSet,
+    /// The trace holds no expiry of the thread's own timer.
+    NoExpiry,
+    /// The expiry found lies after the thread's clock read: the trace
+    /// and the measurement disagree, so no split is given.
+    Inconsistent,
 }

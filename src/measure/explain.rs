@@ -35,6 +35,8 @@ pub struct Explainer {
     others: Vec<Explanation>,
     /// Warnings for the run (shown once, kept in the record).
     notices: Vec<String>,
+    /// The kernel offers the timerlat tracer (never started here).
+    timerlat: Option<bool>,
 }
 
 impl Explainer {
@@ -87,6 +89,7 @@ impl Explainer {
             notices,
             events: recorder.events(),
             missing: recorder.missing_events(),
+            timerlat: recorder.timerlat_available(),
             recorder: Some(recorder),
             filters: Vec::new(),
             threshold_ns,
@@ -158,6 +161,7 @@ impl Explainer {
             events_read: stats.events_read,
             events_lost: stats.events_lost,
             explanations,
+            timerlat_available: self.timerlat,
         };
         (rec, undo)
     }

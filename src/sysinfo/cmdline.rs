@@ -34,23 +34,27 @@ pub struct BootOptions {
     pub transparent_hugepage: Option<String>,
 }
 
+/// The kernel's parameters on `cmdline`, in order: each name with `-`
+/// written `_` (the kernel treats them alike) and its value after `=`.
+/// Everything after a lone `--` goes to init, not the kernel.
+fn kernel_params(cmdline: &str) -> impl Iterator<Item = (String, Option<&str>)> {
+    cmdline
+        .split_whitespace()
+        .take_while(|w| *w != "--")
+        .map(|word| match word.split_once('=') {
+            Some((k, v)) => (k.replace('-', "_"), Some(v)),
+            None => (word.replace('-', "_"), None),
+        })
+}
+
 impl BootOptions {
     pub fn parse(cmdline: &str) -> BootOptions {
         let mut o = BootOptions {
             raw: cmdline.trim().to_string(),
             ..Default::default()
         };
-        for word in cmdline.split_whitespace() {
-            // Everything after a lone "--" goes to init, not the kernel.
-            if word == "--" {
-                break;
-            }
-            let (key, value) = match word.split_once('=') {
-                Some((k, v)) => (k, Some(v.to_string())),
-                None => (word, None),
-            };
-            // The kernel treats '-' and '_' alike in parameter names.
-            let key = key.replace('-', "_");
+        for (key, value) in kernel_params(cmdline) {
+            let value = value.map(str::to_string);
             match key.as_str() {
                 "isolcpus" => o.isolcpus = value,
                 "nohz_full" => o.nohz_full = value,
@@ -71,6 +75,17 @@ impl BootOptions {
             }
         }
         o
+    }
+
+    /// The value of any kernel parameter `name` as the kernel reads it:
+    /// the last occurrence before a lone `--` wins, `-` and `_` alike.
+    /// `Some("")` for a flag given without `=`; `None` when not given.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        let want = name.replace('-', "_");
+        kernel_params(&self.raw)
+            .filter(|(key, _)| *key == want)
+            .last()
+            .map(|(_, value)| value.unwrap_or(""))
     }
 
     /// The CPUs of `isolcpus=`, without its flags.
@@ -122,6 +137,14 @@ mod tests {
         assert_eq!(o.nosmt.as_deref(), Some(""));
         assert_eq!(o.preempt.as_deref(), Some("full"));
         assert_eq!(BootOptions::cpus_of(Some("all"), &[0, 1]), Some(vec![0, 1]));
+    }
+
+    #[test]
+    fn any_parameter_by_name() {
+        let o = BootOptions::parse("page-poison=0 quiet page_poison=1 -- page_poison=0");
+        assert_eq!(o.param("page_poison"), Some("1"), "the last one before --");
+        assert_eq!(o.param("quiet"), Some(""));
+        assert_eq!(o.param("init_on_free"), None);
     }
 
     #[test]

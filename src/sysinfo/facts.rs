@@ -87,7 +87,7 @@ impl Facts {
         Facts {
             timers: timers::timers(root, config.as_ref()),
             rcu: rcu::rcu(config.as_ref(), &boot, &online),
-            sched: sched::sched(root, config.as_ref()),
+            sched: sched::sched(root, config.as_ref(), &boot),
             cpu_model: cpu::model_name(root),
             offline: cpu::offline_cpus(root),
             kernel_isolated: root.read_cpus("/sys/devices/system/cpu/isolated"),

@@ -1,7 +1,7 @@
 //! Read-only facts about the system: kernel, preemption model, timers,
 //! RCU, command line, CPUs (frequency, idle states, SMT), IRQs, memory,
-//! limits, virtualization, watchdogs, scheduler knobs, cpusets and the
-//! tuning rtscope applied. Everything is read below a root directory (`/`
+//! limits, virtualization, watchdogs, scheduler knobs and debug options,
+//! the tracers selected, cpusets and the tuning rtscope applied. Everything is read below a root directory (`/`
 //! on a real system, a fake tree in tests) so that configurations this
 //! machine does not have can be tested. Nothing here changes the system.
 //!
@@ -28,6 +28,7 @@ pub mod rcu;
 pub mod sched;
 pub mod timers;
 pub mod topology;
+pub mod tracing;
 pub mod tuning;
 pub mod virt;
 pub mod watchdog;

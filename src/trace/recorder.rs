@@ -234,6 +234,8 @@ pub struct Recorder {
     torn_down: bool,
     /// The set recorded (the lean one leaves the wake-ups out).
     set: EventSet,
+    /// Whether `available_tracers` lists timerlat (`None`: unreadable).
+    timerlat: Option<bool>,
 }
 
 fn not_permitted(e: &io::Error) -> bool {
@@ -283,6 +285,7 @@ impl Recorder {
             reader: None,
             torn_down: false,
             set: cfg.events,
+            timerlat: None,
         };
         if mount_needed {
             tracefs::mount(&tracefs).map_err(|source| {
@@ -306,6 +309,11 @@ impl Recorder {
                 }
             }
         })?;
+        // Noted only: the timerlat tracer's threads would compete with
+        // the measured ones, so it is never started here.
+        rec.timerlat = std::fs::read_to_string(tracefs.join("available_tracers"))
+            .ok()
+            .map(|t| offers_tracer(&t, "timerlat"));
         rec.configure(cfg)?;
         rec.start_reader(cfg)?;
         Ok(rec)
@@ -389,6 +397,12 @@ impl Recorder {
             return Ok(None);
         }
         Ok(instance::filter_own_switches(&self.entry.instance, tids)?)
+    }
+
+    /// Whether the kernel offers the timerlat tracer, so that `rtla
+    /// timerlat` could cross-check the split (`None`: not known).
+    pub fn timerlat_available(&self) -> Option<bool> {
+        self.timerlat
     }
 
     /// The wanted events this kernel does not have.
@@ -484,6 +498,11 @@ impl Drop for Recorder {
             eprintln!("rtscope: warning: {e}");
         }
     }
+}
+
+/// Does `available_tracers` (its text) list `tracer`?
+pub fn offers_tracer(available_tracers: &str, tracer: &str) -> bool {
+    available_tracers.split_whitespace().any(|t| t == tracer)
 }
 
 /// Mark an explanation partial for a reason found outside the analysis.
@@ -614,6 +633,14 @@ mod tests {
             comm: "x".into(),
             kind: EventKind::Other { name: "y".into() },
         }
+    }
+
+    #[test]
+    fn the_timerlat_tracer_is_found_by_name() {
+        assert!(offers_tracer("timerlat osnoise function nop\n", "timerlat"));
+        assert!(!offers_tracer("osnoise function nop\n", "timerlat"));
+        assert!(!offers_tracer("timerlat_x nop", "timerlat"));
+        assert!(!offers_tracer("", "timerlat"));
     }
 
     #[test]

@@ -10,16 +10,12 @@ pub const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
 /// Where debugfs exposes tracefs (mounted on first access).
 const DEBUGFS_TRACING: &str = "/sys/kernel/debug/tracing";
 
-/// The mount points of tracefs in a mounts table (`/proc/self/mounts`).
+/// The mount points of tracefs in a mounts table (`/proc/self/mounts`):
+/// the reader doctor uses too.
 pub fn tracefs_mounts(mounts: &str) -> Vec<PathBuf> {
-    mounts
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (_src, target, fstype) = (f.next()?, f.next()?, f.next()?);
-            // Spaces in mount points are written as \040.
-            (fstype == "tracefs").then(|| PathBuf::from(target.replace("\\040", " ")))
-        })
+    crate::sysinfo::tracing::tracefs_mounts(mounts)
+        .into_iter()
+        .map(PathBuf::from)
         .collect()
 }
 

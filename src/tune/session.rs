@@ -279,44 +279,57 @@ pub fn irqs_refused_line(irqs: &[String], isolated: &[usize]) -> String {
     )
 }
 
+/// The `tune isolate` in force that a run could join (root, applied, its
+/// cpuset there): the environment and its isolated CPUs.
+fn joinable() -> Option<(Env, Vec<usize>)> {
+    let host = SysRoot::host();
+    let t = tuning::tuning(&host)?;
+    if t.state != TuningState::Applied || crate::sys::sched::euid() != 0 {
+        return None;
+    }
+    let env = Env::host();
+    let there = env
+        .cpuset
+        .as_ref()
+        .is_some_and(|fs| host.path(&fs.dir(RT_NAME)).exists());
+    there.then_some((env, t.isolated_cpus))
+}
+
+/// The CPUs a run gains by joining the `tune isolate` in force (its
+/// isolated CPUs; none when there is none to join), for the checks made
+/// before it joins: until then, this process may be kept off them (by
+/// `rtscope-system` on cgroup v1, by the isolated partition on v2), and
+/// `-a` naming them is right all the same.
+pub fn joinable_cpus() -> Vec<usize> {
+    joinable().map(|(_, cpus)| cpus).unwrap_or_default()
+}
+
 fn join(
     affinity: Option<&[usize]>,
     main_affinity_given: bool,
 ) -> anyhow::Result<Option<Isolation>> {
-    let host = SysRoot::host();
-    let Some(t) = tuning::tuning(&host) else {
+    let Some((env, isolated)) = joinable() else {
         return Ok(None);
     };
-    if t.state != TuningState::Applied || crate::sys::sched::euid() != 0 {
-        return Ok(None);
-    }
-    if affinity.is_some_and(|a| a.iter().any(|c| !t.isolated_cpus.contains(c))) {
-        return Ok(None);
-    }
-    let env = Env::host();
-    if !env
-        .cpuset
-        .as_ref()
-        .is_some_and(|fs| host.path(&fs.dir(RT_NAME)).exists())
-    {
+    if affinity.is_some_and(|a| a.iter().any(|c| !isolated.contains(c))) {
         return Ok(None);
     }
     if main_affinity_given {
         anyhow::bail!(
             "--main-affinity cannot be used while `rtscope tune isolate` is in force (CPUs {}): the main thread runs on the housekeeping CPUs; leave out --main-affinity",
-            format_cpu_list(&t.isolated_cpus)
+            format_cpu_list(&isolated)
         );
     }
     let iso = Isolation {
         env,
         lock: None,
-        isolated: t.isolated_cpus.clone(),
+        isolated: isolated.clone(),
         reverted: true,
     };
     iso.enter()?;
     eprintln!(
         "rtscope: `rtscope tune isolate` is in force: measuring on the isolated CPUs {}",
-        format_cpu_list(&t.isolated_cpus)
+        format_cpu_list(&isolated)
     );
     Ok(Some(iso))
 }

@@ -40,7 +40,55 @@ fn explain_a_trace_file_as_text_and_json() {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v[0]["parts"][0]["culprit"]["pid"], 11979);
         assert_eq!(v[0]["completeness"], "complete");
+        // rtla timerlat's split: the trace holds the thread's timer expiry.
+        assert!(
+            text.contains("IRQ and thread latency (as rtla timerlat splits them): IRQ latency "),
+            "{text}"
+        );
+        let split = &v[0]["irq_thread"];
+        assert_eq!(split["state"], "known", "{split}");
+        assert_eq!(split["dominant"], "thread", "{split}");
+        assert!(
+            split["irq_latency_ns"].as_u64().unwrap()
+                <= split["thread_latency_ns"].as_u64().unwrap(),
+            "{split}"
+        );
     }
+}
+
+/// The report shows each explanation's IRQ/thread split, and that
+/// `rtla timerlat` can cross-check when the kernel has its tracer.
+#[test]
+fn the_report_shows_the_split_and_the_timerlat_cross_check() {
+    let dir = TempDir::new("explain-report");
+    let mut r = explained_record();
+    r.explain.as_mut().unwrap().timerlat_available = Some(true);
+    let file = write_record(&dir, "explained.json", &r);
+    let out = dir.join("report.html");
+    let o = rtscope(dir.path())
+        .args([
+            "report",
+            file.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        html.matches(
+            "<p class=\"split\">IRQ and thread latency (as rtla timerlat splits them): IRQ latency "
+        )
+        .count(),
+        2,
+        "one per explanation"
+    );
+    assert!(html.contains("blocked by perl:11979 (RT 95)"));
+    assert!(html.contains("`rtla timerlat` can cross-check the IRQ and thread latencies"));
+    let o = explain_cmd(&dir, &[file.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).lines().next().unwrap().contains("rtla timerlat"));
 }
 
 #[test]
@@ -313,6 +361,7 @@ fn explained_record() -> rtscope::record::RunRecord {
         events_read: 123_456,
         events_lost: 42,
         explanations: vec![real, made_up],
+        timerlat_available: None,
     });
     r
 }

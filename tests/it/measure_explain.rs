@@ -131,6 +131,13 @@ fn the_lean_set_leaves_the_timer_path_and_the_wake_ups_out_and_still_names_the_h
             ))),
         "{top}"
     );
+    // Without the timer's expiry the IRQ/thread split is unknown, said
+    // so, never 0.
+    assert_eq!(
+        top["irq_thread"],
+        serde_json::json!({"state": "unknown", "why": "lean_set"}),
+        "{top}"
+    );
 
     // Asked for, the full set records the timer path at any interval,
     // and filters nothing.
@@ -141,6 +148,64 @@ fn the_lean_set_leaves_the_timer_path_and_the_wake_ups_out_and_still_names_the_h
     for kept in &TIMER_PATH[..vectors] {
         assert!(recorded_or_missing(&r["explain"], kept), "{kept}");
     }
+    assert!(our_instances().is_empty(), "{:?}", our_instances());
+}
+
+/// With the full set, every wake-up's trace holds its timer's expiry:
+/// the explanations split the latency into the IRQ latency and the
+/// thread latency as rtla timerlat does (facts, no timing).
+#[test]
+fn the_full_set_splits_irq_and_thread_latency() {
+    if !require_root() {
+        return;
+    }
+    let _g = exclusive_system();
+    let dir = TempDir::new("explain-split");
+    let json = dir.join("run.json");
+    let o = rtscope(dir.path())
+        .args([
+            "measure", "-a", "1", "-t", "1", "-p", "50", "-D", "2s", "-q",
+        ])
+        .args(["--explain", "1us", "--explain-events", "full"])
+        .args(["--no-save", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    let e = &r["explain"];
+    assert!(recorded_or_missing(e, "timer:hrtimer_expire_entry"), "{e}");
+    if e["missing_events"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|v| v == "timer:hrtimer_expire_entry"))
+    {
+        return skip("this kernel has no hrtimer_expire_entry event");
+    }
+    // Whether the kernel offers timerlat is looked at (and it is never
+    // started: the instance's tracer stays as it was).
+    assert!(e["timerlat_available"].is_boolean(), "{e}");
+    let xs = e["explanations"].as_array().unwrap();
+    assert!(!xs.is_empty(), "every wake-up reaches 1 µs: {e}");
+    let mut known = 0;
+    for x in xs {
+        let split = &x["irq_thread"];
+        match split["state"].as_str() {
+            Some("known") => {
+                known += 1;
+                let irq = split["irq_latency_ns"].as_u64().unwrap();
+                let thread = split["thread_latency_ns"].as_u64().unwrap();
+                assert!(irq <= thread, "{x}");
+                assert_eq!(split["thread_latency_ns"], x["spike"]["latency_ns"], "{x}");
+                assert!(["irq", "thread"].contains(&split["dominant"].as_str().unwrap()));
+            }
+            Some("unknown") => assert_ne!(split["why"], "lean_set", "{x}"),
+            _ => panic!("no split: {x}"),
+        }
+        // A whole story holds the thread's wake-up, so its timer's expiry.
+        if x["completeness"] == "complete" {
+            assert_eq!(split["state"], "known", "{x}");
+        }
+    }
+    assert!(known > 0, "{e}");
     assert!(our_instances().is_empty(), "{:?}", our_instances());
 }
 

@@ -824,4 +824,15 @@ pub(crate) fn assert_retune_refused_and_measure_joins(t: &Tuner) {
     assert_eq!(r["threads"][0]["cpu"], 1);
     assert_eq!(r["fingerprint"]["tuning"]["mode"], "persistent");
     assert_eq!(r["fingerprint"]["tuning"]["isolated_cpus"], "1");
+    // Named with -a, the isolated CPU is accepted although this process
+    // is kept off it until it joins (it was refused as "not allowed").
+    let named = t.dir.join("joined-a.json");
+    let m = t.run(
+        &["measure", "-a", "1", "-D", "300ms", "-q", "--json"]
+            .into_iter()
+            .chain([named.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert_code(&m, 0);
+    assert_eq!(read_json(&named)["threads"][0]["cpu"], 1);
 }

@@ -1,0 +1,209 @@
+//! Booting a lab guest from a test: the job folder (the static rtscope,
+//! job.sh made of the jobs/ parts), `scripts/lab/run`, and what the guest
+//! left in out/. One guest at a time: each wants both CPUs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+static ONE_GUEST: Mutex<()> = Mutex::new(());
+
+/// The lab as `make test` prepared it: the image's folder and the static
+/// binary the guests run. `None` (and one SKIP line) when either is
+/// missing, e.g. under a plain `cargo test`.
+pub struct Lab {
+    pub image: PathBuf,
+    pub bin: PathBuf,
+}
+
+impl Lab {
+    pub fn get(test: &str) -> Option<Lab> {
+        let image = std::env::var_os("RTSCOPE_LAB_IMAGE");
+        if image.as_ref().is_some_and(|v| v.is_empty()) {
+            // make test's lab tier skipped, and said why in one line.
+            return None;
+        }
+        let image = image.filter(|v| !v.is_empty());
+        let bin = std::env::var_os("RTSCOPE_STATIC_BIN").filter(|v| !v.is_empty());
+        match (image, bin) {
+            (Some(image), Some(bin)) => {
+                let lab = Lab {
+                    image: image.into(),
+                    bin: bin.into(),
+                };
+                assert!(
+                    lab.image.join("ready").exists(),
+                    "RTSCOPE_LAB_IMAGE={} is not a ready lab image",
+                    lab.image.display()
+                );
+                assert!(
+                    lab.bin.exists(),
+                    "RTSCOPE_STATIC_BIN={} is missing",
+                    lab.bin.display()
+                );
+                Some(lab)
+            }
+            _ => {
+                // Past the harness's capture, so that every skip shows.
+                use std::io::Write as _;
+                let _ = std::io::stderr().write_all(
+                    format!(
+                        "SKIP lab {test}: no lab (make test sets RTSCOPE_LAB_IMAGE and RTSCOPE_STATIC_BIN where qemu can run)\n"
+                    )
+                    .as_bytes(),
+                );
+                None
+            }
+        }
+    }
+
+    /// The kernel release a guest kernel (`vanilla` or `rt`) boots.
+    pub fn release(&self, kernel: &str) -> String {
+        std::fs::read_to_string(self.image.join(format!("release-{kernel}")))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// Boot `kernel` with `append`, run the job made of `parts` (files of
+    /// tests/lab/jobs, in order), and return what the guest left.
+    pub fn boot(&self, kernel: &str, append: &str, parts: &[&str], timeout_s: u32) -> Guest {
+        let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile(kernel);
+        std::fs::copy(&self.bin, dir.join("rtscope")).unwrap();
+        let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/jobs");
+        let mut script = String::from("#!/bin/sh\n");
+        for p in ["prelude.sh"].iter().chain(parts) {
+            script += &std::fs::read_to_string(jobs.join(p)).unwrap();
+            script.push('\n');
+        }
+        let job = dir.join("job.sh");
+        std::fs::write(&job, script).unwrap();
+        set_executable(&job);
+        let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lab/run");
+        let started = std::time::Instant::now();
+        let o = Command::new(run)
+            .env("RTSCOPE_LAB_CACHE", self.image.parent().unwrap())
+            .args(["--kernel", kernel, "--append", append, "--timeout"])
+            .arg(timeout_s.to_string())
+            .arg("--job")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let g = Guest {
+            out: dir.join("out"),
+            dir,
+            status: o.status.code(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        };
+        eprintln!(
+            "lab: {kernel} '{append}': {:.0} s, exit {:?}",
+            started.elapsed().as_secs_f64(),
+            g.status
+        );
+        assert_eq!(
+            g.status,
+            Some(0),
+            "the {kernel} guest's job failed: {}\njob.log:\n{}\nconsole (end):\n{}",
+            g.stderr,
+            g.file("job.log"),
+            tail(&g.file("console.log"), 30)
+        );
+        g
+    }
+}
+
+/// What a guest's job left in its out/ folder.
+pub struct Guest {
+    pub dir: PathBuf,
+    pub out: PathBuf,
+    pub status: Option<i32>,
+    pub stderr: String,
+}
+
+impl Guest {
+    /// out/NAME, or "" when the job did not write it.
+    pub fn file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.out.join(name)).unwrap_or_default()
+    }
+
+    /// A step's standard output (the prelude's `step NAME ...`), after
+    /// checking that it exited with `code`.
+    #[track_caller]
+    pub fn step(&self, name: &str, code: i32) -> String {
+        let exit = self.file(&format!("{name}.exit"));
+        assert_eq!(
+            exit.trim(),
+            code.to_string(),
+            "guest step {name}: exit {exit:?}, expected {code}\nstdout:\n{}\nstderr:\n{}",
+            tail(&self.file(&format!("{name}.out")), 40),
+            tail(&self.file(&format!("{name}.err")), 40)
+        );
+        self.file(&format!("{name}.out"))
+    }
+
+    pub fn json(&self, name: &str) -> serde_json::Value {
+        let text = self.file(name);
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("guest file {name} is not JSON ({e}): {}", tail(&text, 20)))
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        } else {
+            eprintln!("lab: the guest's files are kept in {}", self.dir.display());
+        }
+    }
+}
+
+fn tempfile(kernel: &str) -> PathBuf {
+    let base = std::env::temp_dir();
+    for n in 0..1000 {
+        let d = base.join(format!(
+            "rtscope-lab-job-{kernel}-{}-{n}",
+            std::process::id()
+        ));
+        if std::fs::create_dir(&d).is_ok() {
+            return d;
+        }
+    }
+    panic!("no temporary folder for the lab job");
+}
+
+fn set_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+pub fn tail(s: &str, lines: usize) -> String {
+    let v: Vec<&str> = s.lines().collect();
+    v[v.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A doctor check by id, from `doctor --json`.
+pub fn check<'a>(doctor: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("doctor has no check {id}"))
+}
+
+/// The report's headline (`<p class="headline">`), entities decoded.
+pub fn headline(html: &str) -> String {
+    let start = html
+        .find("<p class=\"headline\">")
+        .expect("the report has a headline")
+        + "<p class=\"headline\">".len();
+    let end = start + html[start..].find("</p>").unwrap();
+    html[start..end]
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#x27;", "'")
+        .replace("&quot;", "\"")
+}
