@@ -101,6 +101,15 @@ pub struct InversionDetail {
     /// How long the low-priority thread holds the mutex.
     pub critical_section_ns: u64,
     pub trials: u64,
+    /// Of the counted trials, how many gave the high thread the mutex only
+    /// after the hog's busy time (all of them without PI). Absent from
+    /// records written before the order of events was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_hog: Option<u64>,
+    /// Of the counted trials, how many gave it the mutex before the hog
+    /// had begun (all of them with PI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_hog: Option<u64>,
 }
 
 /// A fact a benchmark checked about itself.
@@ -179,24 +188,39 @@ pub fn pi_verdict(results: &[BenchResult]) -> Option<PiVerdict> {
             .find(|r| r.inversion.as_ref().is_some_and(|d| d.protocol == p))
     };
     let (plain, pi) = (row("plain")?, row("pi")?);
-    let hog = plain.inversion.as_ref()?.hog_busy_ns;
-    let shown = plain.stats.min_ns >= hog;
-    let solved = pi.stats.max_ns < hog;
+    let (plain_d, pi_d) = (plain.inversion.as_ref()?, pi.inversion.as_ref()?);
+    let hog = plain_d.hog_busy_ns;
+    // The order of events where the record keeps it; older records only
+    // have the waits.
+    let shown = plain.stats.count > 0
+        && match plain_d.after_hog {
+            Some(n) => n == plain_d.trials,
+            None => plain.stats.min_ns >= hog,
+        };
+    let solved = pi.stats.count > 0
+        && match pi_d.before_hog {
+            Some(n) => n == pi_d.trials,
+            None => pi.stats.max_ns < hog,
+        };
     let us = |ns: u64| format!("{:.1} us", ns as f64 / 1000.0);
     let text = match (shown, solved) {
         (true, true) => format!(
-            "PI works on this system: without PI the high-priority thread waited at least {} (the hog runs {}), with PI at most {}",
+            "PI works on this system: without PI the high-priority thread waited for the hog every time, at least {} (the hog runs {}); with PI it got the mutex before the hog ran, waiting at most {}",
             us(plain.stats.min_ns),
             us(hog),
             us(pi.stats.max_ns)
         ),
         (_, false) => format!(
-            "PI does NOT work on this system: with a PI mutex the high-priority thread still waited up to {} (the hog runs {})",
+            "PI does NOT work on this system: with a PI mutex the high-priority thread still waited for the hog in {} of {} trials, up to {} (the hog runs {})",
+            pi_d.before_hog.map_or(pi_d.trials, |n| pi_d.trials - n),
+            pi_d.trials,
             us(pi.stats.max_ns),
             us(hog)
         ),
         (false, true) => format!(
-            "inversion not shown: without PI the high-priority thread waited only {} at least (the hog runs {}); PI waited at most {}",
+            "inversion not shown: without PI the high-priority thread waited for the hog in {} of {} trials, at least {} (the hog runs {}); PI waited at most {}",
+            plain_d.after_hog.unwrap_or(0),
+            plain_d.trials,
             us(plain.stats.min_ns),
             us(hog),
             us(pi.stats.max_ns)

@@ -5,14 +5,23 @@
 //! as the hog runs; with a PI mutex the low thread inherits the high
 //! priority, ends its critical section and the high thread waits only for
 //! that. The row is the high thread's wait in `pthread_mutex_lock`.
-//! Trials where the high thread came too late to find the mutex held are
-//! not counted.
+//!
+//! The order of events is made by the threads themselves, never by timers:
+//! the low thread wakes the hog once it sees the high thread blocked, so a
+//! late timer (several ms on a virtual machine) can make a trial not count
+//! but never make the hog miss the critical section. The checks are about
+//! that order: without PI the high thread gets the mutex only after the
+//! hog's busy time, with PI before the hog has run at all. Each hog run
+//! answers one block of the high thread (a late high thread may block in
+//! the next trial's critical section). Trials where the high thread came
+//! too late to find the mutex held, or to have the hog answer its block,
+//! are not counted.
 
 use super::harness::{Samples, Team, all, now, spin_until};
 use super::{Bench, BenchOutcome, CharError, Check, Ctx, Group, InversionDetail};
-use crate::sys::clock::{Clock, sleep_for_ns, sleep_until_ns};
+use crate::sys::clock::{Clock, sleep_until_ns};
 use crate::sys::pthread::{Mutex, MutexProtocol};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
 pub const BENCH: Bench = Bench {
     name: "priority-inversion",
@@ -28,8 +37,6 @@ pub const HOG_BUSY_NS: u64 = 10_000_000;
 pub const CRITICAL_SECTION_NS: u64 = 2_000_000;
 /// When the high thread wakes, after the low one took the mutex.
 const HIGH_AT_NS: u64 = 200_000;
-/// When the hog wakes (it starts busying once the high thread blocked).
-const HOG_AT_NS: u64 = 400_000;
 /// One trial, with room to settle.
 const TRIAL_NS: u64 = HOG_BUSY_NS + CRITICAL_SECTION_NS + 4_000_000;
 /// Fewest trials per protocol, whatever -D says.
@@ -48,72 +55,156 @@ fn sleep_until(t: u64) {
     }
 }
 
-/// The high thread's waits over `trials` trials, and how many trials
-/// found the mutex free (not counted).
+/// One thread's span in one trial: when it started and ended.
+type Span = Option<(u64, u64)>;
+
+/// What the trials of one protocol gave.
+pub struct Trials {
+    /// The high thread's waits in the counted trials.
+    pub waits: Samples,
+    /// How many trials were counted.
+    pub counted: u64,
+    /// Of the counted trials, in how many the high thread got the mutex
+    /// only once the hog's busy time was over.
+    pub after_hog: u64,
+    /// Of the counted trials, in how many it got the mutex before the hog
+    /// had begun.
+    pub before_hog: u64,
+}
+
+/// Tells the hog to stop when the high thread is done, also when it fails.
+struct Done<'a> {
+    done: &'a AtomicBool,
+    hog: std::thread::Thread,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, SeqCst);
+        self.hog.unpark();
+    }
+}
+
+/// The high thread's waits over `trials` trials, and the order of events
+/// in each.
 pub fn trials(
     cpu: usize,
     priority: i32,
     protocol: MutexProtocol,
     trials: u64,
-) -> Result<(Samples, u64), CharError> {
+) -> Result<Trials, CharError> {
     let m = Mutex::new(protocol).map_err(sys("pthread_mutex_init"))?;
     let team = &Team::new(3);
     let m = &m;
     let base = now() + 5_000_000;
-    let high_tried = &AtomicU64::new(0);
+    // `k + 1` once the high thread of trial k is about to block on the
+    // mutex; the same value once the low thread, holding the mutex, has
+    // let the hog go for it. A late high thread may block in a later
+    // trial's critical section: the hog still answers its own block.
+    let high_waiting = &AtomicU64::new(0);
+    let hog_go = &AtomicU64::new(0);
+    let done = &AtomicBool::new(false);
     let results = std::thread::scope(|s| {
-        let low = s.spawn(move || -> Result<Option<(Samples, u64)>, CharError> {
-            team.start(cpu, priority - 2)?;
-            for k in 0..trials {
-                sleep_until(base + k * TRIAL_NS);
-                m.lock().map_err(sys("pthread_mutex_lock"))?;
-                // Wall time: when the hog ran meanwhile, the section ends
-                // as soon as this thread runs again.
-                spin_until(now() + CRITICAL_SECTION_NS);
-                m.unlock().map_err(sys("pthread_mutex_unlock"))?;
+        let hog = s.spawn(move || -> Result<Vec<Span>, CharError> {
+            team.start(cpu, priority - 1)?;
+            let mut spans = vec![None; trials as usize];
+            let mut seen = 0;
+            loop {
+                let go = hog_go.load(SeqCst);
+                if go > seen {
+                    seen = go;
+                    let t0 = now();
+                    spin_until(t0 + HOG_BUSY_NS);
+                    spans[go as usize - 1] = Some((t0, now()));
+                } else if done.load(SeqCst) {
+                    return Ok(spans);
+                } else {
+                    std::thread::park_timeout(std::time::Duration::from_millis(50));
+                }
             }
-            Ok(None)
         });
-        let high = s.spawn(move || -> Result<Option<(Samples, u64)>, CharError> {
+        let hog_thread = hog.thread().clone();
+        let low = {
+            let hog_thread = hog_thread.clone();
+            s.spawn(move || -> Result<Vec<Span>, CharError> {
+                team.start(cpu, priority - 2)?;
+                for k in 0..trials {
+                    sleep_until(base + k * TRIAL_NS);
+                    m.lock().map_err(sys("pthread_mutex_lock"))?;
+                    // Only a block on this section is answered: a high
+                    // thread that blocked after the last look of the
+                    // previous section got that mutex already.
+                    let mut answered = high_waiting.load(SeqCst);
+                    // Wall time: when the hog ran meanwhile, the section
+                    // ends as soon as this thread runs again. The high
+                    // thread is looked for before the clock, so a high
+                    // thread blocked in time always gets its hog (one
+                    // that blocks between the last look and the unlock
+                    // gets none, and its trial is not counted).
+                    let end = now() + CRITICAL_SECTION_NS;
+                    loop {
+                        let waiting = high_waiting.load(SeqCst);
+                        if waiting > answered {
+                            answered = waiting;
+                            hog_go.store(waiting, SeqCst);
+                            hog_thread.unpark();
+                        }
+                        if now() >= end {
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
+                    m.unlock().map_err(sys("pthread_mutex_unlock"))?;
+                }
+                Ok(Vec::new())
+            })
+        };
+        let high = s.spawn(move || -> Result<Vec<Span>, CharError> {
+            let _done = Done {
+                done,
+                hog: hog_thread,
+            };
             team.start(cpu, priority)?;
-            let mut waits = Samples::new(0);
-            let mut free = 0;
+            let mut spans = Vec::with_capacity(trials as usize);
             for k in 0..trials {
                 sleep_until(base + k * TRIAL_NS + HIGH_AT_NS);
                 let got = m.try_lock().map_err(sys("pthread_mutex_trylock"))?;
-                high_tried.store(k + 1, SeqCst);
-                if got {
-                    free += 1;
-                } else {
+                let mut span = None;
+                if !got {
+                    high_waiting.store(k + 1, SeqCst);
                     let t0 = now();
                     m.lock().map_err(sys("pthread_mutex_lock"))?;
-                    waits.record(now() - t0);
+                    span = Some((t0, now()));
                 }
                 m.unlock().map_err(sys("pthread_mutex_unlock"))?;
+                spans.push(span);
             }
-            Ok(Some((waits, free)))
+            Ok(spans)
         });
-        let hog = s.spawn(move || -> Result<Option<(Samples, u64)>, CharError> {
-            team.start(cpu, priority - 1)?;
-            for k in 0..trials {
-                let start = base + k * TRIAL_NS;
-                sleep_until(start + HOG_AT_NS);
-                // Start only once the high thread is blocked (or gave up).
-                while high_tried.load(SeqCst) <= k && now() < start + TRIAL_NS {
-                    let _ = sleep_for_ns(Clock::Monotonic, 20_000);
-                }
-                spin_until(now() + HOG_BUSY_NS);
-            }
-            Ok(None)
-        });
-        vec![low.join(), high.join(), hog.join()]
+        vec![hog.join(), low.join(), high.join()]
     });
     let got = all(results)?;
-    Ok(got
-        .into_iter()
-        .flatten()
-        .next()
-        .expect("the high thread returns its waits"))
+    Ok(tally(&got[2], &got[0]))
+}
+
+/// The counted trials: the high thread waited and the hog ran.
+fn tally(high: &[Span], hog: &[Span]) -> Trials {
+    let mut out = Trials {
+        waits: Samples::new(0),
+        counted: 0,
+        after_hog: 0,
+        before_hog: 0,
+    };
+    for (h, g) in high.iter().zip(hog) {
+        let (Some((blocked, got)), Some((hog_start, hog_end))) = (h, g) else {
+            continue;
+        };
+        out.counted += 1;
+        out.waits.record(got - blocked);
+        out.after_hog += u64::from(got >= hog_end);
+        out.before_hog += u64::from(got <= hog_start);
+    }
+    out
 }
 
 fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
@@ -124,45 +215,57 @@ fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
         (MutexProtocol::Plain, "plain"),
         (MutexProtocol::Inherit, "pi"),
     ] {
-        let (waits, free) = trials(cpu, ctx.priority, protocol, n)?;
-        let st = waits.stats();
+        let t = trials(cpu, ctx.priority, protocol, n)?;
+        let st = t.waits.stats();
         let what = format!(
-            "{}; {} of {n} trials counted (in the others the mutex was already free)",
-            BENCH.measures,
-            n - free
+            "{}; {} of {n} trials counted (in the others the mutex was already free, or the high thread came so late that no hog answered it)",
+            BENCH.measures, t.counted
         );
-        let mut r = waits.result(BENCH.name, tag, cpu, &what);
+        let mut r = t.waits.result(BENCH.name, tag, cpu, &what);
         r.inversion = Some(InversionDetail {
             protocol: tag.into(),
             hog_busy_ns: HOG_BUSY_NS,
             critical_section_ns: CRITICAL_SECTION_NS,
-            trials: n - free,
+            trials: t.counted,
+            after_hog: Some(t.after_hog),
+            before_hog: Some(t.before_hog),
         });
-        let counted = st.count > 0;
-        out.checks.push(match protocol {
-            MutexProtocol::Plain => Check {
-                bench: BENCH.name.into(),
-                fact: format!(
-                    "without PI the high thread waits at least the hog's busy time ({} us; shortest wait {} us)",
-                    HOG_BUSY_NS / 1000,
-                    st.min_ns / 1000
-                ),
-                held: counted && st.min_ns >= HOG_BUSY_NS,
-            },
-            MutexProtocol::Inherit => Check {
-                bench: BENCH.name.into(),
-                fact: format!(
-                    "with PI the high thread waits less than the hog's busy time ({} us; longest wait {} us)",
-                    HOG_BUSY_NS / 1000,
-                    st.max_ns / 1000
-                ),
-                held: counted && st.max_ns < HOG_BUSY_NS,
-            },
-        });
+        out.checks.push(check(protocol, &t, st.min_ns, st.max_ns));
         out.results.push(r);
         if ctx.stopped() {
             break;
         }
     }
     Ok(out)
+}
+
+/// The fact a protocol's trials must show: the order of events, with the
+/// waits for the reader.
+fn check(protocol: MutexProtocol, t: &Trials, min_ns: u64, max_ns: u64) -> Check {
+    let (fact, held) = match protocol {
+        MutexProtocol::Plain => (
+            format!(
+                "without PI the high thread gets the mutex only after the hog's busy time ({} us) in every counted trial ({} of {}; shortest wait {} us)",
+                HOG_BUSY_NS / 1000,
+                t.after_hog,
+                t.counted,
+                min_ns / 1000
+            ),
+            t.after_hog == t.counted,
+        ),
+        MutexProtocol::Inherit => (
+            format!(
+                "with PI the high thread gets the mutex before the hog runs in every counted trial ({} of {}; longest wait {} us)",
+                t.before_hog,
+                t.counted,
+                max_ns / 1000
+            ),
+            t.before_hog == t.counted,
+        ),
+    };
+    Check {
+        bench: BENCH.name.into(),
+        fact,
+        held: t.counted > 0 && held,
+    }
 }

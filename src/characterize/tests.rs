@@ -53,6 +53,8 @@ pub(crate) fn sample(label: &str, scale: u64) -> Characterization {
             hog_busy_ns: 10_000_000,
             critical_section_ns: 2_000_000,
             trials: 10,
+            after_hog: Some(if p == "plain" { 10 } else { 0 }),
+            before_hog: Some(if p == "pi" { 10 } else { 0 }),
         });
         r
     };
@@ -206,8 +208,19 @@ fn row(protocol: &str, min_ns: u64, max_ns: u64) -> BenchResult {
             hog_busy_ns: 10_000_000,
             critical_section_ns: 1_000_000,
             trials: 3,
+            after_hog: None,
+            before_hog: None,
         }),
     }
+}
+
+/// A row that kept the order of events: `after` and `before` of 3 trials.
+fn ordered(protocol: &str, min_ns: u64, max_ns: u64, after: u64, before: u64) -> BenchResult {
+    let mut r = row(protocol, min_ns, max_ns);
+    let d = r.inversion.as_mut().unwrap();
+    d.after_hog = Some(after);
+    d.before_hog = Some(before);
+    r
 }
 
 #[test]
@@ -229,6 +242,43 @@ fn verdict_needs_inversion_shown_and_solved() {
     ]);
     assert!(!bad.unwrap().pi_works);
     assert!(pi_verdict(&[row("plain", 1, 2)]).is_none());
+}
+
+#[test]
+fn verdict_rests_on_the_order_of_events_where_the_record_has_it() {
+    let ok = pi_verdict(&[
+        ordered("plain", 10_500_000, 11_000_000, 3, 0),
+        ordered("pi", 500_000, 900_000, 0, 3),
+    ])
+    .unwrap();
+    assert!(ok.pi_works, "{}", ok.text);
+    // One PI trial where the hog ran first fails the verdict, however
+    // short the waits look.
+    let bad = pi_verdict(&[
+        ordered("plain", 10_500_000, 11_000_000, 3, 0),
+        ordered("pi", 500_000, 900_000, 0, 2),
+    ])
+    .unwrap();
+    assert!(!bad.pi_works);
+    assert!(bad.text.contains("in 1 of 3 trials"), "{}", bad.text);
+    // A plain trial that got the mutex before the hog was done: not shown.
+    let unshown = pi_verdict(&[
+        ordered("plain", 10_500_000, 11_000_000, 2, 0),
+        ordered("pi", 500_000, 900_000, 0, 3),
+    ])
+    .unwrap();
+    assert!(!unshown.pi_works);
+    assert!(
+        unshown.text.starts_with("inversion not shown"),
+        "{}",
+        unshown.text
+    );
+    // No counted trial proves nothing.
+    let mut none = ordered("pi", 0, 0, 0, 0);
+    none.stats.count = 0;
+    none.inversion.as_mut().unwrap().trials = 0;
+    let empty = pi_verdict(&[ordered("plain", 10_500_000, 11_000_000, 3, 0), none]).unwrap();
+    assert!(!empty.pi_works);
 }
 
 #[test]
