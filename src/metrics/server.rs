@@ -409,7 +409,34 @@ fn reply(
     if !head_only {
         write_by(s, body, deadline)?;
     }
+    linger(s);
     Ok(())
+}
+
+/// How long a closing connection's unread input is drained.
+const LINGER: Duration = Duration::from_secs(1);
+
+/// Close after the answer without losing it: a socket closed with unread
+/// input (a slow client's next bytes) is reset, and the reset can discard
+/// the answer before the client reads it. So say we are done writing and
+/// drain what still comes, for at most [`LINGER`] and 64 KiB.
+fn linger(s: &mut TcpStream) {
+    if s.shutdown(std::net::Shutdown::Write).is_err() {
+        return;
+    }
+    let end = Instant::now() + LINGER;
+    let mut chunk = [0u8; 4096];
+    let mut drained = 0;
+    while drained < 64 * 1024 {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => drained += n,
+        }
+    }
 }
 
 /// Write all of `data` before `deadline` (a client reading slowly does not
