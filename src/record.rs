@@ -66,6 +66,104 @@ pub struct RunRecord {
     /// (`measure --explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<ExplainRecord>,
+    /// What the threads' latencies measure (absent: a timer wake-up
+    /// latency, as rtscope and cyclictest measure it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<Quantity>,
+}
+
+/// What a run's numbers measure. Runs of different quantities are never
+/// compared as if they were the same thing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// How late a thread woke after its timer expired (rtscope,
+    /// cyclictest, rtla timerlat's thread or user context).
+    WakeupLatency,
+    /// Gaps between two reads of a clock in a busy loop (oslat): time
+    /// taken from a running thread, with no timer involved.
+    BusyLoopGap,
+    /// Noise seen by a busy thread (rtla osnoise): each sample is one
+    /// interference's length; counts per source in `ThreadRecord::noise`.
+    OsNoise,
+}
+
+impl Quantity {
+    /// The quantity of `rec` (absent means a wake-up latency).
+    pub fn of(rec: &RunRecord) -> Quantity {
+        rec.quantity.unwrap_or(Quantity::WakeupLatency)
+    }
+
+    /// In words, for tables and messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Quantity::WakeupLatency => "timer wake-up latency",
+            Quantity::BusyLoopGap => "busy-loop gap (oslat): no timer, not a wake-up latency",
+            Quantity::OsNoise => {
+                "OS noise (rtla osnoise): interference lengths, not a wake-up latency"
+            }
+        }
+    }
+}
+
+/// Where a timer latency was taken (rtla timerlat measures three at each
+/// expiry of the same timer).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyContext {
+    /// In the timer's interrupt handler.
+    Irq,
+    /// When the woken kernel thread ran (comparable to rtscope's and
+    /// cyclictest's wake-up latency).
+    Thread,
+    /// When the woken user-space thread returned to user space
+    /// (`rtla timerlat -u`).
+    User,
+}
+
+impl LatencyContext {
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyContext::Irq => "irq",
+            LatencyContext::Thread => "thread",
+            LatencyContext::User => "user",
+        }
+    }
+}
+
+/// One more context's latencies for the same CPU and timer as the
+/// thread that holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ContextRecord {
+    pub context: LatencyContext,
+    pub stats: LatencyStats,
+    pub histogram: HistogramRecord,
+}
+
+/// What rtla osnoise counts per CPU besides the noise lengths; every
+/// field is what the tool printed (times in ns).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NoiseRecord {
+    /// Time the busy thread ran.
+    pub runtime_ns: u64,
+    /// Noise in that time, all sources together.
+    pub noise_ns: u64,
+    /// Share of the runtime left to the thread, percent.
+    pub cpu_available_pct: f64,
+    /// The largest noise in one period.
+    pub max_noise_ns: u64,
+    /// Interference counts per source; `None`: not printed (`hwnoise`
+    /// prints hardware and NMI only).
+    pub hw: u64,
+    pub nmi: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softirq: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<u64>,
 }
 
 /// What `measure --explain` found: the wake-ups at least `threshold_ns`
@@ -94,6 +192,11 @@ pub struct ExplainRecord {
     /// The explanations kept, largest wake-up first (each thread's
     /// largest, then the largest of the rest, up to a bound).
     pub explanations: Vec<Explanation>,
+    /// Whether the kernel offers the timerlat tracer (`available_tracers`):
+    /// then `rtla timerlat` can cross-check the IRQ and thread latencies
+    /// (rtscope never starts it). Absent: not looked at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timerlat_available: Option<bool>,
 }
 
 /// A load run beside the measurement.
@@ -239,6 +342,9 @@ pub enum Unknowable {
     Duration,
     Mlockall,
     MissedPeriods,
+    /// How many samples the figures stand on (rtla osnoise top counts
+    /// none).
+    Count,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -343,6 +449,17 @@ pub struct ThreadRecord {
     /// The largest wake-ups (up to 32), largest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outliers: Vec<Outlier>,
+    /// Where `stats` were taken, for sources that tell (rtla timerlat);
+    /// absent: the wake-up of the measuring thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<LatencyContext>,
+    /// The other contexts measured at the same timer expiries (rtla
+    /// timerlat's IRQ, and its thread latency beside `-u`'s user one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<ContextRecord>,
+    /// rtla osnoise's per-CPU counts (quantity `os_noise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseRecord>,
 }
 
 /// One of the largest wake-up latencies of a thread.
@@ -498,8 +615,20 @@ impl WindowPoint {
 }
 
 impl WindowSeries {
+    /// The points every column has (all of them in a valid record; a
+    /// malformed one is read up to its shortest column, never past it).
     pub fn len(&self) -> usize {
-        self.count.len()
+        [
+            self.count.len(),
+            self.min_ns.len(),
+            self.avg_ns.len(),
+            self.max_ns.len(),
+            self.p99_ns.len(),
+            self.missed.len(),
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0)
     }
 
     /// Point `i` as a row.
@@ -535,7 +664,7 @@ impl WindowSeries {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count.is_empty()
+        self.len() == 0
     }
 }
 
@@ -550,6 +679,11 @@ pub struct Limits {
     pub break_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_event: Option<BreakEvent>,
+    /// The user's deadline for a wake-up (`--deadline`); absent: the
+    /// period, past which a wake-up has missed its next deadline. See
+    /// [`RunRecord::deadline_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ns: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -909,6 +1043,16 @@ impl LatencyStats {
 }
 
 impl RunRecord {
+    /// The deadline a wake-up is judged against: the user's
+    /// (`limits.deadline_ns`), else the period; unknown when neither is
+    /// (an import that did not know its interval).
+    pub fn deadline_ns(&self) -> Option<u64> {
+        self.limits.deadline_ns.or_else(|| {
+            (self.knows(Unknowable::Interval) && self.options.interval_ns > 0)
+                .then_some(self.options.interval_ns)
+        })
+    }
+
     /// Whether the run's source recorded `what`. Measured runs know
     /// everything; imports say what they did not know
     /// (`source.unknown`); imports recorded before that list existed are
@@ -933,6 +1077,7 @@ impl RunRecord {
             Unknowable::Priority => self.options.priority != 0 || self.options.policy != "unknown",
             Unknowable::Mlockall => self.options.mlockall,
             Unknowable::MissedPeriods => !cyclictest || self.overall.missed_periods > 0,
+            Unknowable::Count => true,
         }
     }
 
@@ -1100,6 +1245,7 @@ pub fn synthetic(threads: &[Vec<u64>]) -> RunRecord {
         },
         warnings: vec![],
         explain: None,
+        quantity: None,
     }
 }
 
@@ -1150,6 +1296,9 @@ fn synthetic_thread(i: usize, vals: &[u64]) -> (ThreadRecord, Histogram) {
                 }]
             })
             .unwrap_or_default(),
+        context: None,
+        contexts: Vec::new(),
+        noise: None,
     };
     (thread, h)
 }

@@ -31,9 +31,17 @@ fn percent(s: &str) -> Result<f64, String> {
 /// the ratio B/A, and warnings when the two runs differ in what no label
 /// or tag names (kernel, command line, set-up, load...).
 ///
+/// Each row also says whether the difference is beyond the noise of the
+/// runs' own windows (max, min, avg and p99; at least 10 windows per run),
+/// or why the noise is unknown.
+///
+/// Each run's deadline (--deadline, else the run's own: its --deadline,
+/// else its period) is said met or missed, with the periods beyond it.
+///
 /// Latencies in microseconds (us). With --fail-if-worse, exit 1 when B's
-/// overall metric is more than PCT percent above A's: a regression gate
-/// for CI pipelines.
+/// overall metric is more than PCT percent above A's and the difference
+/// is beyond the noise (or the noise is unknown, which it says): a
+/// regression gate for CI pipelines.
 ///
 /// Exit status: 0 done (gate passed), 1 the gate failed, 2 bad options or
 /// a run that cannot be loaded.
@@ -52,9 +60,17 @@ pub struct CompareArgs {
     pub metric: String,
 
     /// Exit 1 if B's overall metric is more than PCT percent above A's
-    /// (0: any increase fails).
+    /// (0: any increase fails) and the difference is beyond the noise of
+    /// the runs' windows; a noise that cannot be judged gates on the
+    /// figure alone.
     #[arg(long = "fail-if-worse", value_name = "PCT", value_parser = percent)]
     pub fail_if_worse: Option<f64>,
+
+    /// Judge both runs against this deadline instead of the ones they
+    /// recorded (bare number: us; 250us, 2ms); the stored runs are left
+    /// as they are.
+    #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
+    pub deadline_ns: Option<u64>,
 }
 
 pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
@@ -65,15 +81,28 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
                 "--fail-if-worse gates latency runs; characterizations are compared side by side only"
             );
         }
+        if args.deadline_ns.is_some() {
+            anyhow::bail!("--deadline judges latency runs; a characterization has no deadline");
+        }
         let cs: Vec<_> = cs.iter().collect();
         out!("{}", crate::characterize::compare::render(&cs, &refs));
         return Ok(Exit::Ok);
     }
-    let a = runref::load(db, &args.a)?;
-    let b = runref::load(db, &args.b)?;
+    let mut a = runref::load(db, &args.a)?;
+    let mut b = runref::load(db, &args.b)?;
+    if let Some(d) = args.deadline_ns {
+        a.limits.deadline_ns = Some(d);
+        b.limits.deadline_ns = Some(d);
+    }
     let runs = report::name_runs(vec![(args.a.clone(), a), (args.b.clone(), b)]);
     let c = compare::compare(&runs[0], &runs[1], &args.metric).map_err(|e| anyhow!(e))?;
     out!("{}", c.render(&runs[0], &runs[1]));
+    for (tag, r) in [("A", &runs[0]), ("B", &runs[1])] {
+        outln!(
+            "{tag} deadline {}",
+            report::verdict::deadline_status(&r.record)
+        );
+    }
     if let Some(pct) = args.fail_if_worse {
         let gate = c.gate(pct);
         outln!("{}", gate.message);

@@ -16,7 +16,7 @@ use clap::{ArgAction, Args, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::measure::settings::parse::{clock, micros, policy, timer};
+use crate::measure::settings::parse::{clock, deadline, micros, policy, timer};
 
 /// `--explain-events`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -172,6 +172,13 @@ pub struct MeasureArgs {
     /// run goes on; everything is written first.
     #[arg(long = "max-latency", value_name = "DUR", value_parser = micros)]
     pub max_latency_ns: Option<u64>,
+
+    /// The deadline a wake-up is judged against (bare number: us; 250us,
+    /// 2ms). Default: the period, past which a wake-up has missed its
+    /// next deadline. The verdict says first whether it was met; it sets
+    /// no exit status (--max-latency does). Recorded with the run.
+    #[arg(long = "deadline", value_name = "DUR", value_parser = deadline)]
+    pub deadline_ns: Option<u64>,
 
     /// No live display; print only the summary at the end.
     #[arg(short = 'q', long = "quiet")]
@@ -347,6 +354,7 @@ impl MeasureArgs {
             break_ns: self.break_ns,
             tracemark: self.tracemark,
             max_latency_ns: self.max_latency_ns,
+            deadline_ns: self.deadline_ns,
             histogram: self.histogram,
             histofall: self.histofall,
             histfile: self.histfile.clone(),

@@ -64,6 +64,7 @@ pub mod report;
 pub mod runs;
 pub mod schema;
 pub mod study;
+pub mod tail;
 pub mod tune;
 
 use clap::{Parser, Subcommand};
@@ -120,6 +121,8 @@ pub enum Command {
     Report(report::ReportArgs),
     Plot(plot::PlotArgs),
     Compare(compare::CompareArgs),
+    // The help comes from `TailArgs`.
+    Tail(tail::TailArgs),
     // No doc comment: the one of the Args struct (short line, then the
     // long help) is used.
     Runs(runs::RunsArgs),
@@ -228,6 +231,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Report(args) => report::run(&args, cli.db.as_deref()),
         Command::Plot(args) => plot::run(&args, cli.db.as_deref()),
         Command::Compare(args) => compare::run(&args, cli.db.as_deref()),
+        Command::Tail(args) => tail::run(&args, cli.db.as_deref()),
         Command::Runs(args) => runs::run(&args, cli.db.as_deref()),
         Command::Import(args) => import::run(&args, cli.db.as_deref()),
         Command::Push(args) => push::run(&args, cli.db.as_deref()),

@@ -96,6 +96,12 @@ pub struct MonitorArgs {
     #[arg(long = "checkpoint", value_name = "DUR", default_value = "60s", value_parser = duration)]
     pub checkpoint_ns: u64,
 
+    /// The deadline a wake-up is judged against (bare number: us; 250us,
+    /// 2ms). Default: the period. Recorded with the run; the summary at
+    /// the end and the reports say whether it was met.
+    #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
+    pub deadline_ns: Option<u64>,
+
     /// What is monitored, shown by `rtscope runs`, in reports and as the
     /// `label` of the metrics. Default: "monitor NAME".
     #[arg(long = "label", value_name = "TEXT")]
@@ -194,6 +200,7 @@ impl MonitorArgs {
             config: self.config()?,
             load: self.load.request(),
             checkpoint_ns: Some(self.checkpoint_ns),
+            deadline_ns: self.deadline_ns,
             label: Some(
                 self.label
                     .clone()

@@ -38,11 +38,23 @@ pub struct ReportArgs {
     /// file names.
     #[arg(long = "title", value_name = "TEXT")]
     pub title: Option<String>,
+
+    /// Judge the runs against this deadline instead of the one they
+    /// recorded (bare number: us; 250us, 2ms). The stored runs are left
+    /// as they are. Default: each run's own (its --deadline, else its
+    /// period).
+    #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
+    pub deadline_ns: Option<u64>,
 }
 
 pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
     if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
+        if args.deadline_ns.is_some() {
+            anyhow::bail!(
+                "--deadline judges latency runs; a characterization has no deadline to judge"
+            );
+        }
         let refs: Vec<_> = cs.iter().collect();
         let page = crate::characterize::html::render(&refs, &args.runs, args.title.as_deref())
             .context("making the report")?;
@@ -52,7 +64,12 @@ pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
-    let runs = runref::load_named(db, &args.runs)?;
+    let mut runs = runref::load_named(db, &args.runs)?;
+    if let Some(d) = args.deadline_ns {
+        for r in &mut runs {
+            r.record.limits.deadline_ns = Some(d);
+        }
+    }
     let long_term = monitor_views(db, &runs);
     let page = html::render_with(&runs, args.title.as_deref(), &long_term)
         .map_err(anyhow::Error::msg)

@@ -132,6 +132,12 @@ pub enum StudyCommand {
         /// limit.
         #[arg(long = "fail-if", value_name = "GATE", value_parser = gate)]
         fail_if: Vec<Gate>,
+        /// Judge every cell against this deadline instead of the one its
+        /// runs recorded (bare number: us; 250us, 2ms); the stored runs
+        /// are left as they are. A study file sets it for its runs with
+        /// the key deadline (in [fixed] or [matrix]).
+        #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
+        deadline: Option<u64>,
     },
     /// Forget a study (its runs stay in the store).
     Remove {
@@ -280,7 +286,8 @@ pub fn run(args: &StudyArgs, db: Option<&Path>) -> Result<Exit> {
             name,
             output,
             fail_if,
-        }) => report(db, name.as_deref(), output.as_deref(), fail_if),
+            deadline,
+        }) => report(db, name.as_deref(), output.as_deref(), fail_if, *deadline),
         Some(StudyCommand::Remove { name }) => remove(db, name),
         None => match &args.file {
             Some(file) => start(db, file, &args.run, args.dry_run),
@@ -646,6 +653,7 @@ fn report(
     name: Option<&str>,
     output: Option<&Path>,
     fail_if: &[Gate],
+    deadline_ns: Option<u64>,
 ) -> Result<Exit> {
     let kernel = Kernel::running();
     let Some(store) = Store::open_existing(&crate::store::locate(db)?)? else {
@@ -654,7 +662,11 @@ fn report(
         );
     };
     let study = Study::load(&store, name, &kernel)?;
-    let cells = results::collect(&store, &study)?;
+    let mut cells = results::collect(&store, &study)?;
+    if let Some(d) = deadline_ns {
+        let runs = cells.iter_mut().flat_map(|c| c.runs.iter_mut());
+        runs.for_each(|(_, _, r)| r.limits.deadline_ns = Some(d));
+    }
     let html = lib::report::render(&study, &cells).map_err(anyhow::Error::msg)?;
     let out = output
         .map(Path::to_path_buf)

@@ -22,6 +22,8 @@ pub struct RecordContext {
     pub label: Option<String>,
     pub tags: BTreeMap<String, String>,
     pub max_latency_ns: Option<u64>,
+    /// The user's deadline for a wake-up (`--deadline`); `None`: the period.
+    pub deadline_ns: Option<u64>,
     pub fingerprint: Fingerprint,
     pub warnings: Vec<String>,
 }
@@ -129,6 +131,9 @@ fn thread_record(plan: &Plan, snap: &Snapshot, i: usize) -> ThreadRecord {
                 at: snap.sample_at(i, cycle),
             })
             .collect(),
+        context: None,
+        contexts: Vec::new(),
+        noise: None,
     }
 }
 
@@ -185,10 +190,12 @@ pub fn record(
             exceeded,
             break_ns: plan.config.break_ns,
             break_event: None,
+            deadline_ns: ctx.deadline_ns,
         },
         fingerprint: ctx.fingerprint.clone(),
         load: None,
         warnings: ctx.warnings.clone(),
         explain: None,
+        quantity: None,
     }
 }

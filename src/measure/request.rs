@@ -33,6 +33,9 @@ pub struct Request {
     pub tags: BTreeMap<String, String>,
     /// The run's status is "limit exceeded" above this.
     pub max_latency_ns: Option<u64>,
+    /// The deadline a wake-up is judged against (`--deadline`); `None`:
+    /// the period.
+    pub deadline_ns: Option<u64>,
     /// The command line recorded with the run.
     pub command_line: Vec<String>,
     /// Explain the wake-ups at least this late from kernel trace events.

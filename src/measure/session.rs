@@ -32,6 +32,19 @@ fn allowed_cpus() -> Result<Vec<usize>, SessionError> {
     cpu::allowed_cpus().map_err(SessionError::Affinity)
 }
 
+/// The CPUs a run may be placed on, judged before it joins a `tune
+/// isolate` in force: those allowed now and the isolated ones it will
+/// join (which this process may not be allowed yet).
+fn allowed_once_joined(request: &Request) -> Result<Vec<usize>, SessionError> {
+    let mut allowed = allowed_cpus()?;
+    if request.isolate.is_none() {
+        allowed.extend(isolation::joinable_cpus());
+        allowed.sort_unstable();
+        allowed.dedup();
+    }
+    Ok(allowed)
+}
+
 /// One measurement, set up and ready to run.
 pub struct Session {
     // Fields drop in this order on an error: the store row goes first,
@@ -53,7 +66,7 @@ impl Session {
     /// set-up early with [`SessionError::Interrupted`].
     pub fn prepare(mut request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
         request.config.late_above_ns = request.explain_above_ns;
-        let load_plan = Session::refusal(&request)?;
+        let (_, load_plan) = Session::refusal(&request)?;
         // Before anything is started: another rtscope on these CPUs
         // refuses this one (or, with --force, is named in a warning).
         let (locks, warnings) = crate::cpulock::lock_cpus(
@@ -93,31 +106,33 @@ impl Session {
     /// refused here even without a load (a study checks every cell before
     /// its first run; `measure` finds it when its threads start).
     pub fn check(request: &Request) -> Result<(), SessionError> {
-        Session::refusal(request)?;
-        let plan = Plan::build(request.config.clone(), &allowed_cpus()?)?;
+        let (plan, _) = Session::refusal(request)?;
         match preflight::realtime_refusal(&plan) {
             Some(why) => Err(SessionError::Privilege(why)),
             None => Ok(()),
         }
     }
 
-    /// The checks made before anything is touched; the load's plan.
-    fn refusal(request: &Request) -> Result<Option<crate::load::LoadPlan>, SessionError> {
-        let allowed = allowed_cpus()?;
-        let check = Plan::build(request.config.clone(), &allowed)?;
+    /// The checks made before anything is touched: the plan they judged
+    /// (on the CPUs the run may use once it joins an isolation) and the
+    /// load's plan.
+    fn refusal(request: &Request) -> Result<(Plan, Option<crate::load::LoadPlan>), SessionError> {
+        let check = Plan::build(request.config.clone(), &allowed_once_joined(request)?)?;
         request.check_cpus()?;
         // The load runs beside the measurement: under --isolate, on the
-        // other CPUs.
-        let load_plan = request
-            .load
-            .plan(&request.load_cpus(&allowed), crate::sys::process::getpid())?;
+        // other CPUs; beside a `tune isolate` in force, on the CPUs this
+        // process has (the housekeeping ones).
+        let load_plan = request.load.plan(
+            &request.load_cpus(&allowed_cpus()?),
+            crate::sys::process::getpid(),
+        )?;
         if load_plan.is_some()
             && let Some(why) = preflight::realtime_refusal(&check)
         {
             return Err(SessionError::Privilege(why));
         }
         request.check_outputs()?;
-        Ok(load_plan)
+        Ok((check, load_plan))
     }
 
     /// The isolation, the plan on the CPUs it gives, and the run's row.
@@ -152,6 +167,7 @@ impl Session {
             label: request.label.clone(),
             tags: request.tags.clone(),
             max_latency_ns: request.max_latency_ns,
+            deadline_ns: request.deadline_ns,
             // Taken after isolation, so it records the tuning in force.
             fingerprint: {
                 let mut f = fingerprint::take(&SysRoot::host());
@@ -310,11 +326,9 @@ fn measured_cpus(request: &Request, allowed: &[usize]) -> Vec<usize> {
     if let Some(iso) = &request.isolate {
         return iso.clone();
     }
-    if crate::sys::sched::euid() == 0
-        && let Some(t) = crate::sysinfo::tuning::tuning(&SysRoot::host())
-        && t.state == crate::sysinfo::tuning::TuningState::Applied
-    {
-        return t.isolated_cpus;
+    let joined = isolation::joinable_cpus();
+    if !joined.is_empty() {
+        return joined;
     }
     allowed.to_vec()
 }

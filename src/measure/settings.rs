@@ -113,6 +113,10 @@ pub struct Settings {
     #[serde(rename = "max-latency", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub max_latency_ns: Option<u64>,
+    /// The deadline a wake-up is judged against (none: the period).
+    #[serde(rename = "deadline", deserialize_with = "de_deadline")]
+    #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
+    pub deadline_ns: Option<u64>,
     /// Rows of cyclictest's histogram (`-h`).
     #[serde(
         deserialize_with = "de_number",
@@ -205,6 +209,7 @@ pub const KEYS: &[&str] = &[
     "breaktrace",
     "tracemark",
     "max-latency",
+    "deadline",
     "histogram",
     "histofall",
     "histfile",
@@ -311,6 +316,7 @@ impl Settings {
             host: self.host.clone(),
             tags: self.tag_map()?,
             max_latency_ns: self.max_latency_ns,
+            deadline_ns: self.deadline_ns,
             command_line: self.command_line(),
             explain_above_ns: self.explain_ns,
             explain_events: self.explain_events.unwrap_or_default(),
@@ -460,6 +466,19 @@ pub mod parse {
         parse_micros_ns(s).map_err(|e| e.to_string())
     }
 
+    /// `--deadline`: a time whose bare number is in microseconds, above 0.
+    pub fn deadline(s: &str) -> Result<u64, String> {
+        match parse_micros_ns(s) {
+            Ok(0) => Err(format!(
+                "deadline '{s}' is 0: a wake-up is never on time to the nanosecond; give the time a wake-up may take, e.g. 500us or 1ms (bare number: us)"
+            )),
+            Ok(ns) => Ok(ns),
+            Err(e) => Err(format!(
+                "{e}; --deadline takes a time such as 500us or 1ms (bare number: us)"
+            )),
+        }
+    }
+
     /// A time whose bare number is in seconds (`-D`, `--window`).
     pub fn seconds(s: &str) -> Result<u64, String> {
         parse_duration_ns(s).map_err(|e| e.to_string())
@@ -575,6 +594,10 @@ where
 
 fn de_micros<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     value(d, None, parse::micros)
+}
+
+fn de_deadline<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    value(d, None, parse::deadline)
 }
 
 fn de_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

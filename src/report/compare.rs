@@ -1,12 +1,15 @@
 //! Two runs side by side on one latency metric: per CPU and overall, with
 //! the ratio B/A, the comparability warnings of [`super::fairness`], and
 //! the regression gate (`--fail-if-worse PCT`). A is the baseline, B the
-//! candidate; a higher latency is worse.
+//! candidate; a higher latency is worse. Each row says whether its
+//! difference is beyond the noise of the runs' windows ([`super::noise`]),
+//! and the gate fires only on a difference beyond it.
 
 use super::fairness;
+use super::noise::{self, Judgement, RunWindows, Verdict};
 use super::plot::data::thread_name;
 use super::{NamedRun, known};
-use crate::record::{LatencyStats, METRICS, RunRecord};
+use crate::record::{LatencyStats, METRICS, RunRecord, ThreadRecord};
 use crate::units::us_cell_f;
 use std::fmt::Write;
 use thiserror::Error;
@@ -25,6 +28,9 @@ pub struct Row {
     pub label: String,
     pub a_ns: Option<f64>,
     pub b_ns: Option<f64>,
+    /// Whether the difference is beyond the noise (`None`: a side has no
+    /// figure).
+    pub noise: Option<Judgement>,
 }
 
 impl Row {
@@ -80,8 +86,37 @@ fn by_cpu(r: &RunRecord) -> bool {
     true
 }
 
+/// The noise judgement of one row: the figures and the threads' windows
+/// of each side.
+fn judge<'t>(
+    metric: &str,
+    (a_ns, ta): (&Option<f64>, impl Iterator<Item = &'t ThreadRecord>),
+    (b_ns, tb): (&Option<f64>, impl Iterator<Item = &'t ThreadRecord>),
+) -> Option<Judgement> {
+    let (a_ns, b_ns) = ((*a_ns)?, (*b_ns)?);
+    let (a, b) = (RunWindows::of("A", ta), RunWindows::of("B", tb));
+    Some(noise::judge(metric, &a, &b, (a_ns, b_ns)))
+}
+
+/// The row of one thread (or CPU) of each side.
+fn row(label: String, metric: &str, ta: Option<&ThreadRecord>, tb: Option<&ThreadRecord>) -> Row {
+    let a_ns = ta.and_then(|t| metric_of(&t.stats, metric));
+    let b_ns = tb.and_then(|t| metric_of(&t.stats, metric));
+    let noise = judge(metric, (&a_ns, ta.into_iter()), (&b_ns, tb.into_iter()));
+    Row {
+        label,
+        a_ns,
+        b_ns,
+        noise,
+    }
+}
+
 /// Compare `b` against `a` on `metric`.
-pub fn compare(a: &NamedRun, b: &NamedRun, metric: &str) -> Result<Comparison, CompareError> {
+pub fn compare<'a>(
+    a: &'a NamedRun,
+    b: &'a NamedRun,
+    metric: &str,
+) -> Result<Comparison, CompareError> {
     if !METRICS.contains(&metric) {
         return Err(CompareError::Metric(metric.to_string()));
     }
@@ -97,22 +132,12 @@ pub fn compare(a: &NamedRun, b: &NamedRun, metric: &str) -> Result<Comparison, C
         cpus.sort_unstable();
         cpus.dedup();
         for cpu in cpus {
-            let find = |r: &RunRecord| {
-                r.threads
-                    .iter()
-                    .find(|t| t.cpu == Some(cpu))
-                    .and_then(|t| metric_of(&t.stats, metric))
-            };
-            rows.push(Row {
-                label: format!("CPU {cpu}"),
-                a_ns: find(ra),
-                b_ns: find(rb),
-            });
+            let find = |r: &'a RunRecord| r.threads.iter().find(|t| t.cpu == Some(cpu));
+            rows.push(row(format!("CPU {cpu}"), metric, find(ra), find(rb)));
         }
     } else {
         let n = ra.threads.len().max(rb.threads.len());
         for i in 0..n {
-            let get = |r: &RunRecord| r.threads.get(i).and_then(|t| metric_of(&t.stats, metric));
             let label = ra
                 .threads
                 .get(i)
@@ -122,17 +147,22 @@ pub fn compare(a: &NamedRun, b: &NamedRun, metric: &str) -> Result<Comparison, C
                     format!("T{i} {}", thread_name(owner, t))
                 })
                 .unwrap_or_else(|| format!("T{i}"));
-            rows.push(Row {
-                label,
-                a_ns: get(ra),
-                b_ns: get(rb),
-            });
+            rows.push(row(label, metric, ra.threads.get(i), rb.threads.get(i)));
         }
     }
+    let (a_ns, b_ns) = (
+        metric_of(&ra.overall, metric),
+        metric_of(&rb.overall, metric),
+    );
     let all = Row {
         label: "all".into(),
-        a_ns: metric_of(&ra.overall, metric),
-        b_ns: metric_of(&rb.overall, metric),
+        noise: judge(
+            metric,
+            (&a_ns, ra.threads.iter()),
+            (&b_ns, rb.threads.iter()),
+        ),
+        a_ns,
+        b_ns,
     };
     if all.a_ns.is_none() {
         return Err(CompareError::Missing {
@@ -147,7 +177,10 @@ pub fn compare(a: &NamedRun, b: &NamedRun, metric: &str) -> Result<Comparison, C
         });
     }
     rows.push(all);
-    let warnings = fairness::warning("A", ra, "B", rb).into_iter().collect();
+    let warnings = fairness::warning("A", ra, "B", rb)
+        .into_iter()
+        .chain(super::split::compare_warning(ra, rb))
+        .collect();
     Ok(Comparison {
         metric: metric.into(),
         a_name: a.name.clone(),
@@ -162,23 +195,28 @@ impl Comparison {
         self.rows.last().expect("a comparison has its overall row")
     }
 
-    /// Fails when B's overall metric is more than `pct` % above A's.
+    /// Fails when B's overall metric is more than `pct` % above A's and
+    /// the difference is beyond the noise; when the noise is unknown, on
+    /// the figure alone. The message says which.
     pub fn gate(&self, pct: f64) -> Gate {
         let all = self.overall();
         let (a, b) = (all.a_ns.unwrap_or(0.0), all.b_ns.unwrap_or(0.0));
         let limit = a * (1.0 + pct / 100.0);
-        let passed = b <= limit;
         let change = all
             .change_pct()
             .map(|c| format!("{c:+.1}%"))
             .unwrap_or_else(|| "from 0".into());
+        let (passed, outcome) = if b <= limit {
+            (true, "passed".to_string())
+        } else {
+            gate_outcome(all.noise.as_ref().map(|j| &j.verdict))
+        };
         let message = format!(
-            "regression gate: B's overall {} is {:.1}us, A's {:.1}us ({change}; allowed up to +{pct}%, {:.1}us): {}",
+            "regression gate: B's overall {} is {:.1}us, A's {:.1}us ({change}; allowed up to +{pct}%, {:.1}us): {outcome}",
             self.metric,
             b / 1e3,
             a / 1e3,
             limit / 1e3,
-            if passed { "passed" } else { "FAILED" }
         );
         Gate { passed, message }
     }
@@ -235,10 +273,87 @@ impl Comparison {
         }
         let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
         out.push_str(&crate::text::table::render(&rows));
+        out.push_str(&self.render_noise());
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
         out
+    }
+}
+
+impl Comparison {
+    /// Each row's noise: the runs' ranges and the verdict; one line when
+    /// every row is unknown for the same reason.
+    fn render_noise(&self) -> String {
+        let judged: Vec<&Judgement> = self.rows.iter().filter_map(|r| r.noise.as_ref()).collect();
+        if let Some(first) = judged.first() {
+            let same = judged
+                .iter()
+                .all(|j| j.verdict == first.verdict && j.a.is_none() && j.b.is_none());
+            if same && matches!(first.verdict, Verdict::Unknown(_)) {
+                return format!("{}\n", first.verdict.words());
+            }
+        }
+        let range = |i: Option<noise::Interval>| {
+            i.map(|i| format!("{}..{}", us_cell_f(Some(i.lo_ns)), us_cell_f(Some(i.hi_ns))))
+                .unwrap_or_else(|| "-".into())
+        };
+        let mut table: Vec<Vec<String>> = vec![vec![
+            String::new(),
+            "A range".into(),
+            "B range".into(),
+            "difference".into(),
+        ]];
+        for r in &self.rows {
+            let (a, b, words) = match &r.noise {
+                Some(j) => (range(j.a), range(j.b), j.verdict.words()),
+                None => ("-".into(), "-".into(), "no figure on one side".into()),
+            };
+            table.push(vec![r.label.clone(), a, b, words]);
+        }
+        format!(
+            "noise of the {} from each run's windows (us): the 95 % range of each run's figure \
+             (a bootstrap over its windows) and whether B - A is beyond the noise (a \
+             permutation test of the windows at the 5 % level)\n{}",
+            self.metric,
+            crate::text::table::render(&table)
+        )
+    }
+}
+
+/// B is worse than the allowance: whether the gate fires, and why.
+fn gate_outcome(v: Option<&Verdict>) -> (bool, String) {
+    match v {
+        Some(Verdict::Beyond { b_worse: true, p }) => (
+            false,
+            format!(
+                "FAILED (the difference is beyond the noise of the runs' windows, {})",
+                noise::p_text(*p)
+            ),
+        ),
+        Some(Verdict::Within { p }) => (
+            true,
+            format!(
+                "passed: the gate did not fire because the difference is within the noise of \
+                 the runs' windows ({})",
+                noise::p_text(*p)
+            ),
+        ),
+        Some(Verdict::Beyond { p, .. }) => (
+            true,
+            format!(
+                "passed: the gate did not fire because the runs' windows put B below A ({})",
+                noise::p_text(*p)
+            ),
+        ),
+        Some(Verdict::Unknown(why)) => (
+            false,
+            format!("FAILED (the noise could not be judged: {why}; gated on the figure alone)"),
+        ),
+        None => (
+            false,
+            "FAILED (the noise could not be judged; gated on the figure alone)".into(),
+        ),
     }
 }
 
@@ -320,5 +435,70 @@ mod tests {
         let text = c.render(&a, &b);
         assert!(text.contains("warning: A and B differ"), "{text}");
         assert!(text.contains("CPU 1     -"), "{text}");
+    }
+
+    use crate::report::noise::test_series as windows;
+
+    fn with_windows(max_ns: u64, w: crate::record::WindowSeries) -> NamedRun {
+        let mut r = synthetic(&[vec![10_000, max_ns]]);
+        r.threads[0].windows = w;
+        named("w", r)
+    }
+
+    #[test]
+    fn the_gate_fires_only_beyond_the_noise() {
+        // One stall each (5 ms, 10 ms): +100 % but within the noise.
+        let a = with_windows(5_000_000, windows(30, 1.0, 5_000_000));
+        let b = with_windows(10_000_000, windows(30, 1.0, 10_000_000));
+        let c = compare(&a, &b, "max").unwrap();
+        let g = c.gate(10.0);
+        assert!(g.passed, "{}", g.message);
+        assert!(
+            g.message.contains("+100.0%")
+                && g.message
+                    .contains("the gate did not fire because the difference is within the noise"),
+            "{}",
+            g.message
+        );
+        let text = c.render(&a, &b);
+        assert!(
+            text.contains("noise of the max from each run's windows"),
+            "{text}"
+        );
+        assert!(text.contains("within the noise (p = "), "{text}");
+        // Every window twice as late: beyond the noise, the gate fires.
+        let a = with_windows(150_000, windows(30, 1.0, 0));
+        let b2 = with_windows(300_000, windows(30, 2.0, 0));
+        let c = compare(&a, &b2, "max").unwrap();
+        assert!(
+            matches!(
+                c.overall().noise.as_ref().unwrap().verdict,
+                Verdict::Beyond { b_worse: true, .. }
+            ),
+            "{c:?}"
+        );
+        let g = c.gate(10.0);
+        assert!(
+            !g.passed
+                && g.message
+                    .contains("FAILED (the difference is beyond the noise"),
+            "{}",
+            g.message
+        );
+        // Too few windows: gated on the figure, and said.
+        let b3 = with_windows(10_000_000, windows(5, 1.0, 10_000_000));
+        let g = compare(&a, &b3, "max").unwrap().gate(10.0);
+        assert!(!g.passed, "{}", g.message);
+        assert!(
+            g.message.contains("the noise could not be judged: run B has 5 windows, fewer than 10; gated on the figure alone"),
+            "{}",
+            g.message
+        );
+        // A metric the windows do not keep: one line says so.
+        let text = compare(&a, &b, "p99.99").unwrap().render(&a, &b);
+        assert!(
+            text.contains("\nnoise unknown (the windows keep max, min, avg and p99, not p99.99)\n"),
+            "{text}"
+        );
     }
 }

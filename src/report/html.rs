@@ -80,7 +80,7 @@ impl From<Verdict> for VerdictView {
         VerdictView {
             class: v.class.key().into(),
             provisional: v.standing.is_provisional(),
-            tolerance: v.class.tolerance().into(),
+            tolerance: v.tolerance,
             headline: v.headline,
             evidence: v.evidence,
             limits: v.limits,
@@ -100,6 +100,7 @@ struct RunView {
     missing: Vec<String>,
     warnings: Vec<String>,
     outliers: Option<Table>,
+    tail: TailSection,
     why: Option<WhyView>,
     setup: Vec<Pair>,
     load: Vec<Pair>,
@@ -125,6 +126,8 @@ struct WhyItem {
     cause: String,
     partial: bool,
     partial_reasons: Vec<String>,
+    /// The IRQ and thread latency, as rtla timerlat splits them.
+    split: Vec<String>,
     bar: String,
     parts: Table,
     timeline: Table,
@@ -214,6 +217,48 @@ fn summary_table(run: &RunRecord) -> Table {
     }
 }
 
+/// The probabilistic worst case (`rtscope tail`'s text, as a section).
+#[derive(Serialize, Debug)]
+struct TailSection {
+    answer: String,
+    gates: Option<Table>,
+    fit: Vec<String>,
+    inputs: Vec<String>,
+}
+
+fn tail_section(run: &RunRecord) -> TailSection {
+    let v = match super::tail::analyze_run(run, &super::tail::Ask::default()) {
+        Ok((est, inputs)) => super::tail::view(&est, &inputs),
+        Err(e) => {
+            return TailSection {
+                answer: format!("Not analysed: {e}."),
+                gates: None,
+                fit: vec![],
+                inputs: vec![],
+            };
+        }
+    };
+    let rows = v
+        .gates
+        .into_iter()
+        .map(|g| TableRow::plain(vec![g.name, g.status, g.figure, g.limit, g.detail]))
+        .collect();
+    TailSection {
+        answer: v.answer,
+        gates: Some(Table {
+            caption: "The gates, in the order judged: the first that fails refuses the estimate."
+                .into(),
+            head: ["gate", "status", "figure", "limit", "what was seen"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+            numeric_from: 5,
+        }),
+        fit: v.fit,
+        inputs: v.inputs,
+    }
+}
+
 fn outlier_table(run: &RunRecord) -> Option<Table> {
     let mut all: Vec<(&ThreadRecord, &crate::record::Outlier)> = run
         .threads
@@ -272,7 +317,7 @@ fn offset(ns: i64) -> String {
     format!("{sign}{}", num::latency(ns.unsigned_abs()))
 }
 
-fn why_item(anchor: &str, i: usize, x: &Explanation) -> WhyItem {
+fn why_item(anchor: &str, i: usize, x: &Explanation, split: Vec<String>) -> WhyItem {
     let id = format!("{anchor}-why-{}", i + 1);
     let mut heading = format!("{}: {} late", why::who(x), num::latency(x.spike.latency_ns));
     if let Some(c) = x.spike.cycle {
@@ -343,6 +388,7 @@ fn why_item(anchor: &str, i: usize, x: &Explanation) -> WhyItem {
         cause: why::cause(x),
         partial: x.completeness == Completeness::Partial,
         partial_reasons: x.partial_reasons.clone(),
+        split,
         parts,
         timeline,
         notes: x.notes.clone(),
@@ -389,12 +435,20 @@ fn why_view(anchor: &str, rec: &RunRecord) -> Option<WhyView> {
     if !x.filters.is_empty() {
         counts.push(pair("kernel event filters", x.filters.join("; ")));
     }
+    for (k, v) in [
+        (why::SPLIT_NAME, why::split_once_line(x)),
+        ("rtla timerlat", why::timerlat_line(x)),
+    ] {
+        if let Some(v) = v {
+            counts.push(pair(k, v));
+        }
+    }
     let items = x
         .explanations
         .iter()
         .take(MAX_EXPLANATIONS)
         .enumerate()
-        .map(|(i, e)| why_item(anchor, i, e))
+        .map(|(i, e)| why_item(anchor, i, e, why::item_split_lines(x, e)))
         .collect();
     let more = (x.explanations.len() > MAX_EXPLANATIONS).then(|| {
         format!(
@@ -457,6 +511,12 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         let tags: Vec<String> = rec.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         out.push(pair("tags", tags.join(", ")));
     }
+    if let Some(q) = super::split::quantity_line(rec) {
+        out.push(pair("quantity", q));
+    }
+    for l in super::split::lines(rec) {
+        out.push(pair("per CPU", l));
+    }
     out
 }
 
@@ -493,7 +553,14 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
                 .join(", "),
         ),
         pair("warm-up", num::duration(o.warmup_ns)),
-        pair("window", num::duration(o.window_ns)),
+        pair(
+            "window",
+            if o.window_ns > 0 {
+                num::duration(o.window_ns)
+            } else {
+                "none".into()
+            },
+        ),
         pair(
             "omission correction",
             if o.omission_correction { "on" } else { "off" },
@@ -508,7 +575,13 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             "/dev/cpu_dma_latency",
             o.dma_latency_us
                 .map(|v| format!("{v} µs"))
-                .unwrap_or_else(|| "not held".into()),
+                .unwrap_or_else(|| {
+                    if rec.source.kind.is(crate::kinds::SourceKind::Imported) {
+                        "unknown".into()
+                    } else {
+                        "not held".into()
+                    }
+                }),
         ),
     ];
     if let Some(l) = rec.limits.max_latency_ns {
@@ -687,6 +760,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
         missing: missing(rec),
         warnings: rec.warnings.clone(),
         outliers: outlier_table(rec),
+        tail: tail_section(rec),
         why,
         setup: setup(rec),
         load: load(rec),
@@ -963,6 +1037,7 @@ mod tests {
             events_read: 5_000,
             events_lost: 42,
             explanations,
+            timerlat_available: None,
         });
         r
     }

@@ -133,6 +133,9 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
     for (k, v) in other_fingerprint(&rec.fingerprint) {
         let _ = writeln!(out, "  {k} = {v}");
     }
+    for l in super::split::lines(rec) {
+        let _ = writeln!(out, "per CPU:     {l}");
+    }
     for w in &rec.warnings {
         let _ = writeln!(out, "warning:     {w}");
     }
@@ -171,6 +174,9 @@ fn show_facts(id: i64, row: &RunRow, rec: &RunRecord) -> Vec<(&'static str, Stri
     };
     facts.push(("duration", duration));
     facts.push(("measured", measured_text(rec)));
+    if let Some(q) = super::split::quantity_line(rec) {
+        facts.push(("quantity", q));
+    }
     if let Some(load) = &rec.load {
         facts.push(("load", load.profile.clone()));
     }
@@ -248,7 +254,7 @@ fn system_text(f: &crate::record::Fingerprint) -> String {
         }
     };
     format!(
-        "kernel {} ({}), preemption {}{}, {} x {}",
+        "kernel {} ({}), preemption {}{}, {}",
         or(&f.kernel_release, "unknown"),
         or(&f.machine, "?"),
         f.preemption_model,
@@ -256,9 +262,18 @@ fn system_text(f: &crate::record::Fingerprint) -> String {
             .as_deref()
             .map(|m| format!(" (mode {m})"))
             .unwrap_or_default(),
-        f.cpus_online,
-        or(&f.cpu_model, "unknown CPU"),
+        cpus_text(f),
     )
+}
+
+/// "4 x Cortex-A72"; CPUs a source did not record read unknown, not 0.
+fn cpus_text(f: &crate::record::Fingerprint) -> String {
+    match (f.cpus_online, f.cpu_model.is_empty()) {
+        (0, true) => "CPUs unknown".into(),
+        (0, false) => format!("unknown number x {}", f.cpu_model),
+        (n, true) => format!("{n} x unknown CPU"),
+        (n, false) => format!("{n} x {}", f.cpu_model),
+    }
 }
 
 /// The fingerprint's other non-empty values, as `key = value`.

@@ -18,12 +18,20 @@ fn header() -> Vec<String> {
 }
 
 fn cells(run: &RunRecord, stats: &LatencyStats) -> Vec<String> {
-    let mut out = vec![stats.samples.to_string()];
+    let mut out = vec![known(run, Unknowable::Count, || stats.samples.to_string())];
     out.extend(METRICS.iter().map(|m| us_cell_f(stats.metric_ns(m))));
     out.push(known(run, Unknowable::MissedPeriods, || {
         stats.missed_periods.to_string()
     }));
     out
+}
+
+/// Why a run's missed periods are unknown.
+fn missed_unknown(run: &RunRecord) -> &'static str {
+    match run.source.format.as_deref() {
+        Some(f) if f.starts_with("cyclictest") => "not counted by cyclictest",
+        _ => "not in the source",
+    }
 }
 
 /// The summary table of `run` (latencies in µs).
@@ -54,6 +62,9 @@ pub fn render(run: &RunRecord) -> String {
         "Latency in microseconds (us); count = periods recorded, missed = periods whose deadline passed before the wake-up"
     );
     out.push_str(&crate::text::table::render(&rows));
+    if !run.knows(Unknowable::MissedPeriods) {
+        let _ = writeln!(out, "missed: unknown ({})", missed_unknown(run));
+    }
     if let (Some(max), Some(at)) = (run.overall.max_ns, run.overall.max_at) {
         let _ = writeln!(
             out,
@@ -85,6 +96,10 @@ pub fn render(run: &RunRecord) -> String {
             "met"
         };
         let _ = writeln!(out, "max-latency limit {}us: {verdict}", us1(limit));
+    }
+    if run.overall.samples > 0 {
+        let _ = writeln!(out, "deadline {}", super::verdict::deadline_status(run));
+        let _ = writeln!(out, "verdict: {}", super::verdict::status_line(run));
     }
     if let Some(b) = run.limits.break_event {
         let _ = writeln!(

@@ -10,6 +10,21 @@
 //! the run was long and loaded enough to have met the rare events a
 //! verdict speaks of ([`Standing`]): then the headline says so first, and
 //! names the class it points to. Pure function of the record.
+//!
+//! Before the class, the headline says whether the run met its deadline
+//! (the user's `--deadline`, else the period), with the periods beyond
+//! it and the missed periods ([`deadline`]): a run that missed its
+//! deadline is never called fit for it, whatever its class.
+//!
+//! The classes map a tolerance to the kernel it needs; the verdict speaks
+//! of the kernel the run measured. On a PREEMPT_RT kernel (the record's
+//! fingerprint says so) a worst case of milliseconds does not point to "a
+//! vanilla kernel": it points outside the scheduler (a hypervisor, SMIs,
+//! a driver, firmware), and the headline and the class's label say that.
+
+mod deadline;
+
+pub use deadline::{Beyond, Check, Deadline, Outcome, beyond, share};
 
 use super::known;
 use crate::kinds::SourceKind;
@@ -53,7 +68,21 @@ impl Class {
         }
     }
 
-    /// The tolerance class in words, for tables.
+    /// The class's short name for prose ("in the tens-of-µs class"),
+    /// without a kernel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::NoData => "no-data",
+            Class::Milliseconds => "milliseconds",
+            Class::HundredsOfMicros => "hundreds-of-µs",
+            Class::TensOfMicros => "tens-of-µs",
+            Class::UnderTenMicros => "under-10-µs",
+        }
+    }
+
+    /// The tolerance class in words, with the kernel the rule of thumb
+    /// gives it, whatever kernel was measured. For a run, use
+    /// [`tolerance`] (or [`Verdict::tolerance`]), which knows its kernel.
     pub fn tolerance(self) -> &'static str {
         match self {
             Class::NoData => "no data",
@@ -171,22 +200,63 @@ fn load_busy_pct(load: &LoadRecord) -> Option<f64> {
     Some(per_cpu.iter().sum::<f64>() / per_cpu.len() as f64)
 }
 
+/// The class of `run`'s worst case in words, on the kernel it measured:
+/// [`Class::tolerance`], except that milliseconds on PREEMPT_RT point
+/// outside the scheduler rather than to a vanilla kernel.
+pub fn tolerance(run: &RunRecord) -> String {
+    let class = Class::of_max_ns(run.overall.max_ns);
+    if class == Class::Milliseconds && is_rt_kernel(run) {
+        "milliseconds (on PREEMPT_RT: a cause outside the scheduler)".into()
+    } else {
+        class.tolerance().into()
+    }
+}
+
 /// One line for tables and `compare`: the class, and "(provisional: …)"
 /// when the evidence falls short.
+/// A run that missed its deadline says so first, and its class without
+/// the kernel the class would suffice with (it did not suffice here).
 pub fn status_line(run: &RunRecord) -> String {
     let class = Class::of_max_ns(run.overall.max_ns);
+    let check = deadline::Check::of(run);
+    let missed = check.outcome() == deadline::Outcome::Missed;
+    let tolerance = if missed {
+        let rt_spike = class == Class::Milliseconds && is_rt_kernel(run);
+        format!(
+            "deadline missed ({}); worst case in the {} class{}",
+            check.deadline.describe(),
+            class.name(),
+            if rt_spike {
+                " (on PREEMPT_RT: a cause outside the scheduler)"
+            } else {
+                ""
+            }
+        )
+    } else {
+        tolerance(run)
+    };
     match (class, Standing::of(run)) {
         (Class::NoData, _) => class.tolerance().into(),
-        (_, Standing::Firm) => class.tolerance().into(),
+        (_, Standing::Firm) => tolerance,
         (_, Standing::Provisional(why)) => {
-            format!("{} (provisional: {})", class.tolerance(), why.join(", "))
+            format!("{tolerance} (provisional: {})", why.join(", "))
         }
     }
 }
 
+/// One line on the run's deadline, for summaries, tables and `compare`
+/// ([`Check::status`]).
+pub fn deadline_status(run: &RunRecord) -> String {
+    Check::of(run).status()
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
+    /// The run against its deadline (the headline's first sentence).
+    pub deadline: Check,
     pub class: Class,
+    /// The class in words, on the kernel measured ([`tolerance`]).
+    pub tolerance: String,
     /// Whether the evidence is enough for a verdict.
     pub standing: Standing,
     /// The verdict in one or two sentences.
@@ -245,11 +315,50 @@ fn provisional_headline(class: Class, max: &str, note: &str) -> String {
         }
         Class::UnderTenMicros => "under 10 µs, where the rule of thumb no longer trusts Linux",
     };
+    format!(
+        "{}. So far the worst case, {max}, points to {points}.",
+        sentence(note)
+    )
+}
+
+/// `note` with a capital first letter.
+fn sentence(note: &str) -> String {
     let mut note = note.to_string();
     if let Some(first) = note.get(..1) {
         note.replace_range(..1, &first.to_uppercase());
     }
-    format!("{note}. So far the worst case, {max}, points to {points}.")
+    note
+}
+
+/// What a millisecond spike on PREEMPT_RT points to, the run's
+/// hypervisor first when it ran in a virtual machine.
+fn outside_causes(run: &RunRecord) -> String {
+    let rest = "SMIs (firmware), a driver that holds interrupts or preemption off, or \
+                power management";
+    match virtualization(run) {
+        Some(v) => format!("the hypervisor of this virtual machine ({v}), then {rest}"),
+        None => format!("a hypervisor (in a virtual machine), {rest}"),
+    }
+}
+
+/// The headline of a PREEMPT_RT run whose worst case is milliseconds
+/// (`note`: what falls short, for a provisional one).
+fn rt_spike_headline(max: &str, note: Option<&str>, causes: &str) -> String {
+    let why = format!(
+        "PREEMPT_RT is the kernel for tolerances of hundreds of microseconds, so spikes of \
+         milliseconds on it point outside the scheduler: {causes}."
+    );
+    match note {
+        None => format!(
+            "Worst case {max} on a PREEMPT_RT kernel: as measured, this system is fit for \
+             tolerances of milliseconds only. {why}"
+        ),
+        Some(n) => format!(
+            "{}. So far the worst case, {max}, on a PREEMPT_RT kernel, points to tolerances \
+             of milliseconds only. {why}",
+            sentence(n)
+        ),
+    }
 }
 
 /// Where a sample was taken, for prose: `CPU 1, 8.77 s into the run
@@ -287,8 +396,8 @@ fn virtualization(run: &RunRecord) -> Option<String> {
         .filter(|v| !v.is_empty() && v != "none" && v != "bare-metal" && v != "false")
 }
 
-/// The verdict on `run`: the class of its maximum, the evidence it
-/// rests on, what limits it, and what to do next.
+/// The verdict on `run`: whether it met its deadline, the class of its
+/// maximum, the evidence it rests on, what limits it, and what to do next.
 pub fn verdict(run: &RunRecord) -> Verdict {
     let class = Class::of_max_ns(run.overall.max_ns);
     let max = run
@@ -299,25 +408,66 @@ pub fn verdict(run: &RunRecord) -> Verdict {
     let mut limits = limits_of_the_maximum(run, class, &max);
     limits.extend(limits_of_the_run(run));
     let standing = Standing::of(run);
-    let headline = match standing.note() {
-        Some(note) => provisional_headline(class, &max, &note),
-        None => headline(class, &max),
+    let check = Check::of(run);
+    let headline = match class {
+        Class::NoData => headline(class, &max),
+        _ => format!(
+            "{} {}",
+            check.sentence(&max),
+            class_headline(run, class, &max, &check, standing.note().as_deref())
+        ),
     };
     Verdict {
+        deadline: check,
         class,
+        tolerance: tolerance(run),
         standing,
         headline,
-        evidence: evidence(run, &max),
+        evidence: evidence(run, &max, &check),
         limits,
         advice: advice(run, class),
     }
 }
 
+/// What the headline says of the class, after the deadline: after a miss,
+/// that the worst case is too slow for it (never "fit for"); else the
+/// class the run supports, or points to while it is provisional.
+fn class_headline(
+    run: &RunRecord,
+    class: Class,
+    max: &str,
+    check: &Check,
+    note: Option<&str>,
+) -> String {
+    if matches!(check.outcome(), Outcome::Missed | Outcome::PossiblyMissed) {
+        let mut s = check.class_after_miss(class, max);
+        if class == Class::Milliseconds && is_rt_kernel(run) {
+            s.push_str(&format!(
+                " On PREEMPT_RT, spikes of milliseconds point outside the scheduler: {}.",
+                outside_causes(run)
+            ));
+        }
+        if let Some(n) = note {
+            s.push_str(&format!(" {}.", sentence(n)));
+        }
+        return s;
+    }
+    if class == Class::Milliseconds && is_rt_kernel(run) {
+        rt_spike_headline(max, note, &outside_causes(run))
+    } else {
+        match note {
+            Some(note) => provisional_headline(class, max, note),
+            None => headline(class, max),
+        }
+    }
+}
+
 /// What was measured: how much, where, how; the worst case and the
 /// tail, missed periods, kernel, load and limit.
-fn evidence(run: &RunRecord, max: &str) -> Vec<String> {
+fn evidence(run: &RunRecord, max: &str, check: &Check) -> Vec<String> {
     let s = &run.overall;
     let mut evidence = vec![what_was_measured(run)];
+    evidence.push(format!("Deadline: {}.", check.status()));
     if let Some(w) = where_max(run) {
         evidence.push(format!("The worst case, {max}, happened on {w}."));
     }
@@ -360,7 +510,7 @@ fn evidence(run: &RunRecord, max: &str) -> Vec<String> {
     }
     if let Some(limit) = run.limits.max_latency_ns {
         evidence.push(format!(
-            "The limit asked for, {}, was {}.",
+            "The limit asked for (--max-latency, the exit status), {}, was {}.",
             num::latency(limit),
             if run.limits.exceeded {
                 "exceeded"
@@ -486,7 +636,8 @@ fn limits_of_the_run(run: &RunRecord) -> Vec<String> {
             num::period(res)
         ));
     }
-    if !run.options.omission_correction {
+    if !run.options.omission_correction && !run.source.kind.is(SourceKind::Imported) {
+        // (An imported run says what its source did not count above.)
         limits.push(
             "Missed periods were counted but not recorded with their lateness \
              (--no-omission-correction): quantiles understate long stalls."
@@ -513,8 +664,10 @@ fn advice(run: &RunRecord, class: Class) -> Vec<String> {
         ),
         Class::Milliseconds => advice.push(
             "A PREEMPT_RT kernel with millisecond spikes points at something outside the \
-             scheduler: CPUs not isolated, interrupts on the measuring CPUs, deep idle states, \
-             frequency changes, or firmware. Trace the worst case."
+             scheduler: a hypervisor, SMIs or firmware, a driver holding interrupts or \
+             preemption off, deep idle states, frequency changes, interrupts on the measuring \
+             CPUs. Trace the worst case; on a virtual machine, measure the same kernel on bare \
+             metal."
                 .into(),
         ),
         Class::HundredsOfMicros if is_rt_kernel(run) => advice.push(
@@ -569,24 +722,44 @@ mod tests {
     }
 
     #[test]
+    fn an_imported_run_is_not_told_of_an_option_it_never_had() {
+        let mut run = synthetic(&[vec![5_000, 7_000]]);
+        run.options.omission_correction = false;
+        let said = |run: &RunRecord| {
+            verdict(run)
+                .limits
+                .iter()
+                .any(|l| l.contains("--no-omission-correction"))
+        };
+        assert!(said(&run));
+        run.source.kind = SourceKind::Imported.into();
+        assert!(!said(&run));
+    }
+
+    #[test]
     fn a_short_idle_vanilla_run_says_so() {
-        let run = synthetic(&[vec![5_000, 7_000, 3_432_529]]);
+        // Every 10 ms: a worst case of 3.43 ms meets the period.
+        let mut run = synthetic(&[vec![5_000, 7_000, 3_432_529]]);
+        run.options.interval_ns = 10_000_000;
         let v = verdict(&run);
         assert_eq!(v.class, Class::Milliseconds);
+        assert_eq!(v.deadline.outcome(), Outcome::Met);
         assert_eq!(
             v.standing,
             Standing::Provisional(vec!["60 s".into(), "no load".into()])
         );
         assert!(
             v.headline.starts_with(
-                "Provisional: 60 s, no load; measure ≥ 1 h with --load hell for a verdict. "
+                "Deadline met: none of the 3 periods woke later than the deadline (the period, \
+                 10 ms); the worst case was 3.43 ms. Provisional: 60 s, no load; measure ≥ 1 h \
+                 with --load hell for a verdict. "
             ),
             "{}",
             v.headline
         );
-        assert!(v.headline.contains("3.43 ms"), "{}", v.headline);
         assert!(v.headline.contains("vanilla kernel suffices"));
         assert!(!v.headline.contains("fit for"), "{}", v.headline);
+        assert_eq!(v.tolerance, "milliseconds (vanilla kernel)");
         let limits = v.limits.join("\n");
         assert!(limits.contains("not a bound guaranteed"));
         assert!(limits.contains("3/N = 1 (one period in 1)"), "{limits}");
@@ -601,7 +774,305 @@ mod tests {
             evidence.contains("CPU 0, 42ms into the run (cycle 42"),
             "{evidence}"
         );
+        assert!(
+            evidence.contains("Deadline: met (the period, 10 ms): no period later."),
+            "{evidence}"
+        );
         assert!(v.advice[0].contains("PREEMPT_RT"));
+    }
+
+    /// The issue's case: a 1 ms loop that woke 8.27 ms late and missed
+    /// 109 periods is never told that a vanilla kernel suffices.
+    #[test]
+    fn a_missed_period_is_said_first_and_never_called_sufficient() {
+        let mut late = vec![5_000; 20_000];
+        // One stall, each period it missed recorded with its lateness.
+        late.extend((0..9).map(|k| 8_270_000 - k * 1_000_000));
+        let mut run = synthetic(&[late]);
+        run.overall.missed_periods = 109;
+        let v = verdict(&run);
+        assert_eq!(v.deadline.outcome(), Outcome::Missed);
+        assert!(
+            v.headline.starts_with(
+                "Deadline missed: 8 of the 20\u{202f}009 periods (400 per million) woke later \
+                 than the deadline (the period, 1 ms); 109 periods were missed. The worst case, \
+                 8.27 ms, is in the milliseconds class, too slow for this 1 ms period. Meeting \
+                 it takes a worst case under 1 ms: tolerances of hundreds of microseconds, the \
+                 class PREEMPT_RT is meant for."
+            ),
+            "{}",
+            v.headline
+        );
+        for never in ["suffices", "fit for", "sufficient"] {
+            assert!(!v.headline.contains(never), "{never}: {}", v.headline);
+        }
+        // The standing still says what falls short.
+        assert!(v.headline.ends_with(
+            "Provisional: 60 s, no load; measure ≥ 1 h with --load hell for a verdict."
+        ));
+        assert_eq!(
+            deadline_status(&run),
+            "MISSED (the period, 1 ms): 8 of 20\u{202f}009 periods (400 per million) later, \
+             109 periods missed"
+        );
+        // The one-line status (compare, tables, summaries) says it first
+        // too, and names no kernel that would suffice.
+        assert_eq!(
+            status_line(&run),
+            "deadline missed (the period, 1 ms); worst case in the milliseconds class \
+             (provisional: 60 s, no load)"
+        );
+        // Firm: still no "fit for".
+        run.duration_ns = 2 * 3_600_000_000_000;
+        run.load = Some(loaded("hell", None, &[(0, 97.0)]));
+        let v = verdict(&run);
+        assert!(
+            v.headline.starts_with("Deadline missed: 8 of"),
+            "{}",
+            v.headline
+        );
+        assert!(!v.headline.contains("fit for"), "{}", v.headline);
+        assert!(!v.headline.contains("suffices"), "{}", v.headline);
+    }
+
+    #[test]
+    fn the_limit_and_the_deadline_are_shown_apart() {
+        let mut run = synthetic(&[vec![5_000, 42_000]]);
+        run.limits.max_latency_ns = Some(100_000);
+        let v = verdict(&run);
+        assert!(
+            v.headline.starts_with(
+                "Deadline met: none of the 2 periods woke later than the deadline (the period, \
+                 1 ms); the worst case was 42.0 µs. Provisional:"
+            ),
+            "{}",
+            v.headline
+        );
+        let evidence = v.evidence.join("\n");
+        assert!(
+            evidence.contains("Deadline: met (the period, 1 ms)"),
+            "{evidence}"
+        );
+        assert!(
+            evidence
+                .contains("The limit asked for (--max-latency, the exit status), 100 µs, was met."),
+            "{evidence}"
+        );
+    }
+
+    /// A deadline tighter than the period: yours, and the class it takes.
+    #[test]
+    fn your_deadline_tighter_than_the_period() {
+        let mut run = synthetic(&[vec![5_000, 6_000, 7_000, 42_000]]);
+        run.limits.deadline_ns = Some(20_000);
+        let v = verdict(&run);
+        assert_eq!(v.deadline.deadline, Deadline::Yours(20_000));
+        assert!(
+            v.headline.starts_with(
+                "Deadline missed: 1 of the 4 periods (25 %) woke later than the deadline \
+                 (yours, 20 µs); 0 periods were missed. The worst case, 42.0 µs, is in the \
+                 tens-of-µs class, too slow for your 20 µs deadline. Meeting it takes a worst \
+                 case under 20 µs: tolerances of tens of microseconds, where the rule of thumb \
+                 turns to a co-kernel such as Xenomai."
+            ),
+            "{}",
+            v.headline
+        );
+        // Looser than the worst case: met, and the class as before.
+        run.limits.deadline_ns = Some(50_000);
+        let v = verdict(&run);
+        assert!(
+            v.headline.starts_with(
+                "Deadline met: none of the 4 periods woke later than the deadline (yours, 50 µs)"
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(
+            v.headline
+                .contains("points to tolerances of tens of microseconds")
+        );
+    }
+
+    /// A bucket that holds values on both sides of the deadline counts
+    /// as "N to M"; a source's resolution can make a miss only possible.
+    #[test]
+    fn a_bucket_that_straddles_the_deadline_gives_a_range() {
+        // 999 500 and 1 000 100 ns share the bucket [999 424, 1 000 447].
+        let run = synthetic(&[vec![5_000, 999_500, 1_000_100]]);
+        let b = beyond(&run, 1_000_000).unwrap();
+        assert_eq!((b.certain, b.at_most, b.samples), (1, 2, 3));
+        let v = verdict(&run);
+        assert!(
+            v.headline
+                .starts_with("Deadline missed: 1 to 2 of the 3 periods (33.3 to 66.7 %)"),
+            "{}",
+            v.headline
+        );
+        // Below the bucket: none beyond, whatever the bucket's width.
+        assert_eq!(beyond(&run, 1_000_447).unwrap().at_most, 0);
+        // A source of 1 µs resolution whose worst value is 1000 µs: it
+        // may have been up to 1000.999 µs.
+        let mut imported = synthetic(&[vec![5_000, 1_000_000]]);
+        imported.threads[0].histogram.resolution_ns = 1_000;
+        let v = verdict(&imported);
+        assert_eq!(v.deadline.outcome(), Outcome::PossiblyMissed);
+        assert!(
+            v.headline.starts_with(
+                "Deadline possibly missed: 0 to 1 of the 2 periods (0 to 50 %) may have woken \
+                 later than the deadline (the period, 1 ms)"
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(v.headline.contains("at the edge of this 1 ms period"));
+        assert!(!v.headline.contains("suffices"), "{}", v.headline);
+    }
+
+    #[test]
+    fn an_import_without_its_interval_has_an_unknown_deadline() {
+        let mut run = synthetic(&[vec![5_000, 3_000_000]]);
+        run.source.kind = SourceKind::Imported.into();
+        run.source.unknown = vec![Unknowable::Interval];
+        run.options.interval_ns = 0;
+        let v = verdict(&run);
+        assert_eq!(v.deadline.outcome(), Outcome::Unknown);
+        assert!(
+            v.headline.starts_with(
+                "Deadline unknown (the source did not record its period); pass --deadline. "
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(!v.headline.contains("1 ms"), "{}", v.headline);
+        assert_eq!(
+            deadline_status(&run),
+            "unknown (the source did not record its period); pass --deadline"
+        );
+        // --deadline judges it.
+        run.limits.deadline_ns = Some(2_000_000);
+        assert!(
+            verdict(&run).headline.starts_with(
+                "Deadline missed: 1 of the 2 periods (50 %) woke later than the \
+                              deadline (yours, 2 ms)"
+            ),
+            "{}",
+            verdict(&run).headline
+        );
+    }
+
+    #[test]
+    fn shares_read_as_percent_or_per_million() {
+        assert_eq!(share(1, 4), "25 %");
+        assert_eq!(share(1, 1000), "0.1 %");
+        assert_eq!(share(8, 20_009), "400 per million");
+        assert_eq!(share(3, 3_600_000), "0.833 per million");
+        assert_eq!(share(0, 10), "0 %");
+        assert_eq!(share(0, 0), "-");
+    }
+
+    #[test]
+    fn milliseconds_on_preempt_rt_point_outside_the_scheduler() {
+        let mut run = synthetic(&[vec![5_000, 7_000, 3_432_529]]);
+        run.options.interval_ns = 10_000_000;
+        run.fingerprint.preemption_model = "rt".into();
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::Milliseconds);
+        assert!(
+            v.headline.contains(
+                "(the period, 10 ms); the worst case was 3.43 ms. Provisional: 60 s, no load; \
+                 measure ≥ 1 h with --load hell for a verdict. So far the worst case, 3.43 ms, \
+                 on a PREEMPT_RT kernel, points to tolerances of milliseconds only."
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(
+            v.headline.contains("outside the scheduler: a hypervisor"),
+            "{}",
+            v.headline
+        );
+        assert!(v.headline.contains("SMIs"), "{}", v.headline);
+        assert!(!v.headline.contains("vanilla"), "{}", v.headline);
+        assert_eq!(
+            v.tolerance,
+            "milliseconds (on PREEMPT_RT: a cause outside the scheduler)"
+        );
+        assert!(
+            !status_line(&run).contains("vanilla"),
+            "{}",
+            status_line(&run)
+        );
+        assert!(v.advice[0].contains("outside the scheduler"));
+        // Firm, in a virtual machine: its hypervisor is named first.
+        run.duration_ns = 2 * 3_600_000_000_000;
+        run.load = Some(loaded("hell", None, &[(0, 97.0)]));
+        run.fingerprint.virtualization = Some("kvm".into());
+        let v = verdict(&run);
+        assert!(
+            v.headline.contains(
+                "the worst case was 3.43 ms. Worst case 3.43 ms on a PREEMPT_RT kernel: as \
+                 measured, this system is fit for tolerances of milliseconds only."
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(
+            v.headline
+                .contains("the hypervisor of this virtual machine (kvm), then SMIs"),
+            "{}",
+            v.headline
+        );
+        // The same worst case on a vanilla kernel, every 10 ms: the class
+        // as before.
+        run.options.interval_ns = 10_000_000;
+        run.fingerprint.preemption_model = "voluntary".into();
+        let v = verdict(&run);
+        assert!(
+            v.headline.contains("a vanilla kernel suffices"),
+            "{}",
+            v.headline
+        );
+        assert_eq!(v.tolerance, "milliseconds (vanilla kernel)");
+    }
+
+    #[test]
+    fn a_missed_period_on_preempt_rt_points_outside_the_scheduler() {
+        let mut run = synthetic(&[vec![5_000, 7_000, 3_432_529]]);
+        run.fingerprint.preemption_model = "rt".into();
+        run.fingerprint.virtualization = Some("kvm".into());
+        // A 1 ms period missed on PREEMPT_RT: the miss first, then the
+        // causes outside the scheduler, never "vanilla".
+        let v = verdict(&run);
+        assert!(
+            v.headline
+                .starts_with("Deadline missed: 1 of the 3 periods")
+        );
+        assert!(
+            v.headline.contains(
+                "On PREEMPT_RT, spikes of milliseconds point outside the scheduler: the \
+                 hypervisor of this virtual machine (kvm)"
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(!v.headline.contains("vanilla"), "{}", v.headline);
+    }
+
+    #[test]
+    fn hundreds_of_microseconds_on_preempt_rt_is_its_class() {
+        let mut run = synthetic(&[vec![5_000, 420_000]]);
+        run.fingerprint.preemption_model = "rt".into();
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::HundredsOfMicros);
+        assert_eq!(v.tolerance, "hundreds of µs (PREEMPT_RT)");
+        assert!(
+            v.headline
+                .contains("points to tolerances of hundreds of microseconds, the class PREEMPT_RT is meant for"),
+            "{}",
+            v.headline
+        );
+        assert!(!v.headline.contains("outside the scheduler"));
     }
 
     #[test]
@@ -613,7 +1084,13 @@ mod tests {
         let v = verdict(&run);
         assert_eq!(v.class, Class::TensOfMicros);
         assert_eq!(v.standing, Standing::Firm);
-        assert!(v.headline.starts_with("Worst case 42"), "{}", v.headline);
+        assert!(
+            v.headline
+                .starts_with("Deadline met: none of the 1\u{202f}001 periods"),
+            "{}",
+            v.headline
+        );
+        assert!(v.headline.contains(". Worst case 42"), "{}", v.headline);
         assert!(v.headline.contains("Xenomai"));
         let limits = v.limits.join("\n");
         assert!(!limits.contains("No load"));
@@ -649,7 +1126,9 @@ mod tests {
             v.standing,
             Standing::Provisional(vec!["1 s".into(), "no load".into()])
         );
-        assert!(v.headline.starts_with("Provisional: 1 s, no load;"));
+        assert!(v.headline.contains(
+            "(the period, 1 ms); the worst case was 42.0 µs. Provisional: 1 s, no load;"
+        ));
         assert!(
             v.headline
                 .contains("points to tolerances of tens of microseconds")
@@ -684,7 +1163,7 @@ mod tests {
         assert_eq!(Standing::of(&run), Standing::Firm);
         assert_eq!(status_line(&run), "tens of µs (co-kernel, e.g. Xenomai)");
         let v = verdict(&run);
-        assert!(v.headline.starts_with("Worst case"), "{}", v.headline);
+        assert!(v.headline.contains("42.0 µs. Worst case"), "{}", v.headline);
         // Exactly an hour is enough; a second less is not.
         run.duration_ns = HOUR;
         assert_eq!(Standing::of(&run), Standing::Firm);

@@ -4,7 +4,9 @@
 //! colour. Reads the record only: the analysis itself is
 //! `crate::explain`, and nothing here prints.
 
-use crate::explain::{Completeness, Culprit, Explanation};
+pub use crate::explain::text::SPLIT_NAME;
+use crate::explain::text::split_lines;
+use crate::explain::{Completeness, Culprit, Explanation, IrqThreadSplit, SplitUnknown};
 use crate::record::{ExplainRecord, RunRecord};
 use crate::text::num;
 
@@ -151,7 +153,45 @@ pub fn counts_line(x: &ExplainRecord) -> String {
             x.missing_events.join(", ")
         ));
     }
+    if let Some(t) = timerlat_line(x) {
+        s.push_str(&format!("; {t}"));
+    }
     s
+}
+
+/// That `rtla timerlat` can cross-check, when the kernel offers its
+/// tracer (recorded by `measure --explain`, which never starts it).
+pub fn timerlat_line(x: &ExplainRecord) -> Option<String> {
+    (x.timerlat_available == Some(true)).then(|| {
+        "this kernel has the timerlat tracer: `rtla timerlat` can cross-check the IRQ and thread latencies".to_string()
+    })
+}
+
+/// Every explanation of the run lacks the IRQ/thread split because the
+/// lean set leaves the timer's expiry out: said once for the run.
+fn lean_unknown(x: &ExplainRecord) -> bool {
+    !x.explanations.is_empty()
+        && x.explanations.iter().all(|e| {
+            e.irq_thread
+                == Some(IrqThreadSplit::Unknown {
+                    why: SplitUnknown::LeanSet,
+                })
+        })
+}
+
+/// The IRQ/thread split for the whole run (after [`SPLIT_NAME`]), when
+/// it is said once: every explanation lacks it for the lean set.
+pub fn split_once_line(x: &ExplainRecord) -> Option<String> {
+    lean_unknown(x).then(|| crate::explain::text::unknown_why(SplitUnknown::LeanSet).to_string())
+}
+
+/// The IRQ/thread split of one explanation of `run`, for a report that
+/// shows [`split_once_line`] when the run says it once.
+pub fn item_split_lines(run: &ExplainRecord, x: &Explanation) -> Vec<String> {
+    if lean_unknown(run) {
+        return vec![];
+    }
+    split_lines(x)
 }
 
 /// The lines the terminal summary adds for a run measured with
@@ -339,6 +379,7 @@ mod tests {
             events_read: 12_345,
             events_lost: if lost_on.is_some() { 42 } else { 0 },
             explanations,
+            timerlat_available: None,
         }
     }
 
@@ -413,6 +454,60 @@ mod tests {
         assert!(lines[2].contains("--explain-events full"));
         // All explained: no rule to state.
         assert!(lines[3].starts_with("explain: 2 of 2 wake-ups that reached 100 µs explained;"));
+    }
+
+    #[test]
+    fn the_irq_thread_split_is_shown_per_explanation_or_said_once() {
+        let run = run_of(&[vec![5_000, 20_000_000], vec![4_000, 300_000]]);
+        let mut x = explained(&run, None);
+        // The synthetic trace holds the timer's expiry, 3 µs late.
+        let lines = item_split_lines(&x, &x.explanations[0]);
+        assert!(
+            lines[0].starts_with(
+                "IRQ and thread latency (as rtla timerlat splits them): IRQ latency 3.0 us, thread latency 20.0 ms: the thread latency dominated"
+            ),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[0].contains("blocked by rtscope-hog:4242 (RT 90)"),
+            "{lines:#?}"
+        );
+        assert_eq!(split_once_line(&x), None);
+        // The lean set: said once for the run, not per explanation.
+        for e in &mut x.explanations {
+            e.irq_thread = Some(IrqThreadSplit::Unknown {
+                why: SplitUnknown::LeanSet,
+            });
+        }
+        assert!(item_split_lines(&x, &x.explanations[0]).is_empty());
+        assert!(
+            split_once_line(&x)
+                .unwrap()
+                .starts_with("unknown in the lean event set")
+        );
+        // Explanations stored before the split: nothing said.
+        for e in &mut x.explanations {
+            e.irq_thread = None;
+        }
+        assert_eq!(split_once_line(&x), None);
+        assert!(item_split_lines(&x, &x.explanations[0]).is_empty());
+    }
+
+    #[test]
+    fn a_kernel_with_timerlat_is_said_to_allow_a_cross_check() {
+        let run = run_of(&[vec![5_000, 20_000_000]]);
+        let mut x = explained(&run, None);
+        assert!(!counts_line(&x).contains("timerlat"));
+        x.timerlat_available = Some(false);
+        assert!(!counts_line(&x).contains("timerlat"));
+        x.timerlat_available = Some(true);
+        assert!(
+            counts_line(&x).ends_with(
+                "; this kernel has the timerlat tracer: `rtla timerlat` can cross-check the IRQ and thread latencies"
+            ),
+            "{}",
+            counts_line(&x)
+        );
     }
 
     #[test]

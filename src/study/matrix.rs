@@ -6,6 +6,7 @@
 //! and order.
 
 use super::spec::{KERNEL_KEY, Order, Setting, Spec, Value};
+use crate::rng::Rng;
 
 /// One configuration: a value chosen for every dimension.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,34 +92,9 @@ pub struct Slot {
     pub repetition: u32,
 }
 
-/// splitmix64: a small, well-mixed generator; the order must be the same
-/// for a seed on every machine and every version.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0), without modulo bias.
-    fn below(&mut self, n: u64) -> u64 {
-        let zone = u64::MAX - u64::MAX % n;
-        loop {
-            let x = self.next();
-            if x < zone {
-                return x % n;
-            }
-        }
-    }
-}
-
 /// The order of every run of a study of `cells` cells.
 pub fn schedule(cells: usize, repetitions: u32, order: Order, seed: u64) -> Vec<Slot> {
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng::new(seed);
     let mut pairs: Vec<(usize, u32)> = Vec::with_capacity(cells * repetitions as usize);
     match order {
         Order::Sequential => {
@@ -133,7 +109,7 @@ pub fn schedule(cells: usize, repetitions: u32, order: Order, seed: u64) -> Vec<
                 let mut pass: Vec<usize> = (0..cells).collect();
                 if order == Order::Random {
                     for i in (1..pass.len()).rev() {
-                        let j = rng.below(i as u64 + 1) as usize;
+                        let j = rng.below_exact(i as u64 + 1) as usize;
                         pass.swap(i, j);
                     }
                 }

@@ -124,6 +124,8 @@ struct CellVerdict {
     headline: String,
     /// Which run the verdict rests on.
     worst: Option<String>,
+    /// The worst run's probabilistic worst case, in one line.
+    tail: Option<String>,
     /// Every finished run: repetition and run id.
     runs: Vec<String>,
     /// Runs not finished: waiting, to do, failed.
@@ -531,12 +533,18 @@ fn matrix_row(study: &Study, c: &CellResult, bests: &[Option<u64>]) -> Row {
     }
 }
 
-/// The verdict of the cell's worst run, and what is still pending.
+/// The verdict of the cell's worst run, and what is still pending: a
+/// deadline that run missed (or may have) first.
 fn verdict_cell(c: &CellResult, pending: &[String]) -> TableCell {
     let (class, mut words) = match worst(c) {
         Some((_, _, r)) => {
             let v = verdict::verdict(r);
-            let mut w = v.class.tolerance().to_string();
+            let mut w = match v.deadline.outcome() {
+                verdict::Outcome::Missed | verdict::Outcome::PossiblyMissed => {
+                    format!("deadline {}; {}", v.deadline.status(), v.tolerance)
+                }
+                _ => v.tolerance.clone(),
+            };
             if v.standing.is_provisional() {
                 w.push_str(", provisional");
             }
@@ -618,14 +626,15 @@ fn spread_table(cells: &[CellResult]) -> Option<Table> {
 fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
     let dim = &study.spec.matrix[d];
     let name = |v: &super::spec::Value| format!("{}={v}", dim.key);
-    let maxima: Vec<Vec<u64>> = dim
+    let runs: Vec<Vec<&RunRecord>> = dim
         .values
         .iter()
         .map(|v| {
             cells
                 .iter()
                 .filter(|c| c.cell.get(&dim.key) == Some(v))
-                .flat_map(|c| c.runs.iter().filter_map(|r| r.2.overall.max_ns))
+                .flat_map(|c| c.runs.iter().map(|r| &r.2))
+                .filter(|r| r.overall.max_ns.is_some())
                 .collect()
         })
         .collect();
@@ -633,8 +642,8 @@ fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
     for i in 0..dim.values.len() {
         for j in i + 1..dim.values.len() {
             lines.push(compare_maxima(
-                (&name(&dim.values[i]), &maxima[i]),
-                (&name(&dim.values[j]), &maxima[j]),
+                (&name(&dim.values[i]), &runs[i]),
+                (&name(&dim.values[j]), &runs[j]),
             ));
         }
     }
@@ -644,9 +653,13 @@ fn separation(study: &Study, cells: &[CellResult], d: usize) -> Separation {
     }
 }
 
-/// The per-run maxima of two values (`name`, maxima): none yet, they
-/// overlap, or one is lower than the other.
-fn compare_maxima((na, a): (&str, &[u64]), (nb, b): (&str, &[u64])) -> Line {
+/// The per-run maxima of two values (`name`, runs): none yet, they
+/// overlap, or one is lower than the other; with one run on each side,
+/// whether the runs' windows put the difference beyond the noise.
+fn compare_maxima((na, ra): (&str, &[&RunRecord]), (nb, rb): (&str, &[&RunRecord])) -> Line {
+    let maxima =
+        |rs: &[&RunRecord]| -> Vec<u64> { rs.iter().filter_map(|r| r.overall.max_ns).collect() };
+    let (a, b) = (maxima(ra), maxima(rb));
     let shown = |m: &[u64]| {
         let (lo, hi) = (m.iter().min().copied(), m.iter().max().copied());
         format!(
@@ -661,7 +674,7 @@ fn compare_maxima((na, a): (&str, &[u64]), (nb, b): (&str, &[u64])) -> Line {
         b.iter().min(),
         b.iter().max(),
     ) else {
-        let none: Vec<&str> = [(na, a), (nb, b)]
+        let none: Vec<&str> = [(na, &a), (nb, &b)]
             .iter()
             .filter(|(_, m)| m.is_empty())
             .map(|(n, _)| *n)
@@ -679,32 +692,72 @@ fn compare_maxima((na, a): (&str, &[u64]), (nb, b): (&str, &[u64])) -> Line {
             text: format!(
                 "{na} ({}) and {nb} ({}): the maxima of their runs overlap, so the \
                  difference is not separable from the noise between runs.",
-                shown(a),
-                shown(b)
+                shown(&a),
+                shown(&b)
             ),
             separable: false,
         };
     }
     let ((lo_n, lo_m), (hi_n, hi_m)) = if ahi < blo {
-        ((na, a), (nb, b))
+        ((na, &a), (nb, &b))
     } else {
-        ((nb, b), (na, a))
+        ((nb, &b), (na, &a))
     };
-    let mut t = format!(
-        "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
-         run's maximum of {hi_n} ({}).",
-        shown(lo_m),
-        shown(hi_m)
-    );
+    let mut line = Line {
+        text: format!(
+            "{lo_n} is lower than {hi_n}: every run's maximum of {lo_n} ({}) is below every \
+             run's maximum of {hi_n} ({}).",
+            shown(lo_m),
+            shown(hi_m)
+        ),
+        separable: true,
+    };
     if a.len() < 2 || b.len() < 2 {
-        t.push_str(
+        single_run_noise(&mut line, (na, ra), (nb, rb));
+    }
+    line
+}
+
+/// One run on a side: the spread between runs is unknown; with one run on
+/// each side, judge the difference from the two runs' windows instead.
+fn single_run_noise(
+    line: &mut Line,
+    (na, ra): (&str, &[&RunRecord]),
+    (nb, rb): (&str, &[&RunRecord]),
+) {
+    use crate::report::noise::{self, RunWindows, Verdict};
+    let judged = match (ra, rb) {
+        ([a], [b]) => {
+            let (wa, wb) = (
+                RunWindows::of(na, a.threads.iter()),
+                RunWindows::of(nb, b.threads.iter()),
+            );
+            let fig = |r: &RunRecord| r.overall.max_ns.unwrap_or(0) as f64;
+            Some(noise::judge("max", &wa, &wb, (fig(a), fig(b))).verdict)
+        }
+        _ => None,
+    };
+    match judged {
+        Some(Verdict::Beyond { p, .. }) => line.text.push_str(&format!(
+            " One run each: from their windows, the difference is beyond the noise ({}).",
+            noise::p_text(p)
+        )),
+        Some(v @ Verdict::Within { .. }) => {
+            line.separable = false;
+            line.text.push_str(&format!(
+                " One run each, and from their windows the difference is {}: these runs \
+                 cannot tell the values apart; more repetitions would.",
+                v.words()
+            ));
+        }
+        Some(Verdict::Unknown(why)) => line.text.push_str(&format!(
+            " With a single run on each side the noise is unknown ({why}): more repetitions \
+             would tell whether this holds."
+        )),
+        None => line.text.push_str(
             " With a single run on one side the noise is unknown: more repetitions \
              would tell whether this holds.",
-        );
-    }
-    Line {
-        text: t,
-        separable: true,
+        ),
     }
 }
 
@@ -714,8 +767,8 @@ fn spread(study: &Study, cells: &[CellResult]) -> SpreadView {
     if table.is_none() {
         missing.push(if study.spec.repetitions < 2 {
             "The study runs each cell once (repetitions = 1): there is no spread between \
-             repetitions to show. Set repetitions = 2 or more to see whether differences are \
-             larger than the noise."
+             repetitions to show; below, a difference between single runs is judged from the \
+             runs' windows. Set repetitions = 2 or more to see the spread between runs."
                 .to_string()
         } else {
             "No cell has two finished runs yet: the spread between repetitions shows once one \
@@ -889,6 +942,16 @@ fn cell_figures(with: &[&CellResult]) -> Result<[FigureView; 2], String> {
 
 // ------------------------------------------------------------ the verdicts
 
+/// The worst run's tail (`rtscope tail ID`), once per cell: the hourly
+/// level with its bound, or the gate that refused.
+fn tail_line(id: i64, r: &RunRecord) -> String {
+    let what = match crate::report::tail::analyze_run(r, &Default::default()) {
+        Ok((est, _)) => crate::report::tail::compact(&est),
+        Err(e) => format!("not analysed: {e}"),
+    };
+    format!("Worst case not yet seen (run {id}, rtscope tail {id}): {what}.")
+}
+
 fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
     let runs = c
         .runs
@@ -913,7 +976,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
                 anchor: anchor(c),
                 heading,
                 class: v.class.key().into(),
-                tolerance: v.class.tolerance().into(),
+                tolerance: v.tolerance.clone(),
                 provisional: v.standing.is_provisional(),
                 headline: v.headline,
                 worst: Some(if c.runs.len() > 1 {
@@ -924,6 +987,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
                 } else {
                     format!("The verdict rests on run {id} (repetition {rep}), the only one.")
                 }),
+                tail: Some(tail_line(*id, r)),
                 runs,
                 pending,
                 interrupted,
@@ -937,6 +1001,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
             provisional: false,
             headline: "No verdict: no run of this cell has finished.".into(),
             worst: None,
+            tail: None,
             runs,
             pending,
             interrupted,
@@ -1249,5 +1314,62 @@ load = "hell"
         assert!(html.contains("Only timer=abs has results so far"));
         assert_eq!(html.matches("<svg").count(), 2);
         assert!(html.contains("id=\"cells-hist\""));
+    }
+
+    /// Two values, one run each: the difference of their maxima judged
+    /// from the runs' windows.
+    #[test]
+    fn single_runs_are_judged_from_their_windows() {
+        use crate::report::noise::test_series;
+        let file = "name = \"x\"\nduration = 5\nrepetitions = 1\n[matrix]\ntimer = [\"abs\", \"nanosleep\"]\n";
+        let s = study(file, |_, _, pos| {
+            let done = SlotState::Done {
+                run_uuid: format!("u{pos}"),
+            };
+            (done, vec![attempt(pos, AttemptState::Done, Some("u"))])
+        });
+        let maxima = [5_000_000, 10_000_000];
+        let mut cells = results(&s, |c, _| Some(vec![3_000, maxima[c.index]]));
+        let sep = |cells: &[CellResult]| compare_maxima_of(&s, cells);
+        let line = sep(&cells);
+        assert!(line.separable, "{}", line.text);
+        assert!(
+            line.text
+                .contains("the noise is unknown (run timer=abs has no windows)"),
+            "{}",
+            line.text
+        );
+        // One stall each (5 ms and 10 ms): within the noise.
+        for (c, m) in cells.iter_mut().zip(maxima) {
+            c.runs[0].2.threads[0].windows = test_series(30, 1.0, m);
+        }
+        let line = sep(&cells);
+        assert!(!line.separable, "{}", line.text);
+        assert!(
+            line.text
+                .contains("the difference is within the noise (p = ")
+                && line.text.contains("cannot tell the values apart"),
+            "{}",
+            line.text
+        );
+        // Every window of nanosleep twice as late: beyond.
+        cells[1].runs[0].2.threads[0].windows = test_series(30, 2.0, 0);
+        cells[0].runs[0].2.threads[0].windows = test_series(30, 1.0, 0);
+        cells[0].runs[0].2.overall.max_ns = Some(150_000);
+        cells[1].runs[0].2.overall.max_ns = Some(300_000);
+        let line = sep(&cells);
+        assert!(line.separable, "{}", line.text);
+        assert!(
+            line.text
+                .contains("from their windows, the difference is beyond the noise (p < 0.001)."),
+            "{}",
+            line.text
+        );
+    }
+
+    fn compare_maxima_of(s: &Study, cells: &[CellResult]) -> Line {
+        let mut sep = separation(s, cells, 0);
+        assert_eq!(sep.lines.len(), 1);
+        sep.lines.remove(0)
     }
 }

@@ -533,6 +533,39 @@ mod tests {
         assert_eq!(s.cells(), 2);
     }
 
+    /// The deadline is a measure setting: `[fixed]` gives every run
+    /// one, `[matrix]` crosses several, 0 is refused with its line.
+    #[test]
+    fn a_deadline_is_a_setting_of_every_cell() {
+        let s = parse(
+            "name = \"n\"\nduration = \"1m\"\n[matrix]\ndeadline = [\"500us\", 2000]\n\
+             [fixed]\ninterval = \"1ms\"\n",
+            "s.toml",
+        )
+        .unwrap();
+        let deadlines: Vec<Option<u64>> = crate::study::matrix::cells(&s)
+            .iter()
+            .map(|c| {
+                crate::measure::Settings::from_table(c.table(&s.fixed))
+                    .unwrap()
+                    .deadline_ns
+            })
+            .collect();
+        assert_eq!(deadlines, [Some(500_000), Some(2_000_000)]);
+        let zero = parse(
+            "name = \"n\"\nduration = \"1m\"\n[fixed]\ndeadline = 0\n",
+            "s.toml",
+        )
+        .unwrap();
+        let e = crate::study::check::check(&zero, "s.toml").unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (4, Some("fixed.deadline")),
+            "{e}"
+        );
+        assert!(e.message.contains("deadline '0' is 0"), "{e}");
+    }
+
     #[test]
     fn mistakes_name_line_and_key() {
         let e = refused("name = \"n\"\nduration = \"1m\"\n\n[matrix]\npolicy = \"fifo\"\n");

@@ -5,11 +5,13 @@
 
 mod cgroup_v2;
 mod characterize;
+mod compare_noise;
 mod completions;
 mod cpulock;
 mod doctor;
 mod explain;
 mod import;
+mod import_formats;
 mod load;
 mod measure;
 mod measure_explain;
@@ -22,5 +24,6 @@ mod report;
 mod static_binary;
 mod store;
 mod study;
+mod tail;
 mod tune;
 mod util;

@@ -284,6 +284,68 @@ fn max_latency_exceeded_exits_1_after_writing_everything() {
     assert_code(&o, 0);
 }
 
+/// `--deadline` is recorded with the run and judged first: a 1 us
+/// deadline is always missed; the same run judged by `report` against
+/// 1 s (never reached in a 2 s run of 1 ms periods) is met, and the
+/// stored record keeps its own deadline.
+#[test]
+fn a_deadline_is_recorded_and_said_met_or_missed() {
+    let _g = shared_system();
+    let dir = TempDir::new("deadline");
+    let json = dir.join("d.json");
+    let o = run_measure(
+        &dir,
+        &[
+            "-D",
+            "2s",
+            "-i",
+            "1ms",
+            "-q",
+            "--deadline",
+            "1us",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    assert_eq!(u(&r["limits"]["deadline_ns"]), 1_000);
+    let out = stdout(&o);
+    assert!(out.contains("deadline MISSED (yours, 1 µs): "), "{out}");
+    let html = dir.join("d.html");
+    let o = rtscope(dir.path())
+        .args([
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .args(["--deadline", "1s"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Deadline met: none of the"), "met expected");
+    assert!(page.contains("(yours, 1 s)"));
+    assert!(!page.contains("Deadline missed"));
+    // Without --deadline, the report judges the run's own: missed.
+    let o = rtscope(dir.path())
+        .args([
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Deadline missed: "), "missed expected");
+    assert!(page.contains("(yours, 1 µs)"));
+    // The file was not rewritten by the report's --deadline.
+    assert_eq!(u(&read_json(&json)["limits"]["deadline_ns"]), 1_000);
+}
+
 #[test]
 fn break_threshold_stops_the_run_with_exit_1() {
     let _g = shared_system();
@@ -479,6 +541,11 @@ fn bad_input_is_refused_with_exit_2() {
     );
     expect_refusal(&["--policy", "fast", "-D", "1"], "unknown policy 'fast'");
     expect_refusal(&["-D", "ten"], "not a duration");
+    expect_refusal(&["--deadline", "0", "-D", "1"], "deadline '0' is 0");
+    expect_refusal(
+        &["--deadline", "soon", "-D", "1"],
+        "--deadline takes a time",
+    );
     expect_refusal(&["-D", "0"], "longer than 0");
     expect_refusal(
         &["--policy", "other", "-p", "5", "-D", "1"],

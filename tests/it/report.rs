@@ -335,6 +335,47 @@ fn report_of_one_run_has_the_expected_structure() {
     assert_eq!(std::fs::read(&again).unwrap(), html.into_bytes());
 }
 
+/// A PREEMPT_RT guest with millisecond spikes: the verdict speaks of
+/// the kernel measured (outside the scheduler), never of "a vanilla
+/// kernel", in the report and in `compare`.
+#[test]
+fn milliseconds_on_preempt_rt_are_not_called_a_vanilla_kernel() {
+    let dir = TempDir::new("report-rt-ms");
+    let rt = write_run(&dir, "rt.json", &rich_run(1, "rt guest", "rt", 3_000_000));
+    let vanilla = write_run(&dir, "v.json", &rich_run(2, "vanilla", "none", 3_000_000));
+    let out = dir.join("report.html");
+    run_ok(&dir, &["report", s(&rt), "-o", s(&out)]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains(
+        "<h3>Provisional verdict: milliseconds (on PREEMPT_RT: a cause outside the scheduler)</h3>"
+    ));
+    // Its 1 ms period was missed: said first, then where such spikes
+    // come from on PREEMPT_RT.
+    assert!(html.contains("Deadline missed: "));
+    assert!(html.contains("On PREEMPT_RT, spikes of milliseconds point outside the scheduler"));
+    assert!(!html.contains("vanilla kernel"), "an RT run called vanilla");
+    // compare: both missed their 1 ms period, which each line says
+    // first; neither is told a vanilla kernel would do, and the RT one
+    // keeps where its spikes come from.
+    let o = run_ok(&dir, &["compare", s(&vanilla), s(&rt)]);
+    let text = stdout(&o);
+    assert!(!text.contains("vanilla kernel"), "{text}");
+    assert!(
+        text.contains(
+            "verdict: deadline missed (the period, 1 ms); worst case in the milliseconds class \
+             (provisional"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "verdict: deadline missed (the period, 1 ms); worst case in the milliseconds class \
+             (on PREEMPT_RT: a cause outside the scheduler) (provisional"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn report_of_several_runs_compares_them_fairly() {
     let dir = TempDir::new("report-many");
@@ -685,6 +726,7 @@ fn explained_run() -> RunRecord {
         events_read: 1_000_000,
         events_lost: 42,
         explanations,
+        timerlat_available: None,
     });
     r
 }
@@ -852,6 +894,11 @@ fn compare_prints_ratios_and_gates_regressions() {
         t.stats.min_ns = t.stats.min_ns.map(|v| v * 13 / 10);
         t.stats.max_ns = t.stats.max_ns.map(|v| v * 13 / 10);
         t.stats.fill_quantiles(&scaled);
+        // Its windows too: the record stays one run's.
+        let w = &mut t.windows;
+        for col in [&mut w.min_ns, &mut w.avg_ns, &mut w.max_ns, &mut w.p99_ns] {
+            col.iter_mut().for_each(|v| *v = *v * 13 / 10);
+        }
     }
     let parts: Vec<_> = worse
         .threads
@@ -899,6 +946,12 @@ fn compare_prints_ratios_and_gates_regressions() {
         .unwrap();
     assert_code(&o, 1);
     assert!(stdout(&o).contains("regression gate") && stdout(&o).contains("FAILED"));
+    // Every window 30 % later too: beyond the noise of the windows.
+    assert!(
+        stdout(&o).contains("FAILED (the difference is beyond the noise"),
+        "{}",
+        stdout(&o)
+    );
     let o = run_ok(
         &dir,
         &[
@@ -928,6 +981,66 @@ fn compare_prints_ratios_and_gates_regressions() {
         ),
         "{}",
         stdout(&o)
+    );
+}
+
+/// `report` and `compare` judge stored runs against another deadline
+/// (`--deadline`) without writing it to the run; each says per run
+/// whether its deadline was met.
+#[test]
+fn report_and_compare_judge_a_deadline_of_your_choice() {
+    let dir = TempDir::new("report-deadline");
+    // Every 1 ms, with spikes up to 3 ms: the period is missed.
+    let a = write_run(&dir, "a.json", &rich_run(1, "vanilla", "none", 3_000_000));
+    let b = write_run(&dir, "b.json", &rich_run(2, "vanilla 2", "none", 3_000_000));
+    let html = dir.join("r.html");
+    run_ok(&dir, &["report", s(&a), "-o", s(&html)]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Deadline missed: "), "missed expected");
+    assert!(page.contains("(the period, 1 ms)"));
+    assert!(
+        !page.contains("suffices"),
+        "a missed period called sufficient"
+    );
+    run_ok(&dir, &["report", s(&a), "-o", s(&html), "--deadline", "1s"]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Deadline met: none of the 120"),
+        "met expected"
+    );
+    assert!(page.contains("(yours, 1 s)"));
+    let o = run_ok(&dir, &["compare", s(&a), s(&b)]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("A deadline MISSED (the period, 1 ms): "),
+        "{text}"
+    );
+    assert!(
+        text.contains("B deadline MISSED (the period, 1 ms): "),
+        "{text}"
+    );
+    let o = run_ok(&dir, &["compare", s(&a), s(&b), "--deadline", "1s"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("A deadline met (yours, 1 s): no period later"),
+        "{text}"
+    );
+    assert!(
+        text.contains("B deadline met (yours, 1 s): no period later"),
+        "{text}"
+    );
+    // The runs keep their own deadline (none: the period).
+    let stored = read_json(&a);
+    assert!(stored["limits"].get("deadline_ns").is_none(), "{stored}");
+    refused(
+        &dir,
+        &["report", s(&a), "-o", s(&html), "--deadline", "0"],
+        "deadline '0' is 0",
+    );
+    refused(
+        &dir,
+        &["compare", s(&a), s(&b), "--deadline", "soon"],
+        "--deadline takes a time",
     );
 }
 

@@ -559,42 +559,61 @@ fn another_users_store_is_read_but_not_written() {
 }
 
 /// Root run from a unit or cron (no HOME, no XDG_DATA_HOME) measures
-/// into the system store and `runs` / `report` read it; with a home, the
-/// system store, now that it exists, is still root's default (where
-/// `sudo rtscope runs` meets the monitor service).
+/// into the system store and `runs` / `report` find that run there; with
+/// a home, the system store, now that it exists, is still root's default
+/// (where `sudo rtscope runs` meets the monitor service). The system
+/// store is moved to a temporary directory (RTSCOPE_SYSTEM_STORE_DIR):
+/// the real /var/lib/rtscope is never touched.
 #[test]
 fn root_without_a_home_uses_the_system_store() {
-    if !is_root() {
+    if !require_root() {
         return;
     }
     let dir = TempDir::new("system-store");
     let system = dir.join("var-lib-rtscope");
-    let bare = || {
-        let mut c = std::process::Command::new(bin());
-        c.env_clear().env("RTSCOPE_SYSTEM_STORE_DIR", &system);
+    let label = format!("no home {}", std::process::id());
+    // The test's environment, without HOME and XDG_DATA_HOME (`env -u`).
+    let homeless = || {
+        let mut c = rtscope(dir.path());
+        c.env_remove("HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env("RTSCOPE_SYSTEM_STORE_DIR", &system);
         c
     };
     {
         let _g = shared_system();
-        let o = bare()
-            .args(["measure", "-t", "1", "-D", "1", "-q"])
+        let o = homeless()
+            .args(["measure", "-t", "1", "-D", "1s", "-q", "--label", &label])
             .output()
             .unwrap();
         assert_code(&o, 0);
     }
     assert!(system.join("rtscope.db").exists());
-    let o = bare().arg("runs").output().unwrap();
+    let o = homeless().arg("runs").output().unwrap();
     assert_code(&o, 0);
-    assert!(stdout(&o).lines().count() >= 2, "{}", stdout(&o));
+    assert!(stdout(&o).contains(&label), "{}", stdout(&o));
     let html = dir.join("r.html");
-    let o = bare()
+    let o = homeless()
         .args(["report", "last", "-o", html.to_str().unwrap()])
         .output()
         .unwrap();
     assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(&label), "the report is not of that run");
+    // A bare environment, as a unit or cron gives (not even PATH).
+    let bare = || {
+        let mut c = std::process::Command::new(bin());
+        c.env_clear()
+            .env("RTSCOPE_SYSTEM_STORE_DIR", &system)
+            .env("RTSCOPE_RUN_DIR", dir.join("run"));
+        c
+    };
+    let o = bare().args(["runs", "--label", &label]).output().unwrap();
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains(&label), "{}", stdout(&o));
     let o = bare().env("HOME", dir.path()).arg("runs").output().unwrap();
     assert_code(&o, 0);
-    assert!(!stdout(&o).contains("no runs"), "{}", stdout(&o));
+    assert!(stdout(&o).contains(&label), "{}", stdout(&o));
     assert!(!dir.join(".local/share/rtscope/rtscope.db").exists());
 }
 

@@ -28,6 +28,7 @@ fn every_field() -> Settings {
         break_ns: Some(300_000),
         tracemark: true,
         max_latency_ns: Some(200_000),
+        deadline_ns: Some(500_000),
         histogram: Some(100),
         histofall: Some(200),
         histfile: Some("h.txt".into()),
@@ -193,6 +194,27 @@ fn the_request_carries_every_setting() {
     assert_eq!(r.store, Some(PathBuf::from("s.db")));
     assert_eq!(r.tags.len(), 2);
     assert!(r.force_shared_cpus);
+    assert_eq!(r.deadline_ns, Some(500_000));
+}
+
+#[test]
+fn a_deadline_reads_as_the_interval_does_and_is_never_zero() {
+    assert_eq!(read("deadline = 250\n").unwrap().deadline_ns, Some(250_000));
+    assert_eq!(
+        read("deadline = \"2ms\"\n").unwrap().deadline_ns,
+        Some(2_000_000)
+    );
+    let e = read("deadline = 0\n").unwrap_err().to_string();
+    assert!(e.contains("deadline '0' is 0"), "{e}");
+    let e = read("deadline = \"soon\"\n").unwrap_err().to_string();
+    assert!(e.contains("'soon' is not a duration"), "{e}");
+    assert!(e.contains("--deadline takes a time"), "{e}");
+    let words = Settings {
+        deadline_ns: Some(500_000),
+        ..Settings::default()
+    }
+    .command_line();
+    assert_eq!(words[2..], ["--deadline", "500us"]);
 }
 
 #[test]

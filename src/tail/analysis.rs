@@ -1,0 +1,286 @@
+//! The analysis in named steps: check the input, choose the threshold,
+//! judge the gates, then give the levels or the refusal.
+
+use super::gates::{self, Gate, GateStatus};
+use super::levels::{self, Horizon, ReturnLevel, Tail};
+use super::threshold::{self, ThresholdTest};
+use super::{
+    Bin, ExtremalIndex, GevFit, PotFit, TailError, TailEstimate, TailInput, TailOptions,
+    TailResult, cluster, gev, gpd,
+};
+
+/// Check the input; returns the observed maximum.
+fn validate(input: &TailInput, opts: &TailOptions) -> Result<u64, TailError> {
+    if input.period_ns == 0 {
+        return Err(TailError::Period);
+    }
+    if !(opts.probability > 0.0 && opts.probability < 1.0) {
+        return Err(TailError::Probability(opts.probability));
+    }
+    check_bins(&input.bins, input.samples)?;
+    if let Some(h) = &input.halves {
+        for half in h {
+            check_bins(half, half.iter().map(|b| b.count).sum())?;
+        }
+    }
+    if let Some(w) = &input.windows {
+        if !(w.length_s > 0.0) || w.max_ns.iter().any(|v| !v.is_finite()) {
+            return Err(TailError::Windows(w.length_s));
+        }
+    }
+    let top = input
+        .bins
+        .iter()
+        .rev()
+        .find(|b| b.count > 0)
+        .ok_or(TailError::Empty)?;
+    Ok(top.hi_ns - 1)
+}
+
+fn check_bins(bins: &[Bin], samples: u64) -> Result<(), TailError> {
+    let mut sum = 0u64;
+    let mut prev_hi = 0u64;
+    for b in bins {
+        if b.hi_ns <= b.lo_ns {
+            return Err(TailError::BadBin {
+                lo_ns: b.lo_ns,
+                hi_ns: b.hi_ns,
+            });
+        }
+        if b.lo_ns < prev_hi {
+            return Err(TailError::Unordered { lo_ns: b.lo_ns });
+        }
+        prev_hi = b.hi_ns;
+        sum = sum.saturating_add(b.count);
+    }
+    if sum == 0 {
+        return Err(TailError::Empty);
+    }
+    if sum != samples {
+        return Err(TailError::CountMismatch { bins: sum, samples });
+    }
+    Ok(())
+}
+
+/// θ and what it rests on. Only exceedance times (wake-up scale) change
+/// the levels; the windows' θ is shown, the levels keep θ = 1.
+fn extremal_index(input: &TailInput) -> (ExtremalIndex, f64) {
+    if let Some(t) = &input.exceedance_times {
+        if let Some(theta) = cluster::intervals_estimator(&t.wakeups) {
+            let use_ = "wake-ups over the horizon are counted as N·θ independent ones".to_string();
+            let from = format!("exceedance_times over {} ns", t.threshold_ns);
+            return (
+                ExtremalIndex::Estimated {
+                    theta,
+                    from,
+                    exceedances: t.wakeups.len(),
+                    use_,
+                },
+                theta,
+            );
+        }
+    }
+    if let Some((theta, n)) = input
+        .windows
+        .as_ref()
+        .and_then(|w| cluster::windows_theta(&w.max_ns))
+    {
+        let use_ = "shown only: clustering of extreme windows, not of wake-ups; the levels assume theta = 1 (no fewer independent wake-ups, the cautious side)".to_string();
+        return (
+            ExtremalIndex::Estimated {
+                theta,
+                from: "windows".into(),
+                exceedances: n,
+                use_,
+            },
+            1.0,
+        );
+    }
+    let assumption = "unknown (a histogram keeps no order): theta = 1 is assumed, the cautious side for the chance of at least one late wake-up".to_string();
+    (ExtremalIndex::Unknown { assumption }, 1.0)
+}
+
+/// What the gates and levels share.
+struct Found {
+    tests: Vec<ThresholdTest>,
+    chosen: Option<usize>,
+    pot: Option<PotFit>,
+    gev: Option<GevFit>,
+    theta: f64,
+}
+
+fn pot_of(t: &ThresholdTest, samples: u64) -> Option<PotFit> {
+    let f = t.fit.as_ref()?;
+    Some(PotFit {
+        threshold_ns: t.threshold_ns,
+        exceedances: t.exceedances,
+        rate: t.exceedances as f64 / samples as f64,
+        sigma_ns: f.sigma_ns,
+        xi: f.xi,
+        xi_se: f.xi_se.is_finite().then_some(f.xi_se),
+    })
+}
+
+fn tail_of<'a>(found: &'a Found, ex: &'a gpd::Exceedances, input: &TailInput) -> Option<Tail<'a>> {
+    let k = found.chosen?;
+    let fit = found.tests[k].fit.as_ref()?;
+    let rate = found.pot.as_ref()?.rate;
+    Some(Tail {
+        ex,
+        fit,
+        rate,
+        period_ns: input.period_ns as f64,
+        theta: found.theta,
+    })
+}
+
+fn gev_levels(input: &TailInput, fit: &GevFit, p: f64) -> Vec<ReturnLevel> {
+    let Some(w) = &input.windows else {
+        return vec![];
+    };
+    Horizon::ALL
+        .iter()
+        .map(|&h| {
+            let m = h.seconds() / w.length_s;
+            let ly = gev::ln_y_for(p, m);
+            let (lo, hi) = gev::level_interval(&w.max_ns, fit, ly);
+            ReturnLevel {
+                horizon: h,
+                probability: p,
+                wakeups: m,
+                level_ns: gev::level(fit, ly),
+                lower95_ns: lo,
+                upper95_ns: hi,
+            }
+        })
+        .collect()
+}
+
+fn held_out(input: &TailInput, found: &Found) -> Gate {
+    match (&input.halves, found.pot.as_ref(), &input.windows) {
+        (Some(h), Some(p), _) => gates::held_out_histogram(h, p.threshold_ns),
+        (_, _, Some(w)) => gates::held_out_windows(w),
+        _ => Gate {
+            name: gates::GateName::HeldOut,
+            status: GateStatus::NotEvaluated,
+            figure: None,
+            limit: String::new(),
+            detail: "neither the run's halves nor a window series: not checked".into(),
+        },
+    }
+}
+
+/// Analyse a run's tail. Errors only for input that cannot be read;
+/// data too poor for an estimate give [`TailResult::Insufficient`].
+pub fn analyze(input: &TailInput, opts: &TailOptions) -> Result<TailEstimate, TailError> {
+    let observed_max_ns = validate(input, opts)?;
+    let n = input.samples;
+    let edges = threshold::candidates(
+        &input.bins,
+        n,
+        opts.max_exceedances,
+        opts.min_exceedances / 2,
+        opts.candidates,
+    );
+    let (tests, chosen) = threshold::choose(&input.bins, &edges, opts.alpha);
+    let (extremal_index, theta) = extremal_index(input);
+    let pot = chosen.and_then(|k| pot_of(&tests[k], n));
+    let gev = input.windows.as_ref().and_then(|w| gev::fit(&w.max_ns));
+    let found = Found {
+        tests,
+        chosen,
+        pot,
+        gev,
+        theta,
+    };
+    let ex = found
+        .pot
+        .as_ref()
+        .map(|p| gpd::Exceedances::over(&input.bins, p.threshold_ns));
+    let tail = ex.as_ref().and_then(|ex| tail_of(&found, ex, input));
+    let p = opts.probability;
+    let pot_levels: Vec<ReturnLevel> = tail
+        .iter()
+        .flat_map(|t| Horizon::ALL.map(|h| t.return_level(h, p)))
+        .flatten()
+        .collect();
+    let gev_levels = found
+        .gev
+        .as_ref()
+        .map_or(vec![], |g| gev_levels(input, g, p));
+    let gates = vec![
+        gates::exceedances(&found.tests, found.chosen, opts.min_exceedances),
+        gates::goodness_of_fit(&found.tests, found.chosen, opts.min_p_value),
+        gates::shape_stability(&found.tests, found.chosen),
+        gates::stationarity(input.windows.as_ref()),
+        held_out(input, &found),
+        gates::agreement(
+            pot_levels.first(),
+            gev_levels.first(),
+            agreement_why(input, &found),
+        ),
+    ];
+    let bound_3_over_n = 3.0 / n as f64;
+    let result = match gates.iter().find(|g| g.status == GateStatus::Fail) {
+        Some(g) => TailResult::Insufficient {
+            gate: g.name,
+            figure: g.figure,
+            observed_max_ns,
+            bound_3_over_n,
+        },
+        None => estimate(tail.as_ref(), input, opts, pot_levels, gev_levels),
+    };
+    Ok(TailEstimate {
+        samples: n,
+        period_ns: input.period_ns,
+        observed_max_ns,
+        bound_3_over_n,
+        probability: p,
+        thresholds: found.tests,
+        chosen: found.chosen,
+        pot: found.pot,
+        gev: found.gev,
+        extremal_index,
+        gates,
+        result,
+    })
+}
+
+fn agreement_why(input: &TailInput, found: &Found) -> &'static str {
+    match (&input.windows, &found.gev) {
+        (None, _) => "no window series: one estimate only",
+        (Some(_), None) => "the window maxima could not be fitted (fewer than 10?)",
+        _ => "no return level from the histogram",
+    }
+}
+
+fn estimate(
+    tail: Option<&Tail>,
+    input: &TailInput,
+    opts: &TailOptions,
+    pot: Vec<ReturnLevel>,
+    gev: Vec<ReturnLevel>,
+) -> TailResult {
+    let deadline = opts.deadline_ns.and_then(|d| {
+        let t = tail?;
+        t.deadline_risk(d as f64).or_else(|| {
+            let k: u64 = input
+                .bins
+                .iter()
+                .filter(|b| b.hi_ns > d)
+                .map(|b| b.count)
+                .sum();
+            Some(levels::empirical_risk(
+                d as f64,
+                k,
+                input.samples,
+                3600e9 / input.period_ns as f64 * t.theta,
+            ))
+        })
+    });
+    TailResult::Estimate {
+        return_levels: pot,
+        gev_return_levels: gev,
+        deadline,
+    }
+}

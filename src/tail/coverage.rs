@@ -1,0 +1,118 @@
+//! The bench of the tail analysis (not run by `cargo test`; see
+//! bench/README.md, "tail-coverage"): how often the 95 % bound of the
+//! hourly return level covers the true one over many seeds, and how long
+//! the analysis of a 24-hour monitor's histogram takes.
+
+use super::*;
+
+use crate::rng::Rng;
+
+/// A body uniform on 2-20 µs and, with probability `ZETA`, a GPD tail
+/// above 20 µs of scale 4 µs.
+const U0: f64 = 20_000.0;
+const ZETA: f64 = 0.01;
+const SIGMA: f64 = 4_000.0;
+
+fn draw(rng: &mut Rng, xi: f64) -> u64 {
+    let tail = rng.open_unit() < ZETA;
+    let u = rng.open_unit();
+    let v = if !tail {
+        2_000.0 + 18_000.0 * u
+    } else {
+        U0 + gpd::quantile_offset(u.ln(), SIGMA, xi)
+    };
+    v.round() as u64
+}
+
+fn true_hour_level(xi: f64, p: f64, period_ns: f64) -> f64 {
+    let n = 3600e9 / period_ns;
+    let q = -((-p).ln_1p() / n).exp_m1();
+    U0 + gpd::quantile_offset((q / ZETA).ln(), SIGMA, xi)
+}
+
+fn sample(seed: u64, xi: f64, n: u64) -> Histogram {
+    let mut rng = Rng::new(seed);
+    let mut h = Histogram::latency();
+    for _ in 0..n {
+        h.record(draw(&mut rng, xi));
+    }
+    h
+}
+
+/// `cargo test --release --lib -- tail_coverage --ignored --nocapture`
+#[test]
+#[ignore]
+fn tail_coverage() {
+    let seeds: u64 = std::env::var("TAIL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let n = 1_000_000;
+    for xi in [-0.3, 0.0, 0.2] {
+        let truth = true_hour_level(xi, 0.01, 1e6);
+        let (mut est, mut upper_ok, mut both_ok, mut secs) = (0, 0, 0, 0.0);
+        let mut refused: Vec<GateName> = vec![];
+        for seed in 0..seeds {
+            let input = TailInput::from_histogram(&sample(seed + 1000, xi, n), 1_000_000);
+            let t = std::time::Instant::now();
+            let e = analyze(&input, &TailOptions::default()).unwrap();
+            secs += t.elapsed().as_secs_f64();
+            match e.result {
+                TailResult::Estimate { return_levels, .. } => {
+                    est += 1;
+                    let h = &return_levels[0];
+                    let up = h.upper95_ns.is_none_or(|u| truth <= u);
+                    upper_ok += up as u32;
+                    both_ok += (up && h.lower95_ns.is_none_or(|l| truth >= l)) as u32;
+                }
+                TailResult::Insufficient { gate, .. } => refused.push(gate),
+            }
+        }
+        eprintln!(
+            "xi {xi:+.1}: {seeds} seeds of {n} samples: {est} estimates, upper bound covers {upper_ok}/{est} ({:.1} %), interval covers {both_ok}/{est} ({:.1} %), refused {} {:?}; {:.3} s per analysis",
+            100.0 * upper_ok as f64 / est.max(1) as f64,
+            100.0 * both_ok as f64 / est.max(1) as f64,
+            refused.len(),
+            refused,
+            secs / seeds as f64
+        );
+    }
+}
+
+/// A 24-hour monitor at 1 ms (86.4 M samples, windows of 5 min):
+/// `cargo test --release --lib -- tail_day_timing --ignored --nocapture`
+#[test]
+#[ignore]
+fn tail_day_timing() {
+    let (n, per_window) = (86_400_000u64, 300_000u64);
+    let mut rng = Rng::new(42);
+    let mut h = Histogram::latency();
+    let mut max_ns = vec![];
+    let mut wmax = 0u64;
+    for i in 0..n {
+        let v = draw(&mut rng, 0.0);
+        h.record(v);
+        wmax = wmax.max(v);
+        if (i + 1) % per_window == 0 {
+            max_ns.push(wmax as f64);
+            wmax = 0;
+        }
+    }
+    let mut input = TailInput::from_histogram(&h, 1_000_000);
+    input.windows = Some(WindowMaxima {
+        length_s: 300.0,
+        max_ns,
+    });
+    let t = std::time::Instant::now();
+    let e = analyze(&input, &TailOptions::default()).unwrap();
+    let dt = t.elapsed();
+    let status = serde_json::to_value(&e.result).unwrap()["status"].clone();
+    eprintln!(
+        "24 h at 1 ms: {} bins, {} windows: analysis {dt:?}, result {status}",
+        input.bins.len(),
+        288
+    );
+    for g in &e.gates {
+        eprintln!("  {:?} {:?} {:?}", g.name, g.status, g.figure);
+    }
+}

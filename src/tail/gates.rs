@@ -1,0 +1,330 @@
+//! The gates an estimate must pass before a number is given, each with
+//! its figure: enough exceedances, goodness of fit, a shape stable over
+//! higher thresholds, stationary window maxima, a held-out check, and
+//! agreement between the histogram's and the windows' estimates.
+
+use serde::Serialize;
+use statrs::distribution::{DiscreteCDF, Poisson};
+
+use super::gev;
+use super::gpd::{self, Exceedances};
+use super::levels::ReturnLevel;
+use super::threshold::ThresholdTest;
+use super::{Bin, WindowMaxima};
+
+/// The gates, in the order they are judged.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GateName {
+    Exceedances,
+    GoodnessOfFit,
+    ShapeStability,
+    Stationarity,
+    HeldOut,
+    Agreement,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    Pass,
+    Fail,
+    /// The input lacks what the gate needs (said in `detail`); the
+    /// assumption it would check stands untested.
+    NotEvaluated,
+}
+
+/// One gate: its figure (null when there is none), the limit it is held
+/// to and what was seen.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Gate {
+    pub name: GateName,
+    pub status: GateStatus,
+    pub figure: Option<f64>,
+    pub limit: String,
+    pub detail: String,
+}
+
+fn gate(name: GateName, pass: bool, figure: Option<f64>, limit: &str, detail: String) -> Gate {
+    let status = if pass {
+        GateStatus::Pass
+    } else {
+        GateStatus::Fail
+    };
+    Gate {
+        name,
+        status,
+        figure: figure.filter(|f| f.is_finite()),
+        limit: limit.into(),
+        detail,
+    }
+}
+
+fn not_evaluated(name: GateName, limit: &str, why: &str) -> Gate {
+    Gate {
+        name,
+        status: GateStatus::NotEvaluated,
+        figure: None,
+        limit: limit.into(),
+        detail: why.into(),
+    }
+}
+
+pub fn exceedances(tests: &[ThresholdTest], chosen: Option<usize>, min: u64) -> Gate {
+    let chosen = chosen.map(|k| &tests[k]);
+    if chosen.is_none() && !tests.is_empty() {
+        // There were thresholds to test and none fitted: the refusal is
+        // goodness of fit's, not a want of samples.
+        return not_evaluated(
+            GateName::Exceedances,
+            &format!(">= {min}"),
+            "no threshold was chosen (every candidate was rejected: see goodness of fit)",
+        );
+    }
+    let n = chosen.map_or(0, |t| t.exceedances);
+    let detail = match chosen {
+        Some(t) => format!("{n} samples above the threshold {} ns", t.threshold_ns),
+        None => "too few samples for a candidate threshold".into(),
+    };
+    gate(
+        GateName::Exceedances,
+        n >= min,
+        Some(n as f64),
+        &format!(">= {min}"),
+        detail,
+    )
+}
+
+/// The Anderson-Darling p-value at the chosen threshold.
+pub fn goodness_of_fit(tests: &[ThresholdTest], chosen: Option<usize>, min_p: f64) -> Gate {
+    let limit = format!("p >= {min_p}");
+    match chosen {
+        Some(k) => {
+            let t = &tests[k];
+            let detail = format!(
+                "A2 = {:.3} at {} ns ({} of {} candidates rejected by ForwardStop)",
+                t.ad_statistic,
+                t.threshold_ns,
+                k,
+                tests.len()
+            );
+            gate(
+                GateName::GoodnessOfFit,
+                t.ad_p_value >= min_p,
+                Some(t.ad_p_value),
+                &limit,
+                detail,
+            )
+        }
+        None => {
+            let last = tests.last().map(|t| t.ad_p_value);
+            let detail = format!(
+                "ForwardStop rejected all {} candidate thresholds (figure: the highest one's p-value)",
+                tests.len()
+            );
+            gate(GateName::GoodnessOfFit, false, last, &limit, detail)
+        }
+    }
+}
+
+/// ξ at the chosen threshold inside the 95 % interval of ξ at each of
+/// the next (up to 3) higher thresholds; the figure is the largest
+/// `|ξ_j − ξ| / (1.96 se_j)` (≤ 1 passes).
+pub fn shape_stability(tests: &[ThresholdTest], chosen: Option<usize>) -> Gate {
+    let limit = "<= 1 (xi within 1.96 se of each of the next 3 thresholds)";
+    let Some(k) = chosen else {
+        return gate(
+            GateName::ShapeStability,
+            false,
+            None,
+            limit,
+            "no threshold was chosen".into(),
+        );
+    };
+    let xi = tests[k].xi;
+    let higher: Vec<&ThresholdTest> = tests[k + 1..]
+        .iter()
+        .filter(|t| t.fit.is_some())
+        .take(3)
+        .collect();
+    if higher.len() < 2 {
+        return gate(
+            GateName::ShapeStability,
+            false,
+            None,
+            limit,
+            format!("only {} higher threshold(s) to compare", higher.len()),
+        );
+    }
+    let worst = higher
+        .iter()
+        .map(|t| (t.xi - xi).abs() / (1.96 * t.xi_se))
+        .fold(
+            0.0,
+            |a: f64, r| if r.is_nan() { f64::NAN } else { a.max(r) },
+        );
+    let shapes: Vec<String> = higher
+        .iter()
+        .map(|t| format!("{:.3} ± {:.3}", t.xi, 1.96 * t.xi_se))
+        .collect();
+    let detail = format!("xi {xi:.3} at the threshold; higher: {}", shapes.join(", "));
+    gate(
+        GateName::ShapeStability,
+        worst <= 1.0,
+        Some(worst),
+        limit,
+        detail,
+    )
+}
+
+/// Mann-Kendall on the window maxima: no monotonic trend at 5 %.
+pub fn stationarity(windows: Option<&WindowMaxima>) -> Gate {
+    let limit = "p > 0.05 (Mann-Kendall, window maxima)";
+    let Some(w) = windows else {
+        return not_evaluated(
+            GateName::Stationarity,
+            limit,
+            "no window series: stationarity is assumed, not tested",
+        );
+    };
+    match super::cluster::mann_kendall(&w.max_ns) {
+        Some((p, s)) => gate(
+            GateName::Stationarity,
+            p > 0.05,
+            Some(p),
+            limit,
+            format!("{} windows, Kendall S = {s}", w.max_ns.len()),
+        ),
+        None => not_evaluated(
+            GateName::Stationarity,
+            limit,
+            "fewer than 8 windows: stationarity is assumed, not tested",
+        ),
+    }
+}
+
+/// The central 99 % range of a Poisson count of mean `mean`.
+fn poisson_range(mean: f64) -> Option<(u64, u64)> {
+    let p = Poisson::new(mean.max(1e-9)).ok()?;
+    let q = |a: f64| (0..).find(|&k| p.cdf(k) >= a).unwrap_or(0);
+    Some((q(0.005), q(0.995)))
+}
+
+fn held_out_gate(observed: u64, expected: f64, what: String) -> Gate {
+    let limit = "observed count within the central 99 % Poisson range of the prediction";
+    match poisson_range(expected) {
+        Some((lo, hi)) => {
+            let detail =
+                format!("{what}: {observed} observed, {expected:.1} predicted (range {lo}..={hi})");
+            gate(
+                GateName::HeldOut,
+                (lo..=hi).contains(&observed),
+                Some(observed as f64),
+                limit,
+                detail,
+            )
+        }
+        None => gate(
+            GateName::HeldOut,
+            false,
+            None,
+            limit,
+            format!("{what}: no prediction"),
+        ),
+    }
+}
+
+/// Fit the first half's histogram at `threshold_ns`, predict how many of
+/// the second half's samples lie above the level where 10 are expected.
+pub fn held_out_histogram(halves: &[Vec<Bin>; 2], threshold_ns: u64) -> Gate {
+    let n1: u64 = halves[0].iter().map(|b| b.count).sum();
+    let n2: u64 = halves[1].iter().map(|b| b.count).sum();
+    let ex1 = Exceedances::over(&halves[0], threshold_ns);
+    let Some(fit) = gpd::fit(&ex1).filter(|_| ex1.n >= 10 && n2 > 0) else {
+        return gate(
+            GateName::HeldOut,
+            false,
+            None,
+            "",
+            format!(
+                "the first half has {} samples above {threshold_ns} ns: too few to fit",
+                ex1.n
+            ),
+        );
+    };
+    let rate = ex1.n as f64 / n1 as f64;
+    let lr = (10.0 / (n2 as f64 * rate)).ln().min(0.0);
+    let x = threshold_ns as f64 + gpd::quantile_offset(lr, fit.sigma_ns, fit.xi);
+    let edge = halves[1]
+        .iter()
+        .map(|b| b.lo_ns)
+        .find(|&lo| lo as f64 >= x)
+        .unwrap_or(u64::MAX);
+    let observed: u64 = halves[1]
+        .iter()
+        .filter(|b| b.lo_ns >= edge)
+        .map(|b| b.count)
+        .sum();
+    let y = (edge as f64 - threshold_ns as f64).max(0.0);
+    let expected = n2 as f64 * rate * gpd::ln_sf(y, fit.sigma_ns, fit.xi).exp();
+    held_out_gate(observed, expected, format!("second half above {edge} ns"))
+}
+
+/// Fit a GEV on the first half of the windows, predict how many of the
+/// second half's maxima exceed the level where 5 are expected.
+pub fn held_out_windows(w: &WindowMaxima) -> Gate {
+    let half = w.max_ns.len() / 2;
+    let (first, second) = w.max_ns.split_at(half);
+    let Some(fit) = gev::fit(first) else {
+        return gate(
+            GateName::HeldOut,
+            false,
+            None,
+            "",
+            format!("{half} windows in the first half: no fit"),
+        );
+    };
+    let p = (5.0 / second.len() as f64).min(0.5);
+    let z = gev::level(&fit, gev::ln_y_for(p, 1.0));
+    let observed = second.iter().filter(|&&v| v > z).count() as u64;
+    held_out_gate(
+        observed,
+        p * second.len() as f64,
+        format!("second half's window maxima above {z:.0} ns"),
+    )
+}
+
+/// The histogram's and the windows' return levels for an hour agree
+/// when either point estimate lies inside the other's 95 % interval
+/// (the less precise interval holds the more precise estimate). The
+/// figure is the ratio GEV / POT.
+pub fn agreement(pot: Option<&ReturnLevel>, gev: Option<&ReturnLevel>, why_none: &str) -> Gate {
+    let limit = "one estimate inside the other's 95 % interval";
+    let (Some(a), Some(b)) = (pot, gev) else {
+        return not_evaluated(GateName::Agreement, limit, why_none);
+    };
+    let inside = |v: f64, r: &ReturnLevel| {
+        r.lower95_ns.is_none_or(|l| v >= l) && r.upper95_ns.is_none_or(|u| v <= u)
+    };
+    let pass = inside(a.level_ns, b) || inside(b.level_ns, a);
+    let show = |r: &ReturnLevel| {
+        format!(
+            "{:.0} ns ({} .. {})",
+            r.level_ns,
+            opt(r.lower95_ns),
+            opt(r.upper95_ns)
+        )
+    };
+    let detail = format!("hour: POT {}, GEV {}", show(a), show(b));
+    gate(
+        GateName::Agreement,
+        pass,
+        Some(b.level_ns / a.level_ns),
+        limit,
+        detail,
+    )
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("unknown".into(), |v| format!("{v:.0}"))
+}

@@ -1,0 +1,339 @@
+//! The tail analysis against scipy's reference vectors
+//! (tests/fixtures/tail/, written by scripts/tail-reference.py) and on
+//! degenerate input.
+
+use serde_json::Value;
+
+use super::*;
+
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/tail/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn bins(v: &Value) -> Vec<Bin> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Bin {
+            lo_ns: r[0].as_u64().unwrap(),
+            hi_ns: r[1].as_u64().unwrap(),
+            count: r[2].as_u64().unwrap(),
+        })
+        .collect()
+}
+
+fn input(f: &Value) -> TailInput {
+    let b = bins(&f["bins"]);
+    let samples = b.iter().map(|b| b.count).sum();
+    let w = &f["windows"];
+    TailInput {
+        bins: b,
+        samples,
+        period_ns: f["period_ns"].as_u64().unwrap(),
+        windows: Some(WindowMaxima {
+            length_s: w["length_s"].as_f64().unwrap(),
+            max_ns: w["max_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect(),
+        }),
+        halves: Some([bins(&f["halves"][0]), bins(&f["halves"][1])]),
+        exceedance_times: None,
+    }
+}
+
+const FITTED: [&str; 5] = ["gpd-neg", "gpd-zero", "gpd-pos", "gpd-zero-us", "bounded"];
+
+#[test]
+fn tail_binned_fit_matches_scipy() {
+    for name in FITTED {
+        let f = fixture(name);
+        let s = &f["scipy"];
+        let ex = gpd::Exceedances::over(
+            &bins(&f["bins"]),
+            s["threshold_ns"].as_f64().unwrap() as u64,
+        );
+        let fit = gpd::fit(&ex).unwrap();
+        let (xi, sigma) = (
+            s["binned"]["xi"].as_f64().unwrap(),
+            s["binned"]["sigma_ns"].as_f64().unwrap(),
+        );
+        assert_eq!(ex.n, s["binned"]["exceedances"].as_u64().unwrap(), "{name}");
+        // the same likelihood on the same bins: the optimisers agree
+        assert!(
+            (fit.xi - xi).abs() < 2e-3,
+            "{name}: xi {} vs scipy {xi}",
+            fit.xi
+        );
+        assert!(
+            (fit.sigma_ns / sigma - 1.0).abs() < 2e-3,
+            "{name}: sigma {} vs scipy {sigma}",
+            fit.sigma_ns
+        );
+        assert!(
+            fit.nll <= s["binned"]["nll"].as_f64().unwrap() + 1e-3,
+            "{name}: a worse optimum than scipy's"
+        );
+        // scipy's genpareto.fit on the exact values: binning costs little
+        let (xe, se) = (
+            s["exact"]["xi"].as_f64().unwrap(),
+            s["exact"]["sigma_ns"].as_f64().unwrap(),
+        );
+        assert!(
+            (fit.xi - xe).abs() < 0.01 && (fit.sigma_ns / se - 1.0).abs() < 0.01,
+            "{name}: {fit:?} vs exact {xe} {se}"
+        );
+    }
+}
+
+#[test]
+fn tail_bounds_cover_the_true_level() {
+    for name in FITTED {
+        let f = fixture(name);
+        let est = analyze(&input(&f), &TailOptions::default()).unwrap();
+        let truth = f["truth"]["return_level_hour_ns"].as_f64().unwrap();
+        let TailResult::Estimate {
+            return_levels,
+            gev_return_levels,
+            ..
+        } = &est.result
+        else {
+            panic!("{name}: refused: {:#?}", est.gates);
+        };
+        let hour = &return_levels[0];
+        assert_eq!(hour.horizon, Horizon::Hour);
+        let (lo, hi) = (hour.lower95_ns.unwrap(), hour.upper95_ns.unwrap());
+        assert!(
+            lo <= truth && truth <= hi,
+            "{name}: {truth} not in {lo}..{hi} ({hour:?})"
+        );
+        assert!(
+            hi <= truth * 1.5,
+            "{name}: the bound {hi} is too loose to be useful (truth {truth})"
+        );
+        assert_eq!(return_levels.len(), 3);
+        assert_eq!(gev_return_levels.len(), 3);
+        assert!(
+            est.gates.iter().all(|g| g.status == GateStatus::Pass),
+            "{name}: {:#?}",
+            est.gates
+        );
+    }
+}
+
+fn refused_by(name: &str) -> (GateName, TailEstimate) {
+    let f = fixture(name);
+    let est = analyze(&input(&f), &TailOptions::default()).unwrap();
+    match est.result {
+        TailResult::Insufficient {
+            gate,
+            observed_max_ns,
+            bound_3_over_n,
+            ..
+        } => {
+            assert_eq!(observed_max_ns, est.observed_max_ns);
+            assert_eq!(bound_3_over_n, 3.0 / est.samples as f64);
+            (gate, est)
+        }
+        _ => panic!(
+            "{name}: an estimate where a refusal was due: {:#?}",
+            est.gates
+        ),
+    }
+}
+
+fn failed(est: &TailEstimate, gate: GateName) -> bool {
+    est.gates
+        .iter()
+        .any(|g| g.name == gate && g.status == GateStatus::Fail)
+}
+
+#[test]
+fn tail_mixture_of_two_causes_is_refused() {
+    // Anderson-Darling rejects every threshold below the second cause,
+    // ForwardStop climbs to its few samples: too few exceedances, and
+    // the windows' estimate disagrees.
+    let (gate, est) = refused_by("mixture");
+    assert_eq!(gate, GateName::Exceedances, "{:#?}", est.gates);
+    assert!(failed(&est, GateName::Agreement), "{:#?}", est.gates);
+    assert!(est.thresholds.iter().take(10).all(|t| t.ad_p_value < 0.01));
+}
+
+#[test]
+fn tail_drift_is_refused_by_stationarity() {
+    let (_, est) = refused_by("drift");
+    assert!(failed(&est, GateName::Stationarity), "{:#?}", est.gates);
+}
+
+fn one_bin(count: u64) -> TailInput {
+    TailInput {
+        bins: vec![Bin {
+            lo_ns: 5000,
+            hi_ns: 5001,
+            count,
+        }],
+        samples: count,
+        period_ns: 1_000_000,
+        windows: None,
+        halves: None,
+        exceedance_times: None,
+    }
+}
+
+#[test]
+fn tail_degenerate_input_is_refused_not_panicking() {
+    let est = analyze(&one_bin(1_000_000), &TailOptions::default()).unwrap();
+    assert!(matches!(
+        est.result,
+        TailResult::Insufficient {
+            gate: GateName::Exceedances,
+            observed_max_ns: 5000,
+            ..
+        }
+    ));
+    assert!(matches!(est.extremal_index, ExtremalIndex::Unknown { .. }));
+    let o = TailOptions::default();
+    assert_eq!(analyze(&one_bin(0), &o).unwrap_err(), TailError::Empty);
+    let mut i = one_bin(10);
+    i.samples = 11;
+    assert_eq!(
+        analyze(&i, &o).unwrap_err(),
+        TailError::CountMismatch {
+            bins: 10,
+            samples: 11
+        }
+    );
+    i = one_bin(10);
+    i.windows = Some(WindowMaxima {
+        length_s: 1.0,
+        max_ns: vec![f64::NAN],
+    });
+    assert!(matches!(
+        analyze(&i, &o).unwrap_err(),
+        TailError::Windows(_)
+    ));
+    i = one_bin(10);
+    i.bins.push(Bin {
+        lo_ns: 4000,
+        hi_ns: 4001,
+        count: 0,
+    });
+    assert!(matches!(
+        analyze(&i, &o).unwrap_err(),
+        TailError::Unordered { .. }
+    ));
+    let bad = TailOptions {
+        probability: f64::NAN,
+        ..TailOptions::default()
+    };
+    assert!(matches!(
+        analyze(&one_bin(10), &bad).unwrap_err(),
+        TailError::Probability(_)
+    ));
+    // a few samples spread out: too few exceedances, never a number
+    let few = TailInput::from_histogram(&spread(300), 1_000_000);
+    let est = analyze(&few, &o).unwrap();
+    assert!(
+        matches!(
+            est.result,
+            TailResult::Insufficient {
+                gate: GateName::Exceedances,
+                ..
+            }
+        ),
+        "{:?}",
+        est.result
+    );
+}
+
+fn spread(n: u64) -> Histogram {
+    let mut h = Histogram::latency();
+    for i in 0..n {
+        h.record(2000 + (i * 7919) % 5000);
+    }
+    h
+}
+
+#[test]
+fn tail_histogram_bins_keep_every_sample() {
+    let h = spread(10_000);
+    let input = TailInput::from_histogram(&h, 1000);
+    assert_eq!(input.bins.iter().map(|b| b.count).sum::<u64>(), 10_000);
+    assert!(input.bins.iter().all(|b| b.hi_ns > b.lo_ns));
+    assert!(input.bins.windows(2).all(|w| w[0].hi_ns <= w[1].lo_ns));
+}
+
+#[test]
+fn tail_ad_table_is_the_scripts() {
+    let f = fixture("ad-table");
+    let rows = f["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), ad_table::ROWS.len());
+    for (r, row) in rows.iter().zip(ad_table::ROWS.iter()) {
+        for (q, v) in r["quantiles"].as_array().unwrap().iter().zip(row) {
+            assert!((q.as_f64().unwrap() - v).abs() < 5e-5);
+        }
+    }
+}
+
+#[test]
+fn tail_deadline_risk_comes_with_its_bound() {
+    let f = fixture("gpd-zero");
+    let truth = f["truth"]["return_level_hour_ns"].as_f64().unwrap();
+    let opts = TailOptions {
+        deadline_ns: Some(truth as u64),
+        ..TailOptions::default()
+    };
+    let est = analyze(&input(&f), &opts).unwrap();
+    let TailResult::Estimate {
+        deadline: Some(d), ..
+    } = est.result
+    else {
+        panic!("{:?}", est.result)
+    };
+    // at the true 1 %-per-hour level the risk is about 1 %
+    assert!(d.p_hour > 0.001 && d.p_hour < 0.05, "{d:?}");
+    assert!(
+        d.p_hour_upper95 >= 0.01 && d.p_hour_upper95 > d.p_hour,
+        "{d:?}"
+    );
+    assert_eq!(d.from, "tail");
+}
+
+/// Prints each fixture's estimate and how long it took (not a test:
+/// `cargo test --release --lib -- tail_dump --ignored --nocapture`).
+#[test]
+#[ignore]
+fn tail_dump() {
+    for name in [
+        "gpd-neg",
+        "gpd-zero",
+        "gpd-pos",
+        "gpd-zero-us",
+        "bounded",
+        "mixture",
+        "drift",
+    ] {
+        let t = std::time::Instant::now();
+        let est = analyze(&input(&fixture(name)), &TailOptions::default()).unwrap();
+        let dt = t.elapsed();
+        eprintln!("== {name} ({dt:?}) truth {}", fixture(name)["truth"]);
+        for t in &est.thresholds {
+            eprintln!(
+                "  u {} n {} xi {:.3}±{:.3} A2 {:.3} p {:.3}",
+                t.threshold_ns, t.exceedances, t.xi, t.xi_se, t.ad_statistic, t.ad_p_value
+            );
+        }
+        eprintln!("  chosen {:?} theta {:?}", est.chosen, est.extremal_index);
+        for g in &est.gates {
+            eprintln!("  {:?} {:?} {:?} {}", g.name, g.status, g.figure, g.detail);
+        }
+        eprintln!("  {}", serde_json::to_string(&est.result).unwrap());
+    }
+}
