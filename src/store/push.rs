@@ -30,16 +30,31 @@ pub fn push_one(from: &Store, to: &mut Store, id: i64) -> Result<Pushed> {
     if row.state == RunState::Running {
         return Ok(Pushed::Running);
     }
-    if let Some(there) = to.find_uuid(&row.uuid)? {
+    receive(to, &row.uuid, row.state, row.samples, || from.load(id))
+}
+
+/// Copy a run known by its uuid, state and samples (in a store here or
+/// on a board) into `to`: inserted when `to` has no run of that uuid,
+/// its parts rewritten when `to` holds it cut short and this copy is
+/// further on, else left alone. `load` gives the whole record, and is
+/// called only when it is needed. A running run's checkpoint may be
+/// copied this way: it is completed by a later call.
+pub fn receive(
+    to: &mut Store,
+    uuid: &str,
+    state: RunState,
+    samples: u64,
+    load: impl FnOnce() -> Result<crate::record::RunRecord>,
+) -> Result<Pushed> {
+    if let Some(there) = to.find_uuid(uuid)? {
         let theirs = to.row(there)?;
         let behind = theirs.is_some_and(|t| {
-            t.state != RunState::Complete
-                && (row.state == RunState::Complete || row.samples > t.samples)
+            t.state != RunState::Complete && (state == RunState::Complete || samples > t.samples)
         });
         if !behind {
             return Ok(Pushed::AlreadyThere { id: there });
         }
-        let mut rec = from.load(id)?;
+        let mut rec = load()?;
         let path = to.path().to_path_buf();
         let mut tx = to.tx("completing a run")?;
         super::runs::write_parts(&mut tx, there, &mut rec, &mut Default::default())
@@ -48,11 +63,11 @@ pub fn push_one(from: &Store, to: &mut Store, id: i64) -> Result<Pushed> {
             .map_err(|e| super::StoreError::from_db(&path, "completing a run", e))?;
         return Ok(Pushed::Completed { id: there });
     }
-    let rec = from.load(id)?;
+    let rec = load()?;
     match to.insert(&rec) {
         Ok(new) => Ok(Pushed::Copied { id: new }),
         // Another host pushed the same run meanwhile: it is there.
-        Err(e) => match to.find_uuid(&row.uuid)? {
+        Err(e) => match to.find_uuid(uuid)? {
             Some(there) => Ok(Pushed::AlreadyThere { id: there }),
             None => Err(e),
         },
