@@ -26,6 +26,7 @@ pub mod monitor;
 pub mod output;
 pub mod record;
 pub mod redact;
+pub mod remote;
 pub mod report;
 pub mod rng;
 pub mod runref;

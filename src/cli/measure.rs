@@ -394,13 +394,16 @@ pub(super) fn host_name(s: &str) -> Result<String, String> {
     crate::measure::settings::parse::host(s)
 }
 
+/// How `measure` shows its run (the flags that are no setting).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Display {
+    /// `-q`.
+    pub quiet: bool,
+    /// `--live`.
+    pub live: bool,
+}
+
 pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
-    // Timer signals are taken synchronously by measuring threads: block
-    // them before any thread exists (helper threads inherit the mask), so
-    // a process-wide SIGALRM can never land on a thread with the default
-    // action. Ctrl-C and friends only ask to stop, from now on.
-    let _ = crate::sys::signal::timer_signals().block();
-    let signals = Signals::install().context("installing signal handlers")?;
     let request = args.request(db)?;
     if let Some(d) = args.duration_ns
         && args.warmup_ns > 0
@@ -416,10 +419,44 @@ pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
             crate::units::fmt_duration(d)
         );
     }
+    let display = Display {
+        quiet: args.quiet,
+        live: args.live,
+    };
+    run_request(request, display, &args.metrics, None)
+}
+
+/// Measure `settings` (a remote run's, read from its file); the run's
+/// uuid is written to `uuid_file` as soon as it is known.
+pub fn run_settings(
+    settings: &Settings,
+    display: Display,
+    metrics: &super::metrics::MetricsArgs,
+    uuid_file: Option<&Path>,
+) -> Result<Exit> {
+    run_request(settings.request()?, display, metrics, uuid_file)
+}
+
+fn run_request(
+    request: Request,
+    display: Display,
+    metrics_args: &super::metrics::MetricsArgs,
+    uuid_file: Option<&Path>,
+) -> Result<Exit> {
+    // Timer signals are taken synchronously by measuring threads: block
+    // them before any thread exists (helper threads inherit the mask), so
+    // a process-wide SIGALRM can never land on a thread with the default
+    // action. Ctrl-C and friends only ask to stop, from now on.
+    let _ = crate::sys::signal::timer_signals().block();
+    let signals = Signals::install().context("installing signal handlers")?;
     // Before anything is touched: a port in use is exit 2 here.
-    let metrics = args.metrics.start()?;
+    let metrics = metrics_args.start()?;
     let session = Session::prepare(request, &signals.stop)?;
-    let mode = LiveMode::choose(args.quiet, args.live);
+    if let Some(f) = uuid_file {
+        std::fs::write(f, format!("{}\n", session.context().run_uuid))
+            .with_context(|| format!("writing {}", f.display()))?;
+    }
+    let mode = LiveMode::choose(display.quiet, display.live);
     let mut live = LiveObserver::new(
         mode,
         session.plan(),
@@ -445,7 +482,7 @@ pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");
     }
-    args.metrics.linger(&metrics);
+    metrics_args.linger(&metrics);
     match outcome.status() {
         Status::Ok => Ok(Exit::Ok),
         Status::LimitExceeded => Ok(Exit::LimitExceeded),

@@ -60,6 +60,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod plot;
 pub mod push;
+pub mod remote;
 pub mod report;
 pub mod runs;
 pub mod schema;
@@ -89,6 +90,29 @@ pub struct Cli {
         value_parser = store_location
     )]
     pub db: Option<PathBuf>,
+
+    /// Run the command on a board, through the system's ssh: a name from
+    /// `rtscope boards`, or ssh://[USER@]HOST[:PORT]. Works with measure,
+    /// doctor, tune, explain, characterize, study and runs; measured runs
+    /// are copied into the store here. See docs/remote.md.
+    #[arg(long = "on", value_name = "BOARD", global = true)]
+    pub on: Option<String>,
+
+    /// With --on: the rtscope binary to run on the board (default: this
+    /// one when it suits the board, else a build found under
+    /// target/<triple>/release/).
+    #[arg(long = "binary", value_name = "FILE", global = true)]
+    pub binary: Option<PathBuf>,
+
+    /// With --on: an ssh configuration file (ssh -F) instead of
+    /// ~/.ssh/config.
+    #[arg(
+        long = "ssh-config",
+        value_name = "FILE",
+        env = "RTSCOPE_SSH_CONFIG",
+        global = true
+    )]
+    pub ssh_config: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -137,6 +161,19 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     // The help comes from `CharacterizeArgs`.
     Characterize(characterize::CharacterizeArgs),
+    // The help of boards, attach and fetch comes from their Args.
+    Boards(remote::BoardsArgs),
+    Attach(remote::AttachArgs),
+    Fetch(remote::FetchArgs),
+    /// Internal: where this rtscope keeps its store (for a workstation).
+    #[command(name = "__board-info", hide = true)]
+    BoardInfo(remote::BoardInfoArgs),
+    /// Internal: measure the settings of a file (a remote run).
+    #[command(name = "__measure-settings", hide = true)]
+    MeasureSettings(remote::MeasureSettingsArgs),
+    /// Internal: runs of this store, for a workstation to copy.
+    #[command(name = "__export", hide = true)]
+    Export(remote::ExportArgs),
     /// Internal: the load supervisor, started by rtscope itself.
     #[command(name = "__load-supervisor", hide = true)]
     LoadSupervisor(load::SupervisorArgs),
@@ -169,14 +206,17 @@ impl Exit {
 /// Commands that measure on CPUs (and check the CPUs they may use).
 fn measures(command: &Command) -> bool {
     match command {
-        Command::Measure(_) | Command::Monitor(_) | Command::Characterize(_) => true,
+        Command::Measure(_)
+        | Command::Monitor(_)
+        | Command::Characterize(_)
+        | Command::MeasureSettings(_) => true,
         Command::Study(a) => study_goes_on(command) || (a.command.is_none() && a.file.is_some()),
         _ => false,
     }
 }
 
 /// `study FILE` or `study resume`: a study measures (not a dry run).
-fn study_goes_on(command: &Command) -> bool {
+pub(crate) fn study_goes_on(command: &Command) -> bool {
     match command {
         Command::Study(a) => match &a.command {
             Some(study::StudyCommand::Resume { .. }) => true,
@@ -191,9 +231,18 @@ fn study_goes_on(command: &Command) -> bool {
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     // A tuning left behind by an rtscope that died is announced by every
     // command (`tune` reports it itself).
+    if let Some(board) = cli.on.clone() {
+        return remote::on(&cli, &board);
+    }
+    if cli.binary.is_some() && !matches!(cli.command, Command::Attach(_) | Command::Fetch(_)) {
+        anyhow::bail!("--binary goes with --on BOARD (the rtscope to run on the board)");
+    }
     let internal = matches!(
         cli.command,
-        Command::LoadSupervisor(_) | Command::RtInterference(_)
+        Command::LoadSupervisor(_)
+            | Command::RtInterference(_)
+            | Command::BoardInfo(_)
+            | Command::Export(_)
     );
     // A command that measures refuses to start under an isolation a dead
     // rtscope left (it confines this process too), except a study that
@@ -242,5 +291,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Load(args) => load::run(&args),
         Command::LoadSupervisor(args) => load::run_supervisor(&args),
         Command::RtInterference(args) => load::run_interference(&args),
+        Command::Boards(args) => remote::boards(&args),
+        Command::Attach(ref args) => remote::attach(&cli, args),
+        Command::Fetch(ref args) => remote::fetch(&cli, args),
+        Command::BoardInfo(args) => remote::board_info(&args, cli.db.as_deref()),
+        Command::MeasureSettings(args) => remote::measure_settings(&args, cli.db.as_deref()),
+        Command::Export(args) => remote::export(&args, cli.db.as_deref()),
     }
 }

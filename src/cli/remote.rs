@@ -1,0 +1,480 @@
+//! Remote runs on the command line: the global `--on BOARD` (with
+//! `--binary` and `--ssh-config`), `rtscope boards`, `attach` and `fetch`,
+//! and the hidden commands a board's rtscope answers (`__board-info`,
+//! `__measure-settings`, `__export`). Maps flags to `crate::remote`.
+
+use super::measure::MeasureArgs;
+use super::{Cli, Command, Exit};
+use crate::remote::{self, Board, BoardsFile, Options, Remote, RemoteError, job};
+use crate::store::Store;
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// Boards that `--on NAME` reaches: add, list, remove.
+///
+/// A board is an `ssh://[USER@]HOST[:PORT]` URL under a short name; HOST
+/// may be an alias of your ~/.ssh/config. The names are kept in
+/// $RTSCOPE_BOARDS, else $XDG_CONFIG_HOME/rtscope/boards.toml, else
+/// ~/.config/rtscope/boards.toml. See docs/remote.md.
+#[derive(Args, Debug, Clone)]
+pub struct BoardsArgs {
+    #[command(subcommand)]
+    pub command: Option<BoardsCommand>,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum BoardsCommand {
+    /// Name a board: `rtscope boards add pi4 ssh://root@pi4.lab`.
+    Add {
+        #[arg(value_name = "NAME")]
+        name: String,
+        #[arg(value_name = "URL")]
+        url: String,
+    },
+    /// List the boards (the default).
+    List,
+    /// Forget a board (nothing on the board is touched).
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+/// Show again the runs started on a board from here, then copy them.
+///
+/// For runs left running when the link was lost or Ctrl-C was pressed
+/// twice: follows each unfinished run on the board to its end, then
+/// copies it into the local store (and its --json/--histfile files where
+/// they were asked for). Ctrl-C stops the run, as for `measure --on`.
+///
+/// Exit status: the worst of the runs' (0, 1 a latency limit exceeded),
+/// 2 when the board cannot be reached.
+#[derive(Args, Debug, Clone)]
+pub struct AttachArgs {
+    /// A board name (`rtscope boards`) or ssh://[USER@]HOST[:PORT].
+    #[arg(value_name = "BOARD")]
+    pub board: String,
+}
+
+/// Copy what a board holds into the local store.
+///
+/// Every run of the board's store that the local store does not hold
+/// whole (runs finished while the link was down, runs cut short) is
+/// copied, keyed by uuid: fetching twice copies nothing the second time.
+/// Runs started from here that have ended get their local files written
+/// and their folders on the board cleared. Runs still measuring are
+/// copied up to their last checkpoint.
+///
+/// Exit status: 0, 2 when the board cannot be reached or the local store
+/// cannot be written.
+#[derive(Args, Debug, Clone)]
+pub struct FetchArgs {
+    /// A board name (`rtscope boards`) or ssh://[USER@]HOST[:PORT].
+    #[arg(value_name = "BOARD")]
+    pub board: String,
+}
+
+/// Internal: where this rtscope keeps its store (asked by a workstation).
+#[derive(Args, Debug, Clone)]
+pub struct BoardInfoArgs {}
+
+/// Internal: measure the settings of a TOML file (a remote run).
+#[derive(Args, Debug, Clone)]
+pub struct MeasureSettingsArgs {
+    #[arg(value_name = "SETTINGS.toml")]
+    pub settings: PathBuf,
+    /// Write the run's uuid here once it is known.
+    #[arg(long = "uuid-file", value_name = "FILE")]
+    pub uuid_file: Option<PathBuf>,
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    #[arg(long = "live", conflicts_with = "quiet")]
+    pub live: bool,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
+}
+
+/// Internal: the runs of this store, for a workstation to copy.
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// One line per run: uuid, state, samples.
+    #[arg(long = "list")]
+    pub list: bool,
+    #[arg(value_name = "UUID")]
+    pub uuids: Vec<String>,
+}
+
+/// The commands `--on` runs on a board.
+const REMOTE_COMMANDS: &str = "measure, doctor, tune, explain, characterize, study and runs";
+
+/// Global options that name a value (left out of what a board is sent).
+const GLOBAL_VALUED: &[&str] = &["--db", "--on", "--binary", "--ssh-config"];
+
+pub fn boards(args: &BoardsArgs) -> Result<Exit> {
+    let mut file = BoardsFile::load_default()?;
+    match args.command.clone().unwrap_or(BoardsCommand::List) {
+        BoardsCommand::Add { name, url } => {
+            file.add(&name, &url)?;
+            file.save()?;
+            outln!("board {name}: {}", file.boards[&name]);
+        }
+        BoardsCommand::List => {
+            if file.boards.is_empty() {
+                eprintln!(
+                    "rtscope: no boards in {}: `rtscope boards add NAME ssh://[USER@]HOST[:PORT]`",
+                    file.path.display()
+                );
+            }
+            for (name, url) in &file.boards {
+                outln!("{name}\t{url}");
+            }
+        }
+        BoardsCommand::Remove { name } => {
+            if !file.remove(&name) {
+                bail!("no board named '{name}' in {}", file.path.display());
+            }
+            file.save()?;
+            outln!("board {name} removed");
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn options(cli: &Cli) -> Options {
+    Options {
+        ssh_config: cli.ssh_config.clone(),
+        binary: cli.binary.clone(),
+    }
+}
+
+fn connect(cli: &Cli, board: &str) -> Result<Remote> {
+    let board = Board::resolve(board)?;
+    eprintln!(
+        "rtscope: reaching board {} ({})",
+        board.name,
+        board.target.url()
+    );
+    Ok(Remote::connect(board, &options(cli))?)
+}
+
+/// The local store runs from a board are copied into.
+fn local_store(db: Option<&Path>) -> Result<Store> {
+    Ok(Store::open(&crate::store::locate(db)?)?)
+}
+
+pub fn attach(cli: &Cli, args: &AttachArgs) -> Result<Exit> {
+    let mut local = Some(local_store(cli.db.as_deref())?);
+    let remote = connect(cli, &args.board)?;
+    exit_of(job::attach(&remote, &mut local)?)
+}
+
+pub fn fetch(cli: &Cli, args: &FetchArgs) -> Result<Exit> {
+    let mut local = local_store(cli.db.as_deref())?;
+    let remote = connect(cli, &args.board)?;
+    let mut some = Some(local);
+    let finished = job::finish_ended(&remote, &mut some)?;
+    local = some.take().context("the local store")?;
+    let runs = remote::sync::list(&remote)?;
+    let done = remote::sync::copy(&remote, &mut local, &runs)?;
+    let mut copied = 0;
+    for (run, pushed) in &done {
+        use crate::store::push::Pushed;
+        let line = match pushed {
+            Pushed::Copied { id } => {
+                copied += 1;
+                format!("copied as run {id}")
+            }
+            Pushed::Completed { id } => {
+                copied += 1;
+                format!("completed run {id}")
+            }
+            Pushed::AlreadyThere { id } => format!("already here as run {id}"),
+            Pushed::Running => "still running".into(),
+        };
+        outln!(
+            "{} ({}): {line}",
+            &run.uuid[..run.uuid.len().min(8)],
+            run.state.name()
+        );
+    }
+    eprintln!(
+        "rtscope: board {}: {} runs, {copied} copied into {}{}",
+        remote.board.name,
+        done.len(),
+        local.path().display(),
+        if finished > 0 {
+            format!(", {finished} ended runs started from here finished")
+        } else {
+            String::new()
+        }
+    );
+    Ok(Exit::Ok)
+}
+
+/// `rtscope --on BOARD COMMAND ...`.
+pub fn on(cli: &Cli, board: &str) -> Result<Exit> {
+    match &cli.command {
+        Command::Measure(args) => measure_on(cli, board, args),
+        Command::Doctor(_)
+        | Command::Tune(_)
+        | Command::Explain(_)
+        | Command::Characterize(_)
+        | Command::Study(_)
+        | Command::Runs(_) => forward(cli, board),
+        _ => bail!(
+            "--on works with {REMOTE_COMMANDS}; run other commands here, on the runs `rtscope fetch` copied"
+        ),
+    }
+}
+
+fn measure_on(cli: &Cli, board: &str, args: &MeasureArgs) -> Result<Exit> {
+    let settings = args.settings(None)?;
+    // What the board would refuse is refused here, before connecting.
+    settings.request()?;
+    let mut local = if settings.no_save {
+        None
+    } else {
+        Some(local_store(cli.db.as_deref())?)
+    };
+    let show = job::Show {
+        quiet: args.quiet,
+        metrics: args.metrics.metrics.map(|a| a.to_string()),
+        metrics_auth: args.metrics.metrics_auth.clone(),
+        metrics_linger_ns: args.metrics.linger_ns,
+    };
+    let remote = connect(cli, board)?;
+    exit_of(job::measure(&remote, settings, &show, &mut local)?)
+}
+
+/// Run the command on the board as it was typed (global options left
+/// out): one that measures (characterize, a study) detached from the
+/// link as `measure` is, then its runs copied here; the others in the
+/// foreground.
+fn forward(cli: &Cli, board: &str) -> Result<Exit> {
+    let words = command_words(&std::env::args().collect::<Vec<_>>());
+    let (words, json) = match &cli.command {
+        Command::Characterize(a) => point_json(words, a.json.as_deref()),
+        _ => (words, None),
+    };
+    let measures = matches!(cli.command, Command::Characterize(ref a) if !a.list)
+        || super::study_goes_on(&cli.command);
+    let mut local = if measures {
+        Some(local_store(cli.db.as_deref())?)
+    } else {
+        None
+    };
+    let remote = connect(cli, board)?;
+    let words = adapt_files(&remote, &cli.command, words)?;
+    let code = if measures {
+        job::detached(&remote, &words, json, &mut local)?
+    } else {
+        remote.foreground(&words)?
+    };
+    exit_of(code)
+}
+
+/// `--json FILE` of a forwarded command: the board writes it in the run
+/// folder, and it is copied to FILE here.
+fn point_json(words: Vec<String>, json: Option<&Path>) -> (Vec<String>, Option<PathBuf>) {
+    let Some(file) = json else {
+        return (words, None);
+    };
+    let mut out = Vec::with_capacity(words.len());
+    let mut it = words.into_iter();
+    while let Some(w) = it.next() {
+        if w == "--json" {
+            it.next();
+            out.extend(["--json".to_string(), job::JSON_HERE.to_string()]);
+        } else if w.starts_with("--json=") {
+            out.push(format!("--json={}", job::JSON_HERE));
+        } else {
+            out.push(w);
+        }
+    }
+    (out, Some(file.to_path_buf()))
+}
+
+/// The words of the command after `rtscope`, global options removed.
+fn command_words(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        let a = &argv[i];
+        if GLOBAL_VALUED.contains(&a.as_str()) {
+            i += 2;
+            continue;
+        }
+        if GLOBAL_VALUED
+            .iter()
+            .any(|g| a.starts_with(&format!("{g}=")))
+        {
+            i += 1;
+            continue;
+        }
+        if a == "--" {
+            out.extend(argv[i..].iter().cloned());
+            break;
+        }
+        out.push(a.clone());
+        i += 1;
+    }
+    out
+}
+
+/// Files named on the command line that live here are copied to the
+/// board (a study file), their words pointed at the copies.
+fn adapt_files(remote: &Remote, command: &Command, mut words: Vec<String>) -> Result<Vec<String>> {
+    if let Command::Study(a) = command
+        && a.command.is_none()
+        && let Some(file) = &a.file
+    {
+        let dir = format!("{}/studies", remote.dir);
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "study.toml".into());
+        let there = format!("{dir}/{name}");
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the study file {}", file.display()))?;
+        let text = with_board_host(&text, &remote.board.name);
+        let made = remote.link.run(
+            &format!("mkdir -p {}", remote::ssh::quote(&dir)),
+            b"",
+            std::time::Duration::from_secs(30),
+        )?;
+        if !made.ok() {
+            return Err(RemoteError::Board(made.last_error()).into());
+        }
+        remote.put(&there, text.as_bytes())?;
+        let given = file.to_string_lossy();
+        for w in words.iter_mut().filter(|w| **w == given) {
+            *w = there.clone();
+        }
+    }
+    Ok(words)
+}
+
+/// A study file whose runs are recorded under the board's name (`host`
+/// in `[fixed]`), unless it names a host itself.
+fn with_board_host(text: &str, board: &str) -> String {
+    let Ok(mut table) = text.parse::<toml::Table>() else {
+        // Unreadable: the board's rtscope says why, with the line.
+        return text.to_string();
+    };
+    let in_matrix = table
+        .get("matrix")
+        .and_then(toml::Value::as_table)
+        .is_some_and(|m| m.contains_key("host"));
+    if in_matrix {
+        return text.to_string();
+    }
+    let fixed = table
+        .entry("fixed")
+        .or_insert_with(|| toml::Value::Table(Default::default()));
+    if let toml::Value::Table(f) = fixed
+        && !f.contains_key("host")
+    {
+        f.insert("host".into(), toml::Value::String(board.to_string()));
+    }
+    toml::to_string(&table).unwrap_or_else(|_| text.to_string())
+}
+
+fn exit_of(code: i32) -> Result<Exit> {
+    match code {
+        0 => Ok(Exit::Ok),
+        1 => Ok(Exit::LimitExceeded),
+        _ => bail!("the command on the board failed (exit {code}); its message is above"),
+    }
+}
+
+// ------------------------------------------------- the board's side
+
+pub fn board_info(_: &BoardInfoArgs, db: Option<&Path>) -> Result<Exit> {
+    let store = crate::store::locate(db)?;
+    outln!("store={}", store.display());
+    outln!("version={}", env!("CARGO_PKG_VERSION"));
+    Ok(Exit::Ok)
+}
+
+pub fn measure_settings(args: &MeasureSettingsArgs, db: Option<&Path>) -> Result<Exit> {
+    let text = std::fs::read_to_string(&args.settings)
+        .with_context(|| format!("reading {}", args.settings.display()))?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("reading {}", args.settings.display()))?;
+    let mut settings = crate::measure::Settings::from_table(table)
+        .with_context(|| format!("reading {}", args.settings.display()))?;
+    if settings.db.is_none() {
+        settings.db = db.map(Path::to_path_buf);
+    }
+    super::measure::run_settings(
+        &settings,
+        super::measure::Display {
+            quiet: args.quiet,
+            live: args.live,
+        },
+        &args.metrics,
+        args.uuid_file.as_deref(),
+    )
+}
+
+pub fn export(args: &ExportArgs, db: Option<&Path>) -> Result<Exit> {
+    let path = crate::store::locate(db)?;
+    let Some(store) = Store::open_existing(&path)? else {
+        if args.list {
+            return Ok(Exit::Ok);
+        }
+        bail!("no run store at {} yet", path.display());
+    };
+    out!(
+        "{}",
+        remote::sync::export_here(&store, args.list, &args.uuids)?
+    );
+    Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn global_options_are_left_out_of_what_a_board_is_sent() {
+        let argv = words("rtscope --db x.db --on pi doctor --strict --ssh-config=c --binary b");
+        assert_eq!(command_words(&argv), words("doctor --strict"));
+        let argv = words("rtscope tune --on=pi --isolate 1 -- --db");
+        assert_eq!(command_words(&argv), words("tune --isolate 1 -- --db"));
+    }
+
+    #[test]
+    fn a_json_file_is_written_here_not_there() {
+        let (w, j) = point_json(
+            words("characterize --json /tmp/c.json -D 1s"),
+            Some(Path::new("/tmp/c.json")),
+        );
+        assert_eq!(
+            w,
+            words(&format!("characterize --json {} -D 1s", job::JSON_HERE))
+        );
+        assert_eq!(j.as_deref(), Some(Path::new("/tmp/c.json")));
+        let (w, _) = point_json(
+            words("characterize --json=/tmp/c.json"),
+            Some(Path::new("/tmp/c.json")),
+        );
+        assert_eq!(w, words(&format!("characterize --json={}", job::JSON_HERE)));
+    }
+
+    #[test]
+    fn a_study_sent_to_a_board_records_the_board_as_host() {
+        let t = with_board_host("name = \"s\"\n[matrix]\nload = [\"none\"]\n", "pi4");
+        let v: toml::Table = t.parse().unwrap();
+        assert_eq!(v["fixed"]["host"].as_str(), Some("pi4"));
+        let t = with_board_host("[fixed]\nhost = \"mine\"\n", "pi4");
+        let v: toml::Table = t.parse().unwrap();
+        assert_eq!(v["fixed"]["host"].as_str(), Some("mine"));
+    }
+}

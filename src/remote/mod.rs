@@ -1,0 +1,265 @@
+//! Remote runs: rtscope on a workstation driving rtscope on a board
+//! through the system's OpenSSH client (`--on BOARD`).
+//!
+//! - [`board`]: what a board is (an `ssh://` URL, or a name of the boards
+//!   file).
+//! - [`ssh`]: the link, one multiplexed OpenSSH connection per command.
+//! - [`deploy`]: which binary the board runs, copied there by hash.
+//! - [`Remote`] (here): a board reached, checked and given its binary.
+//! - [`job`]: a measurement started on the board detached from the link,
+//!   followed, stopped, and copied back.
+//! - [`sync`]: runs copied from the board's store into the local one, by
+//!   uuid, as `push` copies them.
+//!
+//! What is measured is measured on the board, by the board's rtscope,
+//! with the board's store; the workstation only starts, shows and copies.
+//! Nothing here changes the workstation's system.
+
+pub mod board;
+pub mod deploy;
+pub mod job;
+pub mod ssh;
+pub mod sync;
+
+pub use board::{Board, BoardsFile, Target};
+use ssh::{Link, Ran, quote};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Why a remote command could not be done (each is exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// Bad input: a URL, a name, a binary.
+    #[error("{0}")]
+    Usage(String),
+    /// The board was not reached, or the link broke.
+    #[error("{0}")]
+    Link(String),
+    /// The board answered, but refused or failed.
+    #[error("{0}")]
+    Board(String),
+    /// Something on this machine failed.
+    #[error("{0}")]
+    Local(String),
+}
+
+impl RemoteError {
+    /// The link to `board` failed: what ssh said, and how to check it.
+    pub fn link(board: &str, ran: &Ran) -> RemoteError {
+        RemoteError::Link(format!(
+            "cannot reach board {board} through ssh ({}): check that `ssh` reaches it without a password prompt (keys, agent, ~/.ssh/config; rtscope runs ssh with BatchMode=yes)",
+            ran.last_error()
+        ))
+    }
+}
+
+/// How to reach boards: the global flags.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--ssh-config FILE`: `ssh -F FILE`.
+    pub ssh_config: Option<PathBuf>,
+    /// `--binary FILE`: the rtscope to run on the board.
+    pub binary: Option<PathBuf>,
+}
+
+/// A board reached and ready: its binary installed, its facts known.
+pub struct Remote {
+    pub board: Board,
+    pub link: Link,
+    /// rtscope's directory on the board (binaries, run folders).
+    pub dir: String,
+    /// The rtscope binary on the board.
+    pub bin: String,
+    /// The board's run store (its rtscope's default).
+    pub store: String,
+    /// `systemd-run` can start detached units there.
+    pub systemd: bool,
+    /// `uname -m` of the board.
+    pub machine: String,
+    /// The user rtscope runs as there.
+    pub uid: Option<u32>,
+}
+
+/// What the first command on a board learns.
+#[derive(Debug, Default, PartialEq)]
+struct Probe {
+    machine: String,
+    uid: Option<u32>,
+    dir: String,
+    systemd: bool,
+    setsid: bool,
+}
+
+impl Probe {
+    const SCRIPT: &'static str = r#"c=${XDG_CACHE_HOME:-}; if [ -z "$c" ]; then if [ -n "${HOME:-}" ]; then c=$HOME/.cache; else c=/var/cache; fi; fi
+d=${RTSCOPE_BOARD_DIR:-$c/rtscope}
+echo "machine=$(uname -m)"; echo "uid=$(id -u)"; echo "dir=$d"
+if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then echo systemd=1; fi
+if command -v setsid >/dev/null 2>&1; then echo setsid=1; fi"#;
+
+    fn parse(text: &str) -> Probe {
+        let mut p = Probe::default();
+        for line in text.lines() {
+            match line.split_once('=') {
+                Some(("machine", v)) => p.machine = v.trim().to_string(),
+                Some(("uid", v)) => p.uid = v.trim().parse().ok(),
+                Some(("dir", v)) => p.dir = v.trim().to_string(),
+                Some(("systemd", "1")) => p.systemd = true,
+                Some(("setsid", "1")) => p.setsid = true,
+                _ => {}
+            }
+        }
+        p
+    }
+}
+
+impl Remote {
+    /// Reach `board`, learn its machine, put rtscope there. Every
+    /// failure says what failed and how to fix it (exit 2), before
+    /// anything runs on the board.
+    pub fn connect(board: Board, opts: &Options) -> Result<Remote, RemoteError> {
+        let link = Link::new(board.target.clone(), opts.ssh_config.as_deref())?;
+        let ran = link.run(Probe::SCRIPT, b"", Duration::from_secs(40))?;
+        if ran.link_failed() {
+            return Err(RemoteError::link(&board.name, &ran));
+        }
+        let probe = Probe::parse(&ran.stdout_text());
+        if !ran.ok() || probe.machine.is_empty() || probe.dir.is_empty() {
+            return Err(RemoteError::Board(format!(
+                "board {} did not run rtscope's first check ({}): the login shell there must be a POSIX shell, with uname and id",
+                board.name,
+                ran.last_error()
+            )));
+        }
+        if !probe.systemd && !probe.setsid {
+            return Err(RemoteError::Board(format!(
+                "board {} has neither systemd-run nor setsid: rtscope cannot start a run there that outlives the link (install util-linux)",
+                board.name
+            )));
+        }
+        let arch = deploy::Arch::of_uname(&probe.machine).ok_or_else(|| {
+            RemoteError::Board(format!(
+                "board {} is a {} machine, which rtscope does not know how to build for",
+                board.name, probe.machine
+            ))
+        })?;
+        let choices = deploy::choose(arch, &probe.machine, opts.binary.as_deref())?;
+        let bin = deploy::install(&link, &probe.dir, &choices, &board.name)?;
+        let info = link.run(
+            &format!("{} __board-info", quote(&bin)),
+            b"",
+            Duration::from_secs(30),
+        )?;
+        let store = info
+            .stdout_text()
+            .lines()
+            .find_map(|l| l.strip_prefix("store=").map(str::to_string))
+            .ok_or_else(|| {
+                RemoteError::Board(format!(
+                    "rtscope on board {} did not say where its store is ({})",
+                    board.name,
+                    info.last_error()
+                ))
+            })?;
+        Ok(Remote {
+            uid: probe.uid,
+            board,
+            link,
+            dir: probe.dir,
+            bin,
+            store,
+            systemd: probe.systemd,
+            machine: probe.machine,
+        })
+    }
+
+    /// `BIN --db STORE` on the board, quoted for its shell.
+    pub fn rtscope(&self) -> String {
+        format!("{} --db {}", quote(&self.bin), quote(&self.store))
+    }
+
+    /// Run `rtscope ARGS` on the board in the foreground, its output
+    /// shown here; its exit status.
+    pub fn foreground(&self, args: &[String]) -> Result<i32, RemoteError> {
+        let words: Vec<String> = args.iter().map(|a| quote(a)).collect();
+        let script = format!("{} {}", self.rtscope(), words.join(" "));
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stdin())
+            && std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let code = self.link.foreground(&script, tty)?;
+        if code == 255 {
+            return Err(RemoteError::Link(format!(
+                "the link to board {} failed during the command (ssh exit 255); what ran there is in its store: `rtscope fetch {}`",
+                self.board.name, self.board.name
+            )));
+        }
+        Ok(code)
+    }
+
+    /// Write `bytes` to `path` on the board (made private: it may be a
+    /// password file).
+    pub fn put(&self, path: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        let q = quote(path);
+        let ran = self.link.run(
+            &format!("umask 077; cat > {q}.part && mv -f {q}.part {q}"),
+            bytes,
+            Duration::from_secs(120),
+        )?;
+        if ran.link_failed() {
+            return Err(RemoteError::link(&self.board.name, &ran));
+        }
+        if !ran.ok() {
+            return Err(RemoteError::Board(format!(
+                "cannot write {path} on board {}: {}",
+                self.board.name,
+                ran.last_error()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Read `path` on the board (`None`: it is not there).
+    pub fn get(&self, path: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+        let q = quote(path);
+        let ran = self.link.run(
+            &format!("if [ -f {q} ]; then cat {q}; else exit 3; fi"),
+            b"",
+            Duration::from_secs(300),
+        )?;
+        match ran.status {
+            Some(0) => Ok(Some(ran.stdout)),
+            Some(3) => Ok(None),
+            _ if ran.link_failed() => Err(RemoteError::link(&self.board.name, &ran)),
+            _ => Err(RemoteError::Board(format!(
+                "cannot read {path} on board {}: {}",
+                self.board.name,
+                ran.last_error()
+            ))),
+        }
+    }
+}
+
+/// A local file's bytes, for copying to a board.
+pub fn read_local(path: &Path) -> Result<Vec<u8>, RemoteError> {
+    std::fs::read(path)
+        .map_err(|e| RemoteError::Usage(format!("cannot read {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_is_read_line_by_line() {
+        let p = Probe::parse("machine=aarch64\nuid=0\ndir=/root/.cache/rtscope\nsetsid=1\n");
+        assert_eq!(
+            p,
+            Probe {
+                machine: "aarch64".into(),
+                uid: Some(0),
+                dir: "/root/.cache/rtscope".into(),
+                systemd: false,
+                setsid: true
+            }
+        );
+    }
+}

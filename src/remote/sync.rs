@@ -1,0 +1,257 @@
+//! Runs copied from a board's store into the local one, keyed by uuid as
+//! `push` copies them ([`crate::store::push::receive`]): a run already
+//! here whole is left alone, one cut short is completed, a running one's
+//! last checkpoint is copied and completed later. Characterizations are
+//! copied once they have ended. The board's side is `rtscope __export`
+//! (a list, then each run as one JSON line); nothing on the board is
+//! changed by a copy.
+
+use super::{Remote, RemoteError};
+use crate::characterization::Characterization;
+use crate::record::RunRecord;
+use crate::store::push::{Pushed, receive};
+use crate::store::{RunState, Store};
+use std::time::Duration;
+
+/// A run of the board's store, as `__export --list` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub uuid: String,
+    pub state: RunState,
+    pub samples: u64,
+    /// A characterization (`characterize`), not a latency run.
+    pub characterization: bool,
+    /// When it started, by the board's clock.
+    pub started_at_unix_ns: u64,
+}
+
+impl Listed {
+    /// One line of `__export --list`: `UUID STATE SAMPLES KIND STARTED`.
+    pub fn line(&self) -> String {
+        let kind = if self.characterization {
+            "characterization"
+        } else {
+            "run"
+        };
+        format!(
+            "{} {} {} {kind} {}",
+            self.uuid,
+            self.state.name(),
+            self.samples,
+            self.started_at_unix_ns
+        )
+    }
+
+    pub fn parse(line: &str) -> Option<Listed> {
+        let mut w = line.split_whitespace();
+        let (uuid, state, samples) = (w.next()?, w.next()?, w.next()?);
+        let characterization = match w.next()? {
+            "run" => false,
+            "characterization" => true,
+            _ => return None,
+        };
+        Some(Listed {
+            uuid: uuid.to_string(),
+            state: RunState::parse(state)?,
+            samples: samples.parse().ok()?,
+            characterization,
+            started_at_unix_ns: w.next()?.parse().ok()?,
+        })
+    }
+}
+
+/// One run as `__export UUID` writes it: a latency run's record, or a
+/// characterization.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Exported {
+    pub uuid: String,
+    pub state: String,
+    pub samples: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<RunRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub characterization: Option<Characterization>,
+}
+
+/// The runs of the board's store (all, or those of `uuids`).
+pub fn list(remote: &Remote) -> Result<Vec<Listed>, RemoteError> {
+    let ran = remote.link.run(
+        &format!("{} __export --list", remote.rtscope()),
+        b"",
+        Duration::from_secs(120),
+    )?;
+    if ran.link_failed() {
+        return Err(RemoteError::link(&remote.board.name, &ran));
+    }
+    if !ran.ok() {
+        return Err(RemoteError::Board(format!(
+            "cannot list the runs of board {}: {}",
+            remote.board.name,
+            ran.last_error()
+        )));
+    }
+    Ok(ran
+        .stdout_text()
+        .lines()
+        .filter_map(Listed::parse)
+        .collect())
+}
+
+/// Copy `runs` of the board into `local`; what happened to each.
+pub fn copy(
+    remote: &Remote,
+    local: &mut Store,
+    runs: &[Listed],
+) -> Result<Vec<(Listed, Pushed)>, RemoteError> {
+    let mut done = Vec::new();
+    for run in runs {
+        let pushed = if run.characterization {
+            receive_characterization(remote, local, run)?
+        } else {
+            receive(local, &run.uuid, run.state, run.samples, || {
+                export(remote, &run.uuid)
+                    .and_then(|e| {
+                        e.record.ok_or_else(|| {
+                            RemoteError::Board(format!("run {} came without its record", run.uuid))
+                        })
+                    })
+                    .map_err(|e| crate::store::StoreError::Invalid(e.to_string()))
+            })
+            .map_err(|e| RemoteError::Local(format!("{e}")))?
+        };
+        done.push((run.clone(), pushed));
+    }
+    Ok(done)
+}
+
+/// Copy a characterization that has ended, once.
+fn receive_characterization(
+    remote: &Remote,
+    local: &mut Store,
+    run: &Listed,
+) -> Result<Pushed, RemoteError> {
+    let here = |e: crate::store::StoreError| RemoteError::Local(e.to_string());
+    if let Some(id) = local.find_uuid(&run.uuid).map_err(here)? {
+        return Ok(Pushed::AlreadyThere { id });
+    }
+    if run.state == RunState::Running {
+        return Ok(Pushed::Running);
+    }
+    let c = export(remote, &run.uuid)?.characterization.ok_or_else(|| {
+        RemoteError::Board(format!(
+            "characterization {} came without its results",
+            run.uuid
+        ))
+    })?;
+    let id = local.begin_characterization(&c).map_err(here)?;
+    local
+        .save_characterization(id, &c, run.state)
+        .map_err(here)?;
+    Ok(Pushed::Copied { id })
+}
+
+/// Copy the run `uuid` (if the board holds it): its state there and what
+/// happened here.
+pub fn copy_one(
+    remote: &Remote,
+    local: &mut Store,
+    uuid: &str,
+) -> Result<Option<(Listed, Pushed)>, RemoteError> {
+    let runs: Vec<Listed> = list(remote)?
+        .into_iter()
+        .filter(|r| r.uuid == uuid)
+        .collect();
+    Ok(copy(remote, local, &runs)?.into_iter().next())
+}
+
+/// Run `uuid` of the board, whole.
+fn export(remote: &Remote, uuid: &str) -> Result<Exported, RemoteError> {
+    let ran = remote.link.run(
+        &format!("{} __export {}", remote.rtscope(), super::quote(uuid)),
+        b"",
+        Duration::from_secs(600),
+    )?;
+    if ran.link_failed() {
+        return Err(RemoteError::link(&remote.board.name, &ran));
+    }
+    let text = ran.stdout_text();
+    let line = text.lines().next().filter(|_| ran.ok()).ok_or_else(|| {
+        RemoteError::Board(format!(
+            "board {} gave no record for run {uuid}: {}",
+            remote.board.name,
+            ran.last_error()
+        ))
+    })?;
+    serde_json::from_str(line).map_err(|e| {
+        RemoteError::Board(format!(
+            "the record of run {uuid} from board {} is not readable ({e}): are both rtscopes the same version?",
+            remote.board.name
+        ))
+    })
+}
+
+/// The board's side: the runs of `store` as `--list` lines, or each run
+/// of `uuids` as one JSON line.
+pub fn export_here(store: &Store, list_only: bool, uuids: &[String]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    if list_only {
+        for row in store.list()? {
+            let l = Listed {
+                characterization: store.is_characterization(row.id)?,
+                started_at_unix_ns: row.started_at_unix_ns,
+                uuid: row.uuid,
+                state: row.state,
+                samples: row.samples,
+            };
+            out.push_str(&l.line());
+            out.push('\n');
+        }
+        return Ok(out);
+    }
+    for uuid in uuids {
+        let id = store
+            .find_uuid(uuid)?
+            .ok_or_else(|| anyhow::anyhow!("no run {uuid} in {}", store.path().display()))?;
+        let row = store
+            .row(id)?
+            .ok_or_else(|| anyhow::anyhow!("no run {uuid} in {}", store.path().display()))?;
+        let c = store.is_characterization(id)?;
+        let e = Exported {
+            uuid: row.uuid.clone(),
+            state: row.state.name().to_string(),
+            samples: row.samples,
+            record: if c { None } else { Some(store.load(id)?) },
+            characterization: if c {
+                Some(store.load_characterization(id)?)
+            } else {
+                None
+            },
+        };
+        out.push_str(&serde_json::to_string(&e)?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_lines_round_trip() {
+        let l = Listed {
+            uuid: "ab12".into(),
+            state: RunState::Interrupted,
+            samples: 42,
+            characterization: true,
+            started_at_unix_ns: 7,
+        };
+        assert_eq!(Listed::parse(&l.line()), Some(l));
+        assert_eq!(Listed::parse("ab12 bogus 1 run 7"), None);
+        assert_eq!(Listed::parse("ab12 complete 1 run"), None);
+        assert_eq!(
+            Listed::parse("ab12 complete 1 run 7").map(|l| l.characterization),
+            Some(false)
+        );
+    }
+}
