@@ -14,7 +14,12 @@ set -eu
 # system service) and queries it. postgresql (15 on Debian 12):
 # tests/it/postgres.rs initialises and starts its own cluster in a
 # temporary directory (initdb, pg_ctl); no system service is used.
-PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium poppler-utils prometheus postgresql}"
+# openssh-server, openssh-client: the remote runs (`rtscope --on ssh://…`)
+# drive a board with the ssh client, and tests/it/remote.rs starts its own
+# sshd on loopback (tests/it/sshd.rs: its own config, keys and free port)
+# as that board; the system's sshd is neither started nor used (see
+# policy-rc.d below).
+PACKAGES="${RTSCOPE_PACKAGES:-rt-tests stress-ng strace util-linux mount chromium poppler-utils prometheus postgresql openssh-server openssh-client}"
 
 missing=""
 for p in $PACKAGES; do
@@ -36,7 +41,25 @@ if [ -n "$missing" ]; then
     fi
     echo "install-deps: installing$missing"
     $SUDO apt-get update -qq
+    # Installing a server package (openssh-server) starts its service
+    # through invoke-rc.d where there is no systemd (a container): a
+    # policy-rc.d that answers 101 ("not allowed") forbids it. Ours lives
+    # only for this apt-get and goes on any exit; one already there (the
+    # system's, a container image's) is left alone.
+    policy=/usr/sbin/policy-rc.d
+    ours=""
+    if [ ! -e "$policy" ]; then
+        ours=1
+        trap '$SUDO rm -f "$policy"' EXIT
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
+        $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" >"$1" && chmod 755 "$1"' sh "$policy"
+    fi
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    if [ -n "$ours" ]; then
+        $SUDO rm -f "$policy"
+        trap - EXIT INT TERM
+    fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

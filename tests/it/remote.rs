@@ -1,0 +1,482 @@
+//! Remote runs (`rtscope --on BOARD ...`) through the real OpenSSH client
+//! against a real sshd on loopback ([`Sshd`]): this machine, as root with
+//! its own XDG directories, is the board. Facts only: what arrives in the
+//! local store, what stays on the board, exit codes and messages; never a
+//! latency.
+
+use crate::sshd::Sshd;
+use crate::util::*;
+use rtscope::store::{RunRow, RunState, Store};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A workstation (its own store and boards file) and a board `b`.
+struct Bench {
+    sshd: Sshd,
+    dir: TempDir,
+}
+
+impl Bench {
+    fn new(name: &str) -> Option<Bench> {
+        if !require_root() {
+            return None;
+        }
+        let sshd = Sshd::start(name)?;
+        let b = Bench {
+            sshd,
+            dir: TempDir::new(&format!("remote-{name}")),
+        };
+        let url = format!("ssh://board:{}", b.sshd.port());
+        let o = b.run(&["boards", "add", "b", &url]);
+        assert_code(&o, 0);
+        Some(b)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.join("local.db")
+    }
+
+    /// `rtscope --db LOCAL --ssh-config CONFIG ARGS` on the workstation.
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = rtscope(self.dir.path());
+        c.env("RTSCOPE_BOARDS", self.dir.join("boards.toml"))
+            .arg("--db")
+            .arg(self.db())
+            .arg("--ssh-config")
+            .arg(self.sshd.config())
+            .args(args);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        wait_output(
+            self.cmd(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+            Duration::from_secs(180),
+        )
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// rtscope's directory on the board.
+    fn board_cache(&self) -> PathBuf {
+        self.sshd.board_dir().join("cache").join("rtscope")
+    }
+
+    /// The board's own store.
+    fn board_db(&self) -> PathBuf {
+        self.sshd
+            .board_dir()
+            .join("data")
+            .join("rtscope")
+            .join("rtscope.db")
+    }
+
+    /// Run folders left on the board.
+    fn run_folders(&self) -> Vec<PathBuf> {
+        list(&self.board_cache().join("runs"))
+    }
+
+    /// The runs of the local store.
+    fn local_runs(&self) -> Vec<RunRow> {
+        runs_of(&self.db())
+    }
+}
+
+/// The runs of a store, oldest first.
+fn runs_of(db: &Path) -> Vec<RunRow> {
+    match Store::open_existing(db).unwrap() {
+        Some(s) => s.list().unwrap(),
+        None => Vec::new(),
+    }
+}
+
+fn list(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Wait for `child`, killing it after `limit`.
+fn wait_output(child: Child, limit: Duration) -> Output {
+    let id = child.id() as i32;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    let killer = std::thread::spawn(move || {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SAFETY: kill(2) of our own child.
+        unsafe { libc::kill(id, libc::SIGKILL) };
+    });
+    let o = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = killer.join();
+    o
+}
+
+fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_run_on_a_board_arrives_here_whole_under_the_boards_name() {
+    let Some(b) = Bench::new("whole") else {
+        return;
+    };
+    let _g = shared_system();
+    let json = b.dir.join("here.json");
+    let o = b.run(&[
+        "--on",
+        "b",
+        "measure",
+        "-D",
+        "2s",
+        "-t",
+        "1",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("copied here as run 1"), "{err}");
+    // The board's summary came back.
+    assert!(stdout(&o).contains("verdict:"), "{}", stdout(&o));
+    // The record here: the board's name as host, the settings' command.
+    let rec = read_json(&json);
+    assert_eq!(rec["fingerprint"]["hostname"], "b");
+    assert_eq!(rec["source"]["command_line"][0], "rtscope");
+    assert_eq!(rec["source"]["command_line"][1], "measure");
+    let runs = b.local_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].state, RunState::Complete);
+    assert_eq!(runs[0].uuid, rec["run_uuid"].as_str().unwrap());
+    assert_eq!(runs[0].host, "b");
+    let o = b.run(&["runs", "--host", "b"]);
+    assert!(stdout(&o).lines().count() == 2, "{}", stdout(&o));
+    // The same run, whole, in the board's store.
+    let theirs = runs_of(&b.board_db());
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(theirs[0].samples, runs[0].samples);
+    assert!(runs[0].samples > 0);
+    // On the board: one binary, no run folder.
+    assert!(b.run_folders().is_empty(), "{:?}", b.run_folders());
+    let bins = list(&b.board_cache().join("bin"));
+    assert_eq!(bins.len(), 1, "{bins:?}");
+    // A second run reuses the binary; fetch copies nothing twice.
+    let o = b.run(&["--on", "b", "measure", "-D", "1s", "-t", "1", "-q"]);
+    assert_code(&o, 0);
+    assert_eq!(list(&b.board_cache().join("bin")), bins);
+    for _ in 0..2 {
+        let o = b.run(&["fetch", "b"]);
+        assert_code(&o, 0);
+        let out = stdout(&o);
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(out.lines().all(|l| l.contains("already here")), "{out}");
+    }
+    assert_eq!(b.local_runs().len(), 2);
+}
+
+#[test]
+fn a_cut_link_or_a_killed_workstation_loses_nothing() {
+    let Some(b) = Bench::new("cut") else {
+        return;
+    };
+    let _g = shared_system();
+    // The link cut twice while the run measures: the run goes on there,
+    // rtscope here reconnects and brings it whole.
+    let child = b.spawn(&["--on", "b", "measure", "-D", "6s", "-t", "1", "-q"]);
+    std::thread::sleep(Duration::from_secs(2));
+    b.sshd.kill_sessions();
+    std::thread::sleep(Duration::from_secs(2));
+    b.sshd.kill_sessions();
+    let o = wait_output(child, Duration::from_secs(120));
+    assert_code(&o, 0);
+    let runs = b.local_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].state, RunState::Complete);
+    let theirs = runs_of(&b.board_db());
+    assert_eq!(theirs[0].samples, runs[0].samples);
+
+    // rtscope here killed in the middle: the run ends on the board, its
+    // folder waits there, and fetch brings it once.
+    let json = b.dir.join("late.json");
+    let mut child = b.spawn(&[
+        "--on",
+        "b",
+        "measure",
+        "-D",
+        "4s",
+        "-t",
+        "1",
+        "-q",
+        "--checkpoint",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().unwrap();
+    let _ = child.wait();
+    wait_until(
+        "the run to end on the board",
+        Duration::from_secs(60),
+        || b.run_folders().iter().any(|f| f.join("exit").exists()),
+    );
+    let o = b.run(&["fetch", "b"]);
+    assert_code(&o, 0);
+    assert!(
+        stderr(&o).contains("copied here as run 2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = b.run(&["fetch", "b"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.lines().count() == 2 && out.lines().all(|l| l.contains("already here")),
+        "{out}"
+    );
+    // Every run once, whole; the --json asked for is here; the folder
+    // is gone.
+    let runs = b.local_runs();
+    let theirs = runs_of(&b.board_db());
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for r in &theirs {
+        let here: Vec<_> = runs.iter().filter(|l| l.uuid == r.uuid).collect();
+        assert_eq!(here.len(), 1, "{r:?}");
+        assert_eq!(here[0].samples, r.samples);
+        assert_eq!(here[0].state, RunState::Complete);
+    }
+    assert_eq!(
+        read_json(&json)["run_uuid"].as_str(),
+        Some(runs[1].uuid.as_str())
+    );
+    assert!(b.run_folders().is_empty(), "{:?}", b.run_folders());
+}
+
+#[test]
+fn ctrl_c_stops_the_run_on_the_board_and_keeps_what_it_measured() {
+    let Some(b) = Bench::new("stop") else {
+        return;
+    };
+    let _g = shared_system();
+    let child = b.spawn(&["--on", "b", "measure", "-D", "120s", "-t", "1", "-q"]);
+    // Once the run has its uuid on the board, Ctrl-C.
+    wait_until("the run to start", Duration::from_secs(60), || {
+        b.run_folders().iter().any(|f| f.join("uuid").exists())
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill(2) of our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = wait_output(child, Duration::from_secs(60));
+    assert_code(&o, 0);
+    assert!(
+        stderr(&o).contains("stopping the run on board b"),
+        "{}",
+        stderr(&o)
+    );
+    let runs = b.local_runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].state, RunState::Complete);
+    let d = runs[0].duration_ns;
+    assert!(d < 100_000_000_000, "the run was not stopped: {d} ns");
+    assert!(b.run_folders().is_empty());
+}
+
+#[test]
+fn a_study_and_a_characterization_on_a_board_come_back_here() {
+    let Some(b) = Bench::new("study") else {
+        return;
+    };
+    let _g = shared_system();
+    let study = b.dir.join("mini.toml");
+    std::fs::write(
+        &study,
+        "name = \"remote-mini\"\nduration = \"1s\"\nrepetitions = 1\n[fixed]\nthreads = 1\n[matrix]\ninterval = [1000, 500]\n",
+    )
+    .unwrap();
+    let o = b.run(&["--on", "b", "study", study.to_str().unwrap(), "-q"]);
+    assert_code(&o, 0);
+    let runs = b.local_runs();
+    assert_eq!(runs.len(), 2, "{runs:?}\n{}", stderr(&o));
+    assert!(
+        runs.iter()
+            .all(|r| r.host == "b" && r.state == RunState::Complete),
+        "{runs:?}"
+    );
+    let o = b.run(&["runs", "--tag", "study=remote-mini"]);
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+    let json = b.dir.join("c.json");
+    let o = b.run(&[
+        "--on",
+        "b",
+        "characterize",
+        "--only",
+        "clock-gettime",
+        "-D",
+        "200ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    let c = read_json(&json);
+    let o = b.run(&["runs"]);
+    assert!(stdout(&o).contains("characterized"), "{}", stdout(&o));
+    assert_eq!(b.local_runs().len(), 3);
+    assert!(c["uuid"].is_string());
+    // doctor runs there, in the foreground.
+    let o = b.run(&["--on", "b", "doctor"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains(" ok "), "{}", stdout(&o));
+    assert!(b.run_folders().is_empty(), "{:?}", b.run_folders());
+}
+
+#[test]
+fn bad_boards_and_binaries_are_refused_with_exit_2_before_anything_runs() {
+    let Some(b) = Bench::new("bad") else {
+        return;
+    };
+    let refused = |args: &[&str], says: &str| {
+        let start = Instant::now();
+        let o = b.run(args);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{args:?} took {:?}",
+            start.elapsed()
+        );
+    };
+    refused(&["--on", "nosuch", "measure"], "no board named 'nosuch'");
+    refused(&["--on", "ssh://", "measure"], "no board URL");
+    refused(
+        &["--on", "ssh://-oProxyCommand=x", "measure"],
+        "no board URL",
+    );
+    refused(
+        &["--on", "b", "report", "1", "-o", "x.html"],
+        "--on works with",
+    );
+    refused(&["--binary", "/bin/sh", "runs"], "--binary goes with --on");
+    // Nothing listens there.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    refused(
+        &[
+            "--on",
+            &format!("ssh://root@127.0.0.1:{port}"),
+            "measure",
+            "-D",
+            "1s",
+        ],
+        "cannot reach board",
+    );
+    // A key the board does not know.
+    let other = b.dir.join("other_key");
+    let k = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .unwrap();
+    assert!(k.success());
+    let cfg = std::fs::read_to_string(b.sshd.config()).unwrap();
+    let bad_cfg = b.dir.join("bad_ssh_config");
+    std::fs::write(
+        &bad_cfg,
+        cfg.replace(b.sshd.key().to_str().unwrap(), other.to_str().unwrap()),
+    )
+    .unwrap();
+    let o = wait_output(
+        rtscope(b.dir.path())
+            .env("RTSCOPE_BOARDS", b.dir.join("boards.toml"))
+            .args([
+                "--ssh-config",
+                bad_cfg.to_str().unwrap(),
+                "--on",
+                "b",
+                "doctor",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(60),
+    );
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("BatchMode"), "{}", stderr(&o));
+    // Binaries: not rtscope, another machine's.
+    refused(
+        &["--on", "b", "--binary", "/bin/sh", "doctor"],
+        "not an rtscope binary",
+    );
+    let arm = b.dir.join("arm-rtscope");
+    let mut elf = vec![0u8; 64];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[18] = 183; // EM_AARCH64
+    std::fs::write(&arm, &elf).unwrap();
+    refused(
+        &["--on", "b", "--binary", arm.to_str().unwrap(), "doctor"],
+        "not built for the board's x86_64",
+    );
+    // Nothing was measured, nothing left on the board but what a check
+    // needs: no run folder, no run.
+    assert!(b.run_folders().is_empty());
+    assert!(runs_of(&b.board_db()).is_empty());
+    assert!(!b.db().exists() || b.local_runs().is_empty());
+}
+
+#[test]
+fn boards_are_added_listed_and_removed() {
+    let dir = TempDir::new("boards");
+    let file = dir.join("cfg").join("boards.toml");
+    let run = |args: &[&str]| {
+        rtscope(dir.path())
+            .env("RTSCOPE_BOARDS", &file)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_code(
+        &run(&["boards", "add", "pi4", "ssh://root@pi4.lab:2222"]),
+        0,
+    );
+    assert_code(&run(&["boards", "add", "rt", "ssh://lab-rt"]), 0);
+    let o = run(&["boards"]);
+    assert_code(&o, 0);
+    assert_eq!(
+        stdout(&o),
+        "pi4\tssh://root@pi4.lab:2222\nrt\tssh://lab-rt\n"
+    );
+    assert_code(&run(&["boards", "add", "x", "pi4"]), 2);
+    assert_code(&run(&["boards", "remove", "pi4"]), 0);
+    let o = run(&["boards", "remove", "pi4"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no board named 'pi4'"));
+    assert_eq!(stdout(&run(&["boards", "list"])), "rt\tssh://lab-rt\n");
+}
