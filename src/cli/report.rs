@@ -27,8 +27,19 @@ use std::path::PathBuf;
 pub struct ReportArgs {
     /// Runs to report on: run record files (`rtscope measure --json`), or
     /// ids of stored runs.
-    #[arg(value_name = "RUN", required = true)]
+    #[arg(value_name = "RUN", required_unless_present_any = ["tags", "host"])]
     pub runs: Vec<String>,
+
+    /// Add every stored run with tag KEY=VALUE (or tag KEY at any value),
+    /// oldest first: `--tag study=seed-000` reports a study's runs, from
+    /// every board it ran on, side by side. Repeat to ask for all.
+    #[arg(long = "tag", value_name = "KEY[=VALUE]")]
+    pub tags: Vec<String>,
+
+    /// Add every stored run measured on host NAME (a board's name for
+    /// runs made with --on); with --tag, the runs that match both.
+    #[arg(long = "host", value_name = "NAME")]
+    pub host: Option<String>,
 
     /// Write the report to this file (HTML); - for standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -49,6 +60,11 @@ pub struct ReportArgs {
 
 pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
+    let refs = references(args, db)?;
+    let args = &ReportArgs {
+        runs: refs,
+        ..args.clone()
+    };
     if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
         if args.deadline_ns.is_some() {
             anyhow::bail!(
@@ -79,6 +95,43 @@ pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         outln!("report: {}", args.output.display());
     }
     Ok(Exit::Ok)
+}
+
+/// The runs named, then the stored latency runs `--tag` and `--host`
+/// select (oldest first); none selected is an error.
+fn references(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Vec<String>> {
+    let mut refs = args.runs.clone();
+    if args.tags.is_empty() && args.host.is_none() {
+        return Ok(refs);
+    }
+    let filter = crate::store::RunFilter {
+        tags: super::runs::tag_filters(&args.tags)?,
+        host: args.host.clone(),
+        ..Default::default()
+    };
+    let path = crate::store::locate(db)?;
+    let store = crate::store::Store::open_existing(&path)?;
+    let mut found = 0;
+    for row in store.as_ref().map(|s| s.list_filtered(&filter)).transpose()?.unwrap_or_default() {
+        let s = store.as_ref().context("the store")?;
+        if !s.is_characterization(row.id)? && !refs.contains(&row.id.to_string()) {
+            refs.push(row.id.to_string());
+            found += 1;
+        }
+    }
+    if found == 0 {
+        anyhow::bail!(
+            "no stored run in {} has {}: `rtscope runs --tag KEY=VALUE --host NAME` lists what is there",
+            path.display(),
+            [
+                args.tags.iter().map(|t| format!("tag {t}")).collect::<Vec<_>>(),
+                args.host.iter().map(|h| format!("host {h}")).collect(),
+            ]
+            .concat()
+            .join(" and ")
+        );
+    }
+    Ok(refs)
 }
 
 /// For each run made by `rtscope monitor`, the monitor's long-term view

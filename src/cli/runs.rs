@@ -185,19 +185,24 @@ pub fn run(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
     }
 }
 
-fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
+/// `--tag KEY[=VALUE]` filters: a key with that value, or any value.
+pub(super) fn tag_filters(given: &[String]) -> Result<Vec<(String, Option<String>)>> {
     let mut tags = Vec::new();
-    for t in &args.tags {
+    for t in given {
         match t.split_once('=') {
-            Some((k, _)) if k.is_empty() => bail!("--tag {t}: the key before = is empty"),
+            Some(("", _)) => bail!("--tag {t}: the key before = is empty"),
             Some((k, v)) => tags.push((k.to_string(), Some(v.to_string()))),
             None if t.is_empty() => bail!("--tag needs KEY or KEY=VALUE"),
             None => tags.push((t.clone(), None)),
         }
     }
+    Ok(tags)
+}
+
+fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
     Ok(store::RunFilter {
         label: args.label.clone(),
-        tags,
+        tags: tag_filters(&args.tags)?,
         state: args.state,
         host: args.host.clone(),
         since_unix_ns: args.since_unix_ns,

@@ -469,6 +469,8 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
     let mut out = vec![
         pair("reference", r.reference.clone()),
         pair("run id", rec.run_uuid.clone()),
+        // The machine measured: a board's name for a run made with --on.
+        pair("host", or_dash(&rec.fingerprint.hostname)),
         pair("started", fmt_unix_utc(rec.started_at_unix_ns)),
         pair(
             "duration",
@@ -634,6 +636,11 @@ fn load(rec: &RunRecord) -> Vec<Pair> {
     out
 }
 
+/// `s`, or "-" when it is empty.
+fn or_dash(s: &str) -> String {
+    if s.is_empty() { "-".into() } else { s.to_string() }
+}
+
 fn fingerprint(rec: &RunRecord) -> Vec<Pair> {
     let fp = &rec.fingerprint;
     let mut out: Vec<Pair> = fp
@@ -783,6 +790,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         }
     };
     let mut rows = vec![
+        text_row("host", &|r| or_dash(&r.fingerprint.hostname)),
         text_row("kernel", &|r| {
             if r.fingerprint.kernel_release.is_empty() {
                 "-".into()

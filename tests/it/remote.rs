@@ -306,46 +306,64 @@ fn ctrl_c_stops_the_run_on_the_board_and_keeps_what_it_measured() {
 }
 
 #[test]
-fn a_study_and_a_characterization_on_a_board_come_back_here() {
+fn one_study_on_two_boards_gives_one_report_and_characterize_comes_back() {
     let Some(b) = Bench::new("study") else {
         return;
     };
     let _g = shared_system();
+    // A second board: another sshd, with its own board directory, that
+    // knows the workstation's key.
+    let Some(other) = Sshd::start("study-c") else {
+        return;
+    };
+    let ours = std::fs::read_to_string(b.sshd.key().with_extension("pub")).unwrap();
+    let keys = other.key().with_file_name("authorized_keys");
+    let mut all = std::fs::read_to_string(&keys).unwrap();
+    all.push_str(&ours);
+    std::fs::write(&keys, all).unwrap();
+    let url = format!("ssh://127.0.0.1:{}", other.port());
+    assert_code(&b.run(&["boards", "add", "c", &url]), 0);
     let study = b.dir.join("mini.toml");
     std::fs::write(
         &study,
         "name = \"remote-mini\"\nduration = \"1s\"\nrepetitions = 1\n[fixed]\nthreads = 1\n[matrix]\ninterval = [1000, 500]\n",
     )
     .unwrap();
-    let o = b.run(&["--on", "b", "study", study.to_str().unwrap(), "-q"]);
-    assert_code(&o, 0);
+    for board in ["b", "c"] {
+        let o = b.run(&["--on", board, "study", study.to_str().unwrap(), "-q"]);
+        assert_code(&o, 0);
+        let err = stderr(&o);
+        // Only the runs this study made come back, not the other board's.
+        assert_eq!(err.matches("copied here as run").count(), 2, "{err}");
+    }
     let runs = b.local_runs();
-    assert_eq!(runs.len(), 2, "{runs:?}\n{}", stderr(&o));
-    assert!(
-        runs.iter()
-            .all(|r| r.host == "b" && r.state == RunState::Complete),
-        "{runs:?}"
-    );
-    let o = b.run(&["runs", "--tag", "study=remote-mini"]);
-    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert!(runs.iter().all(|r| r.state == RunState::Complete), "{runs:?}");
+    let hosts: Vec<&str> = runs.iter().map(|r| r.host.as_str()).collect();
+    assert_eq!(hosts, ["b", "b", "c", "c"]);
+    // One report of the study on both boards, side by side, naming them.
+    let html = b.dir.join("both.html");
+    let o = b.run(&["report", "--tag", "study=remote-mini", "-o", html.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for board in ["b", "c"] {
+        assert!(page.contains(&format!("<dt>host</dt><dd>{board}</dd>")), "no host {board}");
+    }
+    let o = b.run(&["report", "--tag", "study=remote-mini", "--host", "c", "-o", html.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("<dt>host</dt><dd>b</dd>"));
+    // A characterization: run there, its --json written here, copied.
     let json = b.dir.join("c.json");
     let o = b.run(&[
-        "--on",
-        "b",
-        "characterize",
-        "--only",
-        "clock-gettime",
-        "-D",
-        "200ms",
-        "--json",
+        "--on", "b", "characterize", "--only", "clock-gettime", "-D", "200ms", "--json",
         json.to_str().unwrap(),
     ]);
     assert_code(&o, 0);
-    let c = read_json(&json);
+    assert!(read_json(&json)["uuid"].is_string());
     let o = b.run(&["runs"]);
     assert!(stdout(&o).contains("characterized"), "{}", stdout(&o));
-    assert_eq!(b.local_runs().len(), 3);
-    assert!(c["uuid"].is_string());
+    assert_eq!(b.local_runs().len(), 5);
     // doctor runs there, in the foreground.
     let o = b.run(&["--on", "b", "doctor"]);
     assert_code(&o, 0);
