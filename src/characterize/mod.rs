@@ -169,6 +169,8 @@ pub struct Options {
     /// CPUs to use (checked against the CPUs this process may use).
     pub cpus: Vec<usize>,
     pub label: Option<String>,
+    /// The host recorded (`--host`; none: this machine's name).
+    pub host: Option<String>,
     pub command_line: Vec<String>,
     pub isolated_cpus: Option<Vec<usize>>,
     /// `--explain`: explain OS-noise gaps at least this long.
@@ -359,6 +361,12 @@ fn begun(opts: &Options, benches: &[&Bench], clock_read_ns: u64) -> Characteriza
         checks: Vec::new(),
         pi_verdict: None,
         complete: false,
-        fingerprint: crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host()),
+        fingerprint: {
+            let mut f = crate::sysinfo::fingerprint::take(&crate::sysinfo::SysRoot::host());
+            if let Some(h) = &opts.host {
+                f.hostname = h.clone();
+            }
+            f
+        },
     }
 }

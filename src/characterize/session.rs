@@ -39,6 +39,8 @@ pub struct Settings {
     /// Also write the characterization as JSON here (`-`: standard output).
     pub json: Option<PathBuf>,
     pub label: Option<String>,
+    /// The host recorded (`--host`; none: this machine's name).
+    pub host: Option<String>,
     pub command_line: Vec<String>,
     /// Save the characterization in the run store, as it goes.
     pub save: bool,
@@ -64,6 +66,7 @@ impl Settings {
             priority: self.priority,
             cpus,
             label: self.label.clone(),
+            host: self.host.clone(),
             command_line: self.command_line.clone(),
             isolated_cpus: self.isolate.clone(),
             explain_above_ns: self.explain_above_ns,
@@ -303,6 +306,7 @@ mod tests {
             explain_above_ns: None,
             json: None,
             label: None,
+            host: None,
             command_line: vec![],
             save: true,
             store: None,

@@ -290,6 +290,7 @@ fn validation_refuses_bad_cpus_durations_and_priorities() {
         priority: 99,
         cpus: vec![0],
         label: None,
+        host: None,
         command_line: vec![],
         isolated_cpus: None,
         explain_above_ns: None,

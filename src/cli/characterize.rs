@@ -91,6 +91,11 @@ pub struct CharacterizeArgs {
     #[arg(long = "label", value_name = "TEXT")]
     pub label: Option<String>,
 
+    /// Record this host name instead of this machine's (`--on BOARD`
+    /// records the board's name).
+    #[arg(long = "host", value_name = "NAME", value_parser = super::measure::host_name)]
+    pub host: Option<String>,
+
     /// Do not save the characterization in the run store.
     #[arg(long = "no-save")]
     pub no_save: bool,
@@ -173,6 +178,7 @@ impl CharacterizeArgs {
             explain_above_ns: self.explain_ns,
             json: self.json.clone(),
             label: self.label.clone(),
+            host: self.host.clone(),
             command_line: crate::redact::own_command_line(),
             save: !self.no_save,
             store: None,

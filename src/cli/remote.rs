@@ -253,10 +253,17 @@ fn measure_on(cli: &Cli, board: &str, args: &MeasureArgs) -> Result<Exit> {
 /// foreground.
 fn forward(cli: &Cli, board: &str) -> Result<Exit> {
     let words = command_words(&std::env::args().collect::<Vec<_>>());
-    let (words, json) = match &cli.command {
+    let (mut words, json) = match &cli.command {
         Command::Characterize(a) => point_json(words, a.json.as_deref()),
         _ => (words, None),
     };
+    // Recorded under the board's name, as a measurement is.
+    if let Command::Characterize(a) = &cli.command
+        && a.host.is_none()
+        && !a.list
+    {
+        words.extend(["--host".to_string(), Board::resolve(board)?.name]);
+    }
     let measures = matches!(cli.command, Command::Characterize(ref a) if !a.list)
         || super::study_goes_on(&cli.command);
     let mut local = if measures {

@@ -338,30 +338,57 @@ fn one_study_on_two_boards_gives_one_report_and_characterize_comes_back() {
     }
     let runs = b.local_runs();
     assert_eq!(runs.len(), 4, "{runs:?}");
-    assert!(runs.iter().all(|r| r.state == RunState::Complete), "{runs:?}");
+    assert!(
+        runs.iter().all(|r| r.state == RunState::Complete),
+        "{runs:?}"
+    );
     let hosts: Vec<&str> = runs.iter().map(|r| r.host.as_str()).collect();
     assert_eq!(hosts, ["b", "b", "c", "c"]);
     // One report of the study on both boards, side by side, naming them.
     let html = b.dir.join("both.html");
-    let o = b.run(&["report", "--tag", "study=remote-mini", "-o", html.to_str().unwrap()]);
+    let o = b.run(&[
+        "report",
+        "--tag",
+        "study=remote-mini",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert_code(&o, 0);
     let page = std::fs::read_to_string(&html).unwrap();
     for board in ["b", "c"] {
-        assert!(page.contains(&format!("<dt>host</dt><dd>{board}</dd>")), "no host {board}");
+        assert!(
+            page.contains(&format!("<dt>host</dt><dd>{board}</dd>")),
+            "no host {board}"
+        );
     }
-    let o = b.run(&["report", "--tag", "study=remote-mini", "--host", "c", "-o", html.to_str().unwrap()]);
+    let o = b.run(&[
+        "report",
+        "--tag",
+        "study=remote-mini",
+        "--host",
+        "c",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert_code(&o, 0);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(!page.contains("<dt>host</dt><dd>b</dd>"));
     // A characterization: run there, its --json written here, copied.
     let json = b.dir.join("c.json");
     let o = b.run(&[
-        "--on", "b", "characterize", "--only", "clock-gettime", "-D", "200ms", "--json",
+        "--on",
+        "b",
+        "characterize",
+        "--only",
+        "clock-gettime",
+        "-D",
+        "200ms",
+        "--json",
         json.to_str().unwrap(),
     ]);
     assert_code(&o, 0);
     assert!(read_json(&json)["uuid"].is_string());
-    let o = b.run(&["runs"]);
+    let o = b.run(&["runs", "--host", "b"]);
     assert!(stdout(&o).contains("characterized"), "{}", stdout(&o));
     assert_eq!(b.local_runs().len(), 5);
     // doctor runs there, in the foreground.
