@@ -8,6 +8,11 @@ use std::sync::Mutex;
 
 static ONE_GUEST: Mutex<()> = Mutex::new(());
 
+/// Held while a guest runs: one at a time, each wants both CPUs.
+pub fn one_guest() -> std::sync::MutexGuard<'static, ()> {
+    ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The lab as `make test` prepared it: the image's folder and the static
 /// binary the guests run. `None` (and one SKIP line) when either is
 /// missing, e.g. under a plain `cargo test`.
@@ -68,7 +73,7 @@ impl Lab {
     /// Boot `kernel` with `append`, run the job made of `parts` (files of
     /// tests/lab/jobs, in order), and return what the guest left.
     pub fn boot(&self, kernel: &str, append: &str, parts: &[&str], timeout_s: u32) -> Guest {
-        let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = one_guest();
         let dir = tempfile(kernel);
         std::fs::copy(&self.bin, dir.join("rtscope")).unwrap();
         let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/jobs");

@@ -5,9 +5,11 @@
 //!
 //! Facts only: under TCG the guests' latencies are the emulator's, so no
 //! test here reads a timing. Each test boots one guest (one at a time) and
-//! hands it a job made of tests/lab/jobs/*.sh.
+//! hands it a job made of tests/lab/jobs/*.sh, except remote.rs's, which
+//! keeps the RT guest up with its sshd and drives it with `--on`.
 
 mod guest;
+mod remote;
 
 use guest::{Lab, check, headline, tail};
 
