@@ -112,7 +112,12 @@ fn references(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Vec<Str
     let path = crate::store::locate(db)?;
     let store = crate::store::Store::open_existing(&path)?;
     let mut found = 0;
-    for row in store.as_ref().map(|s| s.list_filtered(&filter)).transpose()?.unwrap_or_default() {
+    for row in store
+        .as_ref()
+        .map(|s| s.list_filtered(&filter))
+        .transpose()?
+        .unwrap_or_default()
+    {
         let s = store.as_ref().context("the store")?;
         if !s.is_characterization(row.id)? && !refs.contains(&row.id.to_string()) {
             refs.push(row.id.to_string());
@@ -124,7 +129,10 @@ fn references(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Vec<Str
             "no stored run in {} has {}: `rtscope runs --tag KEY=VALUE --host NAME` lists what is there",
             path.display(),
             [
-                args.tags.iter().map(|t| format!("tag {t}")).collect::<Vec<_>>(),
+                args.tags
+                    .iter()
+                    .map(|t| format!("tag {t}"))
+                    .collect::<Vec<_>>(),
                 args.host.iter().map(|h| format!("host {h}")).collect(),
             ]
             .concat()

@@ -638,7 +638,11 @@ fn load(rec: &RunRecord) -> Vec<Pair> {
 
 /// `s`, or "-" when it is empty.
 fn or_dash(s: &str) -> String {
-    if s.is_empty() { "-".into() } else { s.to_string() }
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s.to_string()
+    }
 }
 
 fn fingerprint(rec: &RunRecord) -> Vec<Pair> {
