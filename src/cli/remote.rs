@@ -273,12 +273,91 @@ fn forward(cli: &Cli, board: &str) -> Result<Exit> {
     };
     let remote = connect(cli, board)?;
     let words = adapt_files(&remote, &cli.command, words)?;
+    if let Some(here) = study_report_file(&cli.command) {
+        return report_here(&remote, words, &here);
+    }
     let code = if measures {
         job::detached(&remote, &words, json, &mut local)?
     } else {
         remote.foreground(&words)?
     };
     exit_of(code)
+}
+
+/// Where `study report` writes here (its -o, else NAME.html as there).
+fn study_report_file(command: &Command) -> Option<PathBuf> {
+    let Command::Study(a) = command else {
+        return None;
+    };
+    match &a.command {
+        Some(super::study::StudyCommand::Report { name, output, .. }) => Some(
+            output
+                .clone()
+                .unwrap_or_else(|| format!("{}.html", name.as_deref().unwrap_or("study")).into()),
+        ),
+        _ => None,
+    }
+}
+
+/// `study report` on the board, its page written there in rtscope's
+/// directory, then copied to `here` and removed there.
+fn report_here(remote: &Remote, words: Vec<String>, here: &Path) -> Result<Exit> {
+    crate::output::check_writable(here, "report file")?;
+    let there = format!(
+        "{}/reports/{}.html",
+        remote.dir,
+        &crate::record::new_run_uuid()[..12]
+    );
+    let made = remote.link.run(
+        &format!(
+            "mkdir -p {}",
+            remote::ssh::quote(&format!("{}/reports", remote.dir))
+        ),
+        b"",
+        std::time::Duration::from_secs(30),
+    )?;
+    if !made.ok() {
+        return Err(RemoteError::Board(made.last_error()).into());
+    }
+    let mut words = without_option(words, &["-o", "--output"]);
+    words.extend(["-o".to_string(), there.clone()]);
+    let code = remote.foreground(&words)?;
+    let page = remote.get(&there)?;
+    let _ = remote.link.run(
+        &format!("rm -f {}", remote::ssh::quote(&there)),
+        b"",
+        std::time::Duration::from_secs(30),
+    );
+    if let Some(page) = page {
+        crate::output::write_atomic(here, &page)?;
+        eprintln!("rtscope: the report is here: {}", here.display());
+    }
+    exit_of(code)
+}
+
+/// Whether `word` is option `name` with its value glued on
+/// (`--output=X`, `-oX`).
+fn glued(name: &str, word: &str) -> bool {
+    if name.starts_with("--") {
+        word.starts_with(&format!("{name}="))
+    } else {
+        word.len() > name.len() && word.starts_with(name) && !word.starts_with("--")
+    }
+}
+
+/// `words` without option `names` and its value (`-o X`, `--output X`,
+/// `--output=X`, `-oX`).
+fn without_option(words: Vec<String>, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut it = words.into_iter();
+    while let Some(w) = it.next() {
+        if names.contains(&w.as_str()) {
+            it.next();
+        } else if !names.iter().any(|n| glued(n, &w)) {
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// `--json FILE` of a forwarded command: the board writes it in the run
@@ -455,6 +534,22 @@ mod tests {
         assert_eq!(command_words(&argv), words("doctor --strict"));
         let argv = words("rtscope tune --on=pi --isolate 1 -- --db");
         assert_eq!(command_words(&argv), words("tune --isolate 1 -- --db"));
+    }
+
+    #[test]
+    fn an_output_option_is_taken_out_in_every_spelling() {
+        for w in [
+            "study report s -o a.html --fail-if max>1ms",
+            "study report s --output a.html --fail-if max>1ms",
+            "study report s --output=a.html --fail-if max>1ms",
+            "study report s -oa.html --fail-if max>1ms",
+        ] {
+            assert_eq!(
+                without_option(words(w), &["-o", "--output"]),
+                words("study report s --fail-if max>1ms"),
+                "{w}"
+            );
+        }
     }
 
     #[test]

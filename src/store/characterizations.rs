@@ -17,7 +17,15 @@ use crate::sysinfo::owner::Owner;
 pub const SOURCE_KIND: &str = "characterization";
 /// What `runs.record_json` holds for a characterization (its record is
 /// in the tables of this file).
-const RECORD_STUB: &str = "{\"kind\":\"characterization\"}";
+/// What the `runs` row of a characterization holds in place of a run
+/// record: its kind, and the host (which `runs --host` reads there).
+fn record_stub(c: &Characterization) -> String {
+    serde_json::json!({
+        "kind": "characterization",
+        "fingerprint": { "hostname": c.fingerprint.hostname },
+    })
+    .to_string()
+}
 
 /// The head: everything of a characterization but its rows.
 fn head_json(c: &Characterization) -> Result<String> {
@@ -55,7 +63,7 @@ impl Store {
                 c.fingerprint.preemption_model.as_str(),
                 c.cpus.len() as u32,
                 c.fingerprint.comparable_hash(),
-                RECORD_STUB,
+                record_stub(c),
                 now_unix_ns(),
                 owner.host,
                 owner.boot_id,

@@ -82,6 +82,13 @@ impl Bench {
             .join("rtscope.db")
     }
 
+    /// Wait until a run measures on the board (its folder has its uuid).
+    fn wait_started(&self) {
+        wait_until("a run to start on the board", Duration::from_secs(120), || {
+            self.run_folders().iter().any(|f| f.join("uuid").exists())
+        });
+    }
+
     /// Run folders left on the board.
     fn run_folders(&self) -> Vec<PathBuf> {
         list(&self.board_cache().join("runs"))
@@ -207,7 +214,9 @@ fn a_cut_link_or_a_killed_workstation_loses_nothing() {
     // The link cut twice while the run measures: the run goes on there,
     // rtscope here reconnects and brings it whole.
     let child = b.spawn(&["--on", "b", "measure", "-D", "6s", "-t", "1", "-q"]);
-    std::thread::sleep(Duration::from_secs(2));
+    // Cut once the run measures there (before, the start itself would be
+    // cut, and that is refused with exit 2, as it should be).
+    b.wait_started();
     b.sshd.kill_sessions();
     std::thread::sleep(Duration::from_secs(2));
     b.sshd.kill_sessions();
@@ -236,7 +245,8 @@ fn a_cut_link_or_a_killed_workstation_loses_nothing() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    std::thread::sleep(Duration::from_millis(2500));
+    b.wait_started();
+    std::thread::sleep(Duration::from_millis(1000));
     child.kill().unwrap();
     let _ = child.wait();
     wait_until(
@@ -283,10 +293,8 @@ fn ctrl_c_stops_the_run_on_the_board_and_keeps_what_it_measured() {
     };
     let _g = shared_system();
     let child = b.spawn(&["--on", "b", "measure", "-D", "120s", "-t", "1", "-q"]);
-    // Once the run has its uuid on the board, Ctrl-C.
-    wait_until("the run to start", Duration::from_secs(60), || {
-        b.run_folders().iter().any(|f| f.join("uuid").exists())
-    });
+    // Once the run measures on the board, Ctrl-C.
+    b.wait_started();
     std::thread::sleep(Duration::from_secs(1));
     // SAFETY: kill(2) of our own child.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
@@ -373,6 +381,13 @@ fn one_study_on_two_boards_gives_one_report_and_characterize_comes_back() {
     assert_code(&o, 0);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(!page.contains("<dt>host</dt><dd>b</dd>"));
+    // The study's own report is made there, from its state there, and
+    // written here.
+    let page = b.dir.join("study-b.html");
+    let o = b.run(&["--on", "b", "study", "report", "remote-mini", "-o", page.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("remote-mini"));
+    assert!(list(&b.board_cache().join("reports")).is_empty());
     // A characterization: run there, its --json written here, copied.
     let json = b.dir.join("c.json");
     let o = b.run(&[

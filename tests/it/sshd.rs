@@ -3,8 +3,9 @@
 //! has its own temporary directory (host key, client key pair, server and
 //! client configs, log), a free port on 127.0.0.1, and a session
 //! environment (`SetEnv XDG_*`) that keeps the board's files in that
-//! directory, never in root's home. The system's sshd is never started or
-//! used. [`Sshd::kill_sessions`] cuts every connection while the server
+//! directory, never in root's home, and its CPU locks too
+//! (`RTSCOPE_RUN_DIR`: boards measure side by side, as the other tests
+//! do). The system's sshd is never started or used. [`Sshd::kill_sessions`] cuts every connection while the server
 //! keeps listening: the link lost in the middle of a run.
 
 #![allow(dead_code)]
@@ -165,7 +166,7 @@ impl Sshd {
              UsePAM no\n\
              StrictModes no\n\
              Subsystem sftp internal-sftp\n\
-             SetEnv XDG_CACHE_HOME={board}/cache XDG_DATA_HOME={board}/data XDG_CONFIG_HOME={board}/config\n",
+             SetEnv XDG_CACHE_HOME={board}/cache XDG_DATA_HOME={board}/data XDG_CONFIG_HOME={board}/config RTSCOPE_RUN_DIR={board}/run\n",
             port = self.port
         )
     }
