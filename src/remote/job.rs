@@ -431,9 +431,11 @@ tail -c +$(({eo} + 1)) err 2>/dev/null | head -c $((e - {eo}))"#,
         let err_n = (polled.err - eo) as usize;
         let (out, rest) = rest.split_at(out_n.min(rest.len()));
         let errb = &rest[..err_n.min(rest.len())];
+        // The live lines (standard error) before the summary (standard
+        // output): in one look, both may have come.
+        let _ = std::io::stderr().write_all(errb);
         let _ = std::io::stdout().write_all(out);
         let _ = std::io::stdout().flush();
-        let _ = std::io::stderr().write_all(errb);
         self.shown = (oo + out.len() as u64, eo + errb.len() as u64);
         if polled.uuid.is_some() {
             self.uuid = polled.uuid.clone();
