@@ -84,9 +84,11 @@ impl Bench {
 
     /// Wait until a run measures on the board (its folder has its uuid).
     fn wait_started(&self) {
-        wait_until("a run to start on the board", Duration::from_secs(120), || {
-            self.run_folders().iter().any(|f| f.join("uuid").exists())
-        });
+        wait_until(
+            "a run to start on the board",
+            Duration::from_secs(120),
+            || self.run_folders().iter().any(|f| f.join("uuid").exists()),
+        );
     }
 
     /// Run folders left on the board.
@@ -384,9 +386,21 @@ fn one_study_on_two_boards_gives_one_report_and_characterize_comes_back() {
     // The study's own report is made there, from its state there, and
     // written here.
     let page = b.dir.join("study-b.html");
-    let o = b.run(&["--on", "b", "study", "report", "remote-mini", "-o", page.to_str().unwrap()]);
+    let o = b.run(&[
+        "--on",
+        "b",
+        "study",
+        "report",
+        "remote-mini",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     assert_code(&o, 0);
-    assert!(std::fs::read_to_string(&page).unwrap().contains("remote-mini"));
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .contains("remote-mini")
+    );
     assert!(list(&b.board_cache().join("reports")).is_empty());
     // A characterization: run there, its --json written here, copied.
     let json = b.dir.join("c.json");
