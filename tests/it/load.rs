@@ -26,18 +26,6 @@ const PROFILES: [&str; 12] = [
     "idle",
 ];
 
-pub(crate) fn wait_output(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("rtscope did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn run(dir: &TempDir, args: &[&str], limit: Duration) -> Output {
     let child = rtscope(dir.path())
         .args(args)

@@ -118,36 +118,6 @@ fn list(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Wait for `child`, killing it after `limit`.
-fn wait_output(child: Child, limit: Duration) -> Output {
-    let id = child.id() as i32;
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = done.clone();
-    let killer = std::thread::spawn(move || {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if flag.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        // SAFETY: kill(2) of our own child.
-        unsafe { libc::kill(id, libc::SIGKILL) };
-    });
-    let o = child.wait_with_output().unwrap();
-    done.store(true, std::sync::atomic::Ordering::SeqCst);
-    let _ = killer.join();
-    o
-}
-
-fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 #[test]
 fn a_run_on_a_board_arrives_here_whole_under_the_boards_name() {
     let Some(b) = Bench::new("whole") else {

@@ -120,7 +120,7 @@ impl Sshd {
             .filter(|&p| comm(p).is_some_and(|c| c.starts_with("sshd")))
             .collect();
         signal(&sessions, libc::SIGKILL);
-        wait_until("the killed sessions end", || {
+        wait_until("the killed sessions end", PATIENCE, || {
             sessions.iter().all(|&p| !alive(p))
         });
     }
@@ -405,15 +405,6 @@ fn signal(pids: &[i32], sig: i32) {
     }
 }
 
-/// Poll `done` until it holds; fail, saying `what`, after [`PATIENCE`].
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let give_up = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < give_up, "{what}: not within {PATIENCE:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// The child's status if it ends within [`PATIENCE`].
 fn wait_timeout(child: &mut Child) -> Option<ExitStatus> {
     let give_up = Instant::now() + PATIENCE;
@@ -510,7 +501,7 @@ fn a_test_sshd_runs_commands_on_loopback() {
         .unwrap();
     let listener = sshd.listener_pid().unwrap();
     let mut command = None;
-    wait_until("the remote sleep starts", || {
+    wait_until("the remote sleep starts", PATIENCE, || {
         command = descendants(listener)
             .into_iter()
             .find(|&p| comm(p).as_deref() == Some("sleep"));

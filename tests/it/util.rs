@@ -213,3 +213,49 @@ impl Drop for Hog {
         }
     }
 }
+
+/// Wait for `child`, collecting its output as it comes (a full pipe never
+/// blocks it); the test fails, with what it printed, when it runs past
+/// `limit` (it is killed then).
+pub fn wait_output(child: std::process::Child, limit: std::time::Duration) -> Output {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let id = child.id() as i32;
+    let (done, killed) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (d, k) = (done.clone(), killed.clone());
+    let killer = std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        while !d.load(Ordering::SeqCst) {
+            if start.elapsed() >= limit {
+                k.store(true, Ordering::SeqCst);
+                // SAFETY: kill(2) of our own child, not yet reaped.
+                unsafe { libc::kill(id, libc::SIGKILL) };
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    done.store(true, Ordering::SeqCst);
+    let _ = killer.join();
+    assert!(
+        !killed.load(Ordering::SeqCst),
+        "rtscope did not finish within {limit:?}\n--- stdout\n{}\n--- stderr\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    o
+}
+
+/// Poll `done` until it holds; fail, saying `what`, after `limit`.
+#[track_caller]
+pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

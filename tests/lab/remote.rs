@@ -215,6 +215,11 @@ impl Workstation {
 
 /// `ssh -F CFG lab-rt SCRIPT`, as a user would check the board.
 fn ssh(cfg: &Path, script: &str) -> Out {
+    Out::of(ssh_command(cfg, script), &[script])
+}
+
+/// The `ssh` command that runs `script` on the guest, never prompting.
+fn ssh_command(cfg: &Path, script: &str) -> Command {
     let mut c = Command::new("ssh");
     c.arg("-F").arg(cfg).args([
         "-o",
@@ -224,7 +229,7 @@ fn ssh(cfg: &Path, script: &str) -> Out {
         BOARD,
         script,
     ]);
-    Out::of(c, &[script])
+    c
 }
 
 /// A command's end: its status (`None`: killed at the limit) and output.
@@ -353,16 +358,7 @@ impl SshGuest {
                     self.logs()
                 );
             }
-            let mut c = Command::new("ssh");
-            c.arg("-F").arg(cfg).args([
-                "-o",
-                "BatchMode=yes",
-                "-o",
-                "ConnectTimeout=5",
-                BOARD,
-                "true",
-            ]);
-            let (code, _, err) = bounded(&mut c, Duration::from_secs(60));
+            let (code, _, err) = bounded(&mut ssh_command(cfg, "true"), Duration::from_secs(60));
             if code == Some(0) {
                 return;
             }
