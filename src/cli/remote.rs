@@ -5,7 +5,7 @@
 
 use super::measure::MeasureArgs;
 use super::{Cli, Command, Exit};
-use crate::remote::{self, Board, BoardsFile, Options, Remote, RemoteError, job};
+use crate::remote::{self, Board, BoardsFile, Options, Remote, job};
 use crate::store::Store;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -98,7 +98,8 @@ pub struct MeasureSettingsArgs {
 /// Internal: the runs of this store, for a workstation to copy.
 #[derive(Args, Debug, Clone)]
 pub struct ExportArgs {
-    /// One line per run: uuid, state, samples.
+    /// One line per run (those of the UUIDs given, else all): uuid,
+    /// state, samples, kind, start.
     #[arg(long = "list")]
     pub list: bool,
     #[arg(value_name = "UUID")]
@@ -170,13 +171,12 @@ pub fn attach(cli: &Cli, args: &AttachArgs) -> Result<Exit> {
 }
 
 pub fn fetch(cli: &Cli, args: &FetchArgs) -> Result<Exit> {
-    let mut local = local_store(cli.db.as_deref())?;
+    let mut store = Some(local_store(cli.db.as_deref())?);
     let remote = connect(cli, &args.board)?;
-    let mut some = Some(local);
-    let finished = job::finish_ended(&remote, &mut some)?;
-    local = some.take().context("the local store")?;
-    let runs = remote::sync::list(&remote)?;
-    let done = remote::sync::copy(&remote, &mut local, &runs)?;
+    let finished = job::finish_ended(&remote, &mut store)?;
+    let local = store.as_mut().context("the local store")?;
+    let runs = remote::sync::list(&remote, &[])?;
+    let done = remote::sync::copy(&remote, local, &runs)?;
     let mut copied = 0;
     for (run, pushed) in &done {
         use crate::store::push::Pushed;
@@ -253,17 +253,10 @@ fn measure_on(cli: &Cli, board: &str, args: &MeasureArgs) -> Result<Exit> {
 /// foreground.
 fn forward(cli: &Cli, board: &str) -> Result<Exit> {
     let words = command_words(&std::env::args().collect::<Vec<_>>());
-    let (mut words, json) = match &cli.command {
+    let (words, json) = match &cli.command {
         Command::Characterize(a) => point_json(words, a.json.as_deref()),
         _ => (words, None),
     };
-    // Recorded under the board's name, as a measurement is.
-    if let Command::Characterize(a) = &cli.command
-        && a.host.is_none()
-        && !a.list
-    {
-        words.extend(["--host".to_string(), Board::resolve(board)?.name]);
-    }
     let measures = matches!(cli.command, Command::Characterize(ref a) if !a.list)
         || super::study_goes_on(&cli.command);
     let mut local = if measures {
@@ -272,7 +265,7 @@ fn forward(cli: &Cli, board: &str) -> Result<Exit> {
         None
     };
     let remote = connect(cli, board)?;
-    let words = adapt_files(&remote, &cli.command, words)?;
+    let words = for_board(&remote, &cli.command, words)?;
     if let Some(here) = study_report_file(&cli.command) {
         return report_here(&remote, words, &here);
     }
@@ -308,17 +301,7 @@ fn report_here(remote: &Remote, words: Vec<String>, here: &Path) -> Result<Exit>
         remote.dir,
         &crate::record::new_run_uuid()[..12]
     );
-    let made = remote.link.run(
-        &format!(
-            "mkdir -p {}",
-            remote::ssh::quote(&format!("{}/reports", remote.dir))
-        ),
-        b"",
-        std::time::Duration::from_secs(30),
-    )?;
-    if !made.ok() {
-        return Err(RemoteError::Board(made.last_error()).into());
-    }
+    remote.mkdir(&format!("{}/reports", remote.dir))?;
     let mut words = without_option(words, &["-o", "--output"]);
     words.extend(["-o".to_string(), there.clone()]);
     let code = remote.foreground(&words)?;
@@ -408,9 +391,17 @@ fn command_words(argv: &[String]) -> Vec<String> {
     out
 }
 
-/// Files named on the command line that live here are copied to the
-/// board (a study file), their words pointed at the copies.
-fn adapt_files(remote: &Remote, command: &Command, mut words: Vec<String>) -> Result<Vec<String>> {
+/// The words as the board needs them: files named on the command line
+/// that live here copied there (a study file), their words pointed at the
+/// copies; a characterization recorded under the board's name, as a
+/// measurement is.
+fn for_board(remote: &Remote, command: &Command, mut words: Vec<String>) -> Result<Vec<String>> {
+    if let Command::Characterize(a) = command
+        && a.host.is_none()
+        && !a.list
+    {
+        words.extend(["--host".to_string(), remote.board.name.clone()]);
+    }
     if let Command::Study(a) = command
         && a.command.is_none()
         && let Some(file) = &a.file
@@ -424,14 +415,7 @@ fn adapt_files(remote: &Remote, command: &Command, mut words: Vec<String>) -> Re
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read the study file {}", file.display()))?;
         let text = with_board_host(&text, &remote.board.name);
-        let made = remote.link.run(
-            &format!("mkdir -p {}", remote::ssh::quote(&dir)),
-            b"",
-            std::time::Duration::from_secs(30),
-        )?;
-        if !made.ok() {
-            return Err(RemoteError::Board(made.last_error()).into());
-        }
+        remote.mkdir(&dir)?;
         remote.put(&there, text.as_bytes())?;
         let given = file.to_string_lossy();
         for w in words.iter_mut().filter(|w| **w == given) {

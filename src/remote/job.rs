@@ -181,7 +181,7 @@ impl<'a> Job<'a> {
         );
         Ok(Job {
             remote,
-            dir: format!("{}/runs/{id}", remote.dir),
+            dir: folder(remote, &id),
             id,
             shown: (0, 0),
             uuid: None,
@@ -189,25 +189,27 @@ impl<'a> Job<'a> {
         })
     }
 
+    /// A run folder already on the board (`attach`, `fetch`): the files
+    /// wanted here, and its run's uuid once it is known, read back.
+    fn reopen(remote: &'a Remote, id: String) -> Result<Job<'a>, RemoteError> {
+        let dir = folder(remote, &id);
+        let outputs = remote
+            .get_text(&format!("{dir}/job.toml"))?
+            .and_then(|t| toml::from_str(&t).ok())
+            .unwrap_or_default();
+        let uuid = remote.get_text(&format!("{dir}/uuid"))?;
+        Ok(Job {
+            remote,
+            id,
+            dir,
+            shown: (0, 0),
+            uuid,
+            outputs,
+        })
+    }
+
     fn make_folder(&self) -> Result<(), RemoteError> {
-        let r = self.remote;
-        let ran = r.link.run(
-            &format!("mkdir -p {}", quote(&self.dir)),
-            b"",
-            Duration::from_secs(30),
-        )?;
-        if ran.link_failed() {
-            return Err(RemoteError::link(&r.board.name, &ran));
-        }
-        if !ran.ok() {
-            return Err(RemoteError::Board(format!(
-                "cannot make {} on board {}: {}",
-                self.dir,
-                r.board.name,
-                ran.last_error()
-            )));
-        }
-        Ok(())
+        self.remote.mkdir(&self.dir)
     }
 
     /// `job.toml`: this machine's output paths, for `attach` and `fetch`.
@@ -277,18 +279,8 @@ impl<'a> Job<'a> {
                 q = quote(&inner)
             )
         };
-        let ran = r.link.run(&script, b"", Duration::from_secs(60))?;
-        if ran.link_failed() {
-            return Err(RemoteError::link(&r.board.name, &ran));
-        }
-        if !ran.ok() {
-            return Err(RemoteError::Board(format!(
-                "cannot start the run on board {}: {}",
-                r.board.name,
-                ran.last_error()
-            )));
-        }
-        Ok(())
+        r.exec(&script, b"", Duration::from_secs(60), "start the run")
+            .map(drop)
     }
 
     /// Show the run until it ends (or is left running), copy it, and
@@ -469,8 +461,8 @@ tail -c +$(({eo} + 1)) err 2>/dev/null | head -c $((e - {eo}))"#,
         if let (Some(store), None) = (local.as_mut(), &self.uuid) {
             let since = self
                 .remote
-                .get(&format!("{}/started", self.dir))?
-                .and_then(|b| String::from_utf8_lossy(&b).trim().parse::<u64>().ok())
+                .get_text(&format!("{}/started", self.dir))?
+                .and_then(|t| t.parse::<u64>().ok())
                 .map(|s| s.saturating_sub(1) * 1_000_000_000);
             safe = copy_all(self.remote, store, since)?;
         }
@@ -523,7 +515,7 @@ tail -c +$(({eo} + 1)) err 2>/dev/null | head -c $((e - {eo}))"#,
 /// or later (board clock): what a study or a characterization made;
 /// false when one still runs there.
 fn copy_all(remote: &Remote, local: &mut Store, since: Option<u64>) -> Result<bool, RemoteError> {
-    let runs: Vec<sync::Listed> = sync::list(remote)?
+    let runs: Vec<sync::Listed> = sync::list(remote, &[])?
         .into_iter()
         .filter(|r| since.is_none_or(|t| r.started_at_unix_ns >= t))
         .collect();
@@ -557,23 +549,11 @@ pub fn attach(remote: &Remote, local: &mut Option<Store>) -> Result<i32, RemoteE
     let signals = Signals::install()?;
     let mut worst = 0;
     for id in jobs {
-        let dir = format!("{}/runs/{id}", remote.dir);
         eprintln!(
             "rtscope: following run folder {id} on board {}",
             remote.board.name
         );
-        let outputs = match remote.get(&format!("{dir}/job.toml"))? {
-            Some(b) => toml::from_str(&String::from_utf8_lossy(&b)).unwrap_or_default(),
-            None => LocalOutputs::default(),
-        };
-        let mut job = Job {
-            remote,
-            id,
-            dir,
-            shown: (0, 0),
-            uuid: None,
-            outputs,
-        };
+        let mut job = Job::reopen(remote, id)?;
         match job.follow(local, &signals) {
             Ok(code) => worst = worst.max(code),
             // The link: nothing more can be followed now.
@@ -592,45 +572,32 @@ pub fn attach(remote: &Remote, local: &mut Option<Store>) -> Result<i32, RemoteE
 pub fn finish_ended(remote: &Remote, local: &mut Option<Store>) -> Result<usize, RemoteError> {
     let mut n = 0;
     for id in jobs(remote)? {
-        let dir = format!("{}/runs/{id}", remote.dir);
-        let Some(exit) = remote.get(&format!("{dir}/exit"))? else {
+        let Some(exit) = remote.get_text(&format!("{}/exit", folder(remote, &id)))? else {
             continue;
         };
-        let code = String::from_utf8_lossy(&exit).trim().parse().unwrap_or(2);
-        let outputs = match remote.get(&format!("{dir}/job.toml"))? {
-            Some(b) => toml::from_str(&String::from_utf8_lossy(&b)).unwrap_or_default(),
-            None => LocalOutputs::default(),
-        };
-        let uuid = remote
-            .get(&format!("{dir}/uuid"))?
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string());
-        let mut job = Job {
-            remote,
-            id,
-            dir,
-            shown: (0, 0),
-            uuid,
-            outputs,
-        };
-        job.finish(local, code)?;
+        let code = exit.parse().unwrap_or(2);
+        Job::reopen(remote, id)?.finish(local, code)?;
         n += 1;
     }
     Ok(n)
 }
 
+/// Run folder `id` on the board.
+fn folder(remote: &Remote, id: &str) -> String {
+    format!("{}/runs/{id}", remote.dir)
+}
+
 /// The run folders on the board, oldest first.
 fn jobs(remote: &Remote) -> Result<Vec<String>, RemoteError> {
-    let ran = remote.link.run(
+    let ran = remote.exec(
         &format!(
             "cd {} 2>/dev/null && for d in */; do [ -f \"$d/job.toml\" ] && echo \"${{d%/}}\"; done; true",
             quote(&format!("{}/runs", remote.dir))
         ),
         b"",
         Duration::from_secs(30),
+        "list the run folders",
     )?;
-    if ran.link_failed() {
-        return Err(RemoteError::link(&remote.board.name, &ran));
-    }
     let mut v: Vec<String> = ran.stdout_text().lines().map(str::to_string).collect();
     v.sort();
     Ok(v)

@@ -74,17 +74,12 @@ pub struct Remote {
     pub store: String,
     /// `systemd-run` can start detached units there.
     pub systemd: bool,
-    /// `uname -m` of the board.
-    pub machine: String,
-    /// The user rtscope runs as there.
-    pub uid: Option<u32>,
 }
 
 /// What the first command on a board learns.
 #[derive(Debug, Default, PartialEq)]
 struct Probe {
     machine: String,
-    uid: Option<u32>,
     dir: String,
     systemd: bool,
     setsid: bool,
@@ -93,7 +88,7 @@ struct Probe {
 impl Probe {
     const SCRIPT: &'static str = r#"c=${XDG_CACHE_HOME:-}; if [ -z "$c" ]; then if [ -n "${HOME:-}" ]; then c=$HOME/.cache; else c=/var/cache; fi; fi
 d=${RTSCOPE_BOARD_DIR:-$c/rtscope}
-echo "machine=$(uname -m)"; echo "uid=$(id -u)"; echo "dir=$d"
+echo "machine=$(uname -m)"; echo "dir=$d"
 if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then echo systemd=1; fi
 if command -v setsid >/dev/null 2>&1; then echo setsid=1; fi"#;
 
@@ -102,7 +97,6 @@ if command -v setsid >/dev/null 2>&1; then echo setsid=1; fi"#;
         for line in text.lines() {
             match line.split_once('=') {
                 Some(("machine", v)) => p.machine = v.trim().to_string(),
-                Some(("uid", v)) => p.uid = v.trim().parse().ok(),
                 Some(("dir", v)) => p.dir = v.trim().to_string(),
                 Some(("systemd", "1")) => p.systemd = true,
                 Some(("setsid", "1")) => p.setsid = true,
@@ -126,7 +120,7 @@ impl Remote {
         let probe = Probe::parse(&ran.stdout_text());
         if !ran.ok() || probe.machine.is_empty() || probe.dir.is_empty() {
             return Err(RemoteError::Board(format!(
-                "board {} did not run rtscope's first check ({}): the login shell there must be a POSIX shell, with uname and id",
+                "board {} did not run rtscope's first check ({}): the login shell there must be a POSIX shell, with uname",
                 board.name,
                 ran.last_error()
             )));
@@ -162,14 +156,12 @@ impl Remote {
                 ))
             })?;
         Ok(Remote {
-            uid: probe.uid,
             board,
             link,
             dir: probe.dir,
             bin,
             store,
             systemd: probe.systemd,
-            machine: probe.machine,
         })
     }
 
@@ -195,26 +187,59 @@ impl Remote {
         Ok(code)
     }
 
-    /// Write `bytes` to `path` on the board (made private: it may be a
-    /// password file).
-    pub fn put(&self, path: &str, bytes: &[u8]) -> Result<(), RemoteError> {
-        let q = quote(path);
-        let ran = self.link.run(
-            &format!("umask 077; cat > {q}.part && mv -f {q}.part {q}"),
-            bytes,
-            Duration::from_secs(120),
-        )?;
+    /// Run `script` on the board, which must succeed: a failed link is
+    /// [`RemoteError::Link`], a failed script "cannot WHAT on board B".
+    pub fn exec(
+        &self,
+        script: &str,
+        input: &[u8],
+        limit: Duration,
+        what: &str,
+    ) -> Result<Ran, RemoteError> {
+        let ran = self.link.run(script, input, limit)?;
         if ran.link_failed() {
             return Err(RemoteError::link(&self.board.name, &ran));
         }
         if !ran.ok() {
             return Err(RemoteError::Board(format!(
-                "cannot write {path} on board {}: {}",
+                "cannot {what} on board {}: {}",
                 self.board.name,
                 ran.last_error()
             )));
         }
-        Ok(())
+        Ok(ran)
+    }
+
+    /// Make directory `path` on the board (and its parents).
+    pub fn mkdir(&self, path: &str) -> Result<(), RemoteError> {
+        self.exec(
+            &format!("mkdir -p {}", quote(path)),
+            b"",
+            Duration::from_secs(30),
+            &format!("make {path}"),
+        )
+        .map(drop)
+    }
+
+    /// Write `bytes` to `path` on the board (made private: it may be a
+    /// password file).
+    pub fn put(&self, path: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        let q = quote(path);
+        self.exec(
+            &format!("umask 077; cat > {q}.part && mv -f {q}.part {q}"),
+            bytes,
+            Duration::from_secs(120),
+            &format!("write {path}"),
+        )
+        .map(drop)
+    }
+
+    /// The text of a small file on the board, trimmed (`None`: it is
+    /// not there).
+    pub fn get_text(&self, path: &str) -> Result<Option<String>, RemoteError> {
+        Ok(self
+            .get(path)?
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string()))
     }
 
     /// Read `path` on the board (`None`: it is not there).
@@ -250,12 +275,11 @@ mod tests {
 
     #[test]
     fn the_probe_is_read_line_by_line() {
-        let p = Probe::parse("machine=aarch64\nuid=0\ndir=/root/.cache/rtscope\nsetsid=1\n");
+        let p = Probe::parse("machine=aarch64\ndir=/root/.cache/rtscope\nsetsid=1\n");
         assert_eq!(
             p,
             Probe {
                 machine: "aarch64".into(),
-                uid: Some(0),
                 dir: "/root/.cache/rtscope".into(),
                 systemd: false,
                 setsid: true

@@ -74,22 +74,14 @@ pub struct Exported {
 }
 
 /// The runs of the board's store (all, or those of `uuids`).
-pub fn list(remote: &Remote) -> Result<Vec<Listed>, RemoteError> {
-    let ran = remote.link.run(
-        &format!("{} __export --list", remote.rtscope()),
+pub fn list(remote: &Remote, uuids: &[&str]) -> Result<Vec<Listed>, RemoteError> {
+    let words: Vec<String> = uuids.iter().map(|u| super::quote(u)).collect();
+    let ran = remote.exec(
+        &format!("{} __export --list {}", remote.rtscope(), words.join(" ")),
         b"",
         Duration::from_secs(120),
+        "list the runs",
     )?;
-    if ran.link_failed() {
-        return Err(RemoteError::link(&remote.board.name, &ran));
-    }
-    if !ran.ok() {
-        return Err(RemoteError::Board(format!(
-            "cannot list the runs of board {}: {}",
-            remote.board.name,
-            ran.last_error()
-        )));
-    }
     Ok(ran
         .stdout_text()
         .lines()
@@ -157,10 +149,7 @@ pub fn copy_one(
     local: &mut Store,
     uuid: &str,
 ) -> Result<Option<(Listed, Pushed)>, RemoteError> {
-    let runs: Vec<Listed> = list(remote)?
-        .into_iter()
-        .filter(|r| r.uuid == uuid)
-        .collect();
+    let runs = list(remote, &[uuid])?;
     Ok(copy(remote, local, &runs)?.into_iter().next())
 }
 
@@ -195,7 +184,19 @@ fn export(remote: &Remote, uuid: &str) -> Result<Exported, RemoteError> {
 pub fn export_here(store: &Store, list_only: bool, uuids: &[String]) -> anyhow::Result<String> {
     let mut out = String::new();
     if list_only {
-        for row in store.list()? {
+        // Asked for by uuid (a run followed): only those rows are read.
+        let rows = if uuids.is_empty() {
+            store.list()?
+        } else {
+            let mut rows = Vec::new();
+            for uuid in uuids {
+                if let Some(id) = store.find_uuid(uuid)? {
+                    rows.extend(store.row(id)?);
+                }
+            }
+            rows
+        };
+        for row in rows {
             let l = Listed {
                 characterization: store.is_characterization(row.id)?,
                 started_at_unix_ns: row.started_at_unix_ns,
