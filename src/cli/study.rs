@@ -405,11 +405,18 @@ fn print_end(study: &Study, summary: &Summary, kernel: &Kernel) {
             "rtscope: stopped by a signal: `rtscope study resume {name}` goes on from the first unfinished run"
         );
     }
-    for (k, n) in study.waiting_kernels() {
+    for (k, n, why) in study.waiting_boots() {
         eprintln!(
-            "rtscope: {n} runs wait for kernel '{k}' (this one is {}): boot it, then `rtscope study resume {name}`",
-            kernel.describe()
+            "rtscope: {n} runs wait for {k} ({why}): boot it, then `rtscope study resume {name}` (or let `rtscope study resume {name} --reboot` do it)"
         );
+    }
+    for s in &study.slots {
+        if let SlotState::CannotBoot { boot, why } = &s.state {
+            eprintln!(
+                "rtscope: {} #{}: not measured: {boot} could not be booted: {why}",
+                s.slot.label, s.slot.repetition
+            );
+        }
     }
     if study.to_do() == 0 && study.waiting() == 0 {
         eprintln!("rtscope: complete: `rtscope study report {name}` writes the comparison");
@@ -591,7 +598,8 @@ fn slot_text(
             (format!("done{cut}"), run)
         }
         SlotState::Running => ("running".into(), None),
-        SlotState::Waiting { kernel } => (format!("waits for kernel {kernel}"), None),
+        SlotState::Waiting { boot, .. } => (format!("waits for {boot}"), None),
+        SlotState::CannotBoot { boot, .. } => (format!("{boot}: boot failed"), None),
         SlotState::ToDo => match s.failure() {
             Some(_) => (format!("failed{cut}"), None),
             None if s.interrupted() > 0 => ("cut short, to redo".into(), None),
@@ -608,6 +616,7 @@ fn status_json(store: &Store, study: &Study, kernel: &Kernel) -> Result<serde_js
             SlotState::Done { .. } => "done",
             SlotState::Running => "running",
             SlotState::Waiting { .. } => "waiting",
+            SlotState::CannotBoot { .. } => "cannot_boot",
             SlotState::ToDo => "to_do",
         };
         slots.push(serde_json::json!({

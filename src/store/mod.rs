@@ -17,6 +17,7 @@
 //! (copying runs between stores). Never measures; never runs on a
 //! measuring thread.
 
+pub mod boots;
 pub mod characterizations;
 pub mod checkpoint;
 pub mod codec;

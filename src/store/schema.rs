@@ -54,6 +54,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("sql/v5.sql"),
         pg_sql: include_str!("sql/pg/v5.sql"),
     },
+    Migration {
+        version: 6,
+        summary: "studies that reboot: their rounds and every boot asked for",
+        sql: include_str!("sql/v6.sql"),
+        pg_sql: include_str!("sql/pg/v6.sql"),
+    },
 ];
 
 /// The schema version this rtscope writes.

@@ -323,6 +323,8 @@ impl Store {
         let err = |e| StoreError::from_db(&path, "removing the study", e);
         let mut tx = self.tx("removing the study")?;
         for sql in [
+            "DELETE FROM study_boots WHERE study_id = ?1",
+            "DELETE FROM study_rounds WHERE study_id = ?1",
             "DELETE FROM study_attempts WHERE study_id = ?1",
             "DELETE FROM study_slots WHERE study_id = ?1",
             "DELETE FROM studies WHERE id = ?1",
@@ -387,10 +389,7 @@ mod tests {
         assert_eq!(s.claim_study(id).unwrap(), Ok(()));
         let row = s.study("seed-000").unwrap().unwrap();
         assert_eq!(row.running, Some(Owner::this_process()));
-        let k = Kernel {
-            release: "6.18".into(),
-            preemption_model: "none".into(),
-        };
+        let k = Kernel::plain("6.18", "none");
         let a = s.begin_attempt(id, 0, Some("run-a"), &k).unwrap();
         s.end_attempt(a, AttemptState::Done, None).unwrap();
         let b = s.begin_attempt(id, 1, Some("run-b"), &k).unwrap();

@@ -6,7 +6,7 @@
 //! system. Also the measurement one cell asks for ([`cell_request`]).
 
 use super::matrix::{self, Cell};
-use super::spec::{KERNEL_KEY, Spec, SpecError, Value};
+use super::spec::{CMDLINE_KEY, KERNEL_KEY, Spec, SpecError, Value, is_boot_key};
 use crate::measure::{Request, Session, Settings};
 use std::path::Path;
 
@@ -141,7 +141,7 @@ fn blame(spec: &Spec, cell: &Cell, message: &str) -> (usize, Option<String>) {
 
 /// Where a key is shown in messages: `matrix.policy`, `fixed.load`.
 fn shown(spec: &Spec, key: &str) -> String {
-    if key == KERNEL_KEY && spec.fixed.iter().all(|s| s.key != key) {
+    if is_boot_key(key) && spec.fixed.iter().all(|s| s.key != key) {
         return key.to_string();
     }
     if spec.matrix.iter().any(|d| d.key == key) {
@@ -149,6 +149,24 @@ fn shown(spec: &Spec, key: &str) -> String {
     } else {
         format!("fixed.{key}")
     }
+}
+
+/// Check one value of the kernel or the command line.
+fn check_boot(key: &str, value: &Value) -> Result<(), String> {
+    let Value::Text(text) = value else {
+        return Err(format!(
+            "{key} is written as a string (e.g. {key} = \"{}\")",
+            if key == KERNEL_KEY {
+                "rt"
+            } else {
+                "isolcpus=1 nohz_full=1"
+            }
+        ));
+    };
+    if key == CMDLINE_KEY {
+        return super::boots::parse_args(text).map(|_| ());
+    }
+    crate::sysinfo::kernel_match::check(text)
 }
 
 /// Check `spec` (read from `file`) against what `measure` accepts.
@@ -160,21 +178,19 @@ pub fn check(spec: &Spec, file: &str) -> Result<(), SpecError> {
         message,
     };
     for s in &spec.fixed {
-        if s.key == KERNEL_KEY {
-            crate::sysinfo::kernel_match::check(&s.value.to_string())
-                .map_err(|m| err(s.line, &s.key, m))?;
+        if is_boot_key(&s.key) {
+            check_boot(&s.key, &s.value).map_err(|m| err(s.line, &s.key, m))?;
             continue;
         }
         check_value(&s.key, &s.value).map_err(|m| err(s.line, &s.key, m))?;
     }
     for d in &spec.matrix {
-        if d.key != KERNEL_KEY {
+        if !is_boot_key(&d.key) {
             check_key(&d.key).map_err(|m| err(d.line, &d.key, m))?;
         }
         for v in &d.values {
-            if d.key == KERNEL_KEY {
-                crate::sysinfo::kernel_match::check(&v.to_string())
-                    .map_err(|m| err(d.line, &d.key, m))?;
+            if is_boot_key(&d.key) {
+                check_boot(&d.key, v).map_err(|m| err(d.line, &d.key, m))?;
                 continue;
             }
             check_value(&d.key, v).map_err(|m| err(d.line, &d.key, format!("value '{v}': {m}")))?;

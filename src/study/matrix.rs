@@ -5,7 +5,7 @@
 //! otherwise). Pure: the same file and seed always give the same cells
 //! and order.
 
-use super::spec::{KERNEL_KEY, Order, Setting, Spec, Value};
+use super::spec::{CMDLINE_KEY, KERNEL_KEY, Order, Setting, Spec, Value, is_boot_key};
 use crate::rng::Rng;
 
 /// One configuration: a value chosen for every dimension.
@@ -43,15 +43,28 @@ impl Cell {
             .map(|v| v.to_string())
     }
 
+    /// The kernel arguments the cell's boot needs (a matrix or a fixed
+    /// `cmdline`), as written, if the study has a command line.
+    pub fn cmdline<'a>(&'a self, fixed: &'a [Setting]) -> Option<String> {
+        self.get(CMDLINE_KEY)
+            .or_else(|| {
+                fixed
+                    .iter()
+                    .find(|s| s.key == CMDLINE_KEY)
+                    .map(|s| &s.value)
+            })
+            .map(|v| v.to_string())
+    }
+
     /// The options of `measure` for this cell, as a table to read into
     /// `measure::Settings`: the fixed ones and the cell's choices (the
-    /// kernel is not an option).
+    /// kernel and the command line are not options).
     pub fn table(&self, fixed: &[Setting]) -> toml::Table {
         fixed
             .iter()
             .map(|s| (s.key.as_str(), &s.value))
             .chain(self.choice.iter().map(|(k, v)| (k.as_str(), v)))
-            .filter(|(k, _)| *k != KERNEL_KEY)
+            .filter(|(k, _)| !is_boot_key(k))
             .map(|(k, v)| (k.to_string(), v.to_toml()))
             .collect()
     }

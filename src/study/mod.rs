@@ -12,9 +12,11 @@
 //! in memory that a crash would lose. Knows no flag syntax: a cell's
 //! options are read into `measure::Settings`, which make its request.
 
+pub mod boots;
 pub mod check;
 pub mod gate;
 pub mod matrix;
+pub mod reboot;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -164,7 +164,10 @@ fn slots_of<'a>(study: &'a Study, c: &CellResult) -> impl Iterator<Item = &'a Sl
 fn pending_word(s: &SlotStatus) -> Option<String> {
     Some(match &s.state {
         SlotState::Done { .. } => return None,
-        SlotState::Waiting { kernel } => format!("waiting for kernel {kernel}"),
+        SlotState::Waiting { boot, .. } => format!("waiting for {boot}"),
+        SlotState::CannotBoot { boot, why } => {
+            format!("not measured: {boot} could not be booted: {why}")
+        }
         SlotState::Running => "being measured now".into(),
         SlotState::ToDo => match s.failure() {
             Some(why) => format!("failed: {why}"),
@@ -369,8 +372,11 @@ fn progress(study: &Study) -> String {
         study.done(),
         study.slots.len()
     )];
-    for (k, n) in study.waiting_kernels() {
-        progress.push(format!("{n} waiting for kernel {k}"));
+    for (k, n, _) in study.waiting_boots() {
+        progress.push(format!("{n} waiting for {k}"));
+    }
+    if study.cannot_boot() > 0 {
+        progress.push(format!("{} whose boot failed", study.cannot_boot()));
     }
     if study.to_do() > 0 {
         progress.push(format!("{} to do", study.to_do()));
@@ -1100,6 +1106,9 @@ load = "hell"
                 created_at_unix_ns: 1_700_000_000_000_000_000,
                 running: None,
             },
+            boots: crate::study::boots::Boots::of(&spec, &cells),
+            round: None,
+            boot_rows: Vec::new(),
             spec,
             cells,
             slots,
@@ -1145,7 +1154,8 @@ load = "hell"
             if is(c, "kernel", "rt") {
                 return (
                     SlotState::Waiting {
-                        kernel: "rt".into(),
+                        boot: "kernel rt".into(),
+                        why: "the kernel is 6.18 (none), not rt".into(),
                     },
                     vec![],
                 );

@@ -163,13 +163,18 @@ impl CellResult {
             planned: slots.len(),
             interrupted: slots.iter().map(|s| s.interrupted()).sum(),
             waiting: slots.iter().find_map(|s| match &s.state {
-                SlotState::Waiting { kernel } => Some(kernel.clone()),
+                SlotState::Waiting { boot, .. } => Some(boot.clone()),
                 _ => None,
             }),
             failure: slots
                 .iter()
                 .filter(|s| !matches!(s.state, SlotState::Done { .. }))
-                .find_map(|s| s.failure().map(str::to_string)),
+                .find_map(|s| match &s.state {
+                    SlotState::CannotBoot { boot, why } => {
+                        Some(format!("{boot} could not be booted: {why}"))
+                    }
+                    _ => s.failure().map(str::to_string),
+                }),
             runs,
             merged,
             histogram,

@@ -114,9 +114,34 @@ impl Order {
     }
 }
 
-/// The name of the kernel dimension (the one key that is not an option of
+/// The name of the kernel dimension (a key that is not an option of
 /// `measure`).
 pub const KERNEL_KEY: &str = "kernel";
+/// The name of the command-line dimension: the kernel arguments a boot
+/// needs (`"isolcpus=1 nohz_full=1"`, `""` for none of the study's).
+pub const CMDLINE_KEY: &str = "cmdline";
+
+/// Whether `key` names the boot (kernel or command line), not an option
+/// of `measure`.
+pub fn is_boot_key(key: &str) -> bool {
+    key == KERNEL_KEY || key == CMDLINE_KEY
+}
+
+/// How a study may reboot the machine (`rtscope study FILE --reboot`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RebootSpec {
+    /// `reboot = true`: the file allows `--reboot` without a question.
+    pub allowed: bool,
+    /// `max-reboots`: at most this many reboots per round.
+    pub max: Option<u32>,
+    /// `boot-method`: kexec, grub or hook (default: the first available).
+    pub method: Option<String>,
+    /// `boot-hook`: the program that arranges a one-time boot (method hook).
+    pub hook: Option<String>,
+}
+
+/// The boot methods a study file may name.
+pub const BOOT_METHODS: &[&str] = &["kexec", "grub", "hook"];
 
 /// A study file, read and checked for shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -133,6 +158,8 @@ pub struct Spec {
     /// last one).
     pub matrix: Vec<Dimension>,
     pub fixed: Vec<Setting>,
+    /// How it may reboot the machine.
+    pub reboot: RebootSpec,
 }
 
 impl Spec {
@@ -277,6 +304,8 @@ struct Top {
     matrix: Vec<Dimension>,
     fixed: Vec<Setting>,
     kernel: Option<Dimension>,
+    cmdline: Option<Dimension>,
+    reboot: RebootSpec,
 }
 
 impl Reader<'_> {
@@ -365,12 +394,38 @@ impl Reader<'_> {
                 top.seed = Some(self.whole(key, v, 0, i64::MAX, what)? as u64);
             }
             KERNEL_KEY => top.kernel = Some(self.dimension("", key, &one_or_list(v))?),
+            CMDLINE_KEY => top.cmdline = Some(self.dimension("", key, &one_or_list(v))?),
+            "reboot" => {
+                top.reboot.allowed = v
+                    .as_bool()
+                    .ok_or_else(|| self.err("", key, "reboot is true or false"))?;
+            }
+            "max-reboots" | "max_reboots" => {
+                let what = "max-reboots must be a whole number from 1 to 1000";
+                top.reboot.max = Some(self.whole(key, v, 1, 1000, what)? as u32);
+            }
+            "boot-method" | "boot_method" => {
+                let m = self.text(key, v, "the boot method")?;
+                if !BOOT_METHODS.contains(&m.as_str()) {
+                    let why = format!("unknown boot method '{m}': use kexec, grub or hook");
+                    return Err(self.err("", key, why));
+                }
+                top.reboot.method = Some(m);
+            }
+            "boot-hook" | "boot_hook" => {
+                let h = self.text(key, v, "the boot hook")?;
+                if !h.starts_with('/') {
+                    let why = "the boot hook is a program's absolute path (it runs from a systemd unit after each boot)";
+                    return Err(self.err("", key, why));
+                }
+                top.reboot.hook = Some(h);
+            }
             "matrix" | "fixed" => self.table(top, key, v)?,
             _ => {
                 return Err(self.err(
                     "",
                     key,
-                    "unknown key: a study file has name, description, duration, repetitions, order, seed, kernel, [matrix] and [fixed] (options of measure go in [matrix] or [fixed])",
+                    "unknown key: a study file has name, description, duration, repetitions, order, seed, kernel, cmdline, reboot, max-reboots, boot-method, boot-hook, [matrix] and [fixed] (options of measure go in [matrix] or [fixed])",
                 ));
             }
         }
@@ -391,12 +446,20 @@ impl Reader<'_> {
         // file's order, which is the order of the report's columns.
         top.matrix.sort_by_key(|d| d.line);
         top.fixed.sort_by_key(|s| s.line);
-        if let Some(k) = top.kernel.take() {
-            if top.matrix.iter().any(|d| d.key == KERNEL_KEY) {
-                let m = "kernel is given both at the top and in [matrix]: keep one";
-                return Err(self.err("", KERNEL_KEY, m));
+        for (key, dim) in [
+            (KERNEL_KEY, top.kernel.take()),
+            (CMDLINE_KEY, top.cmdline.take()),
+        ] {
+            let Some(d) = dim else { continue };
+            if top.matrix.iter().any(|m| m.key == key) {
+                let m = format!("{key} is given both at the top and in [matrix]: keep one");
+                return Err(self.err("", key, m));
             }
-            top.matrix.push(k);
+            top.matrix.push(d);
+        }
+        if top.reboot.method.as_deref() == Some("hook") && top.reboot.hook.is_none() {
+            let m = "boot-method = \"hook\" needs boot-hook = \"/path/to/program\"";
+            return Err(self.err("", "boot-method", m));
         }
         for s in &top.fixed {
             if let Some(d) = top.matrix.iter().find(|d| d.key == s.key) {
@@ -420,6 +483,7 @@ impl Reader<'_> {
             seed: top.seed,
             matrix: top.matrix,
             fixed: top.fixed,
+            reboot: top.reboot,
         };
         let runs = spec.cells().saturating_mul(spec.repetitions as usize);
         if runs > MAX_POSITIONS {
@@ -460,6 +524,8 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         matrix: Vec::new(),
         fixed: Vec::new(),
         kernel: None,
+        cmdline: None,
+        reboot: RebootSpec::default(),
     };
     for (key, v) in &root {
         r.top_key(&mut top, key, v)?;

@@ -4,11 +4,13 @@
 //! short. Reads the store only.
 
 use super::StudyError;
+use super::boots::Boots;
 use super::matrix::{self, Cell};
 use super::spec::{self, Spec};
 use crate::store::Store;
+use crate::store::boots::{BootRow, BootState, RoundRow};
 use crate::store::studies::{AttemptRow, AttemptState, SlotRow, StudyRow};
-use crate::sysinfo::kernel_match::{self as kernel, Kernel};
+use crate::sysinfo::kernel_match::Kernel;
 
 /// Where one run of a study stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,8 +21,12 @@ pub enum SlotState {
     Running,
     /// To run on this kernel (perhaps tried before and cut short).
     ToDo,
-    /// Needs another kernel than the one running.
-    Waiting { kernel: String },
+    /// Needs another boot (kernel, command line) than the one running:
+    /// `boot` names it, `why` says what differs.
+    Waiting { boot: String, why: String },
+    /// Its boot could not be had (no such kernel installed, the machine
+    /// did not come up as asked): the study goes on without it.
+    CannotBoot { boot: String, why: String },
 }
 
 /// One run of a study and what became of it.
@@ -58,6 +64,11 @@ pub struct Study {
     pub row: StudyRow,
     pub spec: Spec,
     pub cells: Vec<Cell>,
+    /// The boot each cell needs.
+    pub boots: Boots,
+    /// The newest round of reboots (`--reboot`), if any, and its boots.
+    pub round: Option<RoundRow>,
+    pub boot_rows: Vec<BootRow>,
     pub slots: Vec<SlotStatus>,
 }
 
@@ -84,6 +95,17 @@ impl Study {
         let shown = format!("study '{}' (stored)", row.name);
         let spec = spec::parse(&row.file_text, &shown)?;
         let cells = matrix::cells(&spec);
+        let boots = Boots::of(&spec, &cells);
+        let round = store.study_round(row.id)?;
+        let boot_rows = match &round {
+            Some(r) => store.study_boots(row.id, Some(r.round))?,
+            None => Vec::new(),
+        };
+        let failed: Vec<(&str, &str)> = boot_rows
+            .iter()
+            .filter(|b| b.state == BootState::Failed)
+            .map(|b| (b.config.as_str(), b.detail.as_deref().unwrap_or("failed")))
+            .collect();
         let attempts = store.study_attempts(&row)?;
         let slots = store
             .study_slots(row.id)?
@@ -94,7 +116,7 @@ impl Study {
                     .filter(|a| a.position == slot.position)
                     .cloned()
                     .collect();
-                let state = state_of(&slot, &mine, kernel);
+                let state = state_of(&boots, slot.cell, &mine, kernel, &failed);
                 SlotStatus {
                     slot,
                     state,
@@ -106,6 +128,9 @@ impl Study {
             row,
             spec,
             cells,
+            boots,
+            round,
+            boot_rows,
             slots,
         })
     }
@@ -115,7 +140,12 @@ impl Study {
         self.count(|s| matches!(s, SlotState::Done { .. }))
     }
 
-    /// Runs waiting for another kernel.
+    /// Runs whose boot could not be had.
+    pub fn cannot_boot(&self) -> usize {
+        self.count(|s| matches!(s, SlotState::CannotBoot { .. }))
+    }
+
+    /// Runs waiting for another boot.
     pub fn waiting(&self) -> usize {
         self.count(|s| matches!(s, SlotState::Waiting { .. }))
     }
@@ -129,14 +159,15 @@ impl Study {
         self.slots.iter().filter(|s| f(&s.state)).count()
     }
 
-    /// The kernels the waiting runs need, each with how many.
-    pub fn waiting_kernels(&self) -> Vec<(String, usize)> {
-        let mut out: Vec<(String, usize)> = Vec::new();
+    /// The boots the waiting runs need, each with how many and what
+    /// differs from the running one.
+    pub fn waiting_boots(&self) -> Vec<(String, usize, String)> {
+        let mut out: Vec<(String, usize, String)> = Vec::new();
         for s in &self.slots {
-            if let SlotState::Waiting { kernel } = &s.state {
-                match out.iter_mut().find(|(k, _)| k == kernel) {
+            if let SlotState::Waiting { boot, why } = &s.state {
+                match out.iter_mut().find(|(k, _, _)| k == boot) {
                     Some(e) => e.1 += 1,
-                    None => out.push((kernel.clone(), 1)),
+                    None => out.push((boot.clone(), 1, why.clone())),
                 }
             }
         }
@@ -144,7 +175,13 @@ impl Study {
     }
 }
 
-fn state_of(slot: &SlotRow, attempts: &[AttemptRow], kernel: &Kernel) -> SlotState {
+fn state_of(
+    boots: &Boots,
+    cell: usize,
+    attempts: &[AttemptRow],
+    kernel: &Kernel,
+    failed: &[(&str, &str)],
+) -> SlotState {
     if let Some(a) = attempts.iter().find(|a| a.state == AttemptState::Done) {
         return SlotState::Done {
             run_uuid: a.run_uuid.clone().unwrap_or_default(),
@@ -153,8 +190,16 @@ fn state_of(slot: &SlotRow, attempts: &[AttemptRow], kernel: &Kernel) -> SlotSta
     if attempts.iter().any(|a| a.state == AttemptState::Running) {
         return SlotState::Running;
     }
-    match &slot.kernel {
-        Some(k) if !kernel::satisfies(kernel, k) => SlotState::Waiting { kernel: k.clone() },
-        _ => SlotState::ToDo,
+    let need = &boots.needs[cell];
+    let Err(why) = boots.check(need, kernel) else {
+        return SlotState::ToDo;
+    };
+    let boot = boots.label(need);
+    match failed.iter().find(|(c, _)| *c == boot) {
+        Some((_, why)) => SlotState::CannotBoot {
+            boot,
+            why: why.to_string(),
+        },
+        None => SlotState::Waiting { boot, why },
     }
 }

@@ -1,25 +1,53 @@
 //! The kernel a cell needs, matched against the running kernel's
 //! fingerprint: a preemption model (`rt`, `full`, `voluntary`, `none`,
-//! `lazy`; `PREEMPT_RT` and `preempt_rt` mean `rt`) or a release
+//! `lazy`; `PREEMPT_RT` and `preempt_rt` mean `rt`; `vanilla` any but
+//! `rt`) or a release
 //! (`6.18.0-rt3`, with `*` as a wildcard: `6.18*`, `*-rt*`). Pure.
 
 use crate::kinds::{Named, PreemptionModel};
 
-/// The running kernel, as far as cells care.
+/// The running kernel, as far as cells care: its release and model, and
+/// the boot it was started with (the command line and what of it took
+/// effect).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kernel {
     pub release: String,
     pub preemption_model: Named<PreemptionModel>,
+    /// `/proc/cmdline`.
+    pub cmdline: String,
+    /// `/sys/devices/system/cpu/isolated`: the CPUs isolcpus took.
+    pub isolated_cpus: Vec<usize>,
+    /// `/sys/devices/system/cpu/nohz_full`: the CPUs nohz_full took.
+    pub nohz_full_cpus: Vec<usize>,
 }
 
 impl Kernel {
     /// This machine's kernel.
     pub fn running() -> Kernel {
-        let root = crate::sysinfo::SysRoot::host();
-        let fp = crate::sysinfo::fingerprint::take(&root);
+        Kernel::of(&crate::sysinfo::facts::Facts::gather(
+            &crate::sysinfo::SysRoot::host(),
+        ))
+    }
+
+    /// The kernel `facts` describe.
+    pub fn of(f: &crate::sysinfo::facts::Facts) -> Kernel {
         Kernel {
-            release: fp.kernel_release,
-            preemption_model: fp.preemption_model,
+            release: f.uname.release.clone(),
+            preemption_model: f.preemption.model.clone(),
+            cmdline: f.boot.raw.trim().to_string(),
+            isolated_cpus: f.kernel_isolated.clone().unwrap_or_default(),
+            nohz_full_cpus: f.timers.nohz_full_cpus.clone().unwrap_or_default(),
+        }
+    }
+
+    /// A kernel known by its release and model only (no boot facts).
+    pub fn plain(release: &str, model: &str) -> Kernel {
+        Kernel {
+            release: release.into(),
+            preemption_model: model.into(),
+            cmdline: String::new(),
+            isolated_cpus: Vec::new(),
+            nohz_full_cpus: Vec::new(),
         }
     }
 
@@ -64,12 +92,37 @@ fn glob(pattern: &str, text: &str) -> bool {
     true
 }
 
+/// Whether `req` names any kernel but a PREEMPT_RT one.
+pub fn is_vanilla(req: &str) -> bool {
+    matches!(
+        req.to_ascii_lowercase().as_str(),
+        "vanilla" | "mainline" | "non-rt"
+    )
+}
+
 /// Whether `kernel` is one a cell requiring `req` can run on.
 pub fn satisfies(kernel: &Kernel, req: &str) -> bool {
+    if is_vanilla(req) {
+        return kernel
+            .preemption_model
+            .known()
+            .is_some_and(|m| m != PreemptionModel::Rt);
+    }
     match model_of(req) {
         Some(m) => kernel.preemption_model.is(m),
         None => glob(req, &kernel.release),
     }
+}
+
+/// The preemption model `req` names, if it names one (`vanilla` names
+/// none: it is any model but rt).
+pub fn model_named(req: &str) -> Option<PreemptionModel> {
+    model_of(req)
+}
+
+/// Whether `release` matches the release pattern `req` (`*` a wildcard).
+pub fn release_matches(req: &str, release: &str) -> bool {
+    glob(req, release)
 }
 
 /// Whether `req` is a requirement this module understands (every text
@@ -86,10 +139,7 @@ mod tests {
     use super::*;
 
     fn k(release: &str, model: &str) -> Kernel {
-        Kernel {
-            release: release.into(),
-            preemption_model: model.into(),
-        }
+        Kernel::plain(release, model)
     }
 
     #[test]
@@ -101,6 +151,8 @@ mod tests {
             assert!(!satisfies(&van, r), "{r}");
         }
         assert!(satisfies(&van, "none"));
+        assert!(satisfies(&van, "vanilla"));
+        assert!(!satisfies(&rt, "vanilla"));
         assert!(!satisfies(&rt, "none"));
     }
 

@@ -374,7 +374,10 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     assert_code(&o, 0);
     let e = stderr(&o);
     assert!(e.contains("4 of 8 runs done"), "{e}");
-    assert!(e.contains("4 runs wait for kernel '0.0-never*'"), "{e}");
+    assert!(
+        e.contains("4 runs wait for kernel 0.0-never* (the kernel is "),
+        "{e}"
+    );
     let s = lab.status("kern");
     assert_eq!(
         (slots_in(&s, "done"), slots_in(&s, "waiting")),

@@ -1,0 +1,359 @@
+//! Studies that reboot (`rtscope study FILE --reboot`): when the running
+//! boot owes no more runs, pick the next boot configuration that does,
+//! record the boot in the study's state, arrange it for one boot only
+//! ([`method`]), and reboot; after the boot a systemd unit ([`unit`])
+//! resumes the study, which first checks that the machine came up as
+//! asked. When no configuration owes runs, the machine boots back into
+//! the configuration it started from and the unit is removed.
+//!
+//! Every step is written to the store before it is taken: a power cut at
+//! any moment leaves a boot recorded as asked, and the next runner sees
+//! whether the machine came up as asked (`arrived`), otherwise
+//! (`missed`: asked again, once), or never rebooted (`cancelled`). A
+//! configuration asked twice and missed twice, or whose kernel is not
+//! installed, is `failed`: its runs are reported as not measured, and
+//! the study goes on with the others. A round stops at its reboot limit,
+//! `study pause` and `study stop`.
+
+pub mod kernels;
+pub mod method;
+pub mod unit;
+
+use super::boots::BootNeed;
+use super::state::{SlotState, Study};
+use crate::store::Store;
+use crate::store::boots::{BootState, RoundRow, RoundState};
+use crate::sysinfo::kernel_match::Kernel;
+use anyhow::{Context, Result, bail};
+use kernels::Installed;
+use method::Method;
+use std::path::Path;
+
+/// The label of the boot the study started from.
+pub const HOME: &str = "the boot the study started from";
+
+/// A boot to arrange.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Target {
+    /// The configuration, as the study names it ([`HOME`] for the boot
+    /// back).
+    pub config: String,
+    pub release: String,
+    pub image: String,
+    pub initrd: Option<String>,
+    /// The whole kernel command line.
+    pub cmdline: String,
+    /// The boot back to where the study started.
+    pub home: bool,
+}
+
+/// A round's plan, kept in the store.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Plan {
+    pub home: Target,
+    pub method: Method,
+    /// Boots into a configuration allowed in this round (the boot back is
+    /// always allowed).
+    pub max_reboots: u32,
+    /// What the resume unit runs.
+    pub command: Vec<String>,
+}
+
+impl Plan {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).expect("a plan serializes")
+    }
+
+    pub fn parse(text: &str) -> Result<Plan> {
+        serde_json::from_str(text).context("the study's reboot plan in the store is unreadable")
+    }
+}
+
+/// A command line without what the boot loader adds (`BOOT_IMAGE=`,
+/// `initrd=`): what a boot of the same kernel is given again.
+pub fn strip_loader(cmdline: &str) -> String {
+    let words: Vec<&str> = cmdline
+        .split_whitespace()
+        .filter(|w| !w.starts_with("BOOT_IMAGE=") && !w.starts_with("initrd="))
+        .collect();
+    words.join(" ")
+}
+
+/// The boot the machine runs now, as a target to come back to.
+pub fn home_target(kernel: &Kernel, installed: &[Installed]) -> Target {
+    let k = installed.iter().find(|k| k.release == kernel.release);
+    Target {
+        config: HOME.into(),
+        release: kernel.release.clone(),
+        image: k
+            .map(|k| k.image.clone())
+            .unwrap_or_else(|| format!("/boot/vmlinuz-{}", kernel.release)),
+        initrd: k.and_then(|k| k.initrd.clone()),
+        cmdline: strip_loader(&kernel.cmdline),
+        home: true,
+    }
+}
+
+/// The target of a boot configuration: its kernel, and the home command
+/// line without the arguments the study varies, with the configuration's
+/// (and `panic=10` when no `panic=` is given, so that a kernel that
+/// panics reboots into the machine's own boot).
+pub fn target_for(
+    need: &BootNeed,
+    config: &str,
+    home: &Target,
+    managed: &[String],
+    installed: &[Installed],
+) -> Result<Target, String> {
+    let k = kernels::choose(need, &home.release, installed)?;
+    let mut words: Vec<String> = Vec::new();
+    let mut after_init: Vec<String> = Vec::new();
+    let mut init = false;
+    for w in home.cmdline.split_whitespace() {
+        if w == "--" {
+            init = true;
+        }
+        if init {
+            after_init.push(w.to_string());
+            continue;
+        }
+        let name = w.split('=').next().unwrap_or(w).replace('-', "_");
+        if !managed.contains(&name) {
+            words.push(w.to_string());
+        }
+    }
+    words.extend(need.args.iter().map(|a| a.text.clone()));
+    if !words.iter().any(|w| w.starts_with("panic=")) {
+        words.push("panic=10".into());
+    }
+    words.extend(after_init);
+    Ok(Target {
+        config: config.to_string(),
+        release: k.release.clone(),
+        image: k.image.clone(),
+        initrd: k.initrd.clone(),
+        cmdline: words.join(" "),
+        home: false,
+    })
+}
+
+/// Whether the machine runs the boot the study started from.
+pub fn is_home(plan: &Plan, kernel: &Kernel) -> bool {
+    kernel.release == plan.home.release && strip_loader(&kernel.cmdline) == plan.home.cmdline
+}
+
+/// What to do once the running boot owes no more runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Boot into this configuration.
+    Boot(Target),
+    /// This configuration cannot be booted: record it, decide again.
+    Fail { config: String, why: String },
+    /// Boot back to where the study started.
+    Home(Target),
+    /// Nothing left, and the machine is home.
+    Done,
+}
+
+/// The next step of `study`'s round (the plan `plan`), on `kernel`, with
+/// the kernels `installed`. Pure.
+pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installed]) -> Decision {
+    let waiting = study
+        .slots
+        .iter()
+        .filter(|s| matches!(s.state, SlotState::Waiting { .. }))
+        .map(|s| s.slot.cell);
+    for (need, config) in study.boots.distinct(waiting) {
+        let missed: Vec<&str> = study
+            .boot_rows
+            .iter()
+            .filter(|b| b.config == config && b.state == BootState::Missed)
+            .map(|b| {
+                b.detail
+                    .as_deref()
+                    .unwrap_or("the machine came up otherwise")
+            })
+            .collect();
+        if missed.len() >= 2 {
+            return Decision::Fail {
+                config,
+                why: format!(
+                    "asked for twice, the machine came up otherwise: {}",
+                    missed[missed.len() - 1]
+                ),
+            };
+        }
+        return match target_for(need, &config, &plan.home, &study.boots.managed, installed) {
+            Ok(t) => Decision::Boot(t),
+            Err(why) => Decision::Fail { config, why },
+        };
+    }
+    if is_home(plan, kernel) {
+        Decision::Done
+    } else {
+        Decision::Home(plan.home.clone())
+    }
+}
+
+/// Reboots into configurations taken in the round so far.
+pub fn reboots_taken(study: &Study) -> u32 {
+    study
+        .boot_rows
+        .iter()
+        .filter(|b| {
+            matches!(
+                b.state,
+                BootState::Asked | BootState::Arrived | BootState::Missed
+            )
+        })
+        .filter(|b| b.config != HOME)
+        .count() as u32
+}
+
+/// The newest round and its plan, if the study has one.
+pub fn round_of(study: &Study) -> Result<Option<(RoundRow, Plan)>> {
+    match &study.round {
+        Some(r) => Ok(Some((r.clone(), Plan::parse(&r.plan)?))),
+        None => Ok(None),
+    }
+}
+
+/// Look at the boot the round asked for last, if it is still open: did
+/// the machine come up as asked? Returns what to tell the user.
+pub fn arrive(
+    store: &Store,
+    study: &Study,
+    kernel: &Kernel,
+    boot_id: &str,
+) -> Result<Option<String>> {
+    let Some(last) = study
+        .boot_rows
+        .iter()
+        .rev()
+        .find(|b| b.state == BootState::Asked)
+    else {
+        return Ok(None);
+    };
+    if last.boot_id == boot_id {
+        let why = "the machine was not rebooted (the runner stopped before it): asked again";
+        store.end_boot(last.id, BootState::Cancelled, Some(why))?;
+        return Ok(Some(format!("boot into {}: {why}", last.config)));
+    }
+    let t: Target =
+        serde_json::from_str(&last.target).context("a boot in the store is unreadable")?;
+    let check = if t.home {
+        if t.release == kernel.release && strip_loader(&kernel.cmdline) == t.cmdline {
+            Ok(())
+        } else {
+            Err("not the boot the study started from".to_string())
+        }
+    } else if kernel.release != t.release {
+        Err(format!(
+            "the kernel is {}, not {}",
+            kernel.release, t.release
+        ))
+    } else {
+        match study
+            .boots
+            .needs
+            .iter()
+            .find(|n| study.boots.label(n) == t.config)
+        {
+            Some(n) => study.boots.check(n, kernel),
+            None => Ok(()),
+        }
+    };
+    Ok(Some(match check {
+        Ok(()) => {
+            store.end_boot(last.id, BootState::Arrived, None)?;
+            format!("booted into {} as asked ({})", t.config, kernel.describe())
+        }
+        Err(why) => {
+            let detail = format!(
+                "came up in {} with \"{}\": {why}",
+                kernel.describe(),
+                strip_loader(&kernel.cmdline)
+            );
+            store.end_boot(last.id, BootState::Missed, Some(&detail))?;
+            format!("asked to boot into {}, the machine {detail}", t.config)
+        }
+    }))
+}
+
+/// How long to wait between arranging a boot and rebooting, for tests
+/// that cut the power there (`RTSCOPE_STUDY_HOLD_BEFORE_REBOOT`, seconds).
+fn hold() {
+    if let Some(s) = std::env::var("RTSCOPE_STUDY_HOLD_BEFORE_REBOOT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_secs(s.min(3600)));
+    }
+}
+
+/// Record the boot `t`, arrange it and reboot. `Ok(false)`: the
+/// arrangement failed and the configuration is recorded as failed (decide
+/// again); an error: the reboot itself failed (the round stops).
+pub fn take(
+    store: &Store,
+    study: &Study,
+    round: i64,
+    plan: &Plan,
+    t: &Target,
+    boot_id: &str,
+    root: &Path,
+) -> Result<bool> {
+    let id = store.ask_boot(
+        study.row.id,
+        round,
+        &t.config,
+        &serde_json::to_string(t)?,
+        boot_id,
+    )?;
+    if let Err(e) = method::take(&plan.method.arrange(t, &study.row.name), root) {
+        let why = format!("the boot could not be arranged: {e:#}");
+        if t.home {
+            store.end_boot(id, BootState::Cancelled, Some(&why))?;
+            bail!("{why}");
+        }
+        store.end_boot(id, BootState::Failed, Some(&why))?;
+        return Ok(false);
+    }
+    hold();
+    if let Err(e) = method::take_first(&plan.method.reboot(), root) {
+        let why = format!("the machine could not be rebooted: {e:#}");
+        store.end_boot(id, BootState::Cancelled, Some(&why))?;
+        let _ = method::take(&plan.method.cancel(&study.row.name), root);
+        bail!("{why}");
+    }
+    Ok(true)
+}
+
+/// End a round: undo any arranged boot, remove the unit, record `state`.
+pub fn end_round(
+    store: &Store,
+    study: &Study,
+    round: i64,
+    plan: &Plan,
+    state: RoundState,
+    detail: &str,
+    root: &Path,
+) -> Result<()> {
+    let _ = method::take(&plan.method.cancel(&study.row.name), root);
+    if let Some(last) = study
+        .boot_rows
+        .iter()
+        .rev()
+        .find(|b| b.state == BootState::Asked)
+    {
+        store.end_boot(last.id, BootState::Cancelled, Some(detail))?;
+    }
+    if state != RoundState::Paused {
+        unit::remove(root, &study.row.name)?;
+    }
+    store.set_round_state(study.row.id, round, state, Some(detail))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,236 @@
+use super::*;
+use crate::store::boots::BootRow;
+use crate::store::studies::{SlotRow, StudyRow};
+use crate::study::boots::Boots;
+use crate::study::state::SlotStatus;
+use crate::study::{matrix, spec};
+
+const FILE: &str = r#"
+name = "b"
+duration = 5
+kernel = ["vanilla", "rt", "6.99*"]
+cmdline = ["", "isolcpus=1"]
+"#;
+
+const HOME_LINE: &str = "BOOT_IMAGE=/boot/vmlinuz-6.1.0-27-amd64 root=/dev/vda ro quiet";
+
+fn kernel(release: &str, model: &str, cmdline: &str, isolated: &[usize]) -> Kernel {
+    Kernel {
+        cmdline: cmdline.into(),
+        isolated_cpus: isolated.to_vec(),
+        ..Kernel::plain(release, model)
+    }
+}
+
+fn installed() -> Vec<Installed> {
+    let t = crate::sysinfo::FakeTree::new(&[
+        ("/boot/vmlinuz-6.1.0-27-amd64", "x"),
+        ("/boot/initrd.img-6.1.0-27-amd64", "x"),
+        (
+            "/boot/config-6.1.0-27-amd64",
+            "CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n",
+        ),
+        ("/boot/vmlinuz-6.1.0-27-rt-amd64", "x"),
+        ("/boot/initrd.img-6.1.0-27-rt-amd64", "x"),
+        ("/boot/config-6.1.0-27-rt-amd64", "CONFIG_PREEMPT_RT=y\n"),
+    ]);
+    kernels::installed(&t.root())
+}
+
+/// The study on `kernel`, the cells listed in `done` measured, with the
+/// round's boots `rows`.
+fn study(kernel: &Kernel, done: &[usize], rows: Vec<BootRow>) -> Study {
+    let spec = spec::parse(FILE, "b.toml").unwrap();
+    let cells = matrix::cells(&spec);
+    let boots = Boots::of(&spec, &cells);
+    let failed: Vec<&BootRow> = rows
+        .iter()
+        .filter(|b| b.state == BootState::Failed)
+        .collect();
+    let slots = cells
+        .iter()
+        .map(|c| {
+            let need = &boots.needs[c.index];
+            let label = boots.label(need);
+            let state = if done.contains(&c.index) {
+                SlotState::Done {
+                    run_uuid: format!("u{}", c.index),
+                }
+            } else if let Err(why) = boots.check(need, kernel) {
+                match failed.iter().find(|b| b.config == label) {
+                    Some(b) => SlotState::CannotBoot {
+                        boot: label,
+                        why: b.detail.clone().unwrap_or_default(),
+                    },
+                    None => SlotState::Waiting { boot: label, why },
+                }
+            } else {
+                SlotState::ToDo
+            };
+            SlotStatus {
+                slot: SlotRow {
+                    position: c.index,
+                    cell: c.index,
+                    repetition: 1,
+                    label: c.label(),
+                    kernel: c.kernel(&spec.fixed),
+                },
+                state,
+                attempts: Vec::new(),
+            }
+        })
+        .collect();
+    Study {
+        row: StudyRow {
+            id: 1,
+            uuid: "u".into(),
+            name: "b".into(),
+            file_text: FILE.into(),
+            file_path: None,
+            seed: 1,
+            created_at_unix_ns: 0,
+            running: None,
+        },
+        spec,
+        cells,
+        boots,
+        round: None,
+        boot_rows: rows,
+        slots,
+    }
+}
+
+fn row(config: &str, state: BootState, detail: &str) -> BootRow {
+    BootRow {
+        id: 1,
+        round: 1,
+        config: config.into(),
+        target: String::new(),
+        state,
+        detail: Some(detail.into()),
+        boot_id: "b0".into(),
+        asked_at_unix_ns: 0,
+        ended_at_unix_ns: None,
+    }
+}
+
+fn plan(home: &Kernel) -> Plan {
+    Plan {
+        home: home_target(home, &installed()),
+        method: Method::Kexec,
+        max_reboots: 10,
+        command: vec![],
+    }
+}
+
+#[test]
+fn the_next_boot_is_the_first_configuration_owed_then_home() {
+    let home = kernel("6.1.0-27-amd64", "voluntary", HOME_LINE, &[]);
+    let p = plan(&home);
+    assert_eq!(p.home.cmdline, "root=/dev/vda ro quiet");
+    assert_eq!(p.home.image, "/boot/vmlinuz-6.1.0-27-amd64");
+    // Home measured its cell (vanilla, no isolcpus): next is vanilla with isolcpus=1.
+    let s = study(&home, &[0], vec![]);
+    let Decision::Boot(t) = decide(&s, &p, &home, &installed()) else {
+        panic!()
+    };
+    assert_eq!(t.config, "kernel vanilla, command line \"isolcpus=1\"");
+    assert_eq!(t.release, "6.1.0-27-amd64");
+    assert_eq!(t.cmdline, "root=/dev/vda ro quiet isolcpus=1 panic=10");
+    assert_eq!(t.initrd.as_deref(), Some("/boot/initrd.img-6.1.0-27-amd64"));
+    // On that boot, its cell measured: the RT kernel, without isolcpus
+    // (taken off the command line the study started from).
+    let there = kernel(
+        "6.1.0-27-amd64",
+        "voluntary",
+        "root=/dev/vda ro quiet isolcpus=1 panic=10",
+        &[1],
+    );
+    let s = study(&there, &[0, 1], vec![]);
+    let Decision::Boot(t) = decide(&s, &p, &there, &installed()) else {
+        panic!()
+    };
+    assert_eq!(
+        (t.config.as_str(), t.release.as_str()),
+        (
+            "kernel rt, command line without isolcpus",
+            "6.1.0-27-rt-amd64"
+        )
+    );
+    assert_eq!(t.cmdline, "root=/dev/vda ro quiet panic=10");
+    // 6.99* is not installed: failed, said why.
+    let s = study(&there, &[0, 1, 2, 3], vec![]);
+    let Decision::Fail { config, why } = decide(&s, &p, &there, &installed()) else {
+        panic!()
+    };
+    assert_eq!(config, "kernel 6.99*, command line without isolcpus");
+    assert!(
+        why.starts_with("no kernel installed in /boot is 6.99* (found: "),
+        "{why}"
+    );
+    // Both 6.99* configurations failed: home, then done.
+    let rows = vec![
+        row(
+            "kernel 6.99*, command line without isolcpus",
+            BootState::Failed,
+            "no kernel",
+        ),
+        row(
+            "kernel 6.99*, command line \"isolcpus=1\"",
+            BootState::Failed,
+            "no kernel",
+        ),
+    ];
+    let s = study(&there, &[0, 1, 2, 3], rows.clone());
+    assert_eq!(s.waiting(), 0);
+    assert_eq!(s.cannot_boot(), 2);
+    assert_eq!(
+        decide(&s, &p, &there, &installed()),
+        Decision::Home(p.home.clone())
+    );
+    let back = kernel("6.1.0-27-amd64", "voluntary", "root=/dev/vda ro quiet", &[]);
+    assert!(is_home(&p, &back));
+    assert!(is_home(&p, &home), "BOOT_IMAGE= is the loader's");
+    let s = study(&back, &[0, 1, 2, 3], rows);
+    assert_eq!(decide(&s, &p, &back, &installed()), Decision::Done);
+}
+
+#[test]
+fn a_configuration_missed_twice_fails() {
+    let home = kernel("6.1.0-27-amd64", "voluntary", HOME_LINE, &[]);
+    let p = plan(&home);
+    let config = "kernel vanilla, command line \"isolcpus=1\"";
+    let once = vec![row(config, BootState::Missed, "came up in 6.1 (voluntary)")];
+    let s = study(&home, &[0], once.clone());
+    assert!(matches!(decide(&s, &p, &home, &installed()), Decision::Boot(t) if t.config == config));
+    let mut twice = once;
+    twice.push(row(
+        config,
+        BootState::Missed,
+        "came up in 6.1 (voluntary) again",
+    ));
+    let s = study(&home, &[0], twice);
+    let Decision::Fail { config: c, why } = decide(&s, &p, &home, &installed()) else {
+        panic!()
+    };
+    assert_eq!(c, config);
+    assert!(why.ends_with("came up in 6.1 (voluntary) again"), "{why}");
+    assert_eq!(reboots_taken(&s), 2);
+}
+
+#[test]
+fn init_arguments_stay_last_and_panic_is_kept() {
+    let need = BootNeed {
+        kernel: None,
+        args: crate::study::boots::parse_args("isolcpus=1").unwrap(),
+    };
+    let home = Target {
+        cmdline: "root=/dev/vda isolcpus=0 panic=5 -- single".into(),
+        ..home_target(
+            &kernel("6.1.0-27-amd64", "voluntary", "", &[]),
+            &installed(),
+        )
+    };
+    let t = target_for(&need, "c", &home, &["isolcpus".into()], &installed()).unwrap();
+    assert_eq!(t.cmdline, "root=/dev/vda panic=5 isolcpus=1 -- single");
+}
