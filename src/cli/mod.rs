@@ -60,6 +60,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod plot;
 pub mod push;
+pub mod reboot;
 pub mod remote;
 pub mod report;
 pub mod runs;

@@ -84,6 +84,34 @@ pub struct RunFlags {
 
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
+
+    /// Reboot into each boot configuration the study names (kernel,
+    /// cmdline) when this boot owes no more runs: a systemd unit resumes
+    /// the study after each boot, and the machine boots back into this
+    /// boot at the end. Asks first, unless the study file says reboot =
+    /// true or --yes is given. See docs/study.md.
+    #[arg(long = "reboot")]
+    pub reboot: bool,
+    /// With --reboot: do not ask.
+    #[arg(long = "yes", requires = "reboot")]
+    pub yes: bool,
+    /// With --reboot: kexec, grub or hook (default: the study file's
+    /// boot-method, else kexec when it works here, else grub).
+    #[arg(long = "boot-method", value_name = "METHOD", requires = "reboot", value_parser = ["kexec", "grub", "hook"])]
+    pub boot_method: Option<String>,
+    /// With --reboot: the program that arranges a one-time boot (method
+    /// hook): called as PROGRAM boot|home|cancel with RTSCOPE_BOOT_KERNEL,
+    /// RTSCOPE_BOOT_INITRD, RTSCOPE_BOOT_CMDLINE in its environment.
+    #[arg(long = "boot-hook", value_name = "PROGRAM", requires = "reboot")]
+    pub boot_hook: Option<String>,
+    /// With --reboot: at most this many reboots into configurations
+    /// (default: the file's max-reboots, else twice the boot
+    /// configurations and 2).
+    #[arg(long = "max-reboots", value_name = "N", requires = "reboot", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_reboots: Option<u32>,
+    /// Resume a round of reboots from its unit (after a boot).
+    #[arg(long = "continue-boots", hide = true, conflicts_with = "reboot")]
+    pub continue_boots: bool,
 }
 
 fn gate(s: &str) -> Result<Gate, String> {
@@ -138,6 +166,19 @@ pub enum StudyCommand {
         /// the key deadline (in [fixed] or [matrix]).
         #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
         deadline: Option<u64>,
+    },
+    /// Stop rebooting for a while: no boot is taken (a pending one is
+    /// cancelled) until `study resume NAME --reboot`; the resume unit
+    /// stays.
+    Pause {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// End a study's reboots: cancel a pending boot, stop its runner
+    /// (its current run is redone on resume), remove its unit.
+    Stop {
+        #[arg(value_name = "NAME")]
+        name: String,
     },
     /// Forget a study (its runs stay in the store).
     Remove {
@@ -289,6 +330,8 @@ pub fn run(args: &StudyArgs, db: Option<&Path>) -> Result<Exit> {
             deadline,
         }) => report(db, name.as_deref(), output.as_deref(), fail_if, *deadline),
         Some(StudyCommand::Remove { name }) => remove(db, name),
+        Some(StudyCommand::Pause { name }) => super::reboot::pause_or_stop(db, name, false),
+        Some(StudyCommand::Stop { name }) => super::reboot::pause_or_stop(db, name, true),
         None => match &args.file {
             Some(file) => start(db, file, &args.run, args.dry_run),
             None => bail!(
@@ -316,7 +359,11 @@ fn open_store(db: Option<&Path>) -> Result<Store> {
 fn start(db: Option<&Path>, file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
     let (spec, text) = read_spec(file)?;
     if dry_run {
-        return dry(&spec);
+        dry(&spec)?;
+        if flags.reboot {
+            super::reboot::dry(&spec, flags)?;
+        }
+        return Ok(Exit::Ok);
     }
     let kernel = Kernel::running();
     let mut store = open_store(db)?;
@@ -334,10 +381,18 @@ fn start(db: Option<&Path>, file: &Path, flags: &RunFlags, dry_run: bool) -> Res
 fn resume(db: Option<&Path>, name: Option<&str>, flags: &RunFlags) -> Result<Exit> {
     let kernel = Kernel::running();
     let store = open_store(db)?;
-    let study = Study::load(&store, name, &kernel)?;
+    let study = match Study::load(&store, name, &kernel) {
+        // The unit of a study removed since: nothing to resume.
+        Err(StudyError::NoStudy { name, .. }) if flags.continue_boots => {
+            super::reboot::forget(&name)?;
+            return Ok(Exit::Ok);
+        }
+        r => r?,
+    };
     let shown = format!("study '{}' (stored)", study.row.name);
     check::check(&study.spec, &shown)?;
-    if study.to_do() == 0 && study.waiting() == 0 {
+    let rebooting = flags.reboot || flags.continue_boots;
+    if study.to_do() == 0 && study.waiting() == 0 && !rebooting {
         eprintln!(
             "rtscope: study '{}' is complete ({} runs): `rtscope study report {}` writes its report",
             study.row.name,
@@ -362,14 +417,27 @@ fn measure_study(
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
     let name = row.name.clone();
+    let rebooting = flags.reboot || flags.continue_boots;
+    if rebooting
+        && let super::reboot::Go::Quit(exit) = super::reboot::before(&store, db, &row, flags)?
+    {
+        return Ok(exit);
+    }
+    let id_row = row.clone();
     let summary = {
         let mut progress = Progress::new(flags.quiet, signals.clone());
         progress.metrics = flags.metrics.start()?;
         run::run(&mut store, db, row, &mut progress, &signals.stop)?
     };
+    if rebooting
+        && !summary.stopped
+        && let Some(exit) = super::reboot::after(&store, &id_row)?
+    {
+        return Ok(exit);
+    }
     let kernel = Kernel::running();
     let study = Study::load(&store, Some(&name), &kernel)?;
-    print_end(&study, &summary, &kernel);
+    print_end(&study, &summary);
     if summary.stopped {
         return Ok(Exit::Ok);
     }
@@ -385,7 +453,7 @@ fn measure_study(
     Ok(exit)
 }
 
-fn print_end(study: &Study, summary: &Summary, kernel: &Kernel) {
+fn print_end(study: &Study, summary: &Summary) {
     let name = &study.row.name;
     let mut line = format!(
         "rtscope: study '{name}': {} of {} runs done",
@@ -456,6 +524,7 @@ fn dry(spec: &spec::Spec) -> Result<Exit> {
     let cells = crate::study::matrix::cells(spec);
     let seed = spec.seed.unwrap_or(0);
     let slots = crate::study::matrix::schedule(cells.len(), spec.repetitions, spec.order, seed);
+    let boots = crate::study::boots::Boots::of(spec, &cells);
     outln!(
         "study '{}': {} cells × {} repetitions = {} runs of {} ({} in all), order {}{}",
         spec.name,
@@ -475,10 +544,11 @@ fn dry(spec: &spec::Spec) -> Result<Exit> {
         let cell = &cells[s.cell];
         let r =
             check::cell_request(spec, cell, cell.label(), &[], None).map_err(anyhow::Error::msg)?;
-        let kernel = cell
-            .kernel(&spec.fixed)
-            .map(|k| format!(" [kernel {k}]"))
-            .unwrap_or_default();
+        let kernel = if boots.any() {
+            format!(" [{}]", boots.label(&boots.needs[s.cell]))
+        } else {
+            String::new()
+        };
         outln!(
             "{:>4}  {} #{}{kernel}: {}",
             s.position + 1,
@@ -559,6 +629,9 @@ fn status(db: Option<&Path>, name: Option<&str>, json: bool) -> Result<Exit> {
             p99,
             max
         );
+    }
+    for line in super::reboot::status_lines(&study) {
+        outln!("{line}");
     }
     if !others.is_empty() {
         outln!("other studies in the store: {}", others.join(", "));
@@ -653,6 +726,7 @@ fn status_json(store: &Store, study: &Study, kernel: &Kernel) -> Result<serde_js
         "waiting": study.waiting(),
         "kernel": { "release": kernel.release, "preemption_model": kernel.preemption_model },
         "running_pid": study.row.running.as_ref().map(|o| o.pid),
+        "reboots": super::reboot::status_json(study),
         "slots": slots,
     }))
 }
@@ -709,6 +783,7 @@ fn remove(db: Option<&Path>, name: &str) -> Result<Exit> {
         }
         .into());
     }
+    super::reboot::end_for_removal(&store, &row)?;
     store.remove_study(row.id)?;
     eprintln!("rtscope: removed study '{name}' (its runs stay: `rtscope runs`)");
     Ok(Exit::Ok)

@@ -254,6 +254,9 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
     }
     out.push(pair("measured on", kernels_used(&runs)));
     out.push(pair("progress", progress(study)));
+    if let Some(r) = reboots(study) {
+        out.push(pair("reboots", r));
+    }
     if let Some(o) = &study.row.running {
         out.push(pair(
             "running now",
@@ -267,6 +270,44 @@ fn facts(study: &Study, cells: &[CellResult]) -> Vec<Pair> {
         out.push(pair("study file", p.clone()));
     }
     out
+}
+
+/// The newest round of `--reboot`: where it stands, the boots taken,
+/// the configurations that could not be booted.
+fn reboots(study: &Study) -> Option<String> {
+    use crate::store::boots::BootState;
+    let r = study.round.as_ref()?;
+    let taken = crate::study::reboot::reboots_taken(study);
+    let method = crate::study::reboot::Plan::parse(&r.plan)
+        .map(|p| format!(" by {}", p.method.name()))
+        .unwrap_or_default();
+    let mut text = format!(
+        "round {} {}: {taken} reboots into configurations{method}",
+        r.round,
+        r.state.name()
+    );
+    let missed = study
+        .boot_rows
+        .iter()
+        .filter(|b| b.state == BootState::Missed)
+        .count();
+    if missed > 0 {
+        text.push_str(&format!(
+            ", {missed} that did not come up as asked (asked again)"
+        ));
+    }
+    for b in study
+        .boot_rows
+        .iter()
+        .filter(|b| b.state == BootState::Failed)
+    {
+        text.push_str(&format!(
+            "; {} could not be booted: {}",
+            b.config,
+            b.detail.as_deref().unwrap_or("failed")
+        ));
+    }
+    Some(text)
 }
 
 /// The study as its file designs it: name, matrix, fixed settings,
@@ -958,17 +999,49 @@ fn tail_line(id: i64, r: &RunRecord) -> String {
     format!("Worst case not yet seen (run {id}, rtscope tail {id}): {what}.")
 }
 
+/// The boot a run was measured on, as its fingerprint says, for a study
+/// that names boots: `6.1.0-27-rt-amd64 (rt), isolcpus=1 rcu_nocbs=1`
+/// (the study's arguments found on its command line).
+fn boot_seen(study: &Study, r: &RunRecord) -> Option<String> {
+    if !study.boots.any() {
+        return None;
+    }
+    let fp = &r.fingerprint;
+    let args: Vec<&str> = fp
+        .cmdline
+        .split_whitespace()
+        .filter(|w| {
+            let name = w.split('=').next().unwrap_or(w).replace('-', "_");
+            study.boots.managed.contains(&name)
+        })
+        .collect();
+    let args = if args.is_empty() && !study.boots.managed.is_empty() {
+        format!(", without {}", study.boots.managed.join(", "))
+    } else if args.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", args.join(" "))
+    };
+    Some(format!(
+        "measured on {} ({}){args}",
+        fp.kernel_release, fp.preemption_model
+    ))
+}
+
 fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
     let runs = c
         .runs
         .iter()
         .map(|(rep, id, r)| {
             format!(
-                "repetition {rep}: run {id} (max {}; rtscope report {id})",
+                "repetition {rep}: run {id} (max {}; rtscope report {id}){}",
                 r.overall
                     .max_ns
                     .map(num::latency)
-                    .unwrap_or_else(|| "-".into())
+                    .unwrap_or_else(|| "-".into()),
+                boot_seen(study, r)
+                    .map(|b| format!(", {b}"))
+                    .unwrap_or_default()
             )
         })
         .collect();

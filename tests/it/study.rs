@@ -117,6 +117,24 @@ fn malformed_files_are_refused_before_anything_runs() {
             2,
             "duration",
         ),
+        (
+            "name = \"x\"\nduration = \"5s\"\ncmdline = [\"\", \"root=/dev/sda isolcpus=1\"]\n",
+            "root= is the boot loader's",
+            3,
+            "cmdline",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\nboot-method = \"lilo\"\n",
+            "unknown boot method 'lilo'",
+            3,
+            "boot-method",
+        ),
+        (
+            "name = \"x\"\nduration = \"5s\"\n[fixed]\ncmdline = 3\n",
+            "cmdline is written as a string",
+            4,
+            "fixed.cmdline",
+        ),
     ];
     for (i, (text, says, line, key)) in cases.iter().enumerate() {
         let f = lab.file(&format!("bad{i}.toml"), text);
@@ -442,4 +460,85 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     assert_code(&o, 0);
     let o = lab.run(&["runs"]);
     assert_eq!(stdout(&o).lines().count(), 1 + 1 + 4, "{}", stdout(&o));
+}
+
+/// `--reboot` is checked before anything runs: a study that names no
+/// boot, a machine where no one-time boot can be arranged (no systemd,
+/// no kexec or GRUB, no hook) or a user who did not confirm are refused
+/// with exit 2, nothing measured and no unit left. `--dry-run --reboot`
+/// shows each boot configuration and what would boot it.
+#[test]
+fn reboot_is_refused_before_anything_runs_and_dry_run_shows_the_boots() {
+    let lab = Lab::new("study-reboot");
+    let unit = std::path::Path::new("/etc/systemd/system/rtscope-study-itreboot.service");
+    let plain = lab.file(
+        "plain.toml",
+        "name = \"plain\"\nduration = 1\n[fixed]\nthreads = 1\n",
+    );
+    let o = lab.run(&["study", &plain, "--reboot", "--yes"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("names no boot (kernel or cmdline)"),
+        "{}",
+        stderr(&o)
+    );
+    let f = lab.file(
+        "itreboot.toml",
+        "name = \"itreboot\"\nduration = 1\nkernel = [\"*\", \"0.0-never*\"]\ncmdline = [\"\", \"isolcpus=1\"]\n[fixed]\nthreads = 1\n",
+    );
+    let o = lab
+        .cmd()
+        .args(["study", &f, "--reboot"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let e = stderr(&o);
+    let systemd = std::path::Path::new("/run/systemd/system").exists();
+    let why = [
+        "--reboot needs root",
+        "--reboot needs systemd",
+        "no way to arrange a one-time boot here",
+        "write reboot = true in its file, or give --yes",
+    ];
+    assert!(why.iter().any(|w| e.contains(w)), "{e}");
+    if !systemd && rustix::process::geteuid().is_root() {
+        assert!(e.contains("--reboot needs systemd"), "{e}");
+    }
+    assert!(!unit.exists(), "a refused --reboot left {}", unit.display());
+    let o = lab.run(&["runs"]);
+    assert!(
+        !stdout(&o).contains("itreboot"),
+        "a refused --reboot measured: {}",
+        stdout(&o)
+    );
+    // --yes belongs to --reboot.
+    let o = lab.run(&["study", &f, "--yes"]);
+    assert_code(&o, 2);
+    // A study that never rebooted has nothing to pause.
+    let o = lab.run(&["study", "pause", "itreboot"]);
+    assert_code(&o, 2);
+
+    let o = lab.run(&["study", &f, "--reboot", "--dry-run"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("[kernel 0.0-never*, command line \"isolcpus=1\"]: rtscope measure"),
+        "{out}"
+    );
+    assert!(
+        out.contains("- kernel *, command line without isolcpus: "),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "- kernel 0.0-never*, command line \"isolcpus=1\": cannot be booted here: no kernel"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("resume unit: /etc/systemd/system/rtscope-study-itreboot.service"),
+        "{out}"
+    );
+    assert!(!unit.exists());
 }

@@ -8,6 +8,7 @@
 //! hands it a job made of tests/lab/jobs/*.sh, except remote.rs's, which
 //! keeps the RT guest up with its sshd and drives it with `--on`.
 
+mod boots;
 mod guest;
 mod remote;
 

@@ -35,8 +35,8 @@ fn rt_guest_is_measured_from_the_host_over_ssh() {
     };
     let _one = one_guest();
     let started = Instant::now();
-    let dir = temp_dir();
-    let mut guest = SshGuest::boot(&lab, &dir);
+    let dir = temp_dir("remote");
+    let mut guest = SshGuest::boot(&lab, &dir, "rt", &[], GUEST_TIMEOUT_S);
     let cfg = dir.join("ssh_config");
     std::fs::write(
         &cfg,
@@ -214,12 +214,12 @@ impl Workstation {
 }
 
 /// `ssh -F CFG lab-rt SCRIPT`, as a user would check the board.
-fn ssh(cfg: &Path, script: &str) -> Out {
+pub fn ssh(cfg: &Path, script: &str) -> Out {
     Out::of(ssh_command(cfg, script), &[script])
 }
 
 /// The `ssh` command that runs `script` on the guest, never prompting.
-fn ssh_command(cfg: &Path, script: &str) -> Command {
+pub fn ssh_command(cfg: &Path, script: &str) -> Command {
     let mut c = Command::new("ssh");
     c.arg("-F").arg(cfg).args([
         "-o",
@@ -233,15 +233,15 @@ fn ssh_command(cfg: &Path, script: &str) -> Command {
 }
 
 /// A command's end: its status (`None`: killed at the limit) and output.
-struct Out {
+pub struct Out {
     what: String,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl Out {
-    fn of(mut c: Command, args: &[&str]) -> Out {
+    pub fn of(mut c: Command, args: &[&str]) -> Out {
         let (code, stdout, stderr) = bounded(&mut c, COMMAND_LIMIT);
         Out {
             what: args.join(" "),
@@ -253,7 +253,7 @@ impl Out {
 
     /// Its standard output, after checking that it exited with `code`.
     #[track_caller]
-    fn expect(&self, code: i32, name: &str) -> String {
+    pub fn expect(&self, code: i32, name: &str) -> String {
         assert_eq!(
             self.code,
             Some(code),
@@ -269,7 +269,7 @@ impl Out {
 }
 
 /// Run `c` with no input, its output collected, killed after `limit`.
-fn bounded(c: &mut Command, limit: Duration) -> (Option<i32>, String, String) {
+pub fn bounded(c: &mut Command, limit: Duration) -> (Option<i32>, String, String) {
     let mut child = c
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -314,24 +314,31 @@ fn bounded(c: &mut Command, limit: Duration) -> (Option<i32>, String, String) {
 
 /// The RT guest, up with its sshd on a loopback port, until stopped
 /// (also when the test fails: [`Drop`]).
-struct SshGuest {
+pub struct SshGuest {
     script: Child,
-    port: u16,
+    pub port: u16,
     dir: PathBuf,
     stopped: bool,
 }
 
 impl SshGuest {
-    fn boot(lab: &Lab, dir: &Path) -> SshGuest {
+    /// Boot `kernel` with scripts/lab/run's `extra` options, for at most
+    /// `timeout_s`.
+    pub fn boot(lab: &Lab, dir: &Path, kernel: &str, extra: &[&str], timeout_s: u32) -> SshGuest {
         let port = free_port();
-        let log = std::fs::File::create(dir.join("run.log")).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("run.log"))
+            .unwrap();
         let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lab/run");
         // In the test's process group: a Ctrl-C reaches the script too,
         // which then stops qemu.
         let script = Command::new(run)
             .env("RTSCOPE_LAB_CACHE", lab.image.parent().unwrap())
-            .args(["--kernel", "rt", "--ssh", &port.to_string()])
-            .args(["--timeout", &GUEST_TIMEOUT_S.to_string()])
+            .args(["--kernel", kernel, "--ssh", &port.to_string()])
+            .args(["--timeout", &timeout_s.to_string()])
+            .args(extra)
             .arg("--console")
             .arg(dir.join("console.log"))
             .stdin(Stdio::null())
@@ -348,13 +355,13 @@ impl SshGuest {
     }
 
     /// Wait until `ssh lab-rt true` works (the guest booted, sshd up).
-    fn wait_for_ssh(&mut self, cfg: &Path) {
+    pub fn wait_for_ssh(&mut self, cfg: &Path) {
         let start = Instant::now();
         let mut last = String::new();
         while start.elapsed() < BOOT_WAIT {
             if let Some(s) = self.script.try_wait().unwrap() {
                 panic!(
-                    "the rt guest ended before its sshd answered ({s}):\n{}",
+                    "the guest ended before its sshd answered ({s}):\n{}",
                     self.logs()
                 );
             }
@@ -366,14 +373,14 @@ impl SshGuest {
             std::thread::sleep(Duration::from_secs(3));
         }
         panic!(
-            "the rt guest's sshd did not answer within {} s (ssh: {})\n{}",
+            "the guest's sshd did not answer within {} s (ssh: {})\n{}",
             BOOT_WAIT.as_secs(),
             last.trim(),
             self.logs()
         );
     }
 
-    fn logs(&self) -> String {
+    pub fn logs(&self) -> String {
         let read = |f: &str| std::fs::read_to_string(self.dir.join(f)).unwrap_or_default();
         format!(
             "scripts/lab/run:\n{}\nconsole (end):\n{}",
@@ -385,7 +392,7 @@ impl SshGuest {
     /// Stop the guest: SIGTERM to scripts/lab/run, which stops qemu by
     /// its PID file; a qemu of ours still there after that is killed.
     /// Returns the qemu processes that were left.
-    fn stop(&mut self) -> Vec<i32> {
+    pub fn stop(&mut self) -> Vec<i32> {
         if !self.stopped {
             self.stopped = true;
             let pid = self.script.id() as i32;
@@ -461,10 +468,10 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn temp_dir() -> PathBuf {
+pub fn temp_dir(what: &str) -> PathBuf {
     let base = std::env::temp_dir();
     for n in 0..1000 {
-        let d = base.join(format!("rtscope-lab-remote-{}-{n}", std::process::id()));
+        let d = base.join(format!("rtscope-lab-{what}-{}-{n}", std::process::id()));
         if std::fs::create_dir(&d).is_ok() {
             return d;
         }
@@ -472,6 +479,6 @@ fn temp_dir() -> PathBuf {
     panic!("no temporary folder for the remote lab test");
 }
 
-fn path(p: &Path) -> &str {
+pub fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }

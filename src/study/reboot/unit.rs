@@ -86,13 +86,21 @@ pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf> 
     let dir = file.parent().expect("a unit has a folder");
     std::fs::create_dir_all(dir.join("multi-user.target.wants"))
         .with_context(|| format!("cannot create {}", dir.display()))?;
+    // Written whole and synced: a power cut right after must find it.
     let tmp = file.with_extension("service.rtscope-new");
-    std::fs::write(&tmp, text(study, command))
-        .and_then(|_| std::fs::rename(&tmp, &file))
-        .with_context(|| format!("cannot write {}", file.display()))?;
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, text(study, command).as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &file)
+    };
+    write().with_context(|| format!("cannot write {}", file.display()))?;
     if link.symlink_metadata().is_err() {
         std::os::unix::fs::symlink(Path::new("..").join(name(study)), &link)
             .with_context(|| format!("cannot enable the unit ({})", link.display()))?;
+    }
+    for d in [dir.to_path_buf(), dir.join("multi-user.target.wants")] {
+        let _ = std::fs::File::open(&d).and_then(|f| f.sync_all());
     }
     reload(root);
     Ok(file)

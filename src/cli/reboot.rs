@@ -1,0 +1,557 @@
+//! `rtscope study ... --reboot`, `study pause`, `study stop`: the
+//! command side of studies that reboot (the library's
+//! `study::reboot`): start or continue a round, check the boot the
+//! machine came up in, and after the runs this boot owes, take the next
+//! boot (or the boot back, or end the round). Prints what it does.
+
+use super::Exit;
+use super::study::RunFlags;
+use crate::store::Store;
+use crate::store::boots::RoundState;
+use crate::store::studies::StudyRow;
+use crate::study::reboot::{self, Decision, Plan, kernels, method, method::Method, unit};
+use crate::study::state::Study;
+use crate::sysinfo::SysRoot;
+use crate::sysinfo::kernel_match::Kernel;
+use anyhow::{Context, Result, bail};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// Where the unit, `/boot` and GRUB's files are.
+const ROOT: &str = "/";
+
+fn root() -> &'static Path {
+    Path::new(ROOT)
+}
+
+fn say(m: &str) {
+    eprintln!("rtscope: {m}");
+}
+
+fn boot_id() -> String {
+    crate::sysinfo::kernel::boot_id(&SysRoot::host())
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Whether to go on measuring after [`before`].
+pub enum Go {
+    Measure,
+    Quit(Exit),
+}
+
+/// Before the runs of a rebooting study: take (or start) its round and
+/// look at the boot the machine came up in.
+pub fn before(store: &Store, db: Option<&Path>, row: &StudyRow, flags: &RunFlags) -> Result<Go> {
+    let kernel = Kernel::running();
+    let study = Study::of_row(store, row.clone(), &kernel)?;
+    let name = &row.name;
+    match reboot::round_of(&study)? {
+        Some((r, _)) if r.state == RoundState::Active => {}
+        Some((r, _)) if r.state == RoundState::Paused && !flags.continue_boots => {
+            store.set_round_state(row.id, r.round, RoundState::Active, Some("resumed"))?;
+            say(&format!(
+                "study '{name}': its reboots go on (round {})",
+                r.round
+            ));
+        }
+        Some((r, _)) if r.state == RoundState::Paused => {
+            say(&format!(
+                "study '{name}' is paused: no run and no reboot until `rtscope study resume {name} --reboot`"
+            ));
+            return Ok(Go::Quit(Exit::Ok));
+        }
+        r if flags.continue_boots => {
+            let state = r.map(|(r, _)| r.state.name()).unwrap_or("never started");
+            unit::remove(root(), name)?;
+            say(&format!(
+                "study '{name}' has no round of reboots going on ({state}): its unit is removed"
+            ));
+            return Ok(Go::Quit(Exit::Ok));
+        }
+        _ => start_round(store, db, &study, &kernel, flags)?,
+    }
+    let study = Study::of_row(store, row.clone(), &kernel)?;
+    if let Some(m) = reboot::arrive(store, &study, &kernel, &boot_id())? {
+        say(&format!("study '{name}': {m}"));
+    }
+    Ok(Go::Measure)
+}
+
+/// The method the file or the flags ask for, or the first available.
+fn choose_method(study: &Study, flags: &RunFlags) -> Result<Method> {
+    let r = &study.spec.reboot;
+    let hook = flags.boot_hook.clone().or_else(|| r.hook.clone());
+    let wanted = flags
+        .boot_method
+        .clone()
+        .or_else(|| r.method.clone())
+        .or_else(|| hook.as_ref().map(|_| "hook".to_string()));
+    match wanted.as_deref() {
+        Some("kexec") => kexec().map_err(anyhow::Error::msg),
+        Some("grub") => grub().map_err(anyhow::Error::msg),
+        Some("hook") => {
+            let Some(h) = hook else {
+                bail!("boot method hook needs --boot-hook PROGRAM (or boot-hook in the study file)");
+            };
+            let ok = std::fs::metadata(&h)
+                .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
+            if !ok {
+                bail!("the boot hook {h} is not an executable file");
+            }
+            Ok(Method::Hook { program: h })
+        }
+        Some(other) => bail!("unknown boot method '{other}': use kexec, grub or hook"),
+        None => kexec().or_else(|k| {
+            grub().map_err(|g| {
+                anyhow::anyhow!(
+                    "no way to arrange a one-time boot here: kexec: {k}; grub: {g}; or give a hook (--boot-hook PROGRAM, see docs/study.md)"
+                )
+            })
+        }),
+    }
+}
+
+fn kexec() -> Result<Method, String> {
+    if crate::load::plan::find_program("kexec").is_none() {
+        return Err("kexec is not installed (Debian: apt-get install kexec-tools)".into());
+    }
+    if SysRoot::host()
+        .read("/proc/sys/kernel/kexec_load_disabled")
+        .is_some_and(|v| v.trim() == "1")
+    {
+        return Err("this kernel refuses kexec (/proc/sys/kernel/kexec_load_disabled is 1)".into());
+    }
+    Ok(Method::Kexec)
+}
+
+fn grub() -> Result<Method, String> {
+    if crate::load::plan::find_program("grub-reboot").is_none()
+        || !Path::new("/boot/grub/grub.cfg").exists()
+    {
+        return Err(
+            "this machine does not boot with GRUB (no grub-reboot or /boot/grub/grub.cfg)".into(),
+        );
+    }
+    let custom = Path::new(method::GRUB_CUSTOM);
+    if custom.symlink_metadata().is_ok() && !method::is_ours(custom) {
+        return Err(format!(
+            "{} is the machine's own: rtscope leaves it as it is",
+            custom.display()
+        ));
+    }
+    let out = std::process::Command::new("grub-probe")
+        .args(["--target=fs_uuid", "/boot"])
+        .output()
+        .map_err(|e| format!("cannot run grub-probe: {e}"))?;
+    let uuid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || uuid.is_empty() {
+        return Err("grub-probe cannot tell the file system of /boot".into());
+    }
+    use std::os::unix::fs::MetadataExt;
+    let own_partition = match (std::fs::metadata("/boot"), std::fs::metadata("/")) {
+        (Ok(b), Ok(r)) => b.dev() != r.dev(),
+        _ => false,
+    };
+    Ok(Method::Grub {
+        fs_uuid: uuid,
+        prefix: if own_partition {
+            String::new()
+        } else {
+            "/boot".into()
+        },
+    })
+}
+
+/// Ask before the first reboot, unless the file or `--yes` says so.
+fn confirm(study: &Study, flags: &RunFlags, max: u32, method: &Method) -> Result<()> {
+    if study.spec.reboot.allowed || flags.yes {
+        return Ok(());
+    }
+    let name = &study.row.name;
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "study '{name}' would reboot this machine (up to {max} times, by {}): write reboot = true in its file, or give --yes",
+            method.name()
+        );
+    }
+    eprint!(
+        "rtscope: study '{name}' will reboot this machine up to {max} times (by {}) and come back to this boot at the end. Type yes to go on: ",
+        method.name()
+    );
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if answer.trim() != "yes" {
+        bail!("not confirmed: nothing was changed");
+    }
+    Ok(())
+}
+
+/// What the unit runs: this binary, the store by its full path, resume.
+fn unit_command(db: Option<&Path>, name: &str) -> Result<Vec<String>> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("cannot tell where this rtscope binary is")?;
+    for volatile in ["/tmp/", "/run/", "/dev/shm/", "/proc/"] {
+        if exe.starts_with(volatile) {
+            bail!(
+                "this rtscope is {}, which a reboot may clear: copy it to a lasting place (e.g. /usr/local/bin) and start the study from there",
+                exe.display()
+            );
+        }
+    }
+    let store = crate::store::locate(db)?;
+    let store = if crate::store::is_url(&store) {
+        store
+    } else {
+        std::path::absolute(&store).unwrap_or(store)
+    };
+    Ok(vec![
+        exe.display().to_string(),
+        "--db".into(),
+        store.display().to_string(),
+        "study".into(),
+        "resume".into(),
+        name.into(),
+        "--continue-boots".into(),
+        "-q".into(),
+    ])
+}
+
+fn start_round(
+    store: &Store,
+    db: Option<&Path>,
+    study: &Study,
+    kernel: &Kernel,
+    flags: &RunFlags,
+) -> Result<()> {
+    let name = &study.row.name;
+    if !study.boots.any() {
+        bail!(
+            "study '{name}' names no boot (kernel or cmdline): --reboot has nothing to boot into"
+        );
+    }
+    if crate::sys::sched::euid() != 0 {
+        bail!("--reboot needs root: it installs a systemd unit and reboots the machine");
+    }
+    if !Path::new("/run/systemd/system").exists() {
+        bail!("--reboot needs systemd: a unit of rtscope's resumes the study after each boot");
+    }
+    let method = choose_method(study, flags)?;
+    let configs = study.boots.distinct(0..study.cells.len()).len() as u32;
+    let max = flags
+        .max_reboots
+        .or(study.spec.reboot.max)
+        .unwrap_or(2 * configs + 2);
+    confirm(study, flags, max, &method)?;
+    let installed = kernels::installed(&SysRoot::host());
+    let plan = Plan {
+        home: reboot::home_target(kernel, &installed),
+        method,
+        max_reboots: max,
+        command: unit_command(db, name)?,
+    };
+    let path = unit::install(root(), name, &plan.command)?;
+    let round = store.start_round(study.row.id, &plan.to_text())?;
+    say(&format!(
+        "study '{name}': round {round} of reboots by {} (at most {max}); {} resumes it after each boot; this boot ({}) is the one it comes back to",
+        plan.method.name(),
+        path.display(),
+        kernel.describe()
+    ));
+    Ok(())
+}
+
+/// After the runs of this boot: fail what cannot be booted, then boot the
+/// next configuration, or back home, or end the round. `Some(exit)`: the
+/// command ends here (a reboot was taken, the round stopped).
+pub fn after(store: &Store, row: &StudyRow) -> Result<Option<Exit>> {
+    let kernel = Kernel::running();
+    let installed = kernels::installed(&SysRoot::host());
+    let boot_id = boot_id();
+    let name = &row.name;
+    loop {
+        let study = Study::of_row(store, row.clone(), &kernel)?;
+        let Some((round, plan)) = reboot::round_of(&study)? else {
+            return Ok(None);
+        };
+        if round.state != RoundState::Active {
+            say(&format!(
+                "study '{name}': its reboots are {} ({}): no boot is taken",
+                round.state.name(),
+                round.detail.as_deref().unwrap_or("")
+            ));
+            return Ok(None);
+        }
+        let decision = reboot::decide(&study, &plan, &kernel, &installed);
+        let target = match decision {
+            Decision::Fail { config, why } => {
+                say(&format!(
+                    "study '{name}': {config} cannot be booted: {why}; the study goes on without it"
+                ));
+                store.fail_boot(row.id, round.round, &config, &boot_id, &why)?;
+                continue;
+            }
+            Decision::Done => {
+                let detail = "every boot configuration was measured or failed; the machine is back in the boot the study started from";
+                reboot::end_round(
+                    store,
+                    &study,
+                    round.round,
+                    &plan,
+                    RoundState::Done,
+                    detail,
+                    root(),
+                )?;
+                say(&format!("study '{name}': {detail}; its unit is removed"));
+                return Ok(None);
+            }
+            Decision::Boot(t) => {
+                if reboot::reboots_taken(&study) >= plan.max_reboots {
+                    let detail = format!(
+                        "the limit of {} reboots is reached; `rtscope study resume {name} --reboot --max-reboots N` starts a new round",
+                        plan.max_reboots
+                    );
+                    if reboot::is_home(&plan, &kernel) {
+                        reboot::end_round(
+                            store,
+                            &study,
+                            round.round,
+                            &plan,
+                            RoundState::Stopped,
+                            &detail,
+                            root(),
+                        )?;
+                        bail!("study '{name}': {detail}");
+                    }
+                    say(&format!("study '{name}': {detail}; booting back first"));
+                    plan.home.clone()
+                } else {
+                    t
+                }
+            }
+            Decision::Home(t) => t,
+        };
+        say(&format!(
+            "study '{name}': rebooting into {} ({}, \"{}\") by {}",
+            target.config,
+            target.release,
+            target.cmdline,
+            plan.method.name()
+        ));
+        if reboot::take(store, &study, round.round, &plan, &target, &boot_id, root())? {
+            return Ok(Some(Exit::Ok));
+        }
+        say(&format!(
+            "study '{name}': the boot into {} could not be arranged: recorded as failed",
+            target.config
+        ));
+    }
+}
+
+/// `study pause NAME` and `study stop NAME`.
+pub fn pause_or_stop(db: Option<&Path>, name: &str, stop: bool) -> Result<Exit> {
+    let store = Store::open(&crate::store::locate(db)?)?;
+    let kernel = Kernel::running();
+    let study = Study::load(&store, Some(name), &kernel)?;
+    let Some((round, plan)) = reboot::round_of(&study)? else {
+        bail!(
+            "study '{name}' has never rebooted (no round of --reboot): nothing to {}",
+            if stop { "stop" } else { "pause" }
+        );
+    };
+    let (state, detail) = if stop {
+        (RoundState::Stopped, "stopped by `rtscope study stop`")
+    } else {
+        (RoundState::Paused, "paused by `rtscope study pause`")
+    };
+    if matches!(round.state, RoundState::Done | RoundState::Stopped) {
+        unit::remove(root(), name)?;
+        say(&format!(
+            "study '{name}': its reboots are already {}",
+            round.state.name()
+        ));
+        return Ok(Exit::Ok);
+    }
+    reboot::end_round(&store, &study, round.round, &plan, state, detail, root())?;
+    if let Some(o) = &study.row.running
+        && o.liveness() == crate::sysinfo::owner::Liveness::Alive
+    {
+        let _ = crate::sys::process::kill(o.pid as i32, crate::sys::process::SIGINT);
+        say(&format!(
+            "study '{name}': its runner (pid {}) is asked to stop; its current run is redone on resume",
+            o.pid
+        ));
+    }
+    say(&format!(
+        "study '{name}': {detail}; no boot is pending{}; `rtscope study resume {name} --reboot` goes on",
+        if stop { " and its unit is removed" } else { "" }
+    ));
+    Ok(Exit::Ok)
+}
+
+/// What `study status` says of a study's reboots.
+pub fn status_lines(study: &Study) -> Vec<String> {
+    let Some(r) = &study.round else {
+        return Vec::new();
+    };
+    let plan = reboot::Plan::parse(&r.plan).ok();
+    let mut out = vec![format!(
+        "reboots: round {} {}{} · {} of at most {} taken{}",
+        r.round,
+        r.state.name(),
+        r.detail
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default(),
+        reboot::reboots_taken(study),
+        plan.as_ref().map(|p| p.max_reboots).unwrap_or(0),
+        plan.as_ref()
+            .map(|p| format!(
+                " by {}; home: {} \"{}\"",
+                p.method.name(),
+                p.home.release,
+                p.home.cmdline
+            ))
+            .unwrap_or_default(),
+    )];
+    for b in &study.boot_rows {
+        out.push(format!(
+            "  {}  {:<9} {}{}",
+            crate::units::fmt_unix_utc(b.asked_at_unix_ns),
+            b.state.name(),
+            b.config,
+            b.detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        ));
+    }
+    out
+}
+
+/// The same, as JSON.
+pub fn status_json(study: &Study) -> serde_json::Value {
+    let Some(r) = &study.round else {
+        return serde_json::Value::Null;
+    };
+    serde_json::json!({
+        "round": r.round,
+        "state": r.state.name(),
+        "detail": r.detail,
+        "taken": reboot::reboots_taken(study),
+        "plan": reboot::Plan::parse(&r.plan).ok(),
+        "boots": study.boot_rows.iter().map(|b| serde_json::json!({
+            "config": b.config,
+            "state": b.state.name(),
+            "detail": b.detail,
+            "asked_at_unix_ns": b.asked_at_unix_ns,
+            "ended_at_unix_ns": b.ended_at_unix_ns,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The unit of a study that is no longer in the store: removed.
+pub fn forget(name: &str) -> Result<()> {
+    if unit::remove(root(), name)? {
+        say(&format!(
+            "study '{name}' is not in the store any more: its resume unit is removed"
+        ));
+    }
+    Ok(())
+}
+
+/// Before a study is removed: end a round still going (cancel a pending
+/// boot, remove the unit).
+pub fn end_for_removal(store: &Store, row: &StudyRow) -> Result<()> {
+    let kernel = Kernel::running();
+    let study = Study::of_row(store, row.clone(), &kernel)?;
+    if let Some((round, plan)) = reboot::round_of(&study)?
+        && matches!(round.state, RoundState::Active | RoundState::Paused)
+    {
+        let detail = "the study was removed";
+        reboot::end_round(
+            store,
+            &study,
+            round.round,
+            &plan,
+            RoundState::Stopped,
+            detail,
+            root(),
+        )?;
+        say(&format!(
+            "study '{}': its reboots are stopped and its unit removed",
+            row.name
+        ));
+    }
+    Ok(())
+}
+
+/// `study FILE --reboot --dry-run`: every boot configuration, the kernel
+/// and command line it would get, and the steps that would take it.
+pub fn dry(spec: &crate::study::spec::Spec, flags: &RunFlags) -> Result<()> {
+    let cells = crate::study::matrix::cells(spec);
+    let boots = crate::study::boots::Boots::of(spec, &cells);
+    let kernel = Kernel::running();
+    let installed = kernels::installed(&SysRoot::host());
+    let home = reboot::home_target(&kernel, &installed);
+    let fake = Study {
+        row: StudyRow {
+            id: 0,
+            uuid: String::new(),
+            name: spec.name.clone(),
+            file_text: String::new(),
+            file_path: None,
+            seed: 0,
+            created_at_unix_ns: 0,
+            running: None,
+        },
+        spec: spec.clone(),
+        cells: cells.clone(),
+        boots: boots.clone(),
+        round: None,
+        boot_rows: Vec::new(),
+        slots: Vec::new(),
+    };
+    let method = match choose_method(&fake, flags) {
+        Ok(m) => m,
+        Err(e) => {
+            outln!("boot method: none available here ({e:#}); the steps below are kexec's");
+            Method::Kexec
+        }
+    };
+    outln!(
+        "boots by {}; the study comes back to this boot: {} \"{}\"",
+        method.name(),
+        kernel.describe(),
+        home.cmdline
+    );
+    for (need, config) in boots.distinct(0..cells.len()) {
+        match boots.check(need, &kernel) {
+            Ok(()) => outln!("- {config}: this boot"),
+            Err(why) => {
+                match reboot::target_for(need, &config, &home, &boots.managed, &installed) {
+                    Ok(t) => {
+                        outln!(
+                            "- {config}: {why}; boots {} with \"{}\"",
+                            t.release,
+                            t.cmdline
+                        );
+                        for s in method.arrange(&t, &spec.name) {
+                            outln!("    {s}");
+                        }
+                    }
+                    Err(e) => outln!("- {config}: cannot be booted here: {e}"),
+                }
+            }
+        }
+    }
+    let r: Vec<String> = method.reboot().iter().map(|s| s.to_string()).collect();
+    outln!("reboot: {} (the first that works)", r.join(", or "));
+    outln!(
+        "resume unit: /etc/systemd/system/{} (removed at the end)",
+        unit::name(&spec.name)
+    );
+    Ok(())
+}
