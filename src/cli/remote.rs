@@ -264,10 +264,23 @@ fn forward(cli: &Cli, board: &str) -> Result<Exit> {
     } else {
         None
     };
+    let rebooting = rebooting_study(&cli.command)?;
+    let words = match &rebooting {
+        Some((_, ask)) if !ask.is_empty() => {
+            confirm_here(ask, board)?;
+            let mut w = words;
+            w.push("--yes".into());
+            w
+        }
+        _ => words,
+    };
     let remote = connect(cli, board)?;
     let words = for_board(&remote, &cli.command, words)?;
     if let Some(here) = study_report_file(&cli.command) {
         return report_here(&remote, words, &here);
+    }
+    if let Some((name, _)) = rebooting {
+        return exit_of(job::rebooting_study(&remote, &words, &name, &mut local)?);
     }
     let code = if measures {
         job::detached(&remote, &words, json, &mut local)?
@@ -275,6 +288,55 @@ fn forward(cli: &Cli, board: &str) -> Result<Exit> {
         remote.foreground(&words)?
     };
     exit_of(code)
+}
+
+/// A study started or resumed with `--reboot`: its name, and the
+/// question to ask here before the board may reboot (empty: the file
+/// says `reboot = true`, or `--yes` was given).
+fn rebooting_study(command: &Command) -> Result<Option<(String, String)>> {
+    let Command::Study(a) = command else {
+        return Ok(None);
+    };
+    let (flags, name, allowed) = match &a.command {
+        None if a.run.reboot && !a.dry_run => {
+            let Some(file) = &a.file else { return Ok(None) };
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the study file {}", file.display()))?;
+            let spec = crate::study::spec::parse(&text, &file.display().to_string())?;
+            (&a.run, spec.name, spec.reboot.allowed)
+        }
+        Some(super::study::StudyCommand::Resume { name, run }) if run.reboot => {
+            let Some(name) = name else {
+                bail!("name the study: --on BOARD study resume NAME --reboot");
+            };
+            (run, name.clone(), false)
+        }
+        _ => return Ok(None),
+    };
+    let ask = if allowed || flags.yes {
+        String::new()
+    } else {
+        format!(
+            "study '{name}' may reboot the board up to its reboot limit, and comes back to the boot it started from at the end"
+        )
+    };
+    Ok(Some((name, ask)))
+}
+
+/// Ask here (the board has no terminal to ask on) before a study reboots
+/// it; with no terminal here, refuse.
+fn confirm_here(question: &str, board: &str) -> Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        bail!("{question}: write reboot = true in the study file, or give --yes");
+    }
+    eprint!("rtscope: board {board}: {question}. Type yes to go on: ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if answer.trim() != "yes" {
+        bail!("not confirmed: nothing was started on board {board}");
+    }
+    Ok(())
 }
 
 /// Where `study report` writes here (its -o, else NAME.html as there).
@@ -552,6 +614,56 @@ mod tests {
             Some(Path::new("/tmp/c.json")),
         );
         assert_eq!(w, words(&format!("characterize --json={}", job::JSON_HERE)));
+    }
+
+    #[test]
+    fn a_rebooting_study_is_named_and_asked_for_here() {
+        use clap::Parser;
+        let dir =
+            std::env::temp_dir().join(format!("rtscope-reb-{}", crate::record::new_run_uuid()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("s.toml");
+        let cmd = |args: &str| {
+            let mut v = vec!["rtscope".to_string()];
+            v.extend(args.split_whitespace().map(str::to_string));
+            crate::cli::Cli::try_parse_from(v).unwrap().command
+        };
+        std::fs::write(&f, "name = \"s\"\nduration = 1\nkernel = [\"rt\"]\n").unwrap();
+        let file = f.display().to_string();
+        let (name, ask) = rebooting_study(&cmd(&format!("study {file} --reboot")))
+            .unwrap()
+            .unwrap();
+        assert_eq!(name, "s");
+        assert!(ask.starts_with("study 's' may reboot the board"), "{ask}");
+        let (_, ask) = rebooting_study(&cmd(&format!("study {file} --reboot --yes")))
+            .unwrap()
+            .unwrap();
+        assert!(ask.is_empty());
+        std::fs::write(
+            &f,
+            "name = \"s\"\nduration = 1\nreboot = true\nkernel = [\"rt\"]\n",
+        )
+        .unwrap();
+        let (_, ask) = rebooting_study(&cmd(&format!("study {file} --reboot")))
+            .unwrap()
+            .unwrap();
+        assert!(ask.is_empty(), "the file allows it");
+        assert!(
+            rebooting_study(&cmd(&format!("study {file}")))
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            rebooting_study(&cmd(&format!("study {file} --reboot --dry-run")))
+                .unwrap()
+                .is_none()
+        );
+        let (name, _) = rebooting_study(&cmd("study resume s --reboot"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(name, "s");
+        assert!(rebooting_study(&cmd("study resume --reboot")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

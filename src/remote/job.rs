@@ -661,3 +661,172 @@ mod tests {
         assert!(Polled::parse(b"garbage\n").is_none());
     }
 }
+
+/// How long a board that reboots may stay silent before the workstation
+/// stops waiting for it.
+const BOOT_WAIT: Duration = Duration::from_secs(20 * 60);
+
+/// What a look at a rebooting study found.
+struct StudyLook {
+    /// The first runner's exit status, once it has one.
+    exit: Option<i32>,
+    /// `study status NAME --json`, once the study is stored there.
+    status: Option<serde_json::Value>,
+}
+
+/// `study FILE --reboot` (or `study resume NAME --reboot`) on a board:
+/// the first runner started detached as any study; then the study
+/// followed, not the runner, since the board reboots and a unit there
+/// resumes it after each boot: its boots shown as they are asked and
+/// taken, the link lost while the board reboots waited for (up to 20
+/// minutes a boot), its runs copied here every 30 s and at the end. Ends
+/// when the study's round of reboots has ended (done, stopped, paused).
+pub fn rebooting_study(
+    remote: &Remote,
+    words: &[String],
+    name: &str,
+    local: &mut Option<Store>,
+) -> Result<i32, RemoteError> {
+    let mut job = Job::new(remote, LocalOutputs::default())?;
+    job.make_folder()?;
+    job.write_job_file()?;
+    job.start(words)?;
+    let since = remote
+        .get_text(&format!("{}/started", job.dir))?
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(|s| s.saturating_sub(1) * 1_000_000_000);
+    let signals = Signals::install()?;
+    let board = remote.board.name.clone();
+    let left = || {
+        RemoteError::Link(format!(
+            "left: study '{name}' goes on on board {board} (it reboots and resumes by itself); `rtscope --on {board} study status {name}` shows it, `rtscope fetch {board}` copies its runs"
+        ))
+    };
+    let mut shown: Vec<String> = Vec::new();
+    let mut lost_since: Option<Instant> = None;
+    let mut last_copy = Instant::now();
+    let mut runner = true;
+    loop {
+        if signals.stop.load(Ordering::SeqCst) || signals.hangup.load(Ordering::SeqCst) {
+            return Err(left());
+        }
+        match look(&mut job, name, &mut runner) {
+            Ok(l) => {
+                if lost_since.take().is_some() {
+                    eprintln!("rtscope: board {board} answers again");
+                }
+                let round = l.status.as_ref().map(|s| &s["reboots"]);
+                let state = round.and_then(|r| r["state"].as_str()).unwrap_or("");
+                if let Some(code) = l.exit
+                    && code != 0
+                    && state.is_empty()
+                {
+                    // Refused before any reboot: its message is above.
+                    return Ok(code);
+                }
+                if let Some(r) = round {
+                    show_boots(&board, r, &mut shown);
+                }
+                if let Some(store) = local.as_mut()
+                    && last_copy.elapsed() >= COPY_EVERY
+                {
+                    let _ = copy_all(remote, store, since);
+                    last_copy = Instant::now();
+                }
+                let live = l
+                    .status
+                    .as_ref()
+                    .is_some_and(|s| !s["running_pid"].is_null());
+                if matches!(state, "done" | "stopped" | "paused") && !live && !runner {
+                    if let Some(store) = local.as_mut() {
+                        copy_all(remote, store, since)?;
+                    }
+                    let s = l.status.as_ref().expect("a round has a status");
+                    eprintln!(
+                        "rtscope: board {board}: study '{name}': {} of {} runs done; its reboots are {state}{}",
+                        s["done"],
+                        s["runs"],
+                        round
+                            .and_then(|r| r["detail"].as_str())
+                            .map(|d| format!(" ({d})"))
+                            .unwrap_or_default()
+                    );
+                    return Ok(if state == "stopped" { 2 } else { 0 });
+                }
+                std::thread::sleep(Duration::from_secs(5));
+            }
+            Err(RemoteError::Link(why)) => {
+                let since_lost = *lost_since.get_or_insert_with(|| {
+                    eprintln!(
+                        "rtscope: board {board} does not answer ({why}): rebooting, presumably; waiting up to {} minutes (Ctrl-C: leave the study going on there)",
+                        BOOT_WAIT.as_secs() / 60
+                    );
+                    Instant::now()
+                });
+                if since_lost.elapsed() > BOOT_WAIT {
+                    return Err(RemoteError::Link(format!(
+                        "board {board} did not answer for {} minutes: if it came back, `rtscope --on {board} study status {name}` says where study '{name}' stands",
+                        BOOT_WAIT.as_secs() / 60
+                    )));
+                }
+                remote.link.close();
+                std::thread::sleep(RETRY);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The first runner's output and status (while it lives), then the
+/// study's status.
+fn look(job: &mut Job, name: &str, runner: &mut bool) -> Result<StudyLook, RemoteError> {
+    let mut exit = None;
+    if *runner {
+        let p = job.poll()?;
+        exit = p.exit;
+        if p.exit.is_some() || (!p.alive && p.pid_known) {
+            *runner = false;
+        }
+    }
+    let r = job.remote;
+    let script = format!("{} study status {} --json", r.rtscope(), quote(name));
+    let ran = r.link.run(&script, b"", Duration::from_secs(60))?;
+    if ran.link_failed() {
+        return Err(RemoteError::Link(ran.last_error()));
+    }
+    let status = ran
+        .ok()
+        .then(|| serde_json::from_slice(&ran.stdout).ok())
+        .flatten();
+    Ok(StudyLook { exit, status })
+}
+
+/// Print each boot of the round once per state it reaches.
+fn show_boots(board: &str, round: &serde_json::Value, shown: &mut Vec<String>) {
+    let Some(boots) = round["boots"].as_array() else {
+        return;
+    };
+    for (i, b) in boots.iter().enumerate() {
+        let state = b["state"].as_str().unwrap_or("");
+        let key = format!("{i}:{state}");
+        if shown.contains(&key) {
+            continue;
+        }
+        shown.push(key);
+        let what = match state {
+            "asked" => "rebooting into",
+            "arrived" => "booted into",
+            "missed" => "did not come up as asked:",
+            "failed" => "cannot boot",
+            _ => "did not reboot into",
+        };
+        eprintln!(
+            "rtscope: board {board}: {what} {}{}",
+            b["config"].as_str().unwrap_or("?"),
+            b["detail"]
+                .as_str()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        );
+    }
+}

@@ -15,7 +15,7 @@
 use crate::guest::{Lab, one_guest, tail};
 use crate::remote::{SshGuest, bounded, path, ssh, ssh_command, temp_dir};
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// One qemu's life (boots by kexec included).
@@ -28,11 +28,21 @@ const DB: &str = "/var/lib/rtscope/boots.db";
 const STUDY: &str = r#"
 name = "boots"
 description = "2 kernels (and one not installed) × 2 command lines, one reboot each"
-duration = "3s"
+duration = "20s"
 seed = 7
 reboot = true
 kernel = ["vanilla", "rt", "6.99*"]
 cmdline = ["", "isolcpus=1 rcu_nocbs=1"]
+[fixed]
+threads = 1
+"#;
+
+/// The study a workstation starts on the guest with `--on`.
+const REMOTE_STUDY: &str = r#"
+name = "remote-boots"
+duration = "2s"
+reboot = true
+kernel = ["vanilla", "rt"]
 [fixed]
 threads = 1
 "#;
@@ -48,12 +58,16 @@ fn write_config(cfg: &Path, port: u16, lab: &Lab) {
     .unwrap();
 }
 
-/// Boot the vanilla kernel from the test's disk and wait for its sshd.
-fn up(lab: &Lab, dir: &Path, cfg: &Path) -> SshGuest {
+/// Boot the vanilla kernel from the test's disk and wait for its sshd;
+/// each boot's console and log in a folder of its own (`n`), which the
+/// guest removes when dropped (the disk and the ssh config stay).
+fn up(lab: &Lab, dir: &Path, cfg: &Path, n: u32) -> SshGuest {
     let disk = dir.join("disk.qcow2");
+    let here = dir.join(format!("boot-{n}"));
+    std::fs::create_dir_all(&here).unwrap();
     let mut g = SshGuest::boot(
         lab,
-        dir,
+        &here,
         "vanilla",
         &["--disk", path(&disk), "--allow-reboot"],
         GUEST_TIMEOUT_S,
@@ -114,7 +128,7 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
     let started = Instant::now();
     let dir = temp_dir("boots");
     let cfg = dir.join("ssh_config");
-    let mut guest = up(&lab, &dir, &cfg);
+    let mut guest = up(&lab, &dir, &cfg, 1);
     let vanilla = lab.release("vanilla");
     let rt = lab.release("rt");
 
@@ -172,7 +186,8 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
     );
     eprintln!("lab: boots: power cut before the reboot into {first}");
     assert!(guest.stop().is_empty());
-    guest = up(&lab, &dir, &cfg);
+    drop(guest);
+    guest = up(&lab, &dir, &cfg, 2);
 
     // The unit resumes the study after every boot. Cut the power again
     // in the middle of a cell on the RT kernel.
@@ -188,7 +203,8 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
     );
     eprintln!("lab: boots: power cut in a cell on the RT kernel");
     assert!(guest.stop().is_empty());
-    guest = up(&lab, &dir, &cfg);
+    drop(guest);
+    guest = up(&lab, &dir, &cfg, 3);
 
     let s = wait_status(&cfg, "the round done", started, |s| {
         s["reboots"]["state"] == "done"
@@ -248,7 +264,54 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
         html.contains("could not be booted"),
         "the failed configuration is in the report"
     );
+
+    // From a workstation: `--on BOARD study FILE --reboot` follows the
+    // study across the board's reboots and copies its runs here.
+    std::fs::write(dir.join("r.toml"), REMOTE_STUDY).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtscope"));
+    c.env("RTSCOPE_BOARDS", dir.join("boards.toml"))
+        .env_remove("RTSCOPE_DB")
+        .env_remove("RTSCOPE_SSH_CONFIG")
+        .arg("--db")
+        .arg(dir.join("local.db"))
+        .arg("--ssh-config")
+        .arg(&cfg)
+        .args(["--on", "ssh://lab-rt", "--binary"])
+        .arg(&lab.bin)
+        .args(["study", path(&dir.join("r.toml")), "--reboot", "-q"]);
+    let (code, _, err) = bounded(&mut c, STUDY_LIMIT);
+    assert_eq!(
+        code,
+        Some(0),
+        "--on ... study --reboot:\n{}",
+        tail(&err, 40)
+    );
+    for said in [
+        "board lab-rt: rebooting into kernel rt",
+        "board lab-rt: booted into kernel rt",
+        "board lab-rt: rebooting into the boot the study started from",
+        "study 'remote-boots': 2 of 2 runs done; its reboots are done",
+    ] {
+        assert!(
+            err.contains(said),
+            "wanted {said:?} in:\n{}",
+            tail(&err, 40)
+        );
+    }
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtscope"));
+    c.arg("--db")
+        .arg(dir.join("local.db"))
+        .args(["runs", "--host", "lab-rt"]);
+    let (code, runs, _) = bounded(&mut c, Duration::from_secs(60));
+    assert_eq!(code, Some(0));
+    let rows: Vec<&str> = runs.lines().filter(|l| l.contains(" complete ")).collect();
+    assert_eq!(rows.len(), 2, "the two runs copied here:\n{runs}");
+    assert!(rows.iter().any(|l| l.contains(&rt)), "{runs}");
+    assert!(rows.iter().any(|l| l.contains(&vanilla)), "{runs}");
+
     let left = guest.stop();
     assert!(left.is_empty(), "qemu of the test still running: {left:?}");
+    drop(guest);
+    let _ = std::fs::remove_dir_all(&dir);
     eprintln!("lab: boots: {:.0} s", started.elapsed().as_secs_f64());
 }

@@ -163,6 +163,9 @@ pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installe
         .iter()
         .filter(|s| matches!(s.state, SlotState::Waiting { .. }))
         .map(|s| s.slot.cell);
+    // Every configuration that cannot be booted fails first (the study
+    // says so at once), then the first one owed is booted.
+    let mut first = None;
     for (need, config) in study.boots.distinct(waiting) {
         let missed: Vec<&str> = study
             .boot_rows
@@ -183,10 +186,15 @@ pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installe
                 ),
             };
         }
-        return match target_for(need, &config, &plan.home, &study.boots.managed, installed) {
-            Ok(t) => Decision::Boot(t),
-            Err(why) => Decision::Fail { config, why },
-        };
+        match target_for(need, &config, &plan.home, &study.boots.managed, installed) {
+            Ok(t) => {
+                first.get_or_insert(t);
+            }
+            Err(why) => return Decision::Fail { config, why },
+        }
+    }
+    if let Some(t) = first {
+        return Decision::Boot(t);
     }
     if is_home(plan, kernel) {
         Decision::Done

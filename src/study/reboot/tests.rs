@@ -114,6 +114,22 @@ fn row(config: &str, state: BootState, detail: &str) -> BootRow {
     }
 }
 
+/// The two 6.99* configurations, failed.
+fn failed_rows() -> Vec<BootRow> {
+    vec![
+        row(
+            "kernel 6.99*, command line without isolcpus",
+            BootState::Failed,
+            "no kernel",
+        ),
+        row(
+            "kernel 6.99*, command line \"isolcpus=1\"",
+            BootState::Failed,
+            "no kernel",
+        ),
+    ]
+}
+
 fn plan(home: &Kernel) -> Plan {
     Plan {
         home: home_target(home, &installed()),
@@ -129,8 +145,20 @@ fn the_next_boot_is_the_first_configuration_owed_then_home() {
     let p = plan(&home);
     assert_eq!(p.home.cmdline, "root=/dev/vda ro quiet");
     assert_eq!(p.home.image, "/boot/vmlinuz-6.1.0-27-amd64");
-    // Home measured its cell (vanilla, no isolcpus): next is vanilla with isolcpus=1.
+    // Home measured its cell (vanilla, no isolcpus). 6.99* is not
+    // installed: its configurations fail first, said why.
     let s = study(&home, &[0], vec![]);
+    let Decision::Fail { config, why } = decide(&s, &p, &home, &installed()) else {
+        panic!()
+    };
+    assert_eq!(config, "kernel 6.99*, command line without isolcpus");
+    assert!(
+        why.starts_with("no kernel installed in /boot is 6.99* (found: "),
+        "{why}"
+    );
+    let rows = failed_rows();
+    // Then the first configuration owed: vanilla with isolcpus=1.
+    let s = study(&home, &[0], rows.clone());
     let Decision::Boot(t) = decide(&s, &p, &home, &installed()) else {
         panic!()
     };
@@ -146,7 +174,7 @@ fn the_next_boot_is_the_first_configuration_owed_then_home() {
         "root=/dev/vda ro quiet isolcpus=1 panic=10",
         &[1],
     );
-    let s = study(&there, &[0, 1], vec![]);
+    let s = study(&there, &[0, 1], rows.clone());
     let Decision::Boot(t) = decide(&s, &p, &there, &installed()) else {
         panic!()
     };
@@ -158,29 +186,7 @@ fn the_next_boot_is_the_first_configuration_owed_then_home() {
         )
     );
     assert_eq!(t.cmdline, "root=/dev/vda ro quiet panic=10");
-    // 6.99* is not installed: failed, said why.
-    let s = study(&there, &[0, 1, 2, 3], vec![]);
-    let Decision::Fail { config, why } = decide(&s, &p, &there, &installed()) else {
-        panic!()
-    };
-    assert_eq!(config, "kernel 6.99*, command line without isolcpus");
-    assert!(
-        why.starts_with("no kernel installed in /boot is 6.99* (found: "),
-        "{why}"
-    );
-    // Both 6.99* configurations failed: home, then done.
-    let rows = vec![
-        row(
-            "kernel 6.99*, command line without isolcpus",
-            BootState::Failed,
-            "no kernel",
-        ),
-        row(
-            "kernel 6.99*, command line \"isolcpus=1\"",
-            BootState::Failed,
-            "no kernel",
-        ),
-    ];
+    // All measured but 6.99*'s: home, then done.
     let s = study(&there, &[0, 1, 2, 3], rows.clone());
     assert_eq!(s.waiting(), 0);
     assert_eq!(s.cannot_boot(), 2);
@@ -201,7 +207,11 @@ fn a_configuration_missed_twice_fails() {
     let p = plan(&home);
     let config = "kernel vanilla, command line \"isolcpus=1\"";
     let once = vec![row(config, BootState::Missed, "came up in 6.1 (voluntary)")];
-    let s = study(&home, &[0], once.clone());
+    let with = |mut v: Vec<BootRow>| {
+        v.extend(failed_rows());
+        v
+    };
+    let s = study(&home, &[0], with(once.clone()));
     assert!(matches!(decide(&s, &p, &home, &installed()), Decision::Boot(t) if t.config == config));
     let mut twice = once;
     twice.push(row(
@@ -209,7 +219,7 @@ fn a_configuration_missed_twice_fails() {
         BootState::Missed,
         "came up in 6.1 (voluntary) again",
     ));
-    let s = study(&home, &[0], twice);
+    let s = study(&home, &[0], with(twice));
     let Decision::Fail { config: c, why } = decide(&s, &p, &home, &installed()) else {
         panic!()
     };
