@@ -672,7 +672,7 @@ fn slot_text(
         }
         SlotState::Running => ("running".into(), None),
         SlotState::Waiting { boot, .. } => (format!("waits for {boot}"), None),
-        SlotState::CannotBoot { boot, .. } => (format!("{boot}: boot failed"), None),
+        SlotState::CannotBoot { .. } => ("boot failed".into(), None),
         SlotState::ToDo => match s.failure() {
             Some(_) => (format!("failed{cut}"), None),
             None if s.interrupted() > 0 => ("cut short, to redo".into(), None),

@@ -286,10 +286,12 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
         "--on ... study --reboot:\n{}",
         tail(&err, 40)
     );
+    // (A boot shows as "rebooting into" only if a look falls in the few
+    // seconds before the board goes down: not asserted.)
     for said in [
-        "board lab-rt: rebooting into kernel rt",
         "board lab-rt: booted into kernel rt",
-        "board lab-rt: rebooting into the boot the study started from",
+        "board lab-rt: booted into the boot the study started from",
+        "does not answer",
         "study 'remote-boots': 2 of 2 runs done; its reboots are done",
     ] {
         assert!(

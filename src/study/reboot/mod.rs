@@ -162,6 +162,15 @@ pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installe
         .slots
         .iter()
         .filter(|s| matches!(s.state, SlotState::Waiting { .. }))
+        // A run that failed on its boot in this round is not worth
+        // another reboot (`study resume` on that boot tries it again).
+        .filter(|s| {
+            let since = study.round.as_ref().map_or(0, |r| r.started_at_unix_ns);
+            !(s.failure().is_some()
+                && s.attempts
+                    .last()
+                    .is_some_and(|a| a.started_at_unix_ns >= since))
+        })
         .map(|s| s.slot.cell);
     // Every configuration that cannot be booted fails first (the study
     // says so at once), then the first one owed is booted.

@@ -244,3 +244,41 @@ fn init_arguments_stay_last_and_panic_is_kept() {
     let t = target_for(&need, "c", &home, &["isolcpus".into()], &installed()).unwrap();
     assert_eq!(t.cmdline, "root=/dev/vda panic=5 isolcpus=1 -- single");
 }
+
+#[test]
+fn a_run_that_failed_on_its_boot_is_not_worth_another_reboot() {
+    use crate::store::boots::{RoundRow, RoundState};
+    use crate::store::studies::{AttemptRow, AttemptState};
+    let home = kernel("6.1.0-27-amd64", "voluntary", HOME_LINE, &[]);
+    let p = plan(&home);
+    let mut s = study(&home, &[0], failed_rows());
+    s.round = Some(RoundRow {
+        round: 1,
+        plan: p.to_text(),
+        state: RoundState::Active,
+        detail: None,
+        started_at_unix_ns: 100,
+    });
+    // Cell 1 (vanilla, isolcpus=1) was booted in this round and failed.
+    s.slots[1].attempts = vec![AttemptRow {
+        id: 1,
+        position: 1,
+        run_uuid: None,
+        state: AttemptState::Failed,
+        detail: Some("no such load".into()),
+        kernel_release: "6.1.0-27-amd64".into(),
+        preemption_model: "voluntary".into(),
+        started_at_unix_ns: 200,
+        ended_at_unix_ns: Some(201),
+    }];
+    let Decision::Boot(t) = decide(&s, &p, &home, &installed()) else {
+        panic!()
+    };
+    assert_eq!(t.config, "kernel rt, command line without isolcpus");
+    // Failed before this round: a new round boots it again.
+    s.slots[1].attempts[0].started_at_unix_ns = 50;
+    let Decision::Boot(t) = decide(&s, &p, &home, &installed()) else {
+        panic!()
+    };
+    assert_eq!(t.config, "kernel vanilla, command line \"isolcpus=1\"");
+}
