@@ -637,31 +637,6 @@ impl Polled {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_look_is_read_from_its_first_line() {
-        let p = Polled::parse(b"- ab12 1 10 3\nhello\n").unwrap();
-        assert_eq!(
-            p,
-            Polled {
-                exit: None,
-                uuid: Some("ab12".into()),
-                alive: true,
-                pid_known: true,
-                out: 10,
-                err: 3,
-                head_len: 14
-            }
-        );
-        let p = Polled::parse(b"1 - - 0 0\n").unwrap();
-        assert_eq!((p.exit, p.uuid, p.pid_known), (Some(1), None, false));
-        assert!(Polled::parse(b"garbage\n").is_none());
-    }
-}
-
 /// How long a board that reboots may stay silent before the workstation
 /// stops waiting for it.
 const BOOT_WAIT: Duration = Duration::from_secs(20 * 60);
@@ -828,5 +803,30 @@ fn show_boots(board: &str, round: &serde_json::Value, shown: &mut Vec<String>) {
                 .map(|d| format!(" ({d})"))
                 .unwrap_or_default()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_look_is_read_from_its_first_line() {
+        let p = Polled::parse(b"- ab12 1 10 3\nhello\n").unwrap();
+        assert_eq!(
+            p,
+            Polled {
+                exit: None,
+                uuid: Some("ab12".into()),
+                alive: true,
+                pid_known: true,
+                out: 10,
+                err: 3,
+                head_len: 14
+            }
+        );
+        let p = Polled::parse(b"1 - - 0 0\n").unwrap();
+        assert_eq!((p.exit, p.uuid, p.pid_known), (Some(1), None, false));
+        assert!(Polled::parse(b"garbage\n").is_none());
     }
 }

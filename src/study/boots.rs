@@ -155,10 +155,7 @@ impl Boots {
     }
 
     /// The distinct needs, in the order of `cells` (each with its label).
-    pub fn distinct<'a>(
-        &'a self,
-        cells: impl Iterator<Item = usize>,
-    ) -> Vec<(&'a BootNeed, String)> {
+    pub fn distinct(&self, cells: impl Iterator<Item = usize>) -> Vec<(&BootNeed, String)> {
         let mut out: Vec<(&BootNeed, String)> = Vec::new();
         for c in cells {
             let n = &self.needs[c];
