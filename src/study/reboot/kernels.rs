@@ -168,7 +168,7 @@ pub fn choose<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::study::boots::parse_args;
     use crate::sysinfo::FakeTree;

@@ -23,18 +23,7 @@ fn kernel(release: &str, model: &str, cmdline: &str, isolated: &[usize]) -> Kern
 }
 
 fn installed() -> Vec<Installed> {
-    let t = crate::sysinfo::FakeTree::new(&[
-        ("/boot/vmlinuz-6.1.0-27-amd64", "x"),
-        ("/boot/initrd.img-6.1.0-27-amd64", "x"),
-        (
-            "/boot/config-6.1.0-27-amd64",
-            "CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n",
-        ),
-        ("/boot/vmlinuz-6.1.0-27-rt-amd64", "x"),
-        ("/boot/initrd.img-6.1.0-27-rt-amd64", "x"),
-        ("/boot/config-6.1.0-27-rt-amd64", "CONFIG_PREEMPT_RT=y\n"),
-    ]);
-    kernels::installed(&t.root())
+    kernels::installed(&kernels::tests::boot_tree().root())
 }
 
 /// The study on `kernel`, the cells listed in `done` measured, with the
