@@ -39,10 +39,19 @@ use std::sync::atomic::Ordering;
 /// or a reboot, `rtscope study resume` goes on from the first unfinished
 /// run (a run cut short is redone; the report says which were).
 ///
+/// A cmdline key (a list of kernel arguments: "", "isolcpus=1
+/// nohz_full=1") crosses the matrix with boots; a cell is measured only
+/// on a boot that matches its kernel and arguments (in effect). With
+/// --reboot, rtscope boots each configuration in turn (kexec, a one-time
+/// GRUB entry, or a hook), resumes from a systemd unit of its own after
+/// each boot, and boots back where it started at the end; `study pause`
+/// and `study stop` end its reboots.
+///
 /// Examples:
 ///   rtscope study new bench            # writes bench.toml
 ///   sudo rtscope study examples/seed-000-matrix.toml
 ///   sudo rtscope study resume seed-000
+///   sudo rtscope study examples/seed-001-configurations.toml --reboot
 ///   rtscope study status
 ///   rtscope study report seed-000 -o seed-000.html --fail-if 'policy=fifo:max>200us'
 ///
