@@ -295,42 +295,11 @@ pub fn after(store: &Store, row: &StudyRow) -> Result<Option<Exit>> {
             }
             Decision::Done => {
                 let detail = "every boot configuration was measured or failed; the machine is back in the boot the study started from";
-                reboot::end_round(
-                    store,
-                    &study,
-                    round.round,
-                    &plan,
-                    RoundState::Done,
-                    detail,
-                    root(),
-                )?;
+                reboot::end_round(store, &study, RoundState::Done, detail, root())?;
                 say(&format!("study '{name}': {detail}; its unit is removed"));
                 return Ok(None);
             }
-            Decision::Boot(t) => {
-                if reboot::reboots_taken(&study) >= plan.max_reboots {
-                    let detail = format!(
-                        "the limit of {} reboots is reached; `rtscope study resume {name} --reboot --max-reboots N` starts a new round",
-                        plan.max_reboots
-                    );
-                    if reboot::is_home(&plan, &kernel) {
-                        reboot::end_round(
-                            store,
-                            &study,
-                            round.round,
-                            &plan,
-                            RoundState::Stopped,
-                            &detail,
-                            root(),
-                        )?;
-                        bail!("study '{name}': {detail}");
-                    }
-                    say(&format!("study '{name}': {detail}; booting back first"));
-                    plan.home.clone()
-                } else {
-                    t
-                }
-            }
+            Decision::Boot(t) => within_limit(store, &study, &plan, &kernel, t)?,
             Decision::Home(t) => t,
         };
         say(&format!(
@@ -350,12 +319,37 @@ pub fn after(store: &Store, row: &StudyRow) -> Result<Option<Exit>> {
     }
 }
 
+/// `t`, or the boot back when the round's reboots are used up (then, if
+/// the machine is back already, the round stops: an error).
+fn within_limit(
+    store: &Store,
+    study: &Study,
+    plan: &Plan,
+    kernel: &Kernel,
+    t: reboot::Target,
+) -> Result<reboot::Target> {
+    if reboot::reboots_taken(study) < plan.max_reboots {
+        return Ok(t);
+    }
+    let name = &study.row.name;
+    let detail = format!(
+        "the limit of {} reboots is reached; `rtscope study resume {name} --reboot --max-reboots N` starts a new round",
+        plan.max_reboots
+    );
+    if reboot::is_home(plan, kernel) {
+        reboot::end_round(store, study, RoundState::Stopped, &detail, root())?;
+        bail!("study '{name}': {detail}");
+    }
+    say(&format!("study '{name}': {detail}; booting back first"));
+    Ok(plan.home.clone())
+}
+
 /// `study pause NAME` and `study stop NAME`.
 pub fn pause_or_stop(db: Option<&Path>, name: &str, stop: bool) -> Result<Exit> {
     let store = Store::open(&crate::store::locate(db)?)?;
     let kernel = Kernel::running();
     let study = Study::load(&store, Some(name), &kernel)?;
-    let Some((round, plan)) = reboot::round_of(&study)? else {
+    let Some(round) = &study.round else {
         bail!(
             "study '{name}' has never rebooted (no round of --reboot): nothing to {}",
             if stop { "stop" } else { "pause" }
@@ -374,7 +368,7 @@ pub fn pause_or_stop(db: Option<&Path>, name: &str, stop: bool) -> Result<Exit> 
         ));
         return Ok(Exit::Ok);
     }
-    reboot::end_round(&store, &study, round.round, &plan, state, detail, root())?;
+    reboot::end_round(&store, &study, state, detail, root())?;
     if let Some(o) = &study.row.running
         && o.liveness() == crate::sysinfo::owner::Liveness::Alive
     {
@@ -467,19 +461,11 @@ pub fn forget(name: &str) -> Result<()> {
 pub fn end_for_removal(store: &Store, row: &StudyRow) -> Result<()> {
     let kernel = Kernel::running();
     let study = Study::of_row(store, row.clone(), &kernel)?;
-    if let Some((round, plan)) = reboot::round_of(&study)?
+    if let Some(round) = &study.round
         && matches!(round.state, RoundState::Active | RoundState::Paused)
     {
         let detail = "the study was removed";
-        reboot::end_round(
-            store,
-            &study,
-            round.round,
-            &plan,
-            RoundState::Stopped,
-            detail,
-            root(),
-        )?;
+        reboot::end_round(store, &study, RoundState::Stopped, detail, root())?;
         say(&format!(
             "study '{}': its reboots are stopped and its unit removed",
             row.name

@@ -677,9 +677,12 @@ pub fn rebooting_study(
             "left: study '{name}' goes on on board {board} (it reboots and resumes by itself); `rtscope --on {board} study status {name}` shows it, `rtscope fetch {board}` copies its runs"
         ))
     };
-    let mut shown: Vec<String> = Vec::new();
+    let mut seen = Seen {
+        shown: Vec::new(),
+        last_copy: Instant::now(),
+        since,
+    };
     let mut lost_since: Option<Instant> = None;
-    let mut last_copy = Instant::now();
     let mut runner = true;
     loop {
         if signals.stop.load(Ordering::SeqCst) || signals.hangup.load(Ordering::SeqCst) {
@@ -690,66 +693,105 @@ pub fn rebooting_study(
                 if lost_since.take().is_some() {
                     eprintln!("rtscope: board {board} answers again");
                 }
-                let round = l.status.as_ref().map(|s| &s["reboots"]);
-                let state = round.and_then(|r| r["state"].as_str()).unwrap_or("");
-                if let Some(code) = l.exit
-                    && code != 0
-                    && state.is_empty()
-                {
-                    // Refused before any reboot: its message is above.
+                if let Some(code) = seen.take(remote, name, &l, runner, local)? {
                     return Ok(code);
-                }
-                if let Some(r) = round {
-                    show_boots(&board, r, &mut shown);
-                }
-                if let Some(store) = local.as_mut()
-                    && last_copy.elapsed() >= COPY_EVERY
-                {
-                    let _ = copy_all(remote, store, since);
-                    last_copy = Instant::now();
-                }
-                let live = l
-                    .status
-                    .as_ref()
-                    .is_some_and(|s| !s["running_pid"].is_null());
-                if matches!(state, "done" | "stopped" | "paused") && !live && !runner {
-                    if let Some(store) = local.as_mut() {
-                        copy_all(remote, store, since)?;
-                    }
-                    let s = l.status.as_ref().expect("a round has a status");
-                    eprintln!(
-                        "rtscope: board {board}: study '{name}': {} of {} runs done; its reboots are {state}{}",
-                        s["done"],
-                        s["runs"],
-                        round
-                            .and_then(|r| r["detail"].as_str())
-                            .map(|d| format!(" ({d})"))
-                            .unwrap_or_default()
-                    );
-                    return Ok(if state == "stopped" { 2 } else { 0 });
                 }
                 std::thread::sleep(Duration::from_secs(5));
             }
-            Err(RemoteError::Link(why)) => {
-                let since_lost = *lost_since.get_or_insert_with(|| {
-                    eprintln!(
-                        "rtscope: board {board} does not answer ({why}): rebooting, presumably; waiting up to {} minutes (Ctrl-C: leave the study going on there)",
-                        BOOT_WAIT.as_secs() / 60
-                    );
-                    Instant::now()
-                });
-                if since_lost.elapsed() > BOOT_WAIT {
-                    return Err(RemoteError::Link(format!(
-                        "board {board} did not answer for {} minutes: if it came back, `rtscope --on {board} study status {name}` says where study '{name}' stands",
-                        BOOT_WAIT.as_secs() / 60
-                    )));
-                }
-                remote.link.close();
-                std::thread::sleep(RETRY);
-            }
+            Err(RemoteError::Link(why)) => silent(remote, name, &why, &mut lost_since)?,
             Err(e) => return Err(e),
         }
     }
+}
+
+/// What the workstation has shown and copied of a rebooting study.
+struct Seen {
+    /// `INDEX:STATE` of every boot shown.
+    shown: Vec<String>,
+    last_copy: Instant,
+    /// Runs started after this (board clock, ns) are the study's.
+    since: Option<u64>,
+}
+
+impl Seen {
+    /// Show and copy what a look found; `Some(status)` when the command
+    /// ends: the first runner refused, or the round of reboots ended.
+    fn take(
+        &mut self,
+        remote: &Remote,
+        name: &str,
+        l: &StudyLook,
+        runner: bool,
+        local: &mut Option<Store>,
+    ) -> Result<Option<i32>, RemoteError> {
+        let board = &remote.board.name;
+        let round = l.status.as_ref().map(|s| &s["reboots"]);
+        let state = round.and_then(|r| r["state"].as_str()).unwrap_or("");
+        if let Some(code) = l.exit
+            && code != 0
+            && state.is_empty()
+        {
+            // Refused before any reboot: its message is above.
+            return Ok(Some(code));
+        }
+        if let Some(r) = round {
+            show_boots(board, r, &mut self.shown);
+        }
+        if let Some(store) = local.as_mut()
+            && self.last_copy.elapsed() >= COPY_EVERY
+        {
+            let _ = copy_all(remote, store, self.since);
+            self.last_copy = Instant::now();
+        }
+        let live = l
+            .status
+            .as_ref()
+            .is_some_and(|s| !s["running_pid"].is_null());
+        if !matches!(state, "done" | "stopped" | "paused") || live || runner {
+            return Ok(None);
+        }
+        if let Some(store) = local.as_mut() {
+            copy_all(remote, store, self.since)?;
+        }
+        let s = l.status.as_ref().expect("a round has a status");
+        eprintln!(
+            "rtscope: board {board}: study '{name}': {} of {} runs done; its reboots are {state}{}",
+            s["done"],
+            s["runs"],
+            round
+                .and_then(|r| r["detail"].as_str())
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        );
+        Ok(Some(if state == "stopped" { 2 } else { 0 }))
+    }
+}
+
+/// The board does not answer (it reboots, presumably): say so once, wait
+/// a little, give up after [`BOOT_WAIT`] of silence.
+fn silent(
+    remote: &Remote,
+    name: &str,
+    why: &str,
+    lost_since: &mut Option<Instant>,
+) -> Result<(), RemoteError> {
+    let board = &remote.board.name;
+    let since_lost = *lost_since.get_or_insert_with(|| {
+        eprintln!(
+            "rtscope: board {board} does not answer ({why}): rebooting, presumably; waiting up to {} minutes (Ctrl-C: leave the study going on there)",
+            BOOT_WAIT.as_secs() / 60
+        );
+        Instant::now()
+    });
+    if since_lost.elapsed() > BOOT_WAIT {
+        return Err(RemoteError::Link(format!(
+            "board {board} did not answer for {} minutes: if it came back, `rtscope --on {board} study status {name}` says where study '{name}' stands",
+            BOOT_WAIT.as_secs() / 60
+        )));
+    }
+    remote.link.close();
+    std::thread::sleep(RETRY);
+    Ok(())
 }
 
 /// The first runner's output and status (while it lives), then the

@@ -346,16 +346,18 @@ pub fn take(
     Ok(true)
 }
 
-/// End a round: undo any arranged boot, remove the unit, record `state`.
+/// End the study's round (if it has one): undo any arranged boot, remove
+/// the unit (not for a pause), record `state`.
 pub fn end_round(
     store: &Store,
     study: &Study,
-    round: i64,
-    plan: &Plan,
     state: RoundState,
     detail: &str,
     root: &Path,
 ) -> Result<()> {
+    let Some((round, plan)) = round_of(study)? else {
+        return Ok(());
+    };
     let _ = method::take(&plan.method.cancel(&study.row.name), root);
     if let Some(last) = study
         .boot_rows
@@ -368,7 +370,7 @@ pub fn end_round(
     if state != RoundState::Paused {
         unit::remove(root, &study.row.name)?;
     }
-    store.set_round_state(study.row.id, round, state, Some(detail))?;
+    store.set_round_state(study.row.id, round.round, state, Some(detail))?;
     Ok(())
 }
 
