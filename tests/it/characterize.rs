@@ -444,7 +444,7 @@ fn sigterm_stops_after_the_current_benchmark_and_keeps_what_ended() {
 }
 
 #[test]
-fn explain_names_the_fifo_hog_behind_the_largest_gap() {
+fn explain_names_the_fifo_hog_behind_its_gaps() {
     if !require_root() {
         return;
     }
@@ -482,10 +482,13 @@ fn explain_names_the_fifo_hog_behind_the_largest_gap() {
     assert_eq!(u(&n["explained_above_ns"]), 5_000_000);
     let xs = n["explanations"].as_array().unwrap();
     assert!(!xs.is_empty(), "no gap explained: {n}");
-    let first = &xs[0];
-    assert!(u(&first["spike"]["latency_ns"]) >= 20_000_000, "{first}");
-    let cause = first["cause"].to_string();
-    assert!(cause.contains(Hog::COMM), "the hog is not named: {cause}");
+    // The hog's gaps are explained as the hog's (not necessarily the
+    // largest: a hypervisor stall of this VM can be as long).
+    let hog = xs
+        .iter()
+        .find(|x| x["cause"].to_string().contains(Hog::COMM))
+        .unwrap_or_else(|| panic!("the hog is not named: {n}"));
+    assert!(u(&hog["spike"]["latency_ns"]) >= 20_000_000, "{hog}");
     assert!(stdout(&o).contains("explained from kernel trace events"));
     // --explain needs a CPU for the trace reader.
     let o = characterize(&dir, &["--only", "os-noise", "--explain", "-D", "50ms"]);
