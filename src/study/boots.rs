@@ -9,6 +9,7 @@
 
 use super::matrix::Cell;
 use super::spec::{Setting, Spec};
+use crate::sysinfo::cmdline::{kernel_params, param_name};
 use crate::sysinfo::kernel_match::{self, Kernel};
 use crate::units::{format_cpu_list, parse_cpu_list};
 
@@ -46,7 +47,7 @@ pub fn parse_args(text: &str) -> Result<Vec<Arg>, String> {
                 "{name}= is the boot loader's: the study keeps the one the machine boots with"
             ));
         }
-        let name = name.replace('-', "_");
+        let name = param_name(name);
         if out.iter().any(|a| a.name == name) {
             return Err(format!("{name} is given twice"));
         }
@@ -59,23 +60,13 @@ pub fn parse_args(text: &str) -> Result<Vec<Arg>, String> {
     Ok(out)
 }
 
-/// The last value of each argument on a running command line (a flag
+/// The last value of argument `name` on a running command line (a flag
 /// reads as `Some(None)`); arguments after `--` are init's.
 fn running_value(cmdline: &str, name: &str) -> Option<Option<String>> {
-    let mut found = None;
-    for t in cmdline.split_whitespace() {
-        if t == "--" {
-            break;
-        }
-        let (n, v) = match t.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (t, None),
-        };
-        if n.replace('-', "_") == name {
-            found = Some(v);
-        }
-    }
-    found
+    kernel_params(cmdline)
+        .filter(|(n, _)| n == name)
+        .last()
+        .map(|(_, v)| v.map(str::to_string))
 }
 
 /// The boot one cell needs.

@@ -1007,11 +1007,9 @@ fn boot_seen(study: &Study, r: &RunRecord) -> Option<String> {
         return None;
     }
     let fp = &r.fingerprint;
-    let args: Vec<&str> = fp
-        .cmdline
-        .split_whitespace()
+    let args: Vec<&str> = crate::sysinfo::cmdline::kernel_words(&fp.cmdline)
         .filter(|w| {
-            let name = w.split('=').next().unwrap_or(w).replace('-', "_");
+            let name = crate::sysinfo::cmdline::param_name(w);
             study.boots.managed.contains(&name)
         })
         .collect();

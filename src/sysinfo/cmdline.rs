@@ -34,17 +34,22 @@ pub struct BootOptions {
     pub transparent_hugepage: Option<String>,
 }
 
-/// The kernel's parameters on `cmdline`, in order: each name with `-`
-/// written `_` (the kernel treats them alike) and its value after `=`.
-/// Everything after a lone `--` goes to init, not the kernel.
-fn kernel_params(cmdline: &str) -> impl Iterator<Item = (String, Option<&str>)> {
-    cmdline
-        .split_whitespace()
-        .take_while(|w| *w != "--")
-        .map(|word| match word.split_once('=') {
-            Some((k, v)) => (k.replace('-', "_"), Some(v)),
-            None => (word.replace('-', "_"), None),
-        })
+/// The words of `cmdline` the kernel takes: everything after a lone `--`
+/// goes to init, not the kernel.
+pub fn kernel_words(cmdline: &str) -> impl Iterator<Item = &str> {
+    cmdline.split_whitespace().take_while(|w| *w != "--")
+}
+
+/// A kernel parameter's name in `word` (before `=`), with `-` written `_`
+/// (the kernel treats them alike).
+pub fn param_name(word: &str) -> String {
+    word.split('=').next().unwrap_or(word).replace('-', "_")
+}
+
+/// The kernel's parameters on `cmdline`, in order: each name as
+/// [`param_name`] writes it and its value after `=`.
+pub fn kernel_params(cmdline: &str) -> impl Iterator<Item = (String, Option<&str>)> {
+    kernel_words(cmdline).map(|word| (param_name(word), word.split_once('=').map(|(_, v)| v)))
 }
 
 impl BootOptions {

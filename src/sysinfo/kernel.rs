@@ -196,7 +196,7 @@ fn from_uname(version: &str, p: &mut Preemption) -> (bool, Option<PreemptionMode
 
 /// What the kernel config says: CONFIG_PREEMPT_RT, and the first model
 /// it enables (marks `p` dynamic for CONFIG_PREEMPT_DYNAMIC).
-fn from_config(c: &KernelConfig, p: &mut Preemption) -> (bool, Option<PreemptionModel>) {
+pub(crate) fn from_config(c: &KernelConfig, p: &mut Preemption) -> (bool, Option<PreemptionModel>) {
     let rt = c.get("CONFIG_PREEMPT_RT") == Some("y");
     if rt {
         p.evidence

@@ -113,15 +113,26 @@ impl SysRoot {
     }
 }
 
-/// Sort key that puts `cpu2` before `cpu10` and `9` before `10`.
-fn natural(s: &str) -> (String, u64, String) {
-    let digits_at = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
-    let (head, rest) = s.split_at(digits_at);
-    let end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    let n = rest[..end].parse().unwrap_or(0);
-    (head.to_string(), n, rest[end..].to_string())
+/// Sort key that puts `cpu2` before `cpu10`, `9` before `10` and
+/// `6.1.0-9` before `6.1.0-27`: runs of digits compare as numbers (and
+/// before text), the rest as text.
+pub fn natural(s: &str) -> Vec<(bool, u64, String)> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest.starts_with(|c: char| c.is_ascii_digit());
+        let end = rest
+            .find(|c: char| c.is_ascii_digit() != digits)
+            .unwrap_or(rest.len());
+        let (chunk, tail) = rest.split_at(end);
+        out.push(if digits {
+            (false, chunk.parse().unwrap_or(u64::MAX), String::new())
+        } else {
+            (true, 0, chunk.to_string())
+        });
+        rest = tail;
+    }
+    out
 }
 
 /// A fake system tree for tests: files written below a fresh temporary

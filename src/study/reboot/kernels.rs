@@ -8,6 +8,7 @@
 use super::super::boots::{Arg, BootNeed};
 use crate::kinds::PreemptionModel;
 use crate::sysinfo::SysRoot;
+use crate::sysinfo::kernel::{KernelConfig, Preemption, from_config};
 use crate::sysinfo::kernel_match;
 
 /// One kernel in `/boot`.
@@ -49,24 +50,16 @@ impl Installed {
     }
 }
 
-/// The model and dynamic flag a kernel config (`config-RELEASE`) says.
-fn model_of_config(text: &str) -> (Option<PreemptionModel>, bool) {
-    let on = |k: &str| text.lines().any(|l| l.trim() == format!("{k}=y"));
-    let dynamic = on("CONFIG_PREEMPT_DYNAMIC");
-    let model = if on("CONFIG_PREEMPT_RT") {
-        Some(PreemptionModel::Rt)
-    } else if on("CONFIG_PREEMPT_LAZY") {
-        Some(PreemptionModel::Lazy)
-    } else if on("CONFIG_PREEMPT") {
-        Some(PreemptionModel::Full)
-    } else if on("CONFIG_PREEMPT_VOLUNTARY") {
-        Some(PreemptionModel::Voluntary)
-    } else if on("CONFIG_PREEMPT_NONE") {
-        Some(PreemptionModel::None)
-    } else {
-        None
-    };
-    (model, dynamic)
+/// The model and dynamic flag a kernel config (`config-RELEASE`) says,
+/// read as `doctor` reads the running kernel's.
+fn model_of_config(text: &str, source: &str) -> (Option<PreemptionModel>, bool) {
+    let c = KernelConfig::parse(text, source);
+    let mut p = Preemption::default();
+    let (rt, model) = from_config(&c, &mut p);
+    (
+        if rt { Some(PreemptionModel::Rt) } else { model },
+        p.dynamic,
+    )
 }
 
 /// Every kernel in `/boot` under `root`, by release.
@@ -78,9 +71,10 @@ pub fn installed(root: &SysRoot) -> Vec<Installed> {
         .filter(|r| !r.is_empty())
         .map(|release| {
             let initrd = format!("/boot/initrd.img-{release}");
+            let config = format!("/boot/config-{release}");
             let (model, dynamic) = root
-                .read(&format!("/boot/config-{release}"))
-                .map(|t| model_of_config(&t))
+                .read(&config)
+                .map(|t| model_of_config(&t, &config))
                 .unwrap_or((None, false));
             Installed {
                 image: format!("/boot/vmlinuz-{release}"),
@@ -91,39 +85,8 @@ pub fn installed(root: &SysRoot) -> Vec<Installed> {
             }
         })
         .collect();
-    out.sort_by(|a, b| natural(&a.release, &b.release));
+    out.sort_by_key(|k| crate::sysinfo::natural(&k.release));
     out
-}
-
-/// Releases compared with their numbers as numbers (6.10 after 6.9).
-fn natural(a: &str, b: &str) -> std::cmp::Ordering {
-    fn parts(s: &str) -> Vec<(u64, String)> {
-        let mut out = Vec::new();
-        let mut num = String::new();
-        let mut text = String::new();
-        for c in s.chars() {
-            if c.is_ascii_digit() {
-                if !text.is_empty() {
-                    out.push((0, std::mem::take(&mut text)));
-                }
-                num.push(c);
-            } else {
-                if !num.is_empty() {
-                    out.push((num.parse().unwrap_or(u64::MAX), String::new()));
-                    num.clear();
-                }
-                text.push(c);
-            }
-        }
-        if !num.is_empty() {
-            out.push((num.parse().unwrap_or(u64::MAX), String::new()));
-        }
-        if !text.is_empty() {
-            out.push((0, text));
-        }
-        out
-    }
-    parts(a).cmp(&parts(b))
 }
 
 /// Whether `k`, booted with the need's arguments, is the need's kernel.

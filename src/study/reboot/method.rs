@@ -252,7 +252,7 @@ fn take_one(s: &Step, root: &Path) -> Result<()> {
                     p.display()
                 );
             }
-            std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+            crate::output::write_atomic(&p, text.as_bytes())?;
         }
         Step::Remove { path } => {
             let p = under(root, path);

@@ -22,7 +22,8 @@ pub mod unit;
 use super::boots::BootNeed;
 use super::state::{SlotState, Study};
 use crate::store::Store;
-use crate::store::boots::{BootState, RoundRow, RoundState};
+use crate::store::boots::{BootRow, BootState, RoundRow, RoundState};
+use crate::sysinfo::cmdline::param_name;
 use crate::sysinfo::kernel_match::Kernel;
 use anyhow::{Context, Result, bail};
 use kernels::Installed;
@@ -45,6 +46,15 @@ pub struct Target {
     pub cmdline: String,
     /// The boot back to where the study started.
     pub home: bool,
+}
+
+impl Target {
+    /// Whether `kernel` runs this boot: its release, and its command line
+    /// but for what the boot loader adds. (For the boot back; a
+    /// configuration is checked as a cell's boot is.)
+    pub fn is_running(&self, kernel: &Kernel) -> bool {
+        kernel.release == self.release && strip_loader(&kernel.cmdline) == self.cmdline
+    }
 }
 
 /// A round's plan, kept in the store.
@@ -117,8 +127,7 @@ pub fn target_for(
             after_init.push(w.to_string());
             continue;
         }
-        let name = w.split('=').next().unwrap_or(w).replace('-', "_");
-        if !managed.contains(&name) {
+        if !managed.contains(&param_name(w)) {
             words.push(w.to_string());
         }
     }
@@ -139,7 +148,16 @@ pub fn target_for(
 
 /// Whether the machine runs the boot the study started from.
 pub fn is_home(plan: &Plan, kernel: &Kernel) -> bool {
-    kernel.release == plan.home.release && strip_loader(&kernel.cmdline) == plan.home.cmdline
+    plan.home.is_running(kernel)
+}
+
+/// The boot the round asked for last, if nothing has been made of it yet.
+fn asked(study: &Study) -> Option<&BootRow> {
+    study
+        .boot_rows
+        .iter()
+        .rev()
+        .find(|b| b.state == BootState::Asked)
 }
 
 /// What to do once the running boot owes no more runs.
@@ -158,6 +176,7 @@ pub enum Decision {
 /// The next step of `study`'s round (the plan `plan`), on `kernel`, with
 /// the kernels `installed`. Pure.
 pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installed]) -> Decision {
+    let since = study.round.as_ref().map_or(0, |r| r.started_at_unix_ns);
     let waiting = study
         .slots
         .iter()
@@ -165,7 +184,6 @@ pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installe
         // A run that failed on its boot in this round is not worth
         // another reboot (`study resume` on that boot tries it again).
         .filter(|s| {
-            let since = study.round.as_ref().map_or(0, |r| r.started_at_unix_ns);
             !(s.failure().is_some()
                 && s.attempts
                     .last()
@@ -243,12 +261,7 @@ pub fn arrive(
     kernel: &Kernel,
     boot_id: &str,
 ) -> Result<Option<String>> {
-    let Some(last) = study
-        .boot_rows
-        .iter()
-        .rev()
-        .find(|b| b.state == BootState::Asked)
-    else {
+    let Some(last) = asked(study) else {
         return Ok(None);
     };
     if last.boot_id == boot_id {
@@ -259,7 +272,7 @@ pub fn arrive(
     let t: Target =
         serde_json::from_str(&last.target).context("a boot in the store is unreadable")?;
     let check = if t.home {
-        if t.release == kernel.release && strip_loader(&kernel.cmdline) == t.cmdline {
+        if t.is_running(kernel) {
             Ok(())
         } else {
             Err("not the boot the study started from".to_string())
@@ -359,12 +372,7 @@ pub fn end_round(
         return Ok(());
     };
     let _ = method::take(&plan.method.cancel(&study.row.name), root);
-    if let Some(last) = study
-        .boot_rows
-        .iter()
-        .rev()
-        .find(|b| b.state == BootState::Asked)
-    {
+    if let Some(last) = asked(study) {
         store.end_boot(last.id, BootState::Cancelled, Some(detail))?;
     }
     if state != RoundState::Paused {

@@ -87,14 +87,7 @@ pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf> 
     std::fs::create_dir_all(dir.join("multi-user.target.wants"))
         .with_context(|| format!("cannot create {}", dir.display()))?;
     // Written whole and synced: a power cut right after must find it.
-    let tmp = file.with_extension("service.rtscope-new");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        std::io::Write::write_all(&mut f, text(study, command).as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &file)
-    };
-    write().with_context(|| format!("cannot write {}", file.display()))?;
+    crate::output::write_atomic(&file, text(study, command).as_bytes())?;
     if link.symlink_metadata().is_err() {
         std::os::unix::fs::symlink(Path::new("..").join(name(study)), &link)
             .with_context(|| format!("cannot enable the unit ({})", link.display()))?;
