@@ -10,6 +10,7 @@ use crate::store::Store;
 use crate::store::boots::RoundState;
 use crate::store::studies::StudyRow;
 use crate::study::reboot::{self, Decision, Plan, kernels, method, method::Method, unit};
+use crate::study::spec::RebootSpec;
 use crate::study::state::Study;
 use crate::sysinfo::SysRoot;
 use crate::sysinfo::kernel_match::Kernel;
@@ -29,10 +30,7 @@ fn say(m: &str) {
 }
 
 fn boot_id() -> String {
-    crate::sysinfo::kernel::boot_id(&SysRoot::host())
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    crate::sysinfo::kernel::boot_id(&SysRoot::host()).unwrap_or_default()
 }
 
 /// Whether to go on measuring after [`before`].
@@ -79,9 +77,8 @@ pub fn before(store: &Store, db: Option<&Path>, row: &StudyRow, flags: &RunFlags
     Ok(Go::Measure)
 }
 
-/// The method the file or the flags ask for, or the first available.
-fn choose_method(study: &Study, flags: &RunFlags) -> Result<Method> {
-    let r = &study.spec.reboot;
+/// The method the file (`r`) or the flags ask for, or the first available.
+fn choose_method(r: &RebootSpec, flags: &RunFlags) -> Result<Method> {
     let hook = flags.boot_hook.clone().or_else(|| r.hook.clone());
     let wanted = flags
         .boot_method
@@ -95,9 +92,7 @@ fn choose_method(study: &Study, flags: &RunFlags) -> Result<Method> {
             let Some(h) = hook else {
                 bail!("boot method hook needs --boot-hook PROGRAM (or boot-hook in the study file)");
             };
-            let ok = std::fs::metadata(&h)
-                .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
-            if !ok {
+            if !crate::load::plan::is_executable(Path::new(&h)) {
                 bail!("the boot hook {h} is not an executable file");
             }
             Ok(Method::Hook { program: h })
@@ -238,7 +233,7 @@ fn start_round(
     if !Path::new("/run/systemd/system").exists() {
         bail!("--reboot needs systemd: a unit of rtscope's resumes the study after each boot");
     }
-    let method = choose_method(study, flags)?;
+    let method = choose_method(&study.spec.reboot, flags)?;
     let configs = study.boots.distinct(0..study.cells.len()).len() as u32;
     let max = flags
         .max_reboots
@@ -482,25 +477,7 @@ pub fn dry(spec: &crate::study::spec::Spec, flags: &RunFlags) -> Result<()> {
     let kernel = Kernel::running();
     let installed = kernels::installed(&SysRoot::host());
     let home = reboot::home_target(&kernel, &installed);
-    let fake = Study {
-        row: StudyRow {
-            id: 0,
-            uuid: String::new(),
-            name: spec.name.clone(),
-            file_text: String::new(),
-            file_path: None,
-            seed: 0,
-            created_at_unix_ns: 0,
-            running: None,
-        },
-        spec: spec.clone(),
-        cells: cells.clone(),
-        boots: boots.clone(),
-        round: None,
-        boot_rows: Vec::new(),
-        slots: Vec::new(),
-    };
-    let method = match choose_method(&fake, flags) {
+    let method = match choose_method(&spec.reboot, flags) {
         Ok(m) => m,
         Err(e) => {
             outln!("boot method: none available here ({e:#}); the steps below are kexec's");

@@ -283,6 +283,16 @@ impl<'a> Job<'a> {
             .map(drop)
     }
 
+    /// When the run started, by the board's clock (in ns, a second
+    /// early): what it made is told from older runs by it.
+    fn started_ns(&self) -> Result<Option<u64>, RemoteError> {
+        Ok(self
+            .remote
+            .get_text(&format!("{}/started", self.dir))?
+            .and_then(|t| t.parse::<u64>().ok())
+            .map(|s| s.saturating_sub(1) * 1_000_000_000))
+    }
+
     /// Show the run until it ends (or is left running), copy it, and
     /// give its exit status.
     fn follow(&mut self, local: &mut Option<Store>, signals: &Signals) -> Result<i32, RemoteError> {
@@ -459,11 +469,7 @@ tail -c +$(({eo} + 1)) err 2>/dev/null | head -c $((e - {eo}))"#,
         let name = self.remote.board.name.clone();
         let mut safe = true;
         if let (Some(store), None) = (local.as_mut(), &self.uuid) {
-            let since = self
-                .remote
-                .get_text(&format!("{}/started", self.dir))?
-                .and_then(|t| t.parse::<u64>().ok())
-                .map(|s| s.saturating_sub(1) * 1_000_000_000);
+            let since = self.started_ns()?;
             safe = copy_all(self.remote, store, since)?;
         }
         if let (Some(store), Some(uuid)) = (local.as_mut(), self.uuid.clone())
@@ -666,10 +672,7 @@ pub fn rebooting_study(
     job.make_folder()?;
     job.write_job_file()?;
     job.start(words)?;
-    let since = remote
-        .get_text(&format!("{}/started", job.dir))?
-        .and_then(|t| t.parse::<u64>().ok())
-        .map(|s| s.saturating_sub(1) * 1_000_000_000);
+    let since = job.started_ns()?;
     let signals = Signals::install()?;
     let board = remote.board.name.clone();
     let left = || {

@@ -36,24 +36,22 @@ impl Cell {
         self.choice.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    /// The kernel the cell needs (a matrix or a fixed `kernel`), if any.
-    pub fn kernel<'a>(&'a self, fixed: &'a [Setting]) -> Option<String> {
-        self.get(KERNEL_KEY)
-            .or_else(|| fixed.iter().find(|s| s.key == KERNEL_KEY).map(|s| &s.value))
+    /// The value of `key` for this cell, from the matrix or `[fixed]`.
+    fn value_of(&self, key: &str, fixed: &[Setting]) -> Option<String> {
+        self.get(key)
+            .or_else(|| fixed.iter().find(|s| s.key == key).map(|s| &s.value))
             .map(|v| v.to_string())
+    }
+
+    /// The kernel the cell needs (a matrix or a fixed `kernel`), if any.
+    pub fn kernel(&self, fixed: &[Setting]) -> Option<String> {
+        self.value_of(KERNEL_KEY, fixed)
     }
 
     /// The kernel arguments the cell's boot needs (a matrix or a fixed
     /// `cmdline`), as written, if the study has a command line.
-    pub fn cmdline<'a>(&'a self, fixed: &'a [Setting]) -> Option<String> {
-        self.get(CMDLINE_KEY)
-            .or_else(|| {
-                fixed
-                    .iter()
-                    .find(|s| s.key == CMDLINE_KEY)
-                    .map(|s| &s.value)
-            })
-            .map(|v| v.to_string())
+    pub fn cmdline(&self, fixed: &[Setting]) -> Option<String> {
+        self.value_of(CMDLINE_KEY, fixed)
     }
 
     /// The options of `measure` for this cell, as a table to read into

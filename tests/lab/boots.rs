@@ -13,7 +13,7 @@
 //! Facts only: under TCG the latencies are the emulator's.
 
 use crate::guest::{Lab, one_guest, tail};
-use crate::remote::{SshGuest, bounded, path, ssh, ssh_command, temp_dir};
+use crate::remote::{SshGuest, bounded, path, ssh, ssh_command, temp_dir, write_config};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -46,17 +46,6 @@ kernel = ["vanilla", "rt"]
 [fixed]
 threads = 1
 "#;
-
-fn write_config(cfg: &Path, port: u16, lab: &Lab) {
-    std::fs::write(
-        cfg,
-        format!(
-            "Host lab-rt\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile \"{}\"\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
-            lab.image.join("id_ed25519").display()
-        ),
-    )
-    .unwrap();
-}
 
 /// Boot the vanilla kernel from the test's disk and wait for its sshd;
 /// each boot's console and log in a folder of its own (`n`), which the

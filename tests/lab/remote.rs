@@ -38,15 +38,7 @@ fn rt_guest_is_measured_from_the_host_over_ssh() {
     let dir = temp_dir("remote");
     let mut guest = SshGuest::boot(&lab, &dir, "rt", &[], GUEST_TIMEOUT_S);
     let cfg = dir.join("ssh_config");
-    std::fs::write(
-        &cfg,
-        format!(
-            "Host {BOARD}\n  HostName 127.0.0.1\n  Port {}\n  User root\n  IdentityFile \"{}\"\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
-            guest.port,
-            lab.image.join("id_ed25519").display()
-        ),
-    )
-    .unwrap();
+    write_config(&cfg, guest.port, &lab);
     guest.wait_for_ssh(&cfg);
     eprintln!(
         "lab: rt guest up over ssh after {:.0} s",
@@ -211,6 +203,19 @@ impl Workstation {
             .args(["fetch", url]);
         Out::of(c, &["fetch", url])
     }
+}
+
+/// An ssh config naming the guest on `port` as the board [`BOARD`],
+/// with the lab's key.
+pub fn write_config(cfg: &Path, port: u16, lab: &Lab) {
+    std::fs::write(
+        cfg,
+        format!(
+            "Host {BOARD}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile \"{}\"\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+            lab.image.join("id_ed25519").display()
+        ),
+    )
+    .unwrap();
 }
 
 /// `ssh -F CFG lab-rt SCRIPT`, as a user would check the board.
