@@ -276,11 +276,12 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
         tail(&err, 40)
     );
     // (A boot shows as "rebooting into" only if a look falls in the few
-    // seconds before the board goes down: not asserted.)
+    // seconds before the board goes down, and "does not answer" only if a
+    // look fails while it reboots; qemu's forwarded port may hold the
+    // connection until sshd is back: neither is asserted.)
     for said in [
         "board lab-rt: booted into kernel rt",
         "board lab-rt: booted into the boot the study started from",
-        "does not answer",
         "study 'remote-boots': 2 of 2 runs done; its reboots are done",
     ] {
         assert!(
