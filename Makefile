@@ -13,7 +13,6 @@ STATIC_BIN := target/$(HOST)/release/rtscope
 VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1 | tr - '~')
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB      := target/deb/rtscope_$(VERSION)_$(DEB_ARCH).deb
-DEB_ROOT := target/deb/root
 MAINTAINER ?= rtscope maintainers <maintainers@users.noreply.a-seed-e938a50f.example>
 
 .PHONY: all deps build static deb run test lab fuzz bench bench-load man clean
@@ -32,49 +31,74 @@ static: deps
 	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $(HOST)
 
 # The Debian package, target/deb/rtscope_<version>_<arch>.deb, built with
-# dpkg-deb from the static binary: man pages and shell completions come
-# from the binary itself (the same clap definitions as --help); examples/
-# and contrib/systemd/*.service are packaged when they exist.
-DOC := $(DEB_ROOT)/usr/share/doc/rtscope
+# dpkg-deb from the static binary (scripts/make-deb): man pages and shell
+# completions come from the binary itself (the same clap definitions as
+# --help); examples/ and contrib/systemd/*.service are packaged.
 deb: static
-	@rm -rf $(DEB_ROOT) $(DEB)
-	install -D -m 0755 $(STATIC_BIN) $(DEB_ROOT)/usr/bin/rtscope
-	$(STATIC_BIN) man $(DEB_ROOT)/usr/share/man/man1 >/dev/null
-	gzip -9n $(DEB_ROOT)/usr/share/man/man1/*.1
-	install -d $(DEB_ROOT)/usr/share/bash-completion/completions \
-	    $(DEB_ROOT)/usr/share/zsh/vendor-completions $(DEB_ROOT)/usr/share/fish/vendor_completions.d
-	$(STATIC_BIN) completions bash > $(DEB_ROOT)/usr/share/bash-completion/completions/rtscope
-	$(STATIC_BIN) completions zsh > $(DEB_ROOT)/usr/share/zsh/vendor-completions/_rtscope
-	$(STATIC_BIN) completions fish > $(DEB_ROOT)/usr/share/fish/vendor_completions.d/rtscope.fish
-	# The README's relative links resolve: docs/, bench/ and DEVELOPERS.md
-	# sit beside it as in the source tree.
-	install -D -m 0644 -t $(DOC) README.md DEVELOPERS.md
-	install -D -m 0644 -t $(DOC)/docs docs/*.md docs/*.json
-	install -D -m 0644 -t $(DOC)/bench bench/README.md
-	{ cat contrib/deb/copyright; \
-	  $(CARGO) tree --locked -e normal,no-proc-macro --prefix none -f '{p} ({l})' | sed -e 1d -e 's/ (\*)$$//' -e 's/^/ /' | sort -u; \
-	} > $(DOC)/copyright
-	$(if $(wildcard examples),cp -R examples $(DOC)/examples)
-	$(if $(wildcard contrib/systemd/*.service),install -D -m 0644 -t $(DEB_ROOT)/usr/lib/systemd/system $(wildcard contrib/systemd/*.service))
-	chmod -R u+rwX,go+rX,go-w $(DEB_ROOT)
-	mkdir -p $(DEB_ROOT)/DEBIAN
-	cd $(DEB_ROOT) && find usr -type f -print0 | sort -z | xargs -0 md5sum > DEBIAN/md5sums
-	{ echo "Package: rtscope"; \
-	  echo "Version: $(VERSION)"; \
-	  echo "Architecture: $(DEB_ARCH)"; \
-	  echo "Maintainer: $(MAINTAINER)"; \
-	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)"; \
-	  echo "Section: utils"; \
-	  echo "Priority: optional"; \
-	  echo "Recommends: rt-tests, stress-ng"; \
-	  echo "Description: oscilloscope for real-time Linux (wake-up latency)"; \
-	  echo " rtscope measures how late periodic real-time threads wake up, the way"; \
-	  echo " cyclictest does, with histograms that never overflow, honest counts of"; \
-	  echo " missed periods and results written as the run goes; it stores runs,"; \
-	  echo " reports and compares them, applies loads, and tunes the system with a"; \
-	  echo " guaranteed revert. One statically linked binary."; \
-	} > $(DEB_ROOT)/DEBIAN/control
-	dpkg-deb --root-owner-group --build $(DEB_ROOT) $(DEB)
+	VERSION=$(VERSION) MAINTAINER="$(MAINTAINER)" CARGO=$(CARGO) \
+	    scripts/make-deb $(STATIC_BIN) $(DEB_ARCH) $(DEB)
+
+# ARM boards (docs/arm.md): static binaries and packages for arm64
+# (64-bit Raspberry Pi OS and Debian, most arm64 boards) and armhf (armv7
+# hard-float: 32-bit Raspberry Pi OS on a Pi 2/3/4, older industrial
+# boards), cross-built here with Debian's Rust toolchain (rustc-web,
+# cargo-web and libstd-rust-web-dev:ARCH, installed by
+# scripts/install-cross.sh as /usr/bin/rustc and /usr/bin/cargo; a rustup
+# toolchain on PATH is not used for these). Linkers, C compilers and the
+# qemu-user runner are in .cargo/config.toml. Symbols are stripped
+# (CARGO_PROFILE_RELEASE_STRIP): a board gets the smallest file.
+# `make static-arm64` → target/aarch64-unknown-linux-gnu/release/rtscope,
+# `make deb-arm64` → target/deb/rtscope_<version>_arm64.deb; the same for
+# armhf (armv7-unknown-linux-gnueabihf).
+CROSS_CARGO ?= /usr/bin/cargo
+CROSS_RUSTC ?= /usr/bin/rustc
+ARM_ARCHS   ?= arm64 armhf
+TRIPLE_arm64 := aarch64-unknown-linux-gnu
+TRIPLE_armhf := armv7-unknown-linux-gnueabihf
+cross = RUSTC=$(CROSS_RUSTC) CARGO_PROFILE_RELEASE_STRIP=symbols $(CROSS_CARGO)
+arm_bin = target/$(TRIPLE_$(1))/release/rtscope
+# Where Debian's standard library for a target is not installed
+# (install-cross.sh could not get libstd-rust-web-dev:ARCH and took
+# rust-web-src instead), cargo builds it from that source (-Zbuild-std,
+# which a stable compiler allows with RUSTC_BOOTSTRAP=1).
+comma := ,
+has_std = $(wildcard /usr/lib/rustlib/$(1)/lib)
+std_env = $(if $(call has_std,$(1)),,RUSTC_BOOTSTRAP=1)
+std_flag = $(if $(call has_std,$(1)),,-Zbuild-std=std$(comma)panic_unwind)
+
+.PHONY: cross-deps static-arm64 static-armhf deb-arm64 deb-armhf test-arm
+cross-deps:
+	@./scripts/install-cross.sh $(ARM_ARCHS)
+
+cross-deps-%:
+	@./scripts/install-cross.sh $*
+
+static-arm64 static-armhf: static-%: deps cross-deps-%
+	$(call std_env,$(TRIPLE_$*)) $(cross) build --release --locked --target $(TRIPLE_$*) $(call std_flag,$(TRIPLE_$*))
+	@echo "$(call arm_bin,$*): $$(du -h $(call arm_bin,$*) | cut -f1)"
+
+deb-arm64 deb-armhf: deb-%: static-% static
+	VERSION=$(VERSION) MAINTAINER="$(MAINTAINER)" CARGO=$(CARGO) \
+	    scripts/make-deb $(call arm_bin,$*) $* target/deb/rtscope_$(VERSION)_$*.deb $(STATIC_BIN)
+
+# The ARM tier of `make test`, for each of $(ARM_ARCHS): the library's
+# unit tests built for the board and run under qemu-user (the runner in
+# .cargo/config.toml). The integration tests that matter per architecture
+# (tests/it/arch.rs) run in `make test`'s suite, or alone with
+# `make test-arm`, against the ARM binaries and packages.
+ARM_ENV = RTSCOPE_ARM_BINS="$(foreach a,$(ARM_ARCHS),$(a)=$(abspath $(call arm_bin,$(a))))" \
+	RTSCOPE_ARM_DEBS="$(foreach a,$(ARM_ARCHS),$(a)=$(abspath target/deb/rtscope_$(VERSION)_$(a).deb))"
+.PHONY: arm-debs arm-unit
+arm-debs: $(foreach a,$(ARM_ARCHS),deb-$(a))
+arm-unit: arm-debs
+	set -e; for a in $(ARM_ARCHS); do \
+	    case $$a in arm64) t=$(TRIPLE_arm64) e="$(call std_env,$(TRIPLE_arm64))" f="$(call std_flag,$(TRIPLE_arm64))";; \
+	                armhf) t=$(TRIPLE_armhf) e="$(call std_env,$(TRIPLE_armhf))" f="$(call std_flag,$(TRIPLE_armhf))";; esac; \
+	    echo "== the library's unit tests for $$t, under qemu-user"; \
+	    env $$e $(cross) test --release --locked --lib --target $$t $$f; \
+	done
+test-arm: arm-unit
+	$(ARM_ENV) $(CARGO) test --release --locked --test it arch::
 
 # The main job on sensible defaults: one FIFO-95 thread per CPU at 1 ms
 # for $(DURATION), results kept in $(RESULTS)/, ending with an HTML report
@@ -94,9 +118,9 @@ run: build
 # has room, scripts/lab/prepare builds (or reuses) the guest image of
 # Debian's vanilla and PREEMPT_RT kernels and the lab's tests boot it;
 # elsewhere it prints one SKIP line and the rest runs as before.
-test: deps deb
+test: deps deb arm-unit
 	lab=$$(scripts/lab/prepare) && \
-	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
+	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) $(ARM_ENV) \
 	    $(CARGO) test --release --locked
 
 # The lab alone: build (or reuse) the guest image, then boot each kernel

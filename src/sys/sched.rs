@@ -149,11 +149,13 @@ fn get_rlimit(resource: libc::__rlimit_resource_t) -> io::Result<Limit> {
     };
     // SAFETY: `rl` is valid for writes.
     cvt(unsafe { libc::getrlimit(resource, &mut rl) })?;
+    // rlim_t is 32 bits on 32-bit glibc (armhf), 64 elsewhere.
+    #[allow(clippy::useless_conversion)]
     let conv = |v: libc::rlim_t| {
         if v == libc::RLIM_INFINITY {
             None
         } else {
-            Some(v)
+            Some(u64::from(v))
         }
     };
     Ok(Limit {
