@@ -19,6 +19,7 @@ mod metrics;
 mod monitor;
 mod output;
 mod package;
+mod pi_hook;
 mod postgres;
 mod remote;
 mod report;
