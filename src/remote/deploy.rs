@@ -24,6 +24,8 @@ pub struct Arch {
     pub elf: u16,
     /// Target triples a build for it is found under, static ones first.
     pub triples: &'static [&'static str],
+    /// The make target of rtscope's checkout that builds it (docs/arm.md).
+    pub make: Option<&'static str>,
 }
 
 const ARCHES: &[(&[&str], Arch)] = &[
@@ -33,6 +35,7 @@ const ARCHES: &[(&[&str], Arch)] = &[
             rust: "x86_64",
             elf: 62,
             triples: &["x86_64-unknown-linux-musl", "x86_64-unknown-linux-gnu"],
+            make: Some("make static (on an x86_64 machine)"),
         },
     ),
     (
@@ -41,6 +44,7 @@ const ARCHES: &[(&[&str], Arch)] = &[
             rust: "aarch64",
             elf: 183,
             triples: &["aarch64-unknown-linux-musl", "aarch64-unknown-linux-gnu"],
+            make: Some("make static-arm64"),
         },
     ),
     (
@@ -52,6 +56,7 @@ const ARCHES: &[(&[&str], Arch)] = &[
                 "armv7-unknown-linux-musleabihf",
                 "armv7-unknown-linux-gnueabihf",
             ],
+            make: Some("make static-armhf"),
         },
     ),
     (
@@ -63,6 +68,7 @@ const ARCHES: &[(&[&str], Arch)] = &[
                 "riscv64gc-unknown-linux-musl",
                 "riscv64gc-unknown-linux-gnu",
             ],
+            make: None,
         },
     ),
     (
@@ -71,11 +77,23 @@ const ARCHES: &[(&[&str], Arch)] = &[
             rust: "x86",
             elf: 3,
             triples: &["i686-unknown-linux-musl", "i686-unknown-linux-gnu"],
+            make: None,
         },
     ),
 ];
 
 impl Arch {
+    /// How to build rtscope for this architecture, in words.
+    pub fn how_to_build(&self) -> String {
+        let triple = self.triples[self.triples.len() - 1];
+        match self.make {
+            Some(make) => format!("`{make}` in rtscope's checkout builds {triple} (docs/arm.md)"),
+            None => format!(
+                "build rtscope for {triple} (`cargo build --release --target {triple}` with a cross linker; docs/arm.md)"
+            ),
+        }
+    }
+
     /// The architecture `uname -m` printed.
     pub fn of_uname(m: &str) -> Option<Arch> {
         ARCHES
@@ -194,9 +212,9 @@ pub fn choose(
         })?;
         if elf.machine != arch.elf {
             return Err(RemoteError::Usage(format!(
-                "--binary {} is not built for the board's {uname}: build rtscope for {} (README, \"Cross-building\")",
+                "--binary {} is not built for the board's {uname}: {}",
                 p.display(),
-                arch.triples[arch.triples.len() - 1]
+                arch.how_to_build()
             )));
         }
         return Ok(vec![Chosen {
@@ -219,8 +237,8 @@ pub fn choose(
     found.sort_by_key(|c| (Some(&c.path) != me.as_ref(), !c.elf.is_static));
     if found.is_empty() {
         return Err(RemoteError::Usage(format!(
-            "no rtscope binary for the board's {uname} at hand: build a static one for {} (README, \"Cross-building\"; or `make static` on a machine of that kind), or name one with --binary FILE",
-            arch.triples[arch.triples.len() - 1]
+            "no rtscope binary for the board's {uname} at hand: {}; or name one with --binary FILE",
+            arch.how_to_build()
         )));
     }
     Ok(found)
@@ -382,7 +400,7 @@ mod tests {
         let here = Arch::of_uname(std::env::consts::ARCH).unwrap();
         let first = &choose(here, "x86_64", None).unwrap()[0];
         assert_eq!(first.path, me, "this binary is tried first");
-        assert!(e.contains("aarch64") && e.contains("Cross-building"), "{e}");
+        assert!(e.contains("aarch64") && e.contains("make static-arm64"), "{e}");
         let riscv = Arch::of_uname("riscv64").unwrap();
         let e = choose(riscv, "riscv64", None).unwrap_err().to_string();
         assert!(

@@ -102,6 +102,8 @@ fn the_package_holds_every_page_completion_and_doc() {
         "/usr/share/fish/vendor_completions.d/rtscope.fish",
         "/usr/share/doc/rtscope/README.md",
         "/usr/share/doc/rtscope/copyright",
+        // the Raspberry Pi's one-time boot for studies (docs/raspberrypi.md)
+        "/usr/share/rtscope/rtscope-tryboot",
     ]
     .map(String::from)
     .into();
