@@ -2,6 +2,7 @@
 //! `doctor` judges these and the run fingerprint records them: both read
 //! this one struct, so a fact is never found two ways.
 
+use super::board::{self, Board};
 use super::cmdline::{self, BootOptions};
 use super::cpufreq::{self, CpuFreq};
 use super::cpuidle::{self, CpuIdle, IdleState};
@@ -9,6 +10,7 @@ use super::irq::{self, Irq};
 use super::kernel::{self, KernelConfig, Preemption, Uname};
 use super::limits::{self, Limits};
 use super::memory::{self, Memory};
+use super::raspberrypi::{self, RaspberryPi};
 use super::rcu::{self, Rcu};
 use super::sched::{self, Sched};
 use super::timers::{self, Timers};
@@ -37,6 +39,10 @@ pub struct Facts {
     pub rcu: Rcu,
     pub sched: Sched,
     pub cpu_model: String,
+    /// The architecture, the device tree's model and the cores.
+    pub board: Board,
+    /// Firmware state and boot files, on a Raspberry Pi only.
+    pub raspberry_pi: Option<RaspberryPi>,
     pub online: Vec<usize>,
     pub offline: Vec<usize>,
     /// `/sys/devices/system/cpu/isolated` (isolcpus in force).
@@ -79,6 +85,10 @@ impl Facts {
                 siblings: topology::siblings(root, c),
             })
             .collect();
+        let board = board::board(root, &uname.machine);
+        let raspberry_pi = board
+            .is_raspberry_pi()
+            .then(|| raspberrypi::raspberry_pi(root, board.model.as_deref().unwrap_or("")));
         let threads_per_core = cpus
             .iter()
             .map(|c| c.siblings.len() as u32)
@@ -89,6 +99,8 @@ impl Facts {
             rcu: rcu::rcu(config.as_ref(), &boot, &online),
             sched: sched::sched(root, config.as_ref(), &boot),
             cpu_model: cpu::model_name(root),
+            board,
+            raspberry_pi,
             offline: cpu::offline_cpus(root),
             kernel_isolated: root.read_cpus("/sys/devices/system/cpu/isolated"),
             cpus,

@@ -1,7 +1,9 @@
 //! Read-only facts about the system: kernel, preemption model, timers,
 //! RCU, command line, CPUs (frequency, idle states, SMT), IRQs, memory,
 //! limits, virtualization, watchdogs, scheduler knobs and debug options,
-//! the tracers selected, cpusets and the tuning rtscope applied. Everything is read below a root directory (`/`
+//! the tracers selected, cpusets and the tuning rtscope applied; the board
+//! (architecture, device-tree model) and a Raspberry Pi's firmware state
+//! and boot files. Everything is read below a root directory (`/`
 //! on a real system, a fake tree in tests) so that configurations this
 //! machine does not have can be tested. Nothing here changes the system.
 //!
@@ -9,6 +11,7 @@
 //! `doctor` and the run fingerprint read that, so every fact is read one
 //! way only.
 
+pub mod board;
 pub mod cgroup;
 pub mod cmdline;
 pub mod cpu;
@@ -24,6 +27,7 @@ pub mod limits;
 pub mod memory;
 pub mod owner;
 pub mod process;
+pub mod raspberrypi;
 pub mod rcu;
 pub mod sched;
 pub mod timers;
