@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// One qemu's life (boots by kexec included).
 const GUEST_TIMEOUT_S: u32 = 1800;
 /// The whole study, from start to the boot back.
-const STUDY_LIMIT: Duration = Duration::from_secs(1500);
+pub(crate) const STUDY_LIMIT: Duration = Duration::from_secs(1500);
 /// The study's store on the guest.
 const DB: &str = "/var/lib/rtscope/boots.db";
 
@@ -38,7 +38,7 @@ threads = 1
 "#;
 
 /// The study a workstation starts on the guest with `--on`.
-const REMOTE_STUDY: &str = r#"
+pub(crate) const REMOTE_STUDY: &str = r#"
 name = "remote-boots"
 duration = "2s"
 reboot = true
@@ -50,7 +50,7 @@ threads = 1
 /// Boot the vanilla kernel from the test's disk and wait for its sshd;
 /// each boot's console and log in a folder of its own (`n`), which the
 /// guest removes when dropped (the disk and the ssh config stay).
-fn up(lab: &Lab, dir: &Path, cfg: &Path, n: u32) -> SshGuest {
+pub(crate) fn up(lab: &Lab, dir: &Path, cfg: &Path, n: u32) -> SshGuest {
     let disk = dir.join("disk.qcow2");
     let here = dir.join(format!("boot-{n}"));
     std::fs::create_dir_all(&here).unwrap();

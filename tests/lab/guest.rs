@@ -1,6 +1,9 @@
 //! Booting a lab guest from a test: the job folder (the static rtscope,
 //! job.sh made of the jobs/ parts), `scripts/lab/run`, and what the guest
-//! left in out/. One guest at a time: each wants both CPUs.
+//! left in out/. One guest at a time: each wants both CPUs. A guest is
+//! amd64 (RTSCOPE_LAB_IMAGE, RTSCOPE_STATIC_BIN) or arm64
+//! (RTSCOPE_LAB_IMAGE_ARM64, RTSCOPE_STATIC_BIN_ARM64, else the aarch64
+//! build under target/).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,38 +16,101 @@ pub fn one_guest() -> std::sync::MutexGuard<'static, ()> {
     ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A guest architecture: the variables that name its image and its
+/// static binary (scripts/lab/prepare ARCH prints the image's folder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    Amd64,
+    Arm64,
+}
+
+impl Arch {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "amd64",
+            Arch::Arm64 => "arm64",
+        }
+    }
+
+    fn image_var(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "RTSCOPE_LAB_IMAGE",
+            Arch::Arm64 => "RTSCOPE_LAB_IMAGE_ARM64",
+        }
+    }
+
+    fn bin_var(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "RTSCOPE_STATIC_BIN",
+            Arch::Arm64 => "RTSCOPE_STATIC_BIN_ARM64",
+        }
+    }
+
+    /// The build `--on` finds by itself for a board of this kind
+    /// (src/remote/deploy.rs): target/<triple>/release/rtscope beside the
+    /// binary under test.
+    pub fn target_bin(self) -> Option<PathBuf> {
+        let triple = match self {
+            Arch::Amd64 => return None,
+            Arch::Arm64 => "aarch64-unknown-linux-gnu",
+        };
+        let target = Path::new(env!("CARGO_BIN_EXE_rtscope"))
+            .parent()?
+            .parent()?;
+        Some(target.join(triple).join("release").join("rtscope"))
+    }
+}
+
 /// The lab as `make test` prepared it: the image's folder and the static
 /// binary the guests run. `None` (and one SKIP line) when either is
 /// missing, e.g. under a plain `cargo test`.
 pub struct Lab {
+    pub arch: Arch,
     pub image: PathBuf,
     pub bin: PathBuf,
 }
 
 impl Lab {
+    /// The amd64 lab.
     pub fn get(test: &str) -> Option<Lab> {
-        let image = std::env::var_os("RTSCOPE_LAB_IMAGE");
+        Lab::of(Arch::Amd64, test)
+    }
+
+    /// The lab of `arch`. An arm64 image given with no aarch64 build at
+    /// hand fails the test: prepare built the image because it could.
+    pub fn of(arch: Arch, test: &str) -> Option<Lab> {
+        let image = std::env::var_os(arch.image_var());
         if image.as_ref().is_some_and(|v| v.is_empty()) {
             // make test's lab tier skipped, and said why in one line.
             return None;
         }
         let image = image.filter(|v| !v.is_empty());
-        let bin = std::env::var_os("RTSCOPE_STATIC_BIN").filter(|v| !v.is_empty());
+        let bin = std::env::var_os(arch.bin_var())
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        let bin = match (&image, bin) {
+            (Some(_), None) if arch == Arch::Arm64 => arch.target_bin(),
+            (_, bin) => bin,
+        };
         match (image, bin) {
             (Some(image), Some(bin)) => {
                 let lab = Lab {
+                    arch,
                     image: image.into(),
-                    bin: bin.into(),
+                    bin,
                 };
                 assert!(
                     lab.image.join("ready").exists(),
-                    "RTSCOPE_LAB_IMAGE={} is not a ready lab image",
+                    "{}={} is not a ready lab image",
+                    arch.image_var(),
                     lab.image.display()
                 );
                 assert!(
                     lab.bin.exists(),
-                    "RTSCOPE_STATIC_BIN={} is missing",
-                    lab.bin.display()
+                    "the {} guests' static rtscope {} is missing ({}; for arm64: make static-arm64)",
+                    arch.name(),
+                    lab.bin.display(),
+                    arch.bin_var()
                 );
                 Some(lab)
             }
@@ -53,7 +119,9 @@ impl Lab {
                 use std::io::Write as _;
                 let _ = std::io::stderr().write_all(
                     format!(
-                        "SKIP lab {test}: no lab (make test sets RTSCOPE_LAB_IMAGE and RTSCOPE_STATIC_BIN where qemu can run)\n"
+                        "SKIP lab {test}: no lab (make test sets {} and {} where qemu can run)\n",
+                        arch.image_var(),
+                        arch.bin_var()
                     )
                     .as_bytes(),
                 );
@@ -88,7 +156,9 @@ impl Lab {
         let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lab/run");
         let started = std::time::Instant::now();
         let o = Command::new(run)
-            .env("RTSCOPE_LAB_CACHE", self.image.parent().unwrap())
+            .arg("--image")
+            .arg(&self.image)
+            .args(["--arch", self.arch.name()])
             .args(["--kernel", kernel, "--append", append, "--timeout"])
             .arg(timeout_s.to_string())
             .arg("--job")
@@ -102,14 +172,16 @@ impl Lab {
             stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         };
         eprintln!(
-            "lab: {kernel} '{append}': {:.0} s, exit {:?}",
+            "lab: {} {kernel} '{append}': {:.0} s, exit {:?}",
+            self.arch.name(),
             started.elapsed().as_secs_f64(),
             g.status
         );
         assert_eq!(
             g.status,
             Some(0),
-            "the {kernel} guest's job failed: {}\njob.log:\n{}\nconsole (end):\n{}",
+            "the {} {kernel} guest's job failed: {}\njob.log:\n{}\nconsole (end):\n{}",
+            self.arch.name(),
             g.stderr,
             g.file("job.log"),
             tail(&g.file("console.log"), 30)

@@ -1,13 +1,15 @@
 //! The lab: rtscope on real kernels, Debian's 6.1 vanilla and PREEMPT_RT,
-//! booted as qemu guests (docs/lab.md). `make test` builds the guest image
-//! (scripts/lab/build-image) where qemu can run and sets
-//! RTSCOPE_LAB_IMAGE; elsewhere these tests print SKIP and pass.
+//! booted as qemu guests (docs/lab.md), amd64 and arm64 (arm64.rs).
+//! `make test` builds the guest images (scripts/lab/build-image) where
+//! qemu can run and sets RTSCOPE_LAB_IMAGE and RTSCOPE_LAB_IMAGE_ARM64;
+//! elsewhere these tests print SKIP and pass.
 //!
 //! Facts only: under TCG the guests' latencies are the emulator's, so no
 //! test here reads a timing. Each test boots one guest (one at a time) and
 //! hands it a job made of tests/lab/jobs/*.sh, except remote.rs's, which
 //! keeps the RT guest up with its sshd and drives it with `--on`.
 
+mod arm64;
 mod boots;
 mod guest;
 mod remote;
@@ -21,7 +23,7 @@ const TIMEOUT_S: u32 = 420;
 /// The checks every kernel shares: the guest booted the kernel asked for,
 /// the job ran as a unit with no HOME, the run went to root's system store
 /// and `runs` and `report` found it there.
-fn common_facts(lab: &Lab, kernel: &str, g: &guest::Guest) -> serde_json::Value {
+pub(crate) fn common_facts(lab: &Lab, kernel: &str, g: &guest::Guest) -> serde_json::Value {
     assert_eq!(g.file("uname").trim(), lab.release(kernel));
     assert!(
         !g.file("env").lines().any(|l| l.starts_with("HOME=")),
@@ -52,7 +54,7 @@ fn common_facts(lab: &Lab, kernel: &str, g: &guest::Guest) -> serde_json::Value 
     run
 }
 
-fn preemption(run: &serde_json::Value) -> &str {
+pub(crate) fn preemption(run: &serde_json::Value) -> &str {
     run["fingerprint"]["preemption_model"].as_str().unwrap()
 }
 
@@ -83,7 +85,13 @@ fn vanilla_kernel_facts_and_isolation_on_systemds_cgroup_v2() {
         "vanilla kernel, headline: {h}"
     );
 
-    // Isolation on the guest's own layout: cgroup v2, systemd's slices.
+    isolation_facts(&g);
+}
+
+/// isolate.sh's facts: `tune isolate 1` on the guest's own layout (cgroup
+/// v2, systemd's slices) changed it, doctor saw CPU 1 isolated, a run
+/// worked inside, and `tune --revert` put everything back.
+pub(crate) fn isolation_facts(g: &guest::Guest) {
     let before = g.file("state.before");
     assert!(
         before.starts_with("cgroup2fs"),

@@ -340,7 +340,9 @@ impl SshGuest {
         // In the test's process group: a Ctrl-C reaches the script too,
         // which then stops qemu.
         let script = Command::new(run)
-            .env("RTSCOPE_LAB_CACHE", lab.image.parent().unwrap())
+            .arg("--image")
+            .arg(&lab.image)
+            .args(["--arch", lab.arch.name()])
             .args(["--kernel", kernel, "--ssh", &port.to_string()])
             .args(["--timeout", &timeout_s.to_string()])
             .args(extra)
