@@ -1,8 +1,11 @@
 //! Idle-state checks: deep C-states (and their exit latencies) on the
 //! real-time CPUs, the boot options that limit them, and what
-//! /dev/cpu_dma_latency holds now.
+//! /dev/cpu_dma_latency holds now. The boot option named in the fix is
+//! the architecture's: intel_idle / processor.max_cstate on x86,
+//! cpuidle.off on ARM and others.
 
 use super::{Check, Ctx, Status, Verdict, per_cpu};
+use crate::sysinfo::board::Arch;
 
 /// Exit latency above which an enabled idle state is reported.
 pub const DEEP_US: u64 = 10;
@@ -50,7 +53,10 @@ fn idle_states(ctx: &Ctx) -> Verdict {
     if f.cpuidle.driver.is_none() && deep.is_empty() {
         return Verdict::new(
             Status::Info,
-            format!("no cpuidle driver: idle is the platform's default (halt){boot}"),
+            format!(
+                "no cpuidle driver: idle is the platform's default ({}){boot}",
+                if ctx.arch().is_arm() { "WFI" } else { "halt" }
+            ),
         );
     }
     if deep.is_empty() {
@@ -69,7 +75,81 @@ fn idle_states(ctx: &Ctx) -> Verdict {
             ),
         );
     }
-    Verdict::new(Status::Warn, found).fix(
-        "rtscope measure holds /dev/cpu_dma_latency at 0 while it runs; for applications: hold it too (rtscope tune isolate --hold-dma-latency), disable states (echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable), or boot with intel_idle.max_cstate=1 processor.max_cstate=1",
-    )
+    Verdict::new(Status::Warn, found).fix(format!(
+        "rtscope measure holds /dev/cpu_dma_latency at 0 while it runs; for applications: hold it too (rtscope tune isolate --hold-dma-latency), disable states (echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable), or boot with {}",
+        boot_limit(ctx.arch())
+    ))
+}
+
+/// The kernel parameters that keep CPUs out of deep idle states.
+pub fn boot_limit(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86 => "intel_idle.max_cstate=1 processor.max_cstate=1",
+        _ => "cpuidle.off=1 (idle is then WFI only)",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::FakeTree;
+    use crate::sysinfo::facts::Facts;
+
+    /// An arm64 board with the PSCI cpuidle driver and a deep state.
+    fn deep(machine: &str) -> Verdict {
+        let t = FakeTree::new(&[
+            ("/machine", machine),
+            ("/sys/devices/system/cpu/online", "0-1\n"),
+            (
+                "/sys/devices/system/cpu/cpuidle/current_driver",
+                "psci_idle\n",
+            ),
+            ("/sys/devices/system/cpu/cpu1/cpuidle/state0/name", "WFI\n"),
+            ("/sys/devices/system/cpu/cpu1/cpuidle/state0/latency", "1\n"),
+            (
+                "/sys/devices/system/cpu/cpu1/cpuidle/state1/name",
+                "cpu-sleep\n",
+            ),
+            (
+                "/sys/devices/system/cpu/cpu1/cpuidle/state1/latency",
+                "800\n",
+            ),
+        ]);
+        let f = Facts::gather(&t.root());
+        idle_states(&Ctx {
+            facts: &f,
+            rt_cpus: vec![1],
+        })
+    }
+
+    #[test]
+    fn arm_is_told_cpuidle_off_and_x86_its_cstate_limits() {
+        let arm = deep("aarch64");
+        assert_eq!(arm.status, Status::Warn);
+        assert!(arm.found.contains("cpu-sleep 800 us"), "{}", arm.found);
+        let fix = arm.fix.unwrap();
+        assert!(fix.contains("cpuidle.off=1"), "{fix}");
+        assert!(
+            !fix.contains("intel_idle") && !fix.contains("max_cstate"),
+            "{fix}"
+        );
+        let x86 = deep("x86_64").fix.unwrap();
+        assert!(
+            x86.contains("intel_idle.max_cstate=1 processor.max_cstate=1"),
+            "{x86}"
+        );
+        let armv7 = FakeTree::new(&[
+            ("/machine", "armv7l"),
+            ("/sys/devices/system/cpu/online", "0\n"),
+        ]);
+        let f = Facts::gather(&armv7.root());
+        let v = idle_states(&Ctx {
+            facts: &f,
+            rt_cpus: vec![0],
+        });
+        assert_eq!(
+            v.found,
+            "no cpuidle driver: idle is the platform's default (WFI)"
+        );
+    }
 }

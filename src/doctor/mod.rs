@@ -6,6 +6,7 @@
 //! touch the system, never panic on an odd value (an unreadable fact is
 //! `info`, "unknown").
 
+pub mod board;
 pub mod cpufreq;
 pub mod cpuidle;
 pub mod irq;
@@ -13,6 +14,7 @@ pub mod isolation;
 pub mod kernel;
 pub mod limits;
 pub mod memory;
+pub mod raspberrypi;
 pub mod rcu;
 pub mod sched;
 pub mod smt;
@@ -20,6 +22,7 @@ pub mod timers;
 pub mod virt;
 pub mod watchdog;
 
+use crate::sysinfo::board::Arch;
 use crate::sysinfo::facts::Facts;
 use crate::sysinfo::tuning::TuningState;
 use crate::units::format_cpu_list;
@@ -81,6 +84,12 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The architecture: fixes name ARM's boot options and files there,
+    /// not x86's.
+    pub fn arch(&self) -> Arch {
+        self.facts.board.arch
+    }
+
     pub fn rt_list(&self) -> String {
         format_cpu_list(&self.rt_cpus)
     }
@@ -140,6 +149,9 @@ pub static CHECKS: &[&Check] = &[
     &limits::MEMLOCK,
     &limits::RTPRIO,
     &virt::VIRTUALIZATION,
+    &board::BOARD,
+    &raspberrypi::THROTTLING,
+    &raspberrypi::BOOT_CONFIG,
     &watchdog::WATCHDOGS,
 ];
 

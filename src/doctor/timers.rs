@@ -2,6 +2,8 @@
 //! clocksource, timer migration.
 
 use super::{Check, Ctx, Status, Verdict};
+use crate::sysinfo::board::Arch;
+use crate::sysinfo::timers::CLOCKSOURCE as CLOCKSOURCE_FILE;
 use crate::units::format_cpu_list;
 
 pub static HIGH_RES: Check = Check {
@@ -107,14 +109,26 @@ fn clocksource(ctx: &Ctx) -> Verdict {
             Status::Info,
             format!("{cs} (paravirtual; available: {available})"),
         ),
-        _ => {
-            let v = Verdict::new(Status::Warn, format!("{cs} (available: {available})"));
-            if t.clocksources_available.iter().any(|c| c == "tsc") {
-                v.fix("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource (or boot with clocksource=tsc)")
-            } else {
-                v.fix("check why no faster clocksource is available (tsc=reliable if the TSC was marked unstable)")
-            }
+        _ => Verdict::new(Status::Warn, format!("{cs} (available: {available})"))
+            .fix(clocksource_fix(ctx.arch(), &t.clocksources_available)),
+    }
+}
+
+/// The fast clocksource to switch to, or why there is none: the TSC on
+/// x86, the architected counter on ARM.
+fn clocksource_fix(arch: Arch, available: &[String]) -> String {
+    let switch =
+        |cs: &str| format!("echo {cs} > {CLOCKSOURCE_FILE} (or boot with clocksource={cs})");
+    for cs in ["tsc", "arch_sys_counter"] {
+        if available.iter().any(|c| c == cs) {
+            return switch(cs);
         }
+    }
+    if arch.is_arm() {
+        "no ARM architected timer (arch_sys_counter): ARMv6 cores such as the Raspberry Pi 1 and Zero have none, and clock reads then have the SoC timer's resolution (1 us on a BCM2835); on ARMv7/ARMv8 check that the device tree enables the arch timer".to_string()
+    } else {
+        "check why no faster clocksource is available (tsc=reliable if the TSC was marked unstable)"
+            .to_string()
     }
 }
 
@@ -132,5 +146,31 @@ fn timer_migration(ctx: &Ctx) -> Verdict {
         Some(v) => Verdict::new(Status::Info, format!("on ({v})"))
             .fix("sysctl kernel.timer_migration=0 (rtscope tune isolate does it)"),
         None => Verdict::unknown("no kernel.timer_migration"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn clocksource_fix_fits_the_architecture() {
+        let x86 = clocksource_fix(Arch::X86, &list(&["hpet", "tsc"]));
+        assert!(
+            x86.starts_with("echo tsc > /sys/devices/system/clocksource"),
+            "{x86}"
+        );
+        let arm = clocksource_fix(Arch::Arm64, &list(&["arch_sys_counter", "timer"]));
+        assert!(arm.contains("clocksource=arch_sys_counter"), "{arm}");
+        // A Raspberry Pi 1 or Zero: only the SoC's 1 MHz timer.
+        let armv6 = clocksource_fix(Arch::Arm32, &list(&["timer"]));
+        assert!(armv6.contains("no ARM architected timer"), "{armv6}");
+        assert!(!armv6.contains("tsc"), "{armv6}");
+        let pc = clocksource_fix(Arch::X86, &list(&["hpet", "acpi_pm"]));
+        assert!(pc.contains("tsc=reliable"), "{pc}");
     }
 }

@@ -206,3 +206,79 @@ fn run_fingerprint_records_the_system_facts() {
     assert!(fp["virtualization"].is_string());
     assert!(fp["smt"]["threads_per_core"].as_u64().unwrap() >= 1);
 }
+
+fn pi_fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Raspberry Pi trees made from real files (tests/fixtures/raspberrypi*/
+/// README.md): the board named, the firmware's under-voltage a failure,
+/// config.txt's force_turbo in the governor's fix, no x86 advice.
+#[test]
+fn doctor_on_raspberry_pi_trees() {
+    let dir = TempDir::new("doctor-pi");
+    let pi3 = pi_fixture("raspberrypi3");
+    let (v, _) = doctor_json(&dir, &["--sysroot", &pi3]);
+    assert_eq!(v["machine"], "armv7l");
+    let board = check(&v, "board");
+    assert_eq!(board["status"], "info");
+    assert!(
+        board["found"]
+            .as_str()
+            .unwrap()
+            .starts_with("Raspberry Pi 3 Model B Rev 1.2: arm (32-bit) (armv7l), 4 × Cortex-A53"),
+        "{board}"
+    );
+    let t = check(&v, "pi-throttling");
+    assert_eq!(t["status"], "fail");
+    assert!(
+        t["found"]
+            .as_str()
+            .unwrap()
+            .starts_with("now: under-voltage, throttled")
+    );
+    assert!(t["fix"].as_str().unwrap().contains("official supply"));
+    assert!(
+        check(&v, "pi-boot-config")["found"]
+            .as_str()
+            .unwrap()
+            .starts_with("/boot/config.txt")
+    );
+    let o = rtscope(dir.path())
+        .args(["doctor", "--sysroot", &pi3, "--strict"])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    let text = stdout(&o);
+    assert!(
+        text.contains("FAIL  Raspberry Pi throttling and under-voltage"),
+        "{text}"
+    );
+
+    let pi4 = pi_fixture("raspberrypi4");
+    let (v, _) = doctor_json(&dir, &["--sysroot", &pi4, "--cpus", "3"]);
+    assert_eq!(v["kernel_release"], "6.12.47+rpt-rpi-v8");
+    assert_eq!(check(&v, "pi-throttling")["status"], "ok");
+    assert_eq!(check(&v, "pi-boot-config")["status"], "ok");
+    assert_eq!(check(&v, "clocksource")["status"], "ok");
+    let g = check(&v, "governor");
+    assert_eq!(g["status"], "warn");
+    assert_eq!(g["found"], "CPU 3: ondemand");
+    let fix = g["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("force_turbo=1 in /boot/firmware/config.txt"),
+        "{fix}"
+    );
+    for c in v["checks"].as_array().unwrap() {
+        let fix = c["fix"].as_str().unwrap_or("");
+        for x86 in [
+            "intel_idle",
+            "processor.max_cstate",
+            "echo tsc",
+            "tsc=",
+            "hpet",
+        ] {
+            assert!(!fix.contains(x86), "x86 advice on a Pi: {c}");
+        }
+    }
+}
