@@ -60,11 +60,15 @@ arm_bin = target/$(TRIPLE_$(1))/release/rtscope
 # Where Debian's standard library for a target is not installed
 # (install-cross.sh could not get libstd-rust-web-dev:ARCH and took
 # rust-web-src instead), cargo builds it from that source (-Zbuild-std,
-# which a stable compiler allows with RUSTC_BOOTSTRAP=1).
+# which a stable compiler allows with RUSTC_BOOTSTRAP=1), in a target
+# folder of its own: RUSTC_BOOTSTRAP changes how proc-macro2 builds, and
+# sharing target/ would rebuild every crate at each switch. The binary is
+# then copied to where the other builds are.
 comma := ,
 has_std = $(wildcard /usr/lib/rustlib/$(1)/lib)
-std_env = $(if $(call has_std,$(1)),,RUSTC_BOOTSTRAP=1)
+std_env = $(if $(call has_std,$(1)),,RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=target/build-std)
 std_flag = $(if $(call has_std,$(1)),,-Zbuild-std=std$(comma)panic_unwind)
+std_copy = $(if $(call has_std,$(1)),,install -D target/build-std/$(1)/release/rtscope target/$(1)/release/rtscope)
 
 .PHONY: cross-deps static-arm64 static-armhf deb-arm64 deb-armhf test-arm
 cross-deps:
@@ -75,6 +79,7 @@ cross-deps-%:
 
 static-arm64 static-armhf: static-%: deps cross-deps-%
 	$(call std_env,$(TRIPLE_$*)) $(cross) build --release --locked --target $(TRIPLE_$*) $(call std_flag,$(TRIPLE_$*))
+	$(call std_copy,$(TRIPLE_$*))
 	@echo "$(call arm_bin,$*): $$(du -h $(call arm_bin,$*) | cut -f1)"
 
 deb-arm64 deb-armhf: deb-%: static-% static
@@ -118,16 +123,21 @@ run: build
 # has room, scripts/lab/prepare builds (or reuses) the guest image of
 # Debian's vanilla and PREEMPT_RT kernels and the lab's tests boot it;
 # elsewhere it prints one SKIP line and the rest runs as before.
+LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
 test: deps deb arm-unit
 	lab=$$(scripts/lab/prepare) && \
-	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) $(ARM_ENV) \
-	    $(CARGO) test --release --locked
+	lab_arm64=$$($(call LAB_ARM64,scripts/lab/prepare arm64)) && \
+	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
+	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(call LAB_ARM64,RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64))) \
+	$(ARM_ENV) $(CARGO) test --release --locked
 
 # The lab alone: build (or reuse) the guest image, then boot each kernel
 # with its job (tests/lab). A guest by hand: scripts/lab/run --help.
-lab: deps static
+lab: deps static static-arm64
 	lab=$$(RTSCOPE_LAB=1 scripts/lab/prepare) && \
+	lab_arm64=$$(RTSCOPE_LAB=1 scripts/lab/prepare arm64) && \
 	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) \
+	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64)) \
 	    $(CARGO) test --release --locked --test lab -- --nocapture
 
 # The property tests of every importer and of the run-record reader

@@ -3,6 +3,7 @@
 //! exit codes, restore), never timings. One test binary; one module per
 //! area.
 
+mod arch;
 mod cgroup_v2;
 mod characterize;
 mod compare_noise;
