@@ -2,6 +2,7 @@
 //! source), heavy debug options, and whether the configuration is readable.
 
 use super::{Check, Ctx, Status, Verdict};
+use crate::sysinfo::board::Arch;
 
 pub static PREEMPTION: Check = Check {
     id: "preemption",
@@ -11,7 +12,23 @@ pub static PREEMPTION: Check = Check {
     run: preemption,
 };
 
-const RT_FIX: &str = "install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64, or linux-image-rt-arm64; mainline 6.12+: CONFIG_PREEMPT_RT=y)";
+/// How to get a PREEMPT_RT kernel on this machine's architecture.
+fn rt_fix(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86 => {
+            "install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64; mainline 6.12+: CONFIG_PREEMPT_RT=y)"
+        }
+        Arch::Arm64 => {
+            "install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-arm64; a board vendor's RT kernel; mainline 6.12+: CONFIG_PREEMPT_RT=y)"
+        }
+        Arch::Arm32 => {
+            "install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-armmp; a board vendor's RT kernel; mainline 6.12+: CONFIG_PREEMPT_RT=y)"
+        }
+        _ => {
+            "install a PREEMPT_RT kernel (Debian: linux-image-rt-amd64, linux-image-rt-arm64; mainline 6.12+: CONFIG_PREEMPT_RT=y)"
+        }
+    }
+}
 
 fn preemption(ctx: &Ctx) -> Verdict {
     let p = &ctx.facts.preemption;
@@ -39,14 +56,15 @@ fn preemption(ctx: &Ctx) -> Verdict {
     }
     match p.model.as_str() {
         "rt" => Verdict::new(Status::Ok, found),
-        "full" | "lazy" => Verdict::new(Status::Warn, found).fix(RT_FIX),
+        "full" | "lazy" => Verdict::new(Status::Warn, found).fix(rt_fix(ctx.facts.board.arch)),
         "none" | "voluntary" | "dynamic" => {
             let quick = if p.dynamic {
                 "boot with preempt=full for a first gain; for real time, "
             } else {
                 ""
             };
-            Verdict::new(Status::Fail, found).fix(format!("{quick}{RT_FIX}"))
+            Verdict::new(Status::Fail, found)
+                .fix(format!("{quick}{}", rt_fix(ctx.facts.board.arch)))
         }
         _ => Verdict::unknown("no uname, /sys/kernel/realtime or kernel config says"),
     }

@@ -1,6 +1,7 @@
 //! Virtualization: whether the system runs under a hypervisor, and which,
 //! from the CPU's `hypervisor` flag, `/sys/hypervisor/type`, the DMI
-//! vendor and product names and the device tree.
+//! vendor and product names and the device tree (qemu's ARM `virt`
+//! machine, a `hypervisor` node).
 
 use super::SysRoot;
 
@@ -35,6 +36,13 @@ pub fn virtualization(root: &SysRoot) -> String {
             return name.into();
         }
     }
+    // qemu's `-M virt` ARM machine says so in its device tree.
+    if root
+        .read("/proc/device-tree/compatible")
+        .is_some_and(|c| c.contains("linux,dummy-virt"))
+    {
+        return "qemu".into();
+    }
     let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
     let hypervisor_flag = cpuinfo.lines().any(|l| {
         (l.starts_with("flags") || l.starts_with("Features"))
@@ -61,5 +69,14 @@ mod tests {
         assert_eq!(virtualization(&t.root()), "qemu");
         t.write("/sys/hypervisor/type", "xen\n");
         assert_eq!(virtualization(&t.root()), "xen");
+    }
+
+    #[test]
+    fn qemu_virt_arm_machine_from_the_device_tree() {
+        // As the arm64 lab guest's kernel writes it (NUL-terminated).
+        let t = FakeTree::new(&[("/proc/cpuinfo", "Features\t: fp asimd\n")]);
+        assert_eq!(virtualization(&t.root()), "none");
+        t.write("/proc/device-tree/compatible", "linux,dummy-virt\0");
+        assert_eq!(virtualization(&t.root()), "qemu");
     }
 }

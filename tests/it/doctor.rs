@@ -282,3 +282,58 @@ fn doctor_on_raspberry_pi_trees() {
         }
     }
 }
+
+/// The arm64 lab guests' own files (tests/fixtures/arm64-guest/README.md:
+/// Debian's arm64 and rt-arm64 kernels on qemu's `-M virt`): PREEMPT_RT
+/// told from `uname -v` and the kernel's config, /proc/cpuinfo without
+/// "model name" read by its implementer and part, the architected counter
+/// judged a good clocksource, GIC interrupts counted, no cpuidle or
+/// cpufreq driver said as such, and no x86 advice in any fix.
+#[test]
+fn doctor_on_the_arm64_guests_files() {
+    let dir = TempDir::new("doctor-arm64-guest");
+    for (kernel, rt) in [("rt", true), ("vanilla", false)] {
+        let root = pi_fixture(&format!("arm64-guest/{kernel}"));
+        let (v, _) = doctor_json(&dir, &["--sysroot", &root, "--cpus", "1"]);
+        assert_eq!(v["machine"], "aarch64", "{kernel}");
+        let p = check(&v, "preemption");
+        assert_eq!(p["status"], if rt { "ok" } else { "fail" }, "{kernel}: {p}");
+        assert_eq!(
+            p["found"].as_str().unwrap().starts_with("PREEMPT_RT"),
+            rt,
+            "{kernel}: {p}"
+        );
+        let c = check(&v, "clocksource");
+        assert_eq!(c["status"], "ok", "{kernel}: {c}");
+        assert_eq!(c["found"], "arch_sys_counter", "{kernel}: {c}");
+        let board = check(&v, "board")["found"].as_str().unwrap().to_owned();
+        assert!(
+            board.contains("(aarch64)") && board.contains("2 ×"),
+            "{kernel}: {board}"
+        );
+        assert_eq!(
+            check(&v, "virtualization")["status"],
+            "warn",
+            "{kernel}: qemu's -M virt"
+        );
+        let fix = check(&v, "preemption")["fix"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(!fix.contains("amd64"), "{kernel}: {fix}");
+        let irqs = check(&v, "irqs")["found"].as_str().unwrap().to_owned();
+        assert!(irqs.contains("IRQ"), "{kernel}: {irqs}");
+        for c in v["checks"].as_array().unwrap() {
+            let text = format!("{} {}", c["found"], c["fix"]);
+            for x86 in [
+                "intel_idle",
+                "processor.max_cstate",
+                "echo tsc",
+                "tsc=",
+                "hpet",
+            ] {
+                assert!(!text.contains(x86), "{kernel}: x86 advice on arm64: {c}");
+            }
+        }
+    }
+}

@@ -513,3 +513,35 @@ fn explain_run_refuses_runs_without_explanations_and_mixed_arguments() {
     // --trace still works beside a store.
     assert_code(&explain_cmd(&dir, &["--trace", trace.to_str().unwrap()]), 0);
 }
+
+/// Traces taken in the arm64 lab guest (tests/fixtures/arm64-guest/
+/// README.md: GIC interrupts, the architected timer, Debian's arm64
+/// vanilla and PREEMPT_RT kernels): the FIFO hog beside cyclictest is
+/// named as the cause, from trace-cmd's report and from tracefs's text.
+#[test]
+fn explain_names_the_hog_in_the_arm64_guests_traces() {
+    let dir = TempDir::new("explain-arm64");
+    for kernel in ["vanilla", "rt"] {
+        for file in ["trace-cmd-report.txt", "ftrace.txt"] {
+            let path = Path::new(FIXTURES)
+                .parent()
+                .unwrap()
+                .join(format!("arm64-guest/{kernel}/trace/{file}"));
+            let o = rtscope(dir.path())
+                .args(["explain", "--trace"])
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert_code(&o, 0);
+            let text = stdout(&o);
+            let cause = text
+                .lines()
+                .find(|l| l.starts_with("cause: "))
+                .unwrap_or("");
+            assert!(
+                cause.starts_with("cause: blocked by rtscope-hog:") && cause.contains("(RT 90)"),
+                "{kernel} {file}:\n{text}"
+            );
+        }
+    }
+}
