@@ -48,7 +48,7 @@ const ARCHES: &[(&[&str], Arch)] = &[
         },
     ),
     (
-        &["armv7l", "armv7", "armv8l", "armhf"],
+        &["armv7l", "armv7", "armv8l", "armhf", "arm"],
         Arch {
             rust: "arm",
             elf: 40,
@@ -394,17 +394,23 @@ mod tests {
 
     #[test]
     fn a_binary_for_another_machine_is_refused_with_how_to_build_one() {
-        let arm = Arch::of_uname("aarch64").unwrap();
+        // `uname -m` of this test's own machine, and of another one.
+        let (mine, other, make) = match std::env::consts::ARCH {
+            "aarch64" => ("aarch64", "x86_64", "make static (on an x86_64 machine)"),
+            "arm" => ("armv7l", "aarch64", "make static-arm64"),
+            a => (a, "aarch64", "make static-arm64"),
+        };
+        let board = Arch::of_uname(other).unwrap();
         let me = std::env::current_exe().unwrap();
-        let e = choose(arm, "aarch64", Some(&me)).unwrap_err().to_string();
-        let here = Arch::of_uname(std::env::consts::ARCH).unwrap();
-        let first = &choose(here, "x86_64", None).unwrap()[0];
+        let e = choose(board, other, Some(&me)).unwrap_err().to_string();
+        let here = Arch::of_uname(mine).unwrap();
+        let first = &choose(here, mine, None).unwrap()[0];
         assert_eq!(first.path, me, "this binary is tried first");
-        assert!(e.contains("aarch64") && e.contains("make static-arm64"), "{e}");
+        assert!(e.contains(other) && e.contains(make), "{e}");
         let riscv = Arch::of_uname("riscv64").unwrap();
         let e = choose(riscv, "riscv64", None).unwrap_err().to_string();
         assert!(
-            e.contains("static one for riscv64gc") && e.contains("--binary FILE"),
+            e.contains("riscv64gc-unknown-linux-gnu") && e.contains("--binary FILE"),
             "{e}"
         );
     }

@@ -287,8 +287,8 @@ fn doctor_on_raspberry_pi_trees() {
 /// Debian's arm64 and rt-arm64 kernels on qemu's `-M virt`): PREEMPT_RT
 /// told from `uname -v` and the kernel's config, /proc/cpuinfo without
 /// "model name" read by its implementer and part, the architected counter
-/// judged a good clocksource, GIC interrupts counted, no cpuidle or
-/// cpufreq driver said as such, and no x86 advice in any fix.
+/// judged a good clocksource, qemu's `-M virt` machine named a VM, the
+/// PREEMPT_RT fix naming the arm64 package, and no x86 advice anywhere.
 #[test]
 fn doctor_on_the_arm64_guests_files() {
     let dir = TempDir::new("doctor-arm64-guest");
@@ -321,8 +321,6 @@ fn doctor_on_the_arm64_guests_files() {
             .unwrap_or("")
             .to_owned();
         assert!(!fix.contains("amd64"), "{kernel}: {fix}");
-        let irqs = check(&v, "irqs")["found"].as_str().unwrap().to_owned();
-        assert!(irqs.contains("IRQ"), "{kernel}: {irqs}");
         for c in v["checks"].as_array().unwrap() {
             let text = format!("{} {}", c["found"], c["fix"]);
             for x86 in [

@@ -179,10 +179,10 @@ fn readme_links_resolve_where_the_package_puts_them() {
     }
     let readme = std::fs::read_to_string(src.join("README.md")).unwrap();
     assert!(readme.contains("/usr/share/doc/rtscope/examples/"));
-    let makefile = std::fs::read_to_string(src.join("Makefile")).unwrap();
+    let script = std::fs::read_to_string(src.join("scripts/make-deb")).unwrap();
     assert!(
-        makefile.contains("$(DOC)/docs docs/*.md"),
-        "the deb target installs docs/"
+        script.contains("\"$doc/docs\" docs/*.md"),
+        "scripts/make-deb installs docs/"
     );
 }
 
