@@ -45,10 +45,7 @@ mod tests {
 
     #[test]
     fn names_the_pi_its_cores_and_architecture() {
-        let root = SysRoot::at(format!(
-            "{}/tests/fixtures/raspberrypi3",
-            env!("CARGO_MANIFEST_DIR")
-        ));
+        let root = SysRoot::fixture("raspberrypi3");
         let f = Facts::gather(&root);
         let v = board(&Ctx {
             facts: &f,

@@ -198,8 +198,8 @@ mod tests {
     use crate::sysinfo::facts::Facts;
     use crate::sysinfo::{FakeTree, SysRoot};
 
-    fn fixture(name: &str) -> String {
-        format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+    fn fixture(name: &str) -> SysRoot {
+        SysRoot::fixture(name)
     }
 
     fn judge(root: &SysRoot, check: &Check) -> Verdict {
@@ -212,7 +212,7 @@ mod tests {
 
     /// A copy of a fixture's files with some replaced or added.
     fn copy(name: &str, changes: &[(&str, &str)]) -> FakeTree {
-        let base = fixture(name);
+        let base = fixture(name).path("/");
         let mut files = Vec::new();
         let mut stack = vec![std::path::PathBuf::from(&base)];
         while let Some(d) = stack.pop() {
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn under_voltage_now_fails_with_power_and_cooling_fixes() {
-        let v = judge(&SysRoot::at(fixture("raspberrypi3")), &THROTTLING);
+        let v = judge(&fixture("raspberrypi3"), &THROTTLING);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(
             v.found,
@@ -279,7 +279,7 @@ mod tests {
         let v = judge(&t.root(), &THROTTLING);
         assert_eq!(v.status, Status::Warn, "a soft temperature limit alone");
         assert!(!v.fix.unwrap().contains("supply"));
-        let v = judge(&SysRoot::at(fixture("raspberrypi4")), &THROTTLING);
+        let v = judge(&fixture("raspberrypi4"), &THROTTLING);
         assert_eq!(v.status, Status::Ok);
         assert!(v.found.starts_with("none now or since boot (0x0 in "));
     }
@@ -303,13 +303,13 @@ mod tests {
 
     #[test]
     fn boot_files_with_and_without_a_pending_reboot() {
-        let v = judge(&SysRoot::at(fixture("raspberrypi4")), &BOOT_CONFIG);
+        let v = judge(&fixture("raspberrypi4"), &BOOT_CONFIG);
         assert_eq!(v.status, Status::Ok, "{v:?}");
         assert_eq!(
             v.found,
             "/boot/firmware/config.txt: arm_boost=1; cmdline.txt matches the running kernel's latency options"
         );
-        let v = judge(&SysRoot::at(fixture("raspberrypi3")), &BOOT_CONFIG);
+        let v = judge(&fixture("raspberrypi3"), &BOOT_CONFIG);
         assert_eq!(v.status, Status::Ok);
         assert!(
             v.found.starts_with("/boot/config.txt: no clock settings"),
@@ -318,8 +318,9 @@ mod tests {
         );
         // isolcpus written to cmdline.txt; /proc/cmdline (with the
         // firmware's words in front) still lacks it.
-        let line = std::fs::read_to_string(fixture("raspberrypi4") + "/boot/firmware/cmdline.txt")
-            .unwrap();
+        let line =
+            std::fs::read_to_string(fixture("raspberrypi4").path("/boot/firmware/cmdline.txt"))
+                .unwrap();
         let edited = format!("{} isolcpus=3 nohz_full=3", line.trim());
         let running = format!("coherent_pool=1M 8250.nr_uarts=1 {line}");
         let t = copy(

@@ -234,10 +234,7 @@ mod tests {
     use crate::sysinfo::FakeTree;
 
     fn fixture(name: &str) -> SysRoot {
-        SysRoot::at(format!(
-            "{}/tests/fixtures/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
+        SysRoot::fixture(name)
     }
 
     #[test]

@@ -139,6 +139,18 @@ pub fn natural(s: &str) -> Vec<(bool, u64, String)> {
     out
 }
 
+#[cfg(test)]
+impl SysRoot {
+    /// A tree of real files kept in tests/fixtures/NAME (a Raspberry Pi's,
+    /// the arm64 lab guests'), for the unit tests.
+    pub fn fixture(name: &str) -> SysRoot {
+        SysRoot::at(format!(
+            "{}/tests/fixtures/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+    }
+}
+
 /// A fake system tree for tests: files written below a fresh temporary
 /// directory, removed on drop.
 #[doc(hidden)]
