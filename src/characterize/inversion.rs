@@ -13,9 +13,14 @@
 //! that order: without PI the high thread gets the mutex only after the
 //! hog's busy time, with PI before the hog has run at all. Each hog run
 //! answers one block of the high thread (a late high thread may block in
-//! the next trial's critical section). Trials where the high thread came
-//! too late to find the mutex held, or to have the hog answer its block,
-//! are not counted.
+//! the next trial's critical section). The high thread tries the mutex
+//! only once the low one holds it (it sleeps in short steps until then),
+//! and the low thread keeps its section until the high thread has blocked
+//! on it (at most `HIGH_WAIT_MAX_NS` more): when timers are late by
+//! milliseconds, as under full emulation, both can wake in the same tick
+//! and the high thread would otherwise take a free mutex. Trials where the
+//! high thread still came too late to find the mutex held, or to have the
+//! hog answer its block, are not counted.
 
 use super::harness::{Samples, Team, all, now, spin_until};
 use super::{Bench, BenchOutcome, CharError, Check, Ctx, Group, InversionDetail};
@@ -37,8 +42,14 @@ pub const HOG_BUSY_NS: u64 = 10_000_000;
 pub const CRITICAL_SECTION_NS: u64 = 2_000_000;
 /// When the high thread wakes, after the low one took the mutex.
 const HIGH_AT_NS: u64 = 200_000;
+/// How much longer than its section the low thread holds the mutex for a
+/// high thread that has not blocked yet, and how long after its wake-up
+/// the high thread waits for the low one to hold it.
+const HIGH_WAIT_MAX_NS: u64 = 4_000_000;
+/// The high thread's step while it waits for the low one to hold the mutex.
+const HIGH_STEP_NS: u64 = 100_000;
 /// One trial, with room to settle.
-const TRIAL_NS: u64 = HOG_BUSY_NS + CRITICAL_SECTION_NS + 4_000_000;
+const TRIAL_NS: u64 = HOG_BUSY_NS + CRITICAL_SECTION_NS + HIGH_WAIT_MAX_NS + 4_000_000;
 /// Fewest trials per protocol, whatever -D says.
 const MIN_TRIALS: u64 = 3;
 
@@ -102,6 +113,8 @@ pub fn trials(
     // let the hog go for it. A late high thread may block in a later
     // trial's critical section: the hog still answers its own block.
     let high_waiting = &AtomicU64::new(0);
+    // `k + 1` once the low thread holds the mutex for trial k.
+    let low_holds = &AtomicU64::new(0);
     let hog_go = &AtomicU64::new(0);
     let done = &AtomicBool::new(false);
     let results = std::thread::scope(|s| {
@@ -131,17 +144,22 @@ pub fn trials(
                 for k in 0..trials {
                     sleep_until(base + k * TRIAL_NS);
                     m.lock().map_err(sys("pthread_mutex_lock"))?;
+                    low_holds.store(k + 1, SeqCst);
                     // Only a block on this section is answered: a high
                     // thread that blocked after the last look of the
                     // previous section got that mutex already.
-                    let mut answered = high_waiting.load(SeqCst);
+                    let first = high_waiting.load(SeqCst);
+                    let mut answered = first;
                     // Wall time: when the hog ran meanwhile, the section
                     // ends as soon as this thread runs again. The high
                     // thread is looked for before the clock, so a high
                     // thread blocked in time always gets its hog (one
                     // that blocks between the last look and the unlock
                     // gets none, and its trial is not counted).
+                    // The section lasts its time, and until a high
+                    // thread blocked on it (at most HIGH_WAIT_MAX_NS more).
                     let end = now() + CRITICAL_SECTION_NS;
+                    let give_up = end + HIGH_WAIT_MAX_NS;
                     loop {
                         let waiting = high_waiting.load(SeqCst);
                         if waiting > answered {
@@ -149,7 +167,8 @@ pub fn trials(
                             hog_go.store(waiting, SeqCst);
                             hog_thread.unpark();
                         }
-                        if now() >= end {
+                        let t = now();
+                        if t >= end && (answered > first || t >= give_up) {
                             break;
                         }
                         std::hint::spin_loop();
@@ -167,7 +186,13 @@ pub fn trials(
             team.start(cpu, priority)?;
             let mut spans = Vec::with_capacity(trials as usize);
             for k in 0..trials {
-                sleep_until(base + k * TRIAL_NS + HIGH_AT_NS);
+                let wake = base + k * TRIAL_NS + HIGH_AT_NS;
+                sleep_until(wake);
+                // Let the low thread take the mutex first: this thread
+                // runs before it whenever both wake in the same tick.
+                while low_holds.load(SeqCst) <= k && now() < wake + HIGH_WAIT_MAX_NS {
+                    sleep_until(now() + HIGH_STEP_NS);
+                }
                 let got = m.try_lock().map_err(sys("pthread_mutex_trylock"))?;
                 let mut span = None;
                 if !got {
