@@ -27,8 +27,11 @@ build: deps
 
 # One statically linked binary to copy to the target board
 # (target/x86_64-unknown-linux-gnu/release/rtscope on x86_64).
+# `make test` builds its tests the same way: they reuse this build's
+# crates and run the binary that ships.
+STATIC_CARGO = RUSTFLAGS="-C target-feature=+crt-static" $(CARGO)
 static: deps
-	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release --locked --target $(HOST)
+	$(STATIC_CARGO) build --release --locked --target $(HOST)
 
 # The Debian package, target/deb/rtscope_<version>_<arch>.deb, built with
 # dpkg-deb from the static binary (scripts/make-deb): man pages and shell
@@ -103,7 +106,7 @@ arm-unit: arm-debs
 	    env $$e $(cross) test --release --locked --lib --target $$t $$f; \
 	done
 test-arm: arm-unit
-	$(ARM_ENV) $(CARGO) test --release --locked --test it arch::
+	$(ARM_ENV) $(STATIC_CARGO) test --release --locked --target $(HOST) --test it arch::
 
 # The main job on sensible defaults: one FIFO-95 thread per CPU at 1 ms
 # for $(DURATION), results kept in $(RESULTS)/, ending with an HTML report
@@ -117,19 +120,29 @@ run: build
 
 # The static binary and the package are built first and checked by the
 # tests in tests/it/static_binary.rs and tests/it/package.rs (which skip,
-# saying so, under a plain `cargo test`).
+# saying so, under a plain `cargo test`). The tests are built with the
+# static binary's flags, so they reuse its crates and run that binary.
 #
 # The lab tier (docs/lab.md, tests/lab/): where qemu can run and the disk
-# has room, scripts/lab/prepare builds (or reuses) the guest image of
-# Debian's vanilla and PREEMPT_RT kernels and the lab's tests boot it;
-# elsewhere it prints one SKIP line and the rest runs as before.
+# has room, scripts/lab/prepare builds (or reuses) the guest images of
+# Debian's vanilla and PREEMPT_RT kernels (amd64, and arm64 with the ARM
+# tier), in the background while the rest builds (scripts/lab/background;
+# the tests start once they are ready), and the lab's tests boot them;
+# elsewhere it
+# prints one SKIP line and the rest runs as before.
+LAB_ARCHS = amd64 $(filter arm64,$(ARM_ARCHS))
 LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
-test: deps deb arm-unit
-	lab=$$(scripts/lab/prepare) && \
-	lab_arm64=$$($(call LAB_ARM64,scripts/lab/prepare arm64)) && \
-	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
-	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(call LAB_ARM64,RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64))) \
-	$(ARM_ENV) $(CARGO) test --release --locked
+TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
+	$(call LAB_ARM64,RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64))) $(ARM_ENV)
+.PHONY: lab-start
+lab-start: deps $(if $(ARM_ARCHS),cross-deps)
+	scripts/lab/background start $(LAB_ARCHS)
+test: deps lab-start deb arm-unit
+	$(STATIC_CARGO) test --release --locked --target $(HOST) --no-run
+	lab=$$(scripts/lab/background wait amd64) && \
+	lab_arm64=$$($(call LAB_ARM64,scripts/lab/background wait arm64)) && \
+	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) \
+	    $(STATIC_CARGO) test --release --locked --target $(HOST)
 
 # The lab alone: build (or reuse) the guest image, then boot each kernel
 # with its job (tests/lab). A guest by hand: scripts/lab/run --help.
@@ -138,7 +151,7 @@ lab: deps static static-arm64
 	lab_arm64=$$(RTSCOPE_LAB=1 scripts/lab/prepare arm64) && \
 	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) \
 	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64)) \
-	    $(CARGO) test --release --locked --test lab -- --nocapture
+	    $(STATIC_CARGO) test --release --locked --target $(HOST) --test lab -- --nocapture
 
 # The property tests of every importer and of the run-record reader
 # (src/import/fuzz.rs), with FUZZ_CASES cases each instead of the few that

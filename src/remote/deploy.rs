@@ -245,8 +245,9 @@ pub fn choose(
 }
 
 /// Where builds for `arch` are looked for: this binary, then
-/// `target/<triple>/release/rtscope` beside this binary's `target/` and
-/// under the current directory.
+/// `target/<triple>/release/rtscope` in the `target/` this binary is in
+/// (target/release/rtscope or target/<triple>/release/rtscope, the static
+/// build) and under the current directory.
 fn candidates(arch: Arch) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let me = std::env::current_exe().ok();
@@ -254,12 +255,11 @@ fn candidates(arch: Arch) -> Vec<PathBuf> {
         out.push(me.clone());
     }
     let mut roots: Vec<PathBuf> = Vec::new();
-    // .../target/release/rtscope → .../target
-    if let Some(t) = me
-        .as_ref()
-        .and_then(|m| m.parent()?.parent().map(Path::to_path_buf))
-    {
-        roots.push(t);
+    // .../target/release/rtscope → .../target, and
+    // .../target/<triple>/release/rtscope → .../target.
+    if let Some(m) = &me {
+        let up = m.ancestors().skip(2).take(2);
+        roots.extend(up.map(Path::to_path_buf));
     }
     roots.push(PathBuf::from("target"));
     for root in roots {

@@ -47,16 +47,17 @@ impl Arch {
     }
 
     /// The build `--on` finds by itself for a board of this kind
-    /// (src/remote/deploy.rs): target/<triple>/release/rtscope beside the
-    /// binary under test.
+    /// (src/remote/deploy.rs): target/<triple>/release/rtscope in the
+    /// `target/` the binary under test is in (target/release/rtscope, or
+    /// target/<host triple>/release/rtscope as `make test` builds it).
     pub fn target_bin(self) -> Option<PathBuf> {
         let triple = match self {
             Arch::Amd64 => return None,
             Arch::Arm64 => "aarch64-unknown-linux-gnu",
         };
         let target = Path::new(env!("CARGO_BIN_EXE_rtscope"))
-            .parent()?
-            .parent()?;
+            .ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == "target"))?;
         Some(target.join(triple).join("release").join("rtscope"))
     }
 }
