@@ -60,18 +60,21 @@ TRIPLE_arm64 := aarch64-unknown-linux-gnu
 TRIPLE_armhf := armv7-unknown-linux-gnueabihf
 cross = RUSTC=$(CROSS_RUSTC) CARGO_PROFILE_RELEASE_STRIP=symbols $(CROSS_CARGO)
 arm_bin = target/$(TRIPLE_$(1))/release/rtscope
-# Where Debian's standard library for a target is not installed
-# (install-cross.sh could not get libstd-rust-web-dev:ARCH and took
-# rust-web-src instead), cargo builds it from that source (-Zbuild-std,
-# which a stable compiler allows with RUSTC_BOOTSTRAP=1), in a target
-# folder of its own: RUSTC_BOOTSTRAP changes how proc-macro2 builds, and
-# sharing target/ would rebuild every crate at each switch. The binary is
-# then copied to where the other builds are.
+# Each ARM build has a target folder of its own, target/cross-ARCH, so
+# that `make -j` builds it beside the x86_64 one (cargo locks a target
+# folder for the whole build, and one build of this crate keeps about one
+# CPU busy); its binary is then copied to target/<triple>/release/rtscope,
+# where `--on` looks for it. Where Debian's standard library for a target
+# is not installed (install-cross.sh could not get
+# libstd-rust-web-dev:ARCH and took rust-web-src instead), cargo builds it
+# from that source (-Zbuild-std, which a stable compiler allows with
+# RUSTC_BOOTSTRAP=1).
 comma := ,
-has_std = $(wildcard /usr/lib/rustlib/$(1)/lib)
-std_env = $(if $(call has_std,$(1)),,RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=target/build-std)
+has_std = $(wildcard /usr/lib/rustlib/$(TRIPLE_$(1))/lib)
+cross_dir = target/cross-$(1)
+cross_env = CARGO_TARGET_DIR=$(cross_dir) $(if $(call has_std,$(1)),,RUSTC_BOOTSTRAP=1)
 std_flag = $(if $(call has_std,$(1)),,-Zbuild-std=std$(comma)panic_unwind)
-std_copy = $(if $(call has_std,$(1)),,install -D target/build-std/$(1)/release/rtscope target/$(1)/release/rtscope)
+cross_cargo = $(call cross_env,$(1)) $(cross) $(2) --release --locked --target $(TRIPLE_$(1)) $(call std_flag,$(1))
 
 .PHONY: cross-deps static-arm64 static-armhf deb-arm64 deb-armhf test-arm
 cross-deps:
@@ -81,8 +84,8 @@ cross-deps-%:
 	@./scripts/install-cross.sh $*
 
 static-arm64 static-armhf: static-%: deps cross-deps-%
-	$(call std_env,$(TRIPLE_$*)) $(cross) build --release --locked --target $(TRIPLE_$*) $(call std_flag,$(TRIPLE_$*))
-	$(call std_copy,$(TRIPLE_$*))
+	$(call cross_cargo,$*,build)
+	install -D $(call cross_dir,$*)/$(TRIPLE_$*)/release/rtscope $(call arm_bin,$*)
 	@echo "$(call arm_bin,$*): $$(du -h $(call arm_bin,$*) | cut -f1)"
 
 deb-arm64 deb-armhf: deb-%: static-% static
@@ -90,21 +93,21 @@ deb-arm64 deb-armhf: deb-%: static-% static
 	    scripts/make-deb $(call arm_bin,$*) $* target/deb/rtscope_$(VERSION)_$*.deb $(STATIC_BIN)
 
 # The ARM tier of `make test`, for each of $(ARM_ARCHS): the library's
-# unit tests built for the board and run under qemu-user (the runner in
-# .cargo/config.toml). The integration tests that matter per architecture
-# (tests/it/arch.rs) run in `make test`'s suite, or alone with
-# `make test-arm`, against the ARM binaries and packages.
+# unit tests built for the board (arm-unit-build-ARCH) and run under
+# qemu-user (arm-unit-ARCH; the runner in .cargo/config.toml). The
+# integration tests that matter per architecture (tests/it/arch.rs) run in
+# `make test`'s suite, or alone with `make test-arm`, against the ARM
+# binaries and packages.
 ARM_ENV = RTSCOPE_ARM_BINS="$(foreach a,$(ARM_ARCHS),$(a)=$(abspath $(call arm_bin,$(a))))" \
 	RTSCOPE_ARM_DEBS="$(foreach a,$(ARM_ARCHS),$(a)=$(abspath target/deb/rtscope_$(VERSION)_$(a).deb))"
-.PHONY: arm-debs arm-unit
+.PHONY: arm-debs arm-unit arm-unit-arm64 arm-unit-armhf arm-unit-build-arm64 arm-unit-build-armhf
 arm-debs: $(foreach a,$(ARM_ARCHS),deb-$(a))
-arm-unit: arm-debs
-	set -e; for a in $(ARM_ARCHS); do \
-	    case $$a in arm64) t=$(TRIPLE_arm64) e="$(call std_env,$(TRIPLE_arm64))" f="$(call std_flag,$(TRIPLE_arm64))";; \
-	                armhf) t=$(TRIPLE_armhf) e="$(call std_env,$(TRIPLE_armhf))" f="$(call std_flag,$(TRIPLE_armhf))";; esac; \
-	    echo "== the library's unit tests for $$t, under qemu-user"; \
-	    env $$e $(cross) test --release --locked --lib --target $$t $$f; \
-	done
+arm-unit-build-arm64 arm-unit-build-armhf: arm-unit-build-%: static-%
+	$(call cross_cargo,$*,test) --lib --no-run
+arm-unit-arm64 arm-unit-armhf: arm-unit-%: arm-unit-build-%
+	@echo "== the library's unit tests for $(TRIPLE_$*), under qemu-user"
+	$(call cross_cargo,$*,test) --lib
+arm-unit: arm-debs $(foreach a,$(ARM_ARCHS),arm-unit-$(a))
 test-arm: arm-unit
 	$(ARM_ENV) $(STATIC_CARGO) test --release --locked --target $(HOST) --test it arch::
 
@@ -134,11 +137,17 @@ LAB_ARCHS = amd64 $(filter arm64,$(ARM_ARCHS))
 LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
 TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
 	$(call LAB_ARM64,RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64))) $(ARM_ENV)
-.PHONY: lab-start
+.PHONY: lab-start test-builds test-build-host
 lab-start: deps $(if $(ARM_ARCHS),cross-deps)
 	scripts/lab/background start $(LAB_ARCHS)
-test: deps lab-start deb arm-unit
+# Everything the suite runs, built: `make test` builds these side by side
+# (make -j3), then runs them one part at a time.
+test-builds: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a) arm-unit-build-$(a))
+test-build-host: static
 	$(STATIC_CARGO) test --release --locked --target $(HOST) --no-run
+test: deps lab-start
+	$(MAKE) -j3 --output-sync=target test-builds
+	$(MAKE) arm-unit
 	lab=$$(scripts/lab/background wait amd64) && \
 	lab_arm64=$$($(call LAB_ARM64,scripts/lab/background wait arm64)) && \
 	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) \
