@@ -2,6 +2,21 @@
 //! likelihood to the maxima of a run's windows (block maxima), and its
 //! return levels with profile-likelihood intervals: a second estimate
 //! beside the histogram's peaks over threshold.
+//!
+//! Cost: every likelihood is a sum over the maxima, and a fit with its
+//! three intervals evaluates it some ten thousand times. A day of 1 s
+//! windows (86 400 maxima) would take minutes, so the maxima are first
+//! sorted and merged into weighted points ([`Maxima`]): equal values
+//! always, and values that lie within [`MERGE`] of each other on a scale
+//! that is the maxima's spread near their median and their distance from
+//! it further out (a grid even in `asinh((x − median) / s)`). A merged
+//! point sits at its members' mean with their count as weight, so the
+//! first-order error cancels and what is left is below `MERGE² / 12` of
+//! the likelihood's curvature: far inside the estimates' own standard
+//! errors. The smallest and largest maxima are never merged, so the
+//! fitted support (a bounded tail's endpoint) is the data's own. The grid bounds the points to about `2 asinh(range / s) /
+//! MERGE` (a few hundred for a day of windows) whatever the run's length,
+//! which makes the fit linear (the sort n log n) in the windows.
 
 use serde::Serialize;
 
@@ -23,16 +38,84 @@ pub struct GevFit {
     pub nll: f64,
 }
 
+/// Merging width on the `asinh((x − median) / s)` grid (see the top).
+const MERGE: f64 = 0.01;
+
+/// Window maxima as the likelihood reads them: sorted weighted points.
+pub struct Maxima {
+    /// `(value, count)`, ascending.
+    points: Vec<(f64, f64)>,
+    count: f64,
+}
+
+impl Maxima {
+    /// Merge `x` (finite values) on the grid described at the top; `s` is
+    /// the Gumbel scale of the interquartile range (at least 1 ns).
+    pub fn of(x: &[f64]) -> Maxima {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        if n == 0 {
+            return Maxima { points, count: 0.0 };
+        }
+        let median = v[n / 2];
+        // For a Gumbel, Q(3/4) − Q(1/4) = 1.5725 σ.
+        let s = ((v[3 * n / 4] - v[n / 4]) / 1.5725).max(1.0);
+        let key = |x: f64| (((x - median) / s).asinh() / MERGE).floor();
+        // The smallest and the largest value stay points of their own:
+        // they alone decide where (μ, σ, ξ) is allowed (1 + ξz > 0 for
+        // every value), so the support is the data's, never a mean's.
+        points.push((v[0], 1.0));
+        if n > 2 {
+            let inner = &v[1..n - 1];
+            let (mut k0, mut sum, mut w) = (key(inner[0]), 0.0, 0.0);
+            for &x in inner {
+                let k = key(x);
+                if k != k0 {
+                    points.push((sum / w, w));
+                    (k0, sum, w) = (k, 0.0, 0.0);
+                }
+                sum += x;
+                w += 1.0;
+            }
+            points.push((sum / w, w));
+        }
+        if n > 1 {
+            points.push((v[n - 1], 1.0));
+        }
+        Maxima {
+            points,
+            count: n as f64,
+        }
+    }
+
+    /// Every value its own point (what the merging is checked against).
+    #[cfg(test)]
+    pub fn exact(x: &[f64]) -> Maxima {
+        Maxima {
+            points: x.iter().map(|&v| (v, 1.0)).collect(),
+            count: x.len() as f64,
+        }
+    }
+
+    /// The number of weighted points.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+}
+
 /// Negative log-likelihood of `(μ, σ, ξ)` for the maxima `x`.
-pub fn nll(x: &[f64], mu: f64, sigma: f64, xi: f64) -> f64 {
+pub fn nll(x: &Maxima, mu: f64, sigma: f64, xi: f64) -> f64 {
     if !(sigma > 0.0) || !(XI_MIN..=XI_MAX).contains(&xi) {
         return f64::INFINITY;
     }
-    let mut s = x.len() as f64 * sigma.ln();
-    for &v in x {
+    let mut s = x.count * sigma.ln();
+    for &(v, w) in &x.points {
         let z = (v - mu) / sigma;
         if xi.abs() < XI_ZERO {
-            s += z + (-z).exp();
+            s += w * (z + (-z).exp());
             continue;
         }
         let t = 1.0 + xi * z;
@@ -40,7 +123,7 @@ pub fn nll(x: &[f64], mu: f64, sigma: f64, xi: f64) -> f64 {
             return f64::INFINITY;
         }
         let lt = t.ln();
-        s += (1.0 + 1.0 / xi) * lt + (-lt / xi).exp();
+        s += w * ((1.0 + 1.0 / xi) * lt + (-lt / xi).exp());
     }
     optim::finite_or_inf(s)
 }
@@ -51,13 +134,21 @@ pub fn fit(x: &[f64]) -> Option<GevFit> {
     if x.len() < 10 || x.iter().any(|v| !v.is_finite()) {
         return None;
     }
+    fit_on(x, &Maxima::of(x))
+}
+
+/// [`fit`] of the likelihood of `m`, from the start of the values `x`.
+pub fn fit_on(x: &[f64], m: &Maxima) -> Option<GevFit> {
+    if x.len() < 10 || x.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
     let n = x.len() as f64;
     let mean = x.iter().sum::<f64>() / n;
     let sd = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n)
         .sqrt()
         .max(1.0);
     let s0 = sd * 6f64.sqrt() / std::f64::consts::PI;
-    let f = |p: &[f64]| nll(x, p[0], p[1].exp(), p[2]);
+    let f = |p: &[f64]| nll(m, p[0], p[1].exp(), p[2]);
     let mut best: Option<(Vec<f64>, f64)> = None;
     for xi0 in [0.1, -0.2] {
         let start = [mean - 0.5772 * s0, s0.ln(), xi0];
@@ -99,21 +190,34 @@ pub fn level(fit: &GevFit, ln_y: f64) -> f64 {
 }
 
 /// The profile-likelihood 95 % interval of the return level for `ln_y`:
-/// the location is replaced by the level, `(ln σ, ξ)` profiled out.
+/// the location is replaced by the level, `(ln σ, ξ)` profiled out. Each
+/// side's search starts the inner fit from the last one it made (the
+/// level moves by small steps, so its optimum does too), else from the
+/// fit's own `(ln σ, ξ)`.
 pub fn level_interval(x: &[f64], fit: &GevFit, ln_y: f64) -> (Option<f64>, Option<f64>) {
+    let m = Maxima::of(x);
     let start = [fit.scale_ns.ln(), fit.xi];
-    let profile = |z: f64| {
+    let profile_from = |last: &std::cell::RefCell<Vec<f64>>, z: f64| {
         let f = |p: &[f64]| {
             let sigma = p[0].exp();
-            nll(x, z - sigma * level_factor(ln_y, p[1]), sigma, p[1])
+            nll(&m, z - sigma * level_factor(ln_y, p[1]), sigma, p[1])
         };
-        optim::minimize(f, &start, &[0.1, 0.05]).map_or(f64::INFINITY, |r| r.1)
+        let warm = optim::minimize(f, &last.borrow(), &[0.1, 0.05]);
+        let r = warm.or_else(|| optim::minimize(f, &start, &[0.1, 0.05]));
+        r.map_or(f64::INFINITY, |(p, v)| {
+            *last.borrow_mut() = p;
+            v
+        })
+    };
+    let side = || {
+        let last = std::cell::RefCell::new(start.to_vec());
+        move |z: f64| profile_from(&last, z)
     };
     let z_hat = level(fit, ln_y);
-    let nll_min = fit.nll.min(profile(z_hat));
+    let nll_min = fit.nll.min(side()(z_hat));
     let step = 0.1 * fit.scale_ns;
-    let hi = optim::profile_limit(&profile, nll_min, z_hat, step, z_hat + 1e4 * fit.scale_ns);
-    let lo = optim::profile_limit(&profile, nll_min, z_hat, step, z_hat - 1e4 * fit.scale_ns);
+    let hi = optim::profile_limit(side(), nll_min, z_hat, step, z_hat + 1e4 * fit.scale_ns);
+    let lo = optim::profile_limit(side(), nll_min, z_hat, step, z_hat - 1e4 * fit.scale_ns);
     (lo, hi)
 }
 
@@ -139,6 +243,18 @@ mod tests {
         let z = level(&f, ly);
         assert!(lo.unwrap() < z && z < hi.unwrap());
         assert!(fit(&x[..5]).is_none());
+        // merging the maxima moves nothing that matters: the same data
+        // unmerged give the same likelihood and optimum within 1e-5
+        let m = Maxima::of(&x);
+        assert!(m.len() < x.len());
+        assert_eq!(m.points[0], (x[0], 1.0));
+        assert_eq!(m.points[m.len() - 1], (x[n - 1], 1.0));
+        assert_eq!(m.points.iter().map(|p| p.1).sum::<f64>(), n as f64);
+        let exact = Maxima::exact(&x);
+        for (mu, s, xi) in [(100.0, 10.0, 0.0), (99.0, 11.0, 0.05), (101.0, 9.0, -0.02)] {
+            let (a, b) = (nll(&m, mu, s, xi), nll(&exact, mu, s, xi));
+            assert!((a - b).abs() < 1e-4 * b.abs(), "{a} vs {b}");
+        }
         assert!(fit(&[f64::NAN; 20]).is_none());
     }
 }

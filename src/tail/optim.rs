@@ -40,6 +40,20 @@ impl<F: Fn(f64) -> f64> CostFunction for Single<F> {
     }
 }
 
+/// Nelder-Mead stops when the spread of its simplex's costs falls below
+/// this: 1e-10, or the rounding of a cost of the size of `f0` (64 ulps)
+/// when that is larger. A likelihood summed over many points (a day of
+/// window maxima gives costs near 10⁶) cannot be resolved to 1e-10, and
+/// a fixed 1e-10 made such runs go on to their iteration cap.
+fn sd_tolerance(f0: f64) -> f64 {
+    let rounding = 64.0 * f64::EPSILON * f0.abs();
+    if rounding.is_finite() {
+        rounding.max(1e-10)
+    } else {
+        1e-10
+    }
+}
+
 /// One Nelder-Mead run from `start` with initial steps `step`.
 fn nelder_mead_once(
     f: &impl Fn(&[f64]) -> f64,
@@ -52,7 +66,9 @@ fn nelder_mead_once(
         v[i] += s;
         simplex.push(v);
     }
-    let solver = NelderMead::new(simplex).with_sd_tolerance(1e-10).ok()?;
+    let solver = NelderMead::new(simplex)
+        .with_sd_tolerance(sd_tolerance(f(start)))
+        .ok()?;
     let res = Executor::new(Multi(f), solver)
         .configure(|s| s.max_iters(600))
         .run()
