@@ -39,7 +39,7 @@ pub struct GevFit {
 }
 
 /// Merging width on the `asinh((x − median) / s)` grid (see the top).
-const MERGE: f64 = 0.01;
+const MERGE: f64 = 0.02;
 
 /// Window maxima as the likelihood reads them: sorted weighted points.
 pub struct Maxima {
