@@ -384,7 +384,10 @@ fn tail_a_day_of_one_second_windows_is_analysed() {
     // merging the maxima (gev.rs) changes the fit by far less than its
     // standard errors: the same maxima unmerged give the same optimum
     let exact = gev::fit_on(&max_ns, &gev::Maxima::exact(&max_ns)).unwrap();
-    assert!((g.location_ns - exact.location_ns).abs() < 0.5, "{g:?} {exact:?}");
+    assert!(
+        (g.location_ns - exact.location_ns).abs() < 0.5,
+        "{g:?} {exact:?}"
+    );
     assert!((g.scale_ns - exact.scale_ns).abs() < 0.5, "{g:?} {exact:?}");
     assert!((g.xi - exact.xi).abs() < 2e-4, "{g:?} {exact:?}");
     // the hour's level (p = 0.01 over 3600 windows): an interval around

@@ -233,7 +233,10 @@ fn arm64_board_gets_the_aarch64_build_and_its_study_reboots_by_kexec() {
     assert_ne!(run["fingerprint"]["preemption_model"], "rt");
     let on_start = started.elapsed().as_secs_f64();
     std::fs::write(dir.join("r.toml"), REMOTE_STUDY).unwrap();
-    let mut c = on("local.db", &["study", path(&dir.join("r.toml")), "--reboot", "-q"]);
+    let mut c = on(
+        "local.db",
+        &["study", path(&dir.join("r.toml")), "--reboot", "-q"],
+    );
     let (code, _, err) = bounded(&mut c, STUDY_LIMIT);
     assert_eq!(
         code,

@@ -175,7 +175,9 @@ fn preempt_rt_kernel_detection_verdict_explain_and_pi() {
                 let cause = e["cause"].as_str().unwrap_or("");
                 cause.starts_with("unexplained") || cause.contains("hypervisor")
             });
-        let seen = g.json("explain-run.json")["explain"]["spikes_seen"].as_u64().unwrap();
+        let seen = g.json("explain-run.json")["explain"]["spikes_seen"]
+            .as_u64()
+            .unwrap();
         assert!(
             all_stalls && seen > explained["explanations"].as_array().unwrap().len() as u64,
             "no explanation names an interference thread or a threaded IRQ:\n{}",
