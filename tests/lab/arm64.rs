@@ -17,9 +17,8 @@
 
 use crate::boots::{REMOTE_STUDY, STUDY_LIMIT, up};
 use crate::guest::{Arch, Guest, Lab, check, one_guest, tail};
-use crate::remote::{bounded, path, ssh, temp_dir};
+use crate::remote::{bounded, holds_one_binary, path, ssh, temp_dir};
 use crate::{common_facts, isolation_facts, preemption};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -270,16 +269,7 @@ fn arm64_board_gets_the_aarch64_build_and_its_study_reboots_by_kexec() {
     let now = ssh(&cfg, "uname -r").expect(0, "the board at the end");
     assert_eq!(now.trim(), lab.release("vanilla"));
     // The one binary there, all along, is the aarch64 build under target/.
-    let hash: String = Sha256::digest(std::fs::read(&target_bin).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let bins = ssh(&cfg, "ls -A /root/.cache/rtscope/bin").expect(0, "ls bin on the board");
-    assert_eq!(
-        bins.lines().collect::<Vec<_>>(),
-        [format!("rtscope-{}", &hash[..16])],
-        "the board's binaries"
-    );
+    holds_one_binary(&cfg, &target_bin);
     let left = guest.stop();
     assert!(left.is_empty(), "qemu of the test still running: {left:?}");
     drop(guest);

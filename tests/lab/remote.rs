@@ -136,16 +136,7 @@ fn rt_guest_is_measured_from_the_host_over_ssh() {
 
     // The board holds one copy of the binary, named by its hash, and no
     // run folder once the runs are whole here.
-    let hash: String = Sha256::digest(std::fs::read(&lab.bin).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let bins = ssh(&cfg, "ls -A /root/.cache/rtscope/bin").expect(0, "ls bin on the board");
-    assert_eq!(
-        bins.lines().collect::<Vec<_>>(),
-        [format!("rtscope-{}", &hash[..16])],
-        "the board's binaries"
-    );
+    holds_one_binary(&cfg, &lab.bin);
     let folders = ssh(&cfg, "ls -A /root/.cache/rtscope/runs 2>/dev/null; true")
         .expect(0, "ls runs on the board");
     assert_eq!(folders.trim(), "", "run folders left on the board");
@@ -203,6 +194,21 @@ impl Workstation {
             .args(["fetch", url]);
         Out::of(c, &["fetch", url])
     }
+}
+
+/// The board's binary cache holds exactly one file: `bin`, named by its
+/// hash as `--on` installs it.
+pub fn holds_one_binary(cfg: &Path, bin: &Path) {
+    let hash: String = Sha256::digest(std::fs::read(bin).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let bins = ssh(cfg, "ls -A /root/.cache/rtscope/bin").expect(0, "ls bin on the board");
+    assert_eq!(
+        bins.lines().collect::<Vec<_>>(),
+        [format!("rtscope-{}", &hash[..16])],
+        "the board's binaries"
+    );
 }
 
 /// An ssh config naming the guest on `port` as the board [`BOARD`],
