@@ -27,8 +27,9 @@ build: deps
 
 # One statically linked binary to copy to the target board
 # (target/x86_64-unknown-linux-gnu/release/rtscope on x86_64).
-# `make test` builds its tests the same way: they reuse this build's
-# crates and run the binary that ships.
+# `make test` builds its tests with the same flags and target: they reuse
+# the crates whose features the tests' dev-dependencies do not change,
+# and run a static rtscope.
 STATIC_CARGO = RUSTFLAGS="-C target-feature=+crt-static" $(CARGO)
 static: deps
 	$(STATIC_CARGO) build --release --locked --target $(HOST)
@@ -124,15 +125,14 @@ run: build
 # The static binary and the package are built first and checked by the
 # tests in tests/it/static_binary.rs and tests/it/package.rs (which skip,
 # saying so, under a plain `cargo test`). The tests are built with the
-# static binary's flags, so they reuse its crates and run that binary.
+# static binary's flags and target (see `static`).
 #
 # The lab tier (docs/lab.md, tests/lab/): where qemu can run and the disk
 # has room, scripts/lab/prepare builds (or reuses) the guest images of
 # Debian's vanilla and PREEMPT_RT kernels (amd64, and arm64 with the ARM
 # tier), in the background while the rest builds (scripts/lab/background;
 # the tests start once they are ready), and the lab's tests boot them;
-# elsewhere it
-# prints one SKIP line and the rest runs as before.
+# elsewhere it prints one SKIP line and the rest runs as before.
 LAB_ARCHS = amd64 $(filter arm64,$(ARM_ARCHS))
 LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
 TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \

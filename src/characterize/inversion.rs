@@ -155,9 +155,9 @@ pub fn trials(
                     // thread is looked for before the clock, so a high
                     // thread blocked in time always gets its hog (one
                     // that blocks between the last look and the unlock
-                    // gets none, and its trial is not counted).
-                    // The section lasts its time, and until a high
-                    // thread blocked on it (at most HIGH_WAIT_MAX_NS more).
+                    // gets none, and its trial is not counted). The
+                    // section lasts its time, and until a high thread
+                    // blocked on it (at most HIGH_WAIT_MAX_NS more).
                     let end = now() + CRITICAL_SECTION_NS;
                     let give_up = end + HIGH_WAIT_MAX_NS;
                     loop {
