@@ -55,6 +55,10 @@ pub struct Verdict {
     pub status: Status,
     pub found: String,
     pub fix: Option<String>,
+    /// False when the check is about hardware this system does not have
+    /// (a Raspberry Pi's firmware on a PC): doctor then leaves it out
+    /// instead of printing a line that says so.
+    pub applies: bool,
 }
 
 impl Verdict {
@@ -63,6 +67,16 @@ impl Verdict {
             status,
             found: found.into(),
             fix: None,
+            applies: true,
+        }
+    }
+
+    /// The check is about hardware this system lacks; `why` says what
+    /// was looked for (kept for the unit tests, never printed).
+    pub fn not_applicable(why: &str) -> Verdict {
+        Verdict {
+            applies: false,
+            ..Verdict::new(Status::Info, why)
         }
     }
 
@@ -168,12 +182,13 @@ pub struct Finding {
     pub fix: Option<String>,
 }
 
+/// The findings of every check that applies to this system.
 pub fn run(ctx: &Ctx) -> Vec<Finding> {
     CHECKS
         .iter()
-        .map(|c| {
+        .filter_map(|c| {
             let v = (c.run)(ctx);
-            Finding {
+            v.applies.then_some(Finding {
                 id: c.id,
                 area: c.area,
                 title: c.title,
@@ -181,7 +196,7 @@ pub fn run(ctx: &Ctx) -> Vec<Finding> {
                 found: v.found,
                 why: c.why,
                 fix: v.fix,
-            }
+            })
         })
         .collect()
 }

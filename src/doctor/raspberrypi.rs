@@ -1,7 +1,8 @@
 //! Raspberry Pi checks: the firmware's throttling and under-voltage state
 //! (sysfs `get_throttled`, the bits of `vcgencmd get_throttled`), and the
 //! boot files (`config.txt`'s clock settings, a `cmdline.txt` edited since
-//! boot). On any other board both say so as `info`. Files only: doctor
+//! boot). On any other board neither applies and doctor leaves both
+//! out (the board check already says what the board is). Files only: doctor
 //! never runs vcgencmd.
 
 use super::{Check, Ctx, Status, Verdict};
@@ -17,10 +18,7 @@ pub static THROTTLING: Check = Check {
 };
 
 fn not_a_pi() -> Verdict {
-    Verdict::new(
-        Status::Info,
-        "not a Raspberry Pi (no Raspberry Pi model in the device tree)",
-    )
+    Verdict::not_applicable("not a Raspberry Pi (no Raspberry Pi model in the device tree)")
 }
 
 fn throttling(ctx: &Ctx) -> Verdict {
@@ -285,13 +283,15 @@ mod tests {
     }
 
     #[test]
-    fn elsewhere_it_is_information() {
+    fn elsewhere_they_do_not_apply() {
         let t = FakeTree::new(&[("/proc/cpuinfo", "vendor_id\t: GenuineIntel\n")]);
         for check in [&THROTTLING, &BOOT_CONFIG] {
             let v = judge(&t.root(), check);
-            assert_eq!(v.status, Status::Info);
+            assert!(!v.applies, "{}", v.found);
             assert!(v.found.starts_with("not a Raspberry Pi"), "{}", v.found);
         }
+        let v = judge(&fixture("raspberrypi4"), &THROTTLING);
+        assert!(v.applies);
         let t = copy(
             "raspberrypi4",
             &[("/sys/devices/platform/soc/soc:firmware/get_throttled", "")],

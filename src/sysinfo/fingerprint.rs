@@ -31,7 +31,7 @@ pub fn from_facts(f: &Facts) -> Fingerprint {
         cpu_model: f.cpu_model.clone(),
         cpus_online: f.online.len() as u32,
         cmdline: b.raw.clone(),
-        extra: Default::default(),
+        extra: board_facts(f),
         kernel_config_source: f.config.as_ref().map(|c| c.source.clone()),
         hz: f.timers.hz,
         high_res_timers: f
@@ -68,6 +68,29 @@ pub fn from_facts(f: &Facts) -> Fingerprint {
             })
         }),
     }
+}
+
+/// The board where the kernel names it (the device tree's model, a
+/// Raspberry Pi's revision code) and, on a Raspberry Pi, the firmware's
+/// throttling bits when the run began (`0x0`: never throttled or short of
+/// power since boot): two runs of one kernel on a Pi 3 and a Pi 4, or on
+/// a Pi that was throttled and one that was not, do not compare fairly.
+/// Kept under `extra`, so records of boards without a model (most PCs)
+/// are unchanged.
+fn board_facts(f: &Facts) -> std::collections::BTreeMap<String, String> {
+    let mut extra = std::collections::BTreeMap::new();
+    if let Some(model) = &f.board.model {
+        extra.insert("board_model".into(), model.clone());
+    }
+    if let Some(pi) = &f.raspberry_pi {
+        if let Some(rev) = &f.board.revision {
+            extra.insert("board_revision".into(), rev.clone());
+        }
+        if let Some(t) = &pi.throttled {
+            extra.insert("pi_throttled".into(), format!("{:#x}", t.bits));
+        }
+    }
+    extra
 }
 
 /// The real-time options on the kernel command line.
@@ -190,6 +213,31 @@ mod tests {
             Some("/boot/config-6.6.0-rt15")
         );
         assert!(fp.tuning.is_none());
+    }
+
+    #[test]
+    fn a_raspberry_pi_is_named_with_its_throttling_state() {
+        let fp = take(&SysRoot::fixture("raspberrypi4"));
+        assert!(
+            fp.extra["board_model"].starts_with("Raspberry Pi 4 Model B"),
+            "{:?}",
+            fp.extra
+        );
+        assert!(fp.extra.contains_key("board_revision"), "{:?}", fp.extra);
+        assert_eq!(fp.extra["pi_throttled"], "0x0");
+        let pc = take(&rt_box().root());
+        assert!(
+            pc.extra.is_empty(),
+            "no board facts on a PC: {:?}",
+            pc.extra
+        );
+        // A different board is a difference between two runs.
+        let pi3 = take(&SysRoot::fixture("raspberrypi3"));
+        assert!(
+            fp.differences(&pi3)
+                .iter()
+                .any(|(k, _, _)| k == "extra.board_model")
+        );
     }
 
     #[test]
