@@ -497,6 +497,23 @@ pub struct LatencyStats {
     pub min_at: Option<SampleAt>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_at: Option<SampleAt>,
+    /// Samples an imported source counted beyond its histogram without
+    /// their values (cyclictest's `# Histogram Overflows:`); absent when
+    /// none or for measured runs. They are in the histogram at
+    /// `Overflow::from_ns` (a lower bound), the largest at `max_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow: Option<Overflow>,
+}
+
+/// Samples beyond a source's histogram, values unknown: each lies in
+/// `[from_ns, max_ns]` of its stats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Overflow {
+    /// How many (the one at the max included).
+    pub count: u64,
+    /// The first value beyond the histogram's rows: every overflow is at
+    /// least this late.
+    pub from_ns: u64,
 }
 
 /// Where in the run a sample was taken.
@@ -1032,6 +1049,15 @@ impl LatencyStats {
             {
                 out.max_ns = Some(m);
                 out.max_at = s.max_at;
+            }
+            if let Some(o) = s.overflow.filter(|o| o.count > 0) {
+                out.overflow = Some(match out.overflow {
+                    Some(a) => Overflow {
+                        count: a.count + o.count,
+                        from_ns: a.from_ns.min(o.from_ns),
+                    },
+                    None => o,
+                });
             }
         }
         if out.samples > 0 {
