@@ -460,6 +460,23 @@ pub struct ThreadRecord {
     /// rtla osnoise's per-CPU counts (quantity `os_noise`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<NoiseRecord>,
+    /// Every wake-up later than a threshold, with its cycle (rtscope's own
+    /// runs since exceedance times were kept): the order a histogram
+    /// loses, from which `tail` estimates how late wake-ups cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exceedances: Option<ExceedanceRecord>,
+}
+
+/// The wake-ups of one thread later than `threshold_ns` (strictly), all of
+/// them: the table is bounded (1024 per thread) by raising the threshold
+/// during the run, never by dropping a value above it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ExceedanceRecord {
+    pub threshold_ns: u64,
+    /// Cycles (periods since the first measured one), ascending.
+    pub cycles: Vec<u64>,
+    /// The latency of each, in the order of `cycles`.
+    pub latencies_ns: Vec<u64>,
 }
 
 /// One of the largest wake-up latencies of a thread.
@@ -1325,6 +1342,7 @@ fn synthetic_thread(i: usize, vals: &[u64]) -> (ThreadRecord, Histogram) {
         context: None,
         contexts: Vec::new(),
         noise: None,
+        exceedances: None,
     };
     (thread, h)
 }

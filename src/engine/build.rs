@@ -7,9 +7,9 @@ use super::run::{Snapshot, ThreadSnapshot};
 use super::shared::StatsSnapshot;
 use crate::kinds::SourceKind;
 use crate::record::{
-    EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, Outlier,
-    RunRecord, RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo,
-    WarmupStats,
+    EndReason, ExceedanceRecord, Fingerprint, HistogramRecord, LatencyStats, Limits,
+    MeasureOptions, Outlier, RunRecord, RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION,
+    ThreadRecord, ToolInfo, WarmupStats,
 };
 use crate::units::format_cpu_list;
 use std::collections::BTreeMap;
@@ -134,6 +134,11 @@ fn thread_record(plan: &Plan, snap: &Snapshot, i: usize) -> ThreadRecord {
         context: None,
         contexts: Vec::new(),
         noise: None,
+        exceedances: Some(ExceedanceRecord {
+            threshold_ns: t.exceedances.threshold_ns,
+            cycles: t.exceedances.items.iter().map(|&(c, _)| c).collect(),
+            latencies_ns: t.exceedances.items.iter().map(|&(_, l)| l).collect(),
+        }),
     }
 }
 

@@ -6,11 +6,13 @@
 //! Layout: `plan` (what to run, validated), `shared` (per-thread
 //! statistics readable while the thread writes them), `window` (per-window
 //! series and their bounded storage), `waiter` (the timer methods),
-//! `thread` (set-up and the hot loop), `run` (spawning, collecting,
+//! `thread` (set-up and the hot loop), `exceed` (the wake-ups above a
+//! threshold, with their cycles), `run` (spawning, collecting,
 //! stopping), `build` (turning results into a run record), `fanout`
 //! (several observers of one run).
 
 pub mod build;
+pub mod exceed;
 pub mod fanout;
 pub mod plan;
 pub mod preflight;

@@ -5,6 +5,7 @@
 //! The control thread (the caller's) never runs real-time code: it polls
 //! the window queues every 50 ms and reads the threads' shared statistics.
 
+use super::exceed::Exceedances;
 use super::plan::{Plan, Policy};
 use super::preflight;
 use super::shared::{LiveStats, SharedStats, StatsSnapshot};
@@ -96,6 +97,7 @@ pub struct RunView<'a> {
     pub plan: &'a Plan,
     shared: &'a [Arc<SharedStats>],
     series: &'a [SeriesBuilder],
+    exceedances: &'a [Exceedances],
     /// Wake-ups at least `late_above_ns` late since the last tick (empty
     /// unless the plan asks for them).
     pub late: &'a [Late],
@@ -110,6 +112,9 @@ pub struct ThreadSnapshot {
     pub tid: i32,
     pub stats: StatsSnapshot,
     pub windows: WindowSeries,
+    /// Every wake-up above `exceedances.threshold_ns` (engine/exceed.rs),
+    /// complete: raised above any wake-up the queue lost.
+    pub exceedances: Exceedances,
 }
 
 /// The whole measurement at a moment (during the run or at its end).
@@ -201,11 +206,13 @@ impl RunView<'_> {
             .threads
             .iter()
             .zip(self.shared.iter().zip(self.series.iter()))
-            .map(|(p, (s, w))| ThreadSnapshot {
+            .zip(self.exceedances.iter())
+            .map(|((p, (s, w)), e)| ThreadSnapshot {
                 plan: p.clone(),
                 tid: s.tid.load(SeqCst),
                 stats: s.snapshot(),
                 windows: w.series().clone(),
+                exceedances: e.complete_above(s.lost_late_max()),
             })
             .collect();
         Snapshot {
@@ -351,8 +358,12 @@ struct Collected {
     consumers: Vec<rtrb::Consumer<WindowStat>>,
     series: Vec<SeriesBuilder>,
     late_queues: Vec<Option<rtrb::Consumer<LateWakeup>>>,
-    /// Late wake-ups taken from the queues at the last drain.
+    /// Late wake-ups taken from the queues at the last drain, at least
+    /// the plan's `late_above_ns` late (the observers').
     late: Vec<Late>,
+    late_above_ns: u64,
+    /// Per thread: every wake-up above its threshold, with its cycle.
+    exceedances: Vec<Exceedances>,
     t0_ns: u64,
     t0_unix_ns: u64,
 }
@@ -369,8 +380,18 @@ impl Collected {
         self.late.clear();
         for (thread, q) in self.late_queues.iter_mut().enumerate() {
             if let Some(q) = q {
+                let table = &mut self.exceedances[thread];
+                let mut raised = None;
                 while let Ok(wakeup) = q.pop() {
-                    self.late.push(Late { thread, wakeup });
+                    if wakeup.latency_ns >= self.late_above_ns {
+                        self.late.push(Late { thread, wakeup });
+                    }
+                    if let Some(t) = table.push(wakeup.cycle, wakeup.latency_ns) {
+                        raised = Some(t);
+                    }
+                }
+                if let Some(t) = raised {
+                    self.shared[thread].set_late_floor(late_floor(t, self.late_above_ns));
                 }
             }
         }
@@ -385,11 +406,18 @@ impl Collected {
             plan,
             shared: &self.shared,
             series: &self.series,
+            exceedances: &self.exceedances,
             late: &self.late,
             t0_ns: self.t0_ns,
             t0_unix_ns: self.t0_unix_ns,
         }
     }
+}
+
+/// The measuring thread queues wake-ups at least this late: those above
+/// the exceedance threshold, and those the observers asked for.
+fn late_floor(exceedance_threshold_ns: u64, late_above_ns: u64) -> u64 {
+    exceedance_threshold_ns.saturating_add(1).min(late_above_ns)
 }
 
 /// Start one thread per planned thread; they wait at the gate.
@@ -410,19 +438,17 @@ fn spawn(
         series: Vec::with_capacity(n),
         late_queues: Vec::with_capacity(n),
         late: Vec::new(),
+        late_above_ns: cfg.late_above_ns.unwrap_or(u64::MAX),
+        exceedances: Vec::with_capacity(n),
         t0_ns: 0,
         t0_unix_ns: 0,
     };
     for t in &plan.threads {
         let stats = Arc::new(SharedStats::new());
         let (producer, consumer) = rtrb::RingBuffer::new(WINDOW_QUEUE);
-        let (late, late_queue) = match cfg.late_above_ns {
-            Some(_) => {
-                let (p, c) = rtrb::RingBuffer::new(LATE_QUEUE);
-                (Some(p), Some(c))
-            }
-            None => (None, None),
-        };
+        let (late, late_queue) = rtrb::RingBuffer::new(LATE_QUEUE);
+        let (late, late_queue) = (Some(late), Some(late_queue));
+        stats.set_late_floor(late_floor(0, collected.late_above_ns));
         let ctx = ThreadCtx {
             plan: t.clone(),
             policy: cfg.policy,
@@ -437,7 +463,6 @@ fn spawn(
             correct: cfg.omission_correction,
             break_ns: cfg.break_ns,
             tracemark: tracemark.clone(),
-            late_above_ns: cfg.late_above_ns.unwrap_or(u64::MAX),
             late,
         };
         let (gate, tx) = (threads.gate.clone(), ready.clone());
@@ -453,6 +478,7 @@ fn spawn(
         collected.shared.push(stats);
         collected.consumers.push(consumer);
         collected.late_queues.push(late_queue);
+        collected.exceedances.push(Exceedances::new());
         collected
             .series
             .push(SeriesBuilder::new(cfg.window_ns, SERIES_CAPACITY));

@@ -33,6 +33,12 @@ pub struct SharedStats {
     last: AtomicU64,
     dropped_windows: AtomicU64,
     dropped_late: AtomicU64,
+    /// The largest latency among the late wake-ups the queue lost.
+    lost_late_max: AtomicU64,
+    /// Wake-ups at least this late go into the queue of late wake-ups:
+    /// the control thread lowers it for `--explain` and raises it as its
+    /// table of exceedances fills (engine/exceed.rs).
+    late_floor: AtomicU64,
     warm_samples: AtomicU64,
     warm_min: AtomicU64,
     warm_max: AtomicU64,
@@ -145,6 +151,8 @@ impl SharedStats {
             last: AtomicU64::new(NONE),
             dropped_windows: AtomicU64::new(0),
             dropped_late: AtomicU64::new(0),
+            lost_late_max: AtomicU64::new(NONE),
+            late_floor: AtomicU64::new(0),
             warm_samples: AtomicU64::new(0),
             warm_min: AtomicU64::new(NONE),
             warm_max: AtomicU64::new(NONE),
@@ -281,8 +289,29 @@ impl SharedStats {
     }
 
     /// A late wake-up that did not fit in the queue of late wake-ups.
-    pub fn record_dropped_late(&self) {
+    pub fn record_dropped_late(&self, latency_ns: u64) {
         bump(&self.dropped_late, 1);
+        let m = self.lost_late_max.load(Relaxed);
+        if m == NONE || latency_ns > m {
+            self.lost_late_max.store(latency_ns, Relaxed);
+        }
+    }
+
+    /// The largest latency the queue of late wake-ups lost, if any.
+    pub fn lost_late_max(&self) -> Option<u64> {
+        opt(self.lost_late_max.load(Relaxed))
+    }
+
+    /// Wake-ups at least this late are queued (read in the hot loop).
+    // HOT PATH
+    #[inline(always)]
+    pub fn late_floor(&self) -> u64 {
+        self.late_floor.load(Relaxed)
+    }
+
+    /// Set by the control thread only.
+    pub fn set_late_floor(&self, ns: u64) {
+        self.late_floor.store(ns, Relaxed);
     }
 
     /// Late wake-ups that did not fit in the queue so far.

@@ -34,8 +34,8 @@ pub struct ThreadCtx {
     pub correct: bool,
     pub break_ns: Option<u64>,
     pub tracemark: Option<Arc<TraceMark>>,
-    /// Wake-ups at least this late go into `late` (for explaining).
-    pub late_above_ns: u64,
+    /// Wake-ups at least `shared.late_floor()` late go here (for
+    /// explaining, and the control thread's table of exceedances).
     pub late: Option<rtrb::Producer<LateWakeup>>,
 }
 
@@ -304,7 +304,7 @@ fn measure_loop(
             }
             acc.add(lat, extra, interval, correct);
             wakeups += 1;
-            if lat >= ctx.late_above_ns
+            if lat >= shared.late_floor()
                 && let Some(q) = &mut ctx.late
             {
                 let late = LateWakeup {
@@ -313,7 +313,7 @@ fn measure_loop(
                     wake_ns: now,
                     latency_ns: lat,
                 };
-                push_or_count(q, late, || shared.record_dropped_late());
+                push_or_count(q, late, || shared.record_dropped_late(lat));
             }
             if let Some(limit) = ctx.break_ns
                 && lat > limit

@@ -284,6 +284,7 @@ fn thread_records(run: &mut RunIn) -> (Vec<ThreadRecord>, Vec<Histogram>, bool) 
             context: None,
             contexts: Vec::new(),
             noise: None,
+            exceedances: None,
         });
         hists.push(hist);
     }

@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod exceedances;
 pub mod fairness;
 pub mod histfile;
 pub mod html;

@@ -211,7 +211,7 @@ pub fn input_of(rec: &RunRecord, thread: Option<u32>) -> Result<RunInput, TailRu
         None => "the histogram of the run's one thread".into(),
     }];
     let windows = windows_of(&threads, &mut notes);
-    notes.push(EXCEEDANCE_TIMES_NOTE.into());
+    let exceedance_times = super::exceedances::exceedance_times(&threads, &mut notes);
     Ok(RunInput {
         input: TailInput {
             bins,
@@ -219,15 +219,11 @@ pub fn input_of(rec: &RunRecord, thread: Option<u32>) -> Result<RunInput, TailRu
             period_ns,
             windows,
             halves: None,
-            exceedance_times: None,
+            exceedance_times,
         },
         notes,
     })
 }
-
-/// Why the run's outliers are not given as exceedance times.
-const EXCEEDANCE_TIMES_NOTE: &str = "no exceedance times: the record keeps only each thread's 32 \
-     largest wake-ups (not every one above a threshold, and not the periods a stall made it miss)";
 
 /// What `rtscope tail` and the report ask of the analysis.
 #[derive(Clone, Copy, Debug)]

@@ -120,6 +120,7 @@ fn empty_snapshot(plan: &Plan) -> Snapshot {
                     window_ns: plan.config.window_ns,
                     ..Default::default()
                 },
+                exceedances: Default::default(),
             })
             .collect(),
         t0_unix_ns: now,
