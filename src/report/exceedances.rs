@@ -79,7 +79,9 @@ mod tests {
     use crate::record::{ExceedanceRecord, synthetic};
 
     fn thread(i: u32, threshold_ns: u64, items: &[(u64, u64)]) -> ThreadRecord {
-        let mut t = synthetic(&[vec![5_000], vec![5_000]]).threads.remove(i as usize);
+        let mut t = synthetic(&[vec![5_000], vec![5_000]])
+            .threads
+            .remove(i as usize);
         t.exceedances = Some(ExceedanceRecord {
             threshold_ns,
             cycles: items.iter().map(|&(c, _)| c).collect(),

@@ -29,5 +29,6 @@ mod static_binary;
 mod store;
 mod study;
 mod tail;
+mod truth;
 mod tune;
 mod util;

@@ -812,3 +812,62 @@ fn hot_loop_makes_no_syscall_but_its_timer() {
         );
     }
 }
+
+/// Every wake-up above each thread's final threshold is in its table,
+/// with its cycle, and `tail` estimates θ from the tables.
+#[test]
+fn exceedance_times_are_complete_and_give_tail_its_theta() {
+    let _g = shared_system();
+    let dir = TempDir::new("exceedances");
+    let json = dir.join("run.json");
+    let o = run_measure(
+        &dir,
+        &["-D", "3s", "-i", "200us", "--json", json.to_str().unwrap()],
+    );
+    assert_code(&o, 0);
+    let r = read_json(&json);
+    for t in r["threads"].as_array().unwrap() {
+        let e = &t["exceedances"];
+        let threshold = u(&e["threshold_ns"]);
+        let cycles: Vec<u64> = e["cycles"].as_array().unwrap().iter().map(u).collect();
+        let lat: Vec<u64> = e["latencies_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(u)
+            .collect();
+        assert_eq!(cycles.len(), lat.len());
+        // 15 000 wake-ups: the table (1024) filled and its threshold rose.
+        assert!(threshold > 0, "{e}");
+        assert!((1..1024).contains(&lat.len()), "{} kept", lat.len());
+        assert!(cycles.windows(2).all(|w| w[0] < w[1]), "cycles ascending");
+        assert!(lat.iter().all(|&l| l > threshold));
+        // Complete: each of the 32 largest wake-ups above the threshold
+        // is there, at its cycle; the maximum above all.
+        let max = u(&t["stats"]["max_ns"]);
+        assert_eq!(lat.iter().copied().max(), Some(max));
+        for out in t["outliers"].as_array().unwrap() {
+            let (l, c) = (u(&out["latency_ns"]), u(&out["at"]["cycle"]));
+            if l > threshold {
+                let i = cycles
+                    .binary_search(&c)
+                    .expect("outlier's cycle in the table");
+                assert_eq!(lat[i], l);
+            }
+        }
+    }
+    let o = rtscope(dir.path())
+        .args(["tail", json.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let x = &v["extremal_index"];
+    assert_eq!(x["status"], "estimated", "{x}");
+    assert!(
+        x["from"].as_str().unwrap().starts_with("exceedance_times"),
+        "{x}"
+    );
+    let theta = x["theta"].as_f64().unwrap();
+    assert!(theta > 0.0 && theta <= 1.0, "{theta}");
+}
