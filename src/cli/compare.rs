@@ -1,11 +1,14 @@
-//! `rtscope compare`: two runs side by side on one metric, with the
-//! regression gate for CI pipelines.
+//! `rtscope compare`: runs side by side on one metric, each against the
+//! first, with the regression gate for CI pipelines. Maps flags in and
+//! outcomes (text, JSON, HTML, exit code) out; the comparison itself is
+//! `report::compare`.
 
 use super::Exit;
 use crate::report::{self, compare};
-use crate::runref;
-use anyhow::{Result, anyhow};
+use crate::{output, runref};
+use anyhow::{Context, Result, anyhow};
 use clap::Args;
+use std::path::PathBuf;
 
 fn metric(s: &str) -> Result<String, String> {
     if crate::record::METRICS.contains(&s) {
@@ -25,48 +28,73 @@ fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Compare two runs per CPU on one metric; a regression gate for CI.
+/// Compare runs per CPU on one metric, each against the first; a regression gate for CI.
 ///
-/// B is compared with A (the baseline): a table per CPU and overall with
-/// the ratio B/A, and warnings when the two runs differ in what no label
-/// or tag names (kernel, command line, set-up, load...).
+/// Every run after the first is set against the first (A, the baseline): a
+/// table per CPU and overall with the ratio to A, and warnings when two
+/// runs differ in what no label or tag names (kernel, command line,
+/// set-up, load...). Runs of different quantities (a wake-up latency
+/// against oslat's busy-loop gaps or osnoise's noise) are refused.
 ///
-/// Each row also says whether the difference is beyond the noise of the
-/// runs' own windows (max, min, avg and p99; at least 10 windows per run),
-/// or why the noise is unknown.
+/// Each row says whether the difference is within the noise of the runs'
+/// own windows or beyond it (worse or better), by how much and what the
+/// noise is: a permutation test of the windows at the 5 % level, the
+/// noise being the difference that shuffling the windows between the two
+/// runs reaches in 5 % of the shuffles (at least 10 windows per run).
+/// Only max, min, avg and p99 are kept per window, so only they have a
+/// noise model; the default metric is p99. On p50, p90, p99.9 or p99.99
+/// the differences are judged raw, on the figures alone, and said so.
 ///
 /// Each run's deadline (--deadline, else the run's own: its --deadline,
 /// else its period) is said met or missed, with the periods beyond it.
 ///
-/// Latencies in microseconds (us). With --fail-if-worse, exit 1 when B's
-/// overall metric is more than PCT percent above A's and the difference
-/// is beyond the noise (or the noise is unknown, which it says): a
-/// regression gate for CI pipelines.
+/// Latencies in microseconds (us). With --fail-if-worse, exit 1 when any
+/// run's overall metric is more than PCT percent above A's and the
+/// difference is beyond the noise (or the noise of that pair is unknown,
+/// which it says). A gate on a metric without a noise model is refused
+/// unless --raw says to gate on the figures alone.
 ///
-/// Exit status: 0 done (gate passed), 1 the gate failed, 2 bad options or
-/// a run that cannot be loaded.
+/// Exit status: 0 done (gate passed), 1 the gate failed, 2 bad options,
+/// fewer than two runs, a run that cannot be loaded, runs of different
+/// quantities, or a gate on a metric without a noise model without --raw.
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// The baseline run: a run record file (.json) or a stored run's id.
-    #[arg(value_name = "A")]
-    pub a: String,
+    /// The runs: run record files (.json) or stored runs' ids. The first
+    /// is the baseline (A); each other (B, C...) is set against it.
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<String>,
 
-    /// The run compared with it.
-    #[arg(value_name = "B")]
-    pub b: String,
-
-    /// Metric: min, avg, p50, p90, p99, p99.9, p99.99 or max.
-    #[arg(long = "metric", value_name = "NAME", default_value = "p99.99", value_parser = metric)]
+    /// Metric: min, avg, p50, p90, p99, p99.9, p99.99 or max. Only min,
+    /// avg, p99 and max have a noise model; the others are judged raw.
+    #[arg(long = "metric", value_name = "NAME", default_value = compare::DEFAULT_METRIC, value_parser = metric)]
     pub metric: String,
 
-    /// Exit 1 if B's overall metric is more than PCT percent above A's
-    /// (0: any increase fails) and the difference is beyond the noise of
-    /// the runs' windows; a noise that cannot be judged gates on the
-    /// figure alone.
+    /// Exit 1 if any run's overall metric is more than PCT percent above
+    /// the baseline's (0: any increase fails) and the difference is beyond
+    /// the noise of the runs' windows; a pair whose noise cannot be judged
+    /// (too few windows) gates on the figure alone, and says so.
     #[arg(long = "fail-if-worse", value_name = "PCT", value_parser = percent)]
     pub fail_if_worse: Option<f64>,
 
-    /// Judge both runs against this deadline instead of the ones they
+    /// Let --fail-if-worse gate on a metric without a noise model (p50,
+    /// p90, p99.9, p99.99), on the raw figures alone: chance alone may
+    /// then fail the gate. Without it such a gate is refused (exit 2).
+    #[arg(long = "raw", requires = "fail_if_worse")]
+    pub raw: bool,
+
+    /// Also write the comparison as JSON to FILE (- for standard output,
+    /// instead of the table): each run's rows against the baseline, with
+    /// the difference, the noise and the verdict, and the gate.
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Also write an HTML report of the runs to FILE: each run against the
+    /// first, every difference on min, avg, p99 and max marked within the
+    /// noise or beyond it, then each run's own section.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Judge every run against this deadline instead of the ones they
     /// recorded (bare number: us; 250us, 2ms); the stored runs are left
     /// as they are.
     #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
@@ -74,8 +102,19 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
-    let refs = [args.a.clone(), args.b.clone()];
-    if let Some(cs) = runref::load_characterizations(db, &refs)? {
+    if args.fail_if_worse.is_some() {
+        compare::check_gate_metric(&args.metric, args.raw).map_err(|e| anyhow!(e))?;
+    }
+    let dash = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if dash(&args.json) && dash(&args.output) {
+        anyhow::bail!(
+            "--json - and -o - both write to standard output: send one of them to a file"
+        );
+    }
+    for p in args.json.iter().chain(args.output.iter()) {
+        output::check_writable(p, "compare output")?;
+    }
+    if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
         if args.fail_if_worse.is_some() {
             anyhow::bail!(
                 "--fail-if-worse gates latency runs; characterizations are compared side by side only"
@@ -84,31 +123,54 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         if args.deadline_ns.is_some() {
             anyhow::bail!("--deadline judges latency runs; a characterization has no deadline");
         }
+        if args.json.is_some() || args.output.is_some() {
+            anyhow::bail!(
+                "--json and -o write latency comparisons; `rtscope report` writes characterizations' pages"
+            );
+        }
         let cs: Vec<_> = cs.iter().collect();
-        out!("{}", crate::characterize::compare::render(&cs, &refs));
+        out!("{}", crate::characterize::compare::render(&cs, &args.runs));
         return Ok(Exit::Ok);
     }
-    let mut a = runref::load(db, &args.a)?;
-    let mut b = runref::load(db, &args.b)?;
+    let mut runs = runref::load_named(db, &args.runs)?;
     if let Some(d) = args.deadline_ns {
-        a.limits.deadline_ns = Some(d);
-        b.limits.deadline_ns = Some(d);
-    }
-    let runs = report::name_runs(vec![(args.a.clone(), a), (args.b.clone(), b)]);
-    let c = compare::compare(&runs[0], &runs[1], &args.metric).map_err(|e| anyhow!(e))?;
-    out!("{}", c.render(&runs[0], &runs[1]));
-    for (tag, r) in [("A", &runs[0]), ("B", &runs[1])] {
-        outln!(
-            "{tag} deadline {}",
-            report::verdict::deadline_status(&r.record)
-        );
-    }
-    if let Some(pct) = args.fail_if_worse {
-        let gate = c.gate(pct);
-        outln!("{}", gate.message);
-        if !gate.passed {
-            return Ok(Exit::GateFailed);
+        for r in &mut runs {
+            r.record.limits.deadline_ns = Some(d);
         }
+    }
+    let c = compare::compare_all(&runs, &args.metric).map_err(|e| anyhow!(e))?;
+    let gates = args.fail_if_worse.map(|pct| (pct, c.gates(pct)));
+    let json_to_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if !json_to_stdout {
+        out!("{}", c.render(&runs));
+        for (i, r) in runs.iter().enumerate() {
+            outln!(
+                "{} deadline {}",
+                compare::tag(i),
+                report::verdict::deadline_status(&r.record)
+            );
+        }
+        for g in gates.iter().flat_map(|(_, g)| g) {
+            outln!("{}", g.message);
+        }
+    }
+    if let Some(p) = &args.json {
+        let v = c.to_json(&runs, gates.as_ref().map(|(pct, g)| (*pct, g.as_slice())));
+        let mut text = serde_json::to_string_pretty(&v).context("serializing the comparison")?;
+        text.push('\n');
+        output::write_atomic(p, text.as_bytes())?;
+    }
+    if let Some(p) = &args.output {
+        let page = report::html::render(&runs, None)
+            .map_err(anyhow::Error::msg)
+            .context("making the report")?;
+        output::write_atomic(p, page.as_bytes())?;
+        if p.as_os_str() != "-" && !json_to_stdout {
+            outln!("report: {}", p.display());
+        }
+    }
+    if gates.iter().flat_map(|(_, g)| g).any(|g| !g.passed) {
+        return Ok(Exit::GateFailed);
     }
     Ok(Exit::Ok)
 }

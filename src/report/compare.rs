@@ -1,18 +1,29 @@
-//! Two runs side by side on one latency metric: per CPU and overall, with
-//! the ratio B/A, the comparability warnings of [`super::fairness`], and
-//! the regression gate (`--fail-if-worse PCT`). A is the baseline, B the
-//! candidate; a higher latency is worse. Each row says whether its
-//! difference is beyond the noise of the runs' windows ([`super::noise`]),
-//! and the gate fires only on a difference beyond it.
+//! Runs side by side on one latency metric, each against the first (the
+//! baseline): per CPU and overall, with the ratio to the baseline, the
+//! comparability warnings of [`super::fairness`], and the regression gate
+//! (`--fail-if-worse PCT`). A higher latency is worse. Each row says
+//! whether its difference is beyond the noise of the runs' windows
+//! ([`super::noise`]), by how much and what the noise is; the gate fires
+//! only on a difference beyond it. A metric the windows do not keep has no
+//! noise model: its differences are "judged raw" (on the figures alone),
+//! and a gate on it is refused unless the caller accepts that
+//! ([`check_gate_metric`]). Runs of different quantities (a wake-up
+//! latency, oslat's busy-loop gaps, osnoise's noise) are refused, never
+//! set side by side. Pure: no I/O, no printing.
 
 use super::fairness;
-use super::noise::{self, Judgement, RunWindows, Verdict};
+use super::noise::{self, Judgement, RunWindows, Unknown, Verdict};
 use super::plot::data::thread_name;
 use super::{NamedRun, known};
-use crate::record::{LatencyStats, METRICS, RunRecord, ThreadRecord};
+use crate::record::{LatencyStats, METRICS, Quantity, RunRecord, ThreadRecord};
 use crate::units::us_cell_f;
+use serde_json::{Value, json};
 use std::fmt::Write;
 use thiserror::Error;
+
+/// The metric compared when none is asked for: the highest quantile whose
+/// noise the windows can tell (p99.9 and p99.99 are not kept per window).
+pub const DEFAULT_METRIC: &str = "p99";
 
 #[derive(Debug, Error, PartialEq)]
 pub enum CompareError {
@@ -20,6 +31,51 @@ pub enum CompareError {
     Metric(String),
     #[error("run {run} has no {metric} (it holds no samples, or its source did not record it)")]
     Missing { run: String, metric: String },
+    #[error("compare needs at least two runs (a baseline and one to set against it), got {0}")]
+    TooFew(usize),
+    #[error(
+        "run {run} measures {run_quantity}, the baseline {baseline} measures {baseline_quantity}: \
+         different quantities are not compared; compare runs of one quantity"
+    )]
+    Quantity {
+        baseline: String,
+        baseline_quantity: &'static str,
+        run: String,
+        run_quantity: &'static str,
+    },
+    #[error(
+        "--fail-if-worse on {0} would judge raw figures: {0} has no noise model (the windows \
+         keep max, min, avg and p99), so chance alone could fail the gate. Gate on --metric p99 \
+         (the default), max, avg or min, or add --raw to gate on the figures alone"
+    )]
+    RawGate(String),
+}
+
+/// How the report's marks were made, in one sentence for its caption.
+pub const NOISE_SENTENCE: &str = "On min, avg, p99 and max, each difference from the first run \
+    is marked within the noise or beyond it (worse or better, by how much, and the noise): the \
+    windows of the two runs (1 s each by default, all threads together) are shuffled between \
+    them 2000 times, and the noise is the difference that chance alone reaches in 5 % of the \
+    shuffles (p99 through the windows' p99); a run with fewer than 10 windows has its noise \
+    unknown. p50, p90, p99.9 and p99.99 are not kept per window: their figures are shown raw, \
+    not judged, and no figure is ranked best.";
+
+/// The short name of the `i`-th run in tables: A (the baseline), B, C…
+pub fn tag(i: usize) -> String {
+    match u8::try_from(i) {
+        Ok(k) if k < 26 => char::from(b'A' + k).to_string(),
+        _ => format!("R{}", i + 1),
+    }
+}
+
+/// A gate on `metric` is refused when the metric has no noise model,
+/// unless `raw` (the caller accepts a gate on the figures alone).
+pub fn check_gate_metric(metric: &str, raw: bool) -> Result<(), CompareError> {
+    if raw || noise::has_model(metric) {
+        Ok(())
+    } else {
+        Err(CompareError::RawGate(metric.to_string()))
+    }
 }
 
 /// One line of the table.
@@ -31,6 +87,33 @@ pub struct Row {
     /// Whether the difference is beyond the noise (`None`: a side has no
     /// figure).
     pub noise: Option<Judgement>,
+}
+
+/// What a row's difference is, once judged.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Judged {
+    Within,
+    Worse,
+    Better,
+    /// The metric has no noise model: the figures alone.
+    Raw,
+    /// The noise could not be judged, and why.
+    Unknown(String),
+    /// A side has no figure.
+    Missing,
+}
+
+impl Judged {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Judged::Within => "within",
+            Judged::Worse => "worse",
+            Judged::Better => "better",
+            Judged::Raw => "raw",
+            Judged::Unknown(_) => "unknown",
+            Judged::Missing => "missing",
+        }
+    }
 }
 
 impl Row {
@@ -46,13 +129,95 @@ impl Row {
     pub fn change_pct(&self) -> Option<f64> {
         self.ratio().map(|r| (r - 1.0) * 100.0)
     }
+
+    /// B - A, ns.
+    pub fn difference_ns(&self) -> Option<f64> {
+        Some(self.b_ns? - self.a_ns?)
+    }
+
+    /// The noise on the side of the difference, ns: a difference is
+    /// beyond the noise exactly when it is larger.
+    pub fn noise_ns(&self) -> Option<f64> {
+        self.noise.as_ref()?.noise_ns(self.a_ns?, self.b_ns?)
+    }
+
+    pub fn judged(&self) -> Judged {
+        match self.noise.as_ref().map(|j| &j.verdict) {
+            None => Judged::Missing,
+            Some(Verdict::Within { .. }) => Judged::Within,
+            Some(Verdict::Beyond { b_worse: true, .. }) => Judged::Worse,
+            Some(Verdict::Beyond { .. }) => Judged::Better,
+            Some(Verdict::Unknown(Unknown::Metric(_))) => Judged::Raw,
+            Some(Verdict::Unknown(why)) => Judged::Unknown(why.to_string()),
+        }
+    }
+
+    /// "+3.2 us" and "±5.0 us" (`unit`: "us" or "µs").
+    fn amounts(&self, unit: &str) -> (String, Option<String>) {
+        let by = self
+            .difference_ns()
+            .map(|d| {
+                format!(
+                    "{}{} {unit}",
+                    if d < 0.0 { "-" } else { "+" },
+                    us_cell_f(Some(d.abs()))
+                )
+            })
+            .unwrap_or_else(|| "-".into());
+        let noise = self
+            .noise_ns()
+            .map(|n| format!("±{} {unit}", us_cell_f(Some(n))));
+        (by, noise)
+    }
+
+    /// The terminal's words for the difference of run `b` against the
+    /// baseline: "within the noise (+3.2 us, noise ±5.0 us, p = 0.42)",
+    /// "beyond the noise (B worse by +20.1 us, noise ±5.0 us, p < 0.001)".
+    pub fn words(&self, b: &str) -> String {
+        let Some(j) = &self.noise else {
+            return "no figure on one side".into();
+        };
+        let (by, noise) = self.amounts("us");
+        let noise = noise.map(|n| format!(", noise {n}")).unwrap_or_default();
+        match &j.verdict {
+            Verdict::Within { p } => {
+                format!("within the noise ({by}{noise}, {})", noise::p_text(*p))
+            }
+            Verdict::Beyond { b_worse, p } => format!(
+                "beyond the noise ({b} {} by {by}{noise}, {})",
+                if *b_worse { "worse" } else { "better" },
+                noise::p_text(*p)
+            ),
+            Verdict::Unknown(Unknown::Metric(m)) => format!("judged raw ({m} has no noise model)"),
+            v => v.words_for(b),
+        }
+    }
+
+    /// The report's mark: "within noise (+3.2 µs, noise ±5.0 µs)", "worse
+    /// beyond noise (by +20.1 µs, noise ±5.0 µs)".
+    pub fn mark(&self) -> String {
+        let (by, noise) = self.amounts("µs");
+        let noise = noise.map(|n| format!(", noise {n}")).unwrap_or_default();
+        match self.judged() {
+            Judged::Within => format!("within noise ({by}{noise})"),
+            Judged::Worse => format!("worse beyond noise (by {by}{noise})"),
+            Judged::Better => format!("better beyond noise (by {by}{noise})"),
+            Judged::Raw => format!("judged raw ({by}; no noise model)"),
+            Judged::Unknown(why) => format!("{by}, noise unknown ({why})"),
+            Judged::Missing => "no figure on one side".into(),
+        }
+    }
 }
 
+/// One run set against the baseline.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
     pub metric: String,
     pub a_name: String,
     pub b_name: String,
+    /// Short names in tables: A for the baseline, B, C… for the others.
+    pub a_tag: String,
+    pub b_tag: String,
     /// Per CPU (or per thread when threads are not pinned to distinct
     /// CPUs), then `all`.
     pub rows: Vec<Row>,
@@ -86,23 +251,38 @@ fn by_cpu(r: &RunRecord) -> bool {
     true
 }
 
+/// The tags of the two sides.
+type Tags<'t> = (&'t str, &'t str);
+
 /// The noise judgement of one row: the figures and the threads' windows
 /// of each side.
 fn judge<'t>(
     metric: &str,
+    (na, nb): Tags<'t>,
     (a_ns, ta): (&Option<f64>, impl Iterator<Item = &'t ThreadRecord>),
     (b_ns, tb): (&Option<f64>, impl Iterator<Item = &'t ThreadRecord>),
 ) -> Option<Judgement> {
     let (a_ns, b_ns) = ((*a_ns)?, (*b_ns)?);
-    let (a, b) = (RunWindows::of("A", ta), RunWindows::of("B", tb));
+    let (a, b) = (RunWindows::of(na, ta), RunWindows::of(nb, tb));
     Some(noise::judge(metric, &a, &b, (a_ns, b_ns)))
 }
 
 /// The row of one thread (or CPU) of each side.
-fn row(label: String, metric: &str, ta: Option<&ThreadRecord>, tb: Option<&ThreadRecord>) -> Row {
+fn row(
+    label: String,
+    metric: &str,
+    tags: Tags,
+    ta: Option<&ThreadRecord>,
+    tb: Option<&ThreadRecord>,
+) -> Row {
     let a_ns = ta.and_then(|t| metric_of(&t.stats, metric));
     let b_ns = tb.and_then(|t| metric_of(&t.stats, metric));
-    let noise = judge(metric, (&a_ns, ta.into_iter()), (&b_ns, tb.into_iter()));
+    let noise = judge(
+        metric,
+        tags,
+        (&a_ns, ta.into_iter()),
+        (&b_ns, tb.into_iter()),
+    );
     Row {
         label,
         a_ns,
@@ -111,11 +291,35 @@ fn row(label: String, metric: &str, ta: Option<&ThreadRecord>, tb: Option<&Threa
     }
 }
 
-/// Compare `b` against `a` on `metric`.
-pub fn compare<'a>(
+/// The overall row: all threads of each side.
+fn overall_row(ra: &RunRecord, rb: &RunRecord, metric: &str, tags: Tags) -> Row {
+    let (a_ns, b_ns) = (
+        metric_of(&ra.overall, metric),
+        metric_of(&rb.overall, metric),
+    );
+    Row {
+        label: "all".into(),
+        noise: judge(
+            metric,
+            tags,
+            (&a_ns, ra.threads.iter()),
+            (&b_ns, rb.threads.iter()),
+        ),
+        a_ns,
+        b_ns,
+    }
+}
+
+/// Compare `b` against `a` on `metric` (tags A and B).
+pub fn compare(a: &NamedRun, b: &NamedRun, metric: &str) -> Result<Comparison, CompareError> {
+    compare_tagged(a, b, metric, ("A", "B"))
+}
+
+fn compare_tagged<'a>(
     a: &'a NamedRun,
     b: &'a NamedRun,
     metric: &str,
+    tags: Tags,
 ) -> Result<Comparison, CompareError> {
     if !METRICS.contains(&metric) {
         return Err(CompareError::Metric(metric.to_string()));
@@ -133,7 +337,7 @@ pub fn compare<'a>(
         cpus.dedup();
         for cpu in cpus {
             let find = |r: &'a RunRecord| r.threads.iter().find(|t| t.cpu == Some(cpu));
-            rows.push(row(format!("CPU {cpu}"), metric, find(ra), find(rb)));
+            rows.push(row(format!("CPU {cpu}"), metric, tags, find(ra), find(rb)));
         }
     } else {
         let n = ra.threads.len().max(rb.threads.len());
@@ -147,37 +351,26 @@ pub fn compare<'a>(
                     format!("T{i} {}", thread_name(owner, t))
                 })
                 .unwrap_or_else(|| format!("T{i}"));
-            rows.push(row(label, metric, ra.threads.get(i), rb.threads.get(i)));
+            rows.push(row(
+                label,
+                metric,
+                tags,
+                ra.threads.get(i),
+                rb.threads.get(i),
+            ));
         }
     }
-    let (a_ns, b_ns) = (
-        metric_of(&ra.overall, metric),
-        metric_of(&rb.overall, metric),
-    );
-    let all = Row {
-        label: "all".into(),
-        noise: judge(
-            metric,
-            (&a_ns, ra.threads.iter()),
-            (&b_ns, rb.threads.iter()),
-        ),
-        a_ns,
-        b_ns,
-    };
-    if all.a_ns.is_none() {
-        return Err(CompareError::Missing {
-            run: a.name.clone(),
-            metric: metric.into(),
-        });
-    }
-    if all.b_ns.is_none() {
-        return Err(CompareError::Missing {
-            run: b.name.clone(),
-            metric: metric.into(),
-        });
+    let all = overall_row(ra, rb, metric, tags);
+    for (side, name) in [(all.a_ns, &a.name), (all.b_ns, &b.name)] {
+        if side.is_none() {
+            return Err(CompareError::Missing {
+                run: name.clone(),
+                metric: metric.into(),
+            });
+        }
     }
     rows.push(all);
-    let warnings = fairness::warning("A", ra, "B", rb)
+    let warnings = fairness::warning(tags.0, ra, tags.1, rb)
         .into_iter()
         .chain(super::split::compare_warning(ra, rb))
         .collect();
@@ -185,9 +378,82 @@ pub fn compare<'a>(
         metric: metric.into(),
         a_name: a.name.clone(),
         b_name: b.name.clone(),
+        a_tag: tags.0.into(),
+        b_tag: tags.1.into(),
         rows,
         warnings,
     })
+}
+
+/// Refused when a run measures another quantity than the baseline.
+fn same_quantity(runs: &[NamedRun]) -> Result<(), CompareError> {
+    let q0 = Quantity::of(&runs[0].record);
+    for r in &runs[1..] {
+        let q = Quantity::of(&r.record);
+        if q != q0 {
+            return Err(CompareError::Quantity {
+                baseline: runs[0].name.clone(),
+                baseline_quantity: q0.describe(),
+                run: r.name.clone(),
+                run_quantity: q.describe(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every run after the first set against the first, on `metric`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparisons {
+    pub metric: String,
+    /// One per run after the baseline, in the order given.
+    pub pairs: Vec<Comparison>,
+}
+
+/// Compare `runs[1..]` each against `runs[0]`: at least two runs, all of
+/// one quantity.
+pub fn compare_all(runs: &[NamedRun], metric: &str) -> Result<Comparisons, CompareError> {
+    if runs.len() < 2 {
+        return Err(CompareError::TooFew(runs.len()));
+    }
+    if !METRICS.contains(&metric) {
+        return Err(CompareError::Metric(metric.to_string()));
+    }
+    same_quantity(runs)?;
+    let a_tag = tag(0);
+    let pairs = runs[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, b)| compare_tagged(&runs[0], b, metric, (&a_tag, &tag(i + 1))))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Comparisons {
+        metric: metric.into(),
+        pairs,
+    })
+}
+
+/// The report's mark of each run's overall `metric` against the first
+/// run's (the first gets none): `None` where the metric has no noise
+/// model or a side has no figure.
+pub fn overall_marks(runs: &[NamedRun], metric: &str) -> Vec<Option<String>> {
+    let mut out = vec![None];
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let q0 = Quantity::of(&first.record);
+    for r in &runs[1..] {
+        if Quantity::of(&r.record) != q0 {
+            out.push(Some(format!(
+                "another quantity than {}: not compared",
+                first.name
+            )));
+            continue;
+        }
+        let row = overall_row(&first.record, &r.record, metric, ("first", "this"));
+        let marked = noise::has_model(metric) && row.noise.is_some();
+        out.push(marked.then(|| row.mark()));
+    }
+    out
 }
 
 impl Comparison {
@@ -196,8 +462,9 @@ impl Comparison {
     }
 
     /// Fails when B's overall metric is more than `pct` % above A's and
-    /// the difference is beyond the noise; when the noise is unknown, on
-    /// the figure alone. The message says which.
+    /// the difference is beyond the noise; when the noise is unknown, or
+    /// the metric has none (judged raw), on the figure alone. The message
+    /// says which.
     pub fn gate(&self, pct: f64) -> Gate {
         let all = self.overall();
         let (a, b) = (all.a_ns.unwrap_or(0.0), all.b_ns.unwrap_or(0.0));
@@ -206,29 +473,137 @@ impl Comparison {
             .change_pct()
             .map(|c| format!("{c:+.1}%"))
             .unwrap_or_else(|| "from 0".into());
+        let raw = !noise::has_model(&self.metric);
         let (passed, outcome) = if b <= limit {
-            (true, "passed".to_string())
+            let note = if raw {
+                format!(" (judged raw: {} has no noise model)", self.metric)
+            } else {
+                String::new()
+            };
+            (true, format!("passed{note}"))
         } else {
-            gate_outcome(all.noise.as_ref().map(|j| &j.verdict))
+            gate_outcome(&self.b_tag, all.noise.as_ref().map(|j| &j.verdict))
         };
         let message = format!(
-            "regression gate: B's overall {} is {:.1}us, A's {:.1}us ({change}; allowed up to +{pct}%, {:.1}us): {outcome}",
+            "regression gate: {}'s overall {} is {:.1}us, {}'s {:.1}us ({change}; allowed up to +{pct}%, {:.1}us): {outcome}",
+            self.b_tag,
             self.metric,
             b / 1e3,
+            self.a_tag,
             a / 1e3,
             limit / 1e3,
         );
         Gate { passed, message }
     }
 
-    /// The terminal table (latencies in µs, printed `us`).
+    /// The table of this pair (latencies in µs, printed `us`), its noise
+    /// and its warnings.
+    fn render_table(&self) -> String {
+        let (a, b) = (&self.a_tag, &self.b_tag);
+        let mut table: Vec<[String; 5]> = vec![[
+            String::new(),
+            a.clone(),
+            b.clone(),
+            format!("{b}/{a}"),
+            "change".into(),
+        ]];
+        for r in &self.rows {
+            table.push([
+                r.label.clone(),
+                us_cell_f(r.a_ns),
+                us_cell_f(r.b_ns),
+                r.ratio()
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "-".into()),
+                r.change_pct()
+                    .map(|c| format!("{c:+.1}%"))
+                    .unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
+        let mut out = crate::text::table::render(&rows);
+        out.push_str(&self.render_noise());
+        for w in &self.warnings {
+            let _ = writeln!(out, "warning: {w}");
+        }
+        out
+    }
+
+    /// Each row's noise: the runs' ranges and the verdict; one line when
+    /// every row is unknown (or judged raw) for the same reason.
+    fn render_noise(&self) -> String {
+        let (a, b) = (&self.a_tag, &self.b_tag);
+        let judged: Vec<&Judgement> = self.rows.iter().filter_map(|r| r.noise.as_ref()).collect();
+        if let Some(first) = judged.first() {
+            let same = judged
+                .iter()
+                .all(|j| j.verdict == first.verdict && j.a.is_none() && j.b.is_none());
+            match &first.verdict {
+                Verdict::Unknown(Unknown::Metric(m)) if same => {
+                    return format!(
+                        "judged raw: {m} has no noise model (the windows keep max, min, avg and \
+                         p99), so whether {b} - {a} is beyond the noise is not known; the \
+                         figures alone are compared\n"
+                    );
+                }
+                v @ Verdict::Unknown(_) if same => return format!("{}\n", v.words_for(b)),
+                _ => {}
+            }
+        }
+        let range = |i: Option<noise::Interval>| {
+            i.map(|i| format!("{}..{}", us_cell_f(Some(i.lo_ns)), us_cell_f(Some(i.hi_ns))))
+                .unwrap_or_else(|| "-".into())
+        };
+        let mut table: Vec<Vec<String>> = vec![vec![
+            String::new(),
+            format!("{a} range"),
+            format!("{b} range"),
+            "difference".into(),
+        ]];
+        for r in &self.rows {
+            let (ra, rb) = match &r.noise {
+                Some(j) => (range(j.a), range(j.b)),
+                None => ("-".into(), "-".into()),
+            };
+            table.push(vec![r.label.clone(), ra, rb, r.words(b)]);
+        }
+        format!(
+            "noise of the {} from each run's windows (us): the 95 % range of each run's figure \
+             (a bootstrap over its windows) and whether {b} - {a} is beyond the noise (a \
+             permutation test of the windows at the 5 % level; the noise is the difference that \
+             shuffling the windows between the runs reaches in 5 % of the shuffles)\n{}",
+            self.metric,
+            crate::text::table::render(&table)
+        )
+    }
+
+    /// The terminal output of two runs (A and B).
     pub fn render(&self, a: &NamedRun, b: &NamedRun) -> String {
+        Comparisons {
+            metric: self.metric.clone(),
+            pairs: vec![self.clone()],
+        }
+        .render(&[a.clone(), b.clone()])
+    }
+}
+
+impl Comparisons {
+    /// One gate per run against the baseline; the whole gate fails when
+    /// any of them does.
+    pub fn gates(&self, pct: f64) -> Vec<Gate> {
+        self.pairs.iter().map(|c| c.gate(pct)).collect()
+    }
+
+    /// The terminal output: each run, then each run against the
+    /// baseline (latencies in µs, printed `us`).
+    pub fn render(&self, runs: &[NamedRun]) -> String {
         let mut out = String::new();
-        for (tag, r) in [("A", a), ("B", b)] {
+        for (i, r) in runs.iter().enumerate() {
             let rec = &r.record;
             let _ = writeln!(
                 out,
-                "{tag}: {} ({}): kernel {} ({}), {} samples over {}, {} thread{}",
+                "{}: {} ({}): kernel {} ({}), {} samples over {}, {} thread{}",
+                tag(i),
                 r.name,
                 r.reference,
                 if rec.fingerprint.kernel_release.is_empty() {
@@ -246,83 +621,88 @@ impl Comparison {
             );
             let _ = writeln!(out, "   verdict: {}", super::verdict::status_line(rec));
         }
+        if self.pairs.len() == 1 {
+            let _ = writeln!(
+                out,
+                "{} latency in microseconds (us); B/A above 1 means B is worse",
+                self.metric
+            );
+            out.push_str(&self.pairs[0].render_table());
+            return out;
+        }
         let _ = writeln!(
             out,
-            "{} latency in microseconds (us); B/A above 1 means B is worse",
+            "{} latency in microseconds (us); each run against A, the baseline: a ratio above 1 \
+             means that run is worse",
             self.metric
         );
-        let mut table: Vec<[String; 5]> = vec![[
-            String::new(),
-            "A".into(),
-            "B".into(),
-            "B/A".into(),
-            "change".into(),
-        ]];
-        for r in &self.rows {
-            table.push([
-                r.label.clone(),
-                us_cell_f(r.a_ns),
-                us_cell_f(r.b_ns),
-                r.ratio()
-                    .map(|x| format!("{x:.2}"))
-                    .unwrap_or_else(|| "-".into()),
-                r.change_pct()
-                    .map(|c| format!("{c:+.1}%"))
-                    .unwrap_or_else(|| "-".into()),
-            ]);
+        for c in &self.pairs {
+            let _ = writeln!(out, "\n{} against {}:", c.b_tag, c.a_tag);
+            out.push_str(&c.render_table());
         }
-        let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
-        out.push_str(&crate::text::table::render(&rows));
-        out.push_str(&self.render_noise());
-        for w in &self.warnings {
-            let _ = writeln!(out, "warning: {w}");
+        out
+    }
+
+    /// The comparison as JSON: the metric, whether it has a noise model,
+    /// the runs, each run's rows against the baseline, and the gate.
+    pub fn to_json(&self, runs: &[NamedRun], gate: Option<(f64, &[Gate])>) -> Value {
+        let range = |i: Option<noise::Interval>| i.map(|i| json!([i.lo_ns, i.hi_ns]));
+        let row = |r: &Row| {
+            let (p, why) = match r.noise.as_ref().map(|j| &j.verdict) {
+                Some(Verdict::Within { p } | Verdict::Beyond { p, .. }) => (Some(*p), None),
+                Some(Verdict::Unknown(why)) => (None, Some(why.to_string())),
+                None => (None, None),
+            };
+            json!({
+                "label": r.label,
+                "baseline_ns": r.a_ns,
+                "run_ns": r.b_ns,
+                "ratio": r.ratio(),
+                "change_pct": r.change_pct(),
+                "difference_ns": r.difference_ns(),
+                "noise_ns": r.noise_ns(),
+                "judged": r.judged().key(),
+                "p": p,
+                "why_not_judged": why,
+                "baseline_range_ns": r.noise.as_ref().and_then(|j| range(j.a)),
+                "run_range_ns": r.noise.as_ref().and_then(|j| range(j.b)),
+            })
+        };
+        let run = |i: usize, r: &NamedRun| json!({"tag": tag(i), "name": r.name, "reference": r.reference});
+        let against: Vec<Value> = self
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut v = json!({
+                    "run": run(i + 1, &runs[i + 1]),
+                    "rows": c.rows.iter().map(row).collect::<Vec<_>>(),
+                    "warnings": c.warnings,
+                });
+                if let Some((_, gates)) = gate {
+                    v["gate"] = json!({"passed": gates[i].passed, "message": gates[i].message});
+                }
+                v
+            })
+            .collect();
+        let mut out = json!({
+            "metric": self.metric,
+            "noise_model": noise::has_model(&self.metric),
+            "baseline": run(0, &runs[0]),
+            "against_baseline": against,
+        });
+        if let Some((pct, gates)) = gate {
+            out["gate"] = json!({
+                "allowed_pct": pct,
+                "passed": gates.iter().all(|g| g.passed),
+            });
         }
         out
     }
 }
 
-impl Comparison {
-    /// Each row's noise: the runs' ranges and the verdict; one line when
-    /// every row is unknown for the same reason.
-    fn render_noise(&self) -> String {
-        let judged: Vec<&Judgement> = self.rows.iter().filter_map(|r| r.noise.as_ref()).collect();
-        if let Some(first) = judged.first() {
-            let same = judged
-                .iter()
-                .all(|j| j.verdict == first.verdict && j.a.is_none() && j.b.is_none());
-            if same && matches!(first.verdict, Verdict::Unknown(_)) {
-                return format!("{}\n", first.verdict.words());
-            }
-        }
-        let range = |i: Option<noise::Interval>| {
-            i.map(|i| format!("{}..{}", us_cell_f(Some(i.lo_ns)), us_cell_f(Some(i.hi_ns))))
-                .unwrap_or_else(|| "-".into())
-        };
-        let mut table: Vec<Vec<String>> = vec![vec![
-            String::new(),
-            "A range".into(),
-            "B range".into(),
-            "difference".into(),
-        ]];
-        for r in &self.rows {
-            let (a, b, words) = match &r.noise {
-                Some(j) => (range(j.a), range(j.b), j.verdict.words()),
-                None => ("-".into(), "-".into(), "no figure on one side".into()),
-            };
-            table.push(vec![r.label.clone(), a, b, words]);
-        }
-        format!(
-            "noise of the {} from each run's windows (us): the 95 % range of each run's figure \
-             (a bootstrap over its windows) and whether B - A is beyond the noise (a \
-             permutation test of the windows at the 5 % level)\n{}",
-            self.metric,
-            crate::text::table::render(&table)
-        )
-    }
-}
-
 /// B is worse than the allowance: whether the gate fires, and why.
-fn gate_outcome(v: Option<&Verdict>) -> (bool, String) {
+fn gate_outcome(b: &str, v: Option<&Verdict>) -> (bool, String) {
     match v {
         Some(Verdict::Beyond { b_worse: true, p }) => (
             false,
@@ -342,9 +722,13 @@ fn gate_outcome(v: Option<&Verdict>) -> (bool, String) {
         Some(Verdict::Beyond { p, .. }) => (
             true,
             format!(
-                "passed: the gate did not fire because the runs' windows put B below A ({})",
+                "passed: the gate did not fire because the runs' windows put {b} below A ({})",
                 noise::p_text(*p)
             ),
+        ),
+        Some(Verdict::Unknown(Unknown::Metric(m))) => (
+            false,
+            format!("FAILED (judged raw: {m} has no noise model; the figure alone decided)"),
         ),
         Some(Verdict::Unknown(why)) => (
             false,
@@ -465,7 +849,21 @@ mod tests {
             text.contains("noise of the max from each run's windows"),
             "{text}"
         );
-        assert!(text.contains("within the noise (p = "), "{text}");
+        // By how much, the noise on that side, and p; the difference
+        // within the noise is no larger than it.
+        let all = c.overall();
+        let (d, n) = (all.difference_ns().unwrap(), all.noise_ns().unwrap());
+        assert_eq!(d, 5_000_000.0);
+        assert!(d <= n, "{d} {n}");
+        assert!(
+            text.contains("within the noise (+5000.0 us, noise ±"),
+            "{text}"
+        );
+        assert!(
+            all.mark().starts_with("within noise (+5000.0 µs, noise ±"),
+            "{}",
+            all.mark()
+        );
         // Every window twice as late: beyond the noise, the gate fires.
         let a = with_windows(150_000, windows(30, 1.0, 0));
         let b2 = with_windows(300_000, windows(30, 2.0, 0));
@@ -485,6 +883,20 @@ mod tests {
             "{}",
             g.message
         );
+        let all = c.overall();
+        assert!(all.difference_ns().unwrap() > all.noise_ns().unwrap());
+        assert!(
+            all.mark()
+                .starts_with("worse beyond noise (by +150.0 µs, noise ±"),
+            "{}",
+            all.mark()
+        );
+        assert!(
+            c.render(&a, &b2)
+                .contains("beyond the noise (B worse by +150.0 us, noise ±"),
+            "{}",
+            c.render(&a, &b2)
+        );
         // Too few windows: gated on the figure, and said.
         let b3 = with_windows(10_000_000, windows(5, 1.0, 10_000_000));
         let g = compare(&a, &b3, "max").unwrap().gate(10.0);
@@ -494,11 +906,167 @@ mod tests {
             "{}",
             g.message
         );
-        // A metric the windows do not keep: one line says so.
-        let text = compare(&a, &b, "p99.99").unwrap().render(&a, &b);
+        // A metric the windows do not keep: judged raw, and said, in the
+        // table and by the gate, whether it passes or fails.
+        let c = compare(&a, &b, "p99.99").unwrap();
+        let text = c.render(&a, &b);
         assert!(
-            text.contains("\nnoise unknown (the windows keep max, min, avg and p99, not p99.99)\n"),
+            text.contains(
+                "\njudged raw: p99.99 has no noise model (the windows keep max, min, avg and p99)"
+            ),
             "{text}"
+        );
+        assert_eq!(c.overall().judged(), Judged::Raw);
+        let g = c.gate(0.0);
+        assert!(
+            !g.passed
+                && g.message
+                    .contains("FAILED (judged raw: p99.99 has no noise model"),
+            "{}",
+            g.message
+        );
+        let g = compare(&b, &a, "p99.99").unwrap().gate(0.0);
+        assert!(
+            g.passed
+                && g.message
+                    .ends_with("passed (judged raw: p99.99 has no noise model)"),
+            "{}",
+            g.message
+        );
+    }
+
+    #[test]
+    fn a_gate_on_a_metric_without_a_noise_model_needs_raw() {
+        assert_eq!(
+            check_gate_metric("p99.99", false),
+            Err(CompareError::RawGate("p99.99".into()))
+        );
+        assert!(
+            CompareError::RawGate("p99.9".into())
+                .to_string()
+                .contains("add --raw")
+        );
+        assert_eq!(check_gate_metric("p99.99", true), Ok(()));
+        for m in ["p99", "max", "avg", "min"] {
+            assert_eq!(check_gate_metric(m, false), Ok(()));
+        }
+        assert!(crate::report::noise::has_model(DEFAULT_METRIC));
+    }
+
+    #[test]
+    fn every_run_against_the_first() {
+        let base = with_windows(150_000, windows(30, 1.0, 0));
+        let same = with_windows(150_000, windows(30, 1.0, 0));
+        let worse = with_windows(300_000, windows(30, 2.0, 0));
+        let better = with_windows(75_000, windows(30, 0.5, 0));
+        let runs = vec![base.clone(), same, worse, better];
+        let runs =
+            crate::report::name_runs(runs.into_iter().map(|r| (r.reference, r.record)).collect());
+        let c = compare_all(&runs, "max").unwrap();
+        assert_eq!(c.pairs.len(), 3);
+        let tags: Vec<(&str, &str)> = c
+            .pairs
+            .iter()
+            .map(|p| (p.a_tag.as_str(), p.b_tag.as_str()))
+            .collect();
+        assert_eq!(tags, [("A", "B"), ("A", "C"), ("A", "D")]);
+        let judged: Vec<Judged> = c.pairs.iter().map(|p| p.overall().judged()).collect();
+        assert_eq!(judged, [Judged::Within, Judged::Worse, Judged::Better]);
+        // The gate fails as a whole when one run (C) is worse beyond the
+        // noise, and says which.
+        let gates = c.gates(10.0);
+        assert_eq!(
+            gates.iter().map(|g| g.passed).collect::<Vec<_>>(),
+            [true, false, true]
+        );
+        assert!(
+            gates[1]
+                .message
+                .starts_with("regression gate: C's overall max"),
+            "{}",
+            gates[1].message
+        );
+        let text = c.render(&runs);
+        for want in [
+            "
+C: w #3 (w.json)",
+            "
+B against A:
+",
+            "
+C against A:
+",
+            "beyond the noise (D better by -75.0 us",
+            "  C range  ",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+        let j = c.to_json(&runs, Some((10.0, &gates)));
+        assert_eq!(j["metric"], "max");
+        assert_eq!(j["noise_model"], true);
+        assert_eq!(j["baseline"]["tag"], "A");
+        assert_eq!(j["gate"]["passed"], false);
+        let runs_j = j["against_baseline"].as_array().unwrap();
+        assert_eq!(runs_j.len(), 3);
+        assert_eq!(runs_j[1]["run"]["tag"], "C");
+        let all = runs_j[1]["rows"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(all["label"], "all");
+        assert_eq!(all["judged"], "worse");
+        assert_eq!(all["difference_ns"], 150_000.0);
+        assert!(all["noise_ns"].as_f64().unwrap() < 150_000.0, "{all}");
+        assert_eq!(runs_j[1]["gate"]["passed"], false);
+        // The report's marks: none for the baseline, one per other run.
+        let marks = overall_marks(&runs, "max");
+        assert_eq!(marks[0], None);
+        assert!(
+            marks[1]
+                .as_deref()
+                .unwrap()
+                .starts_with("within noise (+0.0 µs, noise ±"),
+            "{marks:?}"
+        );
+        assert!(
+            marks[2]
+                .as_deref()
+                .unwrap()
+                .starts_with("worse beyond noise (by +150.0 µs"),
+            "{marks:?}"
+        );
+        assert!(
+            marks[3]
+                .as_deref()
+                .unwrap()
+                .starts_with("better beyond noise (by -75.0 µs"),
+            "{marks:?}"
+        );
+        assert_eq!(overall_marks(&runs, "p99.99"), vec![None; 4]);
+        // One run alone is refused.
+        assert_eq!(compare_all(&runs[..1], "max"), Err(CompareError::TooFew(1)));
+    }
+
+    #[test]
+    fn runs_of_another_quantity_are_refused() {
+        let a = named("a", synthetic(&[vec![10_000]]));
+        let mut r = synthetic(&[vec![10_000]]);
+        r.quantity = Some(Quantity::BusyLoopGap);
+        let oslat = named("oslat", r);
+        let e = compare_all(&[a.clone(), a.clone(), oslat.clone()], "max").unwrap_err();
+        assert!(
+            matches!(e, CompareError::Quantity { ref run, .. } if run == "oslat"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("busy-loop gap (oslat)"), "{e}");
+        // Two runs of oslat compare.
+        assert!(compare_all(&[oslat.clone(), oslat.clone()], "max").is_ok());
+        let marks = overall_marks(&[a, oslat], "max");
+        assert_eq!(
+            marks[1].as_deref(),
+            Some("another quantity than a: not compared")
         );
     }
 }

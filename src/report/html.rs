@@ -41,16 +41,12 @@ struct TableRow {
 #[derive(Serialize, Debug)]
 struct Cell {
     text: String,
-    best: bool,
 }
 
 impl TableRow {
     fn plain(cells: Vec<String>) -> TableRow {
         TableRow {
-            cells: cells
-                .into_iter()
-                .map(|text| Cell { text, best: false })
-                .collect(),
+            cells: cells.into_iter().map(|text| Cell { text }).collect(),
             class: String::new(),
         }
     }
@@ -824,11 +820,24 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
     ];
     for m in METRICS {
         let label = format!("{m} (µs)");
-        rows.push(latency_row(runs, &label, &|r: &RunRecord| {
+        let values = runs.iter().map(|r| {
+            let r = &r.record;
             (r.overall.samples > 0)
                 .then(|| r.overall.metric_ns(m))
                 .flatten()
+        });
+        let marks = super::compare::overall_marks(runs, m);
+        let mut cells = vec![label];
+        cells.extend(values.zip(marks).map(|(v, mark)| match mark {
+            Some(mark) => format!("{}: {mark}", us_cell_f(v)),
+            None => us_cell_f(v),
         }));
+        // Marked rows wrap in their cells, as rows of words do.
+        let marked = cells.iter().any(|c| c.contains(": "));
+        rows.push(TableRow {
+            class: if marked { "text".into() } else { String::new() },
+            ..TableRow::plain(cells)
+        });
     }
     rows.push(text_row("missed periods", &|r| {
         known(r, Unknowable::MissedPeriods, || {
@@ -837,32 +846,15 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
     }));
     rows.push(text_row("verdict", &|r| verdict::status_line(r)));
     Table {
-        caption: "The runs side by side (all threads of each). Latencies in microseconds (µs); \
-                  the lowest of each row is in bold."
-            .into(),
+        caption: format!(
+            "The runs side by side (all threads of each). Latencies in microseconds (µs); each \
+             run is set against the first ({}). {}",
+            runs[0].name,
+            super::compare::NOISE_SENTENCE
+        ),
         head,
         rows,
         numeric_from: 1,
-    }
-}
-
-/// A row of latencies, one per run, the lowest in bold (when more than
-/// one run has the value).
-fn latency_row(runs: &[NamedRun], name: &str, f: &dyn Fn(&RunRecord) -> Option<f64>) -> TableRow {
-    let vals: Vec<Option<f64>> = runs.iter().map(|r| f(&r.record)).collect();
-    let best = vals.iter().flatten().copied().fold(f64::INFINITY, f64::min);
-    let present = vals.iter().flatten().count();
-    let mut cells = vec![Cell {
-        text: name.to_string(),
-        best: false,
-    }];
-    cells.extend(vals.iter().map(|v| Cell {
-        text: us_cell_f(*v),
-        best: present > 1 && *v == Some(best),
-    }));
-    TableRow {
-        cells,
-        class: String::new(),
     }
 }
 

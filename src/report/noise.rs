@@ -15,6 +15,9 @@
 //!   exchangeable; shuffling them between A and B [`RESAMPLES`] times gives
 //!   the differences chance alone makes, and the difference is beyond the
 //!   noise when at most [`ALPHA`] of them are as large as the observed one.
+//!   The shuffles also give the noise as a figure: the difference that
+//!   chance alone reaches in 1 - [`ALPHA`] of them ([`Judgement::noise_ns`]);
+//!   a difference is beyond the noise exactly when it is larger.
 //!
 //! Limits: windows of one run are taken as exchangeable (a run that drifts
 //! or has phases of load breaks that); the bootstrap cannot see above the
@@ -241,9 +244,22 @@ pub fn interval(stat: Stat, blocks: &[Block], figure_ns: f64, seed: u64) -> Opti
     })
 }
 
-/// The two-sided permutation p-value of ln(T(B) / T(A)), and that log
-/// ratio. `None` when a side has no samples or a statistic of 0.
-pub fn permutation_p(stat: Stat, a: &[Block], b: &[Block], seed: u64) -> Option<(f64, f64)> {
+/// What the permutation test found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Permutation {
+    /// Two-sided p-value of the observed log ratio.
+    pub p: f64,
+    /// ln(T(B) / T(A)).
+    pub observed: f64,
+    /// The noise: the |log ratio| that chance reaches in at least
+    /// [`ALPHA`] of the shuffles (`None` when too few shuffles had a
+    /// figure). `p <= ALPHA` exactly when `|observed|` exceeds it.
+    pub threshold: Option<f64>,
+}
+
+/// The two-sided permutation test of ln(T(B) / T(A)). `None` when a side
+/// has no samples or a statistic of 0.
+pub fn permutation_p(stat: Stat, a: &[Block], b: &[Block], seed: u64) -> Option<Permutation> {
     let d = |x: &[Block], y: &[Block]| -> Option<f64> {
         let (tx, ty) = (stat_of(stat, x.iter())?, stat_of(stat, y.iter())?);
         (tx > 0.0 && ty > 0.0).then(|| (ty / tx).ln())
@@ -251,18 +267,31 @@ pub fn permutation_p(stat: Stat, a: &[Block], b: &[Block], seed: u64) -> Option<
     let observed = d(a, b)?;
     let mut pool: Vec<Block> = a.iter().chain(b.iter()).copied().collect();
     let mut rng = Rng::new(seed);
-    let mut as_large = 0usize;
+    let mut chance: Vec<f64> = Vec::with_capacity(RESAMPLES);
     for _ in 0..RESAMPLES {
         for i in 0..a.len() {
             let j = i + rng.below(pool.len() - i);
             pool.swap(i, j);
         }
         let (pa, pb) = pool.split_at(a.len());
-        if d(pa, pb).is_some_and(|x| x.abs() >= observed.abs() - 1e-12) {
-            as_large += 1;
+        if let Some(x) = d(pa, pb) {
+            chance.push(x.abs());
         }
     }
-    Some(((1 + as_large) as f64 / (1 + RESAMPLES) as f64, observed))
+    let as_large = chance
+        .iter()
+        .filter(|x| **x >= observed.abs() - 1e-12)
+        .count();
+    // p <= ALPHA  <=>  as_large < k  <=>  |observed| beyond the k-th
+    // largest chance difference.
+    let k = (ALPHA * (1 + RESAMPLES) as f64).floor() as usize;
+    chance.sort_by(|x, y| y.total_cmp(x));
+    let threshold = (k >= 1).then(|| chance.get(k - 1).copied()).flatten();
+    Some(Permutation {
+        p: (1 + as_large) as f64 / (1 + RESAMPLES) as f64,
+        observed,
+        threshold,
+    })
 }
 
 /// What the comparison says of the difference.
@@ -277,16 +306,27 @@ impl Verdict {
     /// The words printed: "within the noise", "beyond the noise (B
     /// worse)", "noise unknown (why)".
     pub fn words(&self) -> String {
+        self.words_for("B")
+    }
+
+    /// The words, with the run compared called `b` ("C worse").
+    pub fn words_for(&self, b: &str) -> String {
         match self {
             Verdict::Within { p } => format!("within the noise ({})", p_text(*p)),
             Verdict::Beyond { b_worse, p } => format!(
-                "beyond the noise (B {}, {})",
+                "beyond the noise ({b} {}, {})",
                 if *b_worse { "worse" } else { "better" },
                 p_text(*p)
             ),
             Verdict::Unknown(why) => format!("noise unknown ({why})"),
         }
     }
+}
+
+/// Whether the windows can tell the noise of `metric` (max, min, avg,
+/// p99); any other is judged raw, on the figures alone.
+pub fn has_model(metric: &str) -> bool {
+    Stat::of(metric).is_ok()
 }
 
 /// A p-value as printed: "p = 0.42", "p = 0.012", "p < 0.001".
@@ -306,6 +346,24 @@ pub struct Judgement {
     pub a: Option<Interval>,
     pub b: Option<Interval>,
     pub verdict: Verdict,
+    /// The |ln(B / A)| that chance alone reaches in [`ALPHA`] of the
+    /// shuffles (`None` when the verdict is unknown).
+    pub threshold: Option<f64>,
+}
+
+impl Judgement {
+    /// The noise in ns, on the side of the difference: how far from
+    /// `a_ns` chance alone takes B in [`ALPHA`] of the shuffles, upwards
+    /// when B >= A, else downwards. The difference |B - A| is beyond the
+    /// noise exactly when it is larger than this.
+    pub fn noise_ns(&self, a_ns: f64, b_ns: f64) -> Option<f64> {
+        let q = self.threshold?;
+        Some(if b_ns >= a_ns {
+            a_ns * q.exp_m1()
+        } else {
+            -a_ns * (-q).exp_m1()
+        })
+    }
 }
 
 /// Judge the difference of `metric` between runs `a` and `b`, whose
@@ -315,6 +373,7 @@ pub fn judge(metric: &str, a: &RunWindows, b: &RunWindows, figures_ns: (f64, f64
         a: None,
         b: None,
         verdict: Verdict::Unknown(why),
+        threshold: None,
     };
     let stat = match Stat::of(metric) {
         Ok(s) => s,
@@ -334,27 +393,39 @@ pub fn judge(metric: &str, a: &RunWindows, b: &RunWindows, figures_ns: (f64, f64
         a: range(&ba, figures_ns.0, SEED),
         b: range(&bb, figures_ns.1, SEED ^ 1),
         verdict: Verdict::Within { p: 1.0 },
+        threshold: None,
     };
-    j.verdict = verdict(stat, (a.name, &ba), (b.name, &bb));
+    (j.verdict, j.threshold) = verdict(stat, (a.name, &ba), (b.name, &bb));
     j
 }
 
-fn verdict(stat: Stat, (na, a): (&str, &[Block]), (nb, b): (&str, &[Block])) -> Verdict {
+fn verdict(
+    stat: Stat,
+    (na, a): (&str, &[Block]),
+    (nb, b): (&str, &[Block]),
+) -> (Verdict, Option<f64>) {
     for (n, bl) in [(na, a), (nb, b)] {
         if bl.len() < MIN_WINDOWS {
-            return Verdict::Unknown(Unknown::TooFew {
+            let why = Unknown::TooFew {
                 run: n.to_string(),
                 windows: bl.len(),
-            });
+            };
+            return (Verdict::Unknown(why), None);
         }
     }
     match permutation_p(stat, a, b, SEED ^ 2) {
-        None => Verdict::Unknown(Unknown::Zero(format!("{na} or {nb}"))),
-        Some((p, _)) if p > ALPHA => Verdict::Within { p },
-        Some((p, d)) => Verdict::Beyond {
-            b_worse: d > 0.0,
-            p,
-        },
+        None => (
+            Verdict::Unknown(Unknown::Zero(format!("{na} or {nb}"))),
+            None,
+        ),
+        Some(t) if t.p > ALPHA => (Verdict::Within { p: t.p }, t.threshold),
+        Some(t) => (
+            Verdict::Beyond {
+                b_worse: t.observed > 0.0,
+                p: t.p,
+            },
+            t.threshold,
+        ),
     }
 }
 

@@ -66,12 +66,17 @@ fn compare_judges_the_noise_of_two_real_runs_and_gates_on_it() {
         "3 s of 100 ms windows"
     );
     let (code, noise, gate) = gate(&dir, &a, &b);
-    // p is written "p = 0.012", or "p < 0.001" when it is that small.
-    let worse = noise.contains("beyond the noise (B worse, p ");
+    // By how much, the noise, and p ("p = 0.012", or "p < 0.001" when it
+    // is that small).
+    let worse = noise.contains("beyond the noise (B worse by ");
     assert!(
         worse
-            || noise.contains("beyond the noise (B better, p ")
-            || noise.contains("within the noise (p "),
+            || noise.contains("beyond the noise (B better by ")
+            || noise.contains("within the noise ("),
+        "{noise}"
+    );
+    assert!(
+        noise.contains(" us, noise ±") && noise.contains(" us, p "),
         "{noise}"
     );
     // Exit 1 only with "beyond the noise (B worse)", and then the gate

@@ -82,8 +82,12 @@ fn osnoise_is_noise_not_a_wakeup_latency() {
     );
     let page = report(&dir, &["1"]);
     assert!(page.contains("OS noise"), "report lacks the quantity");
-    let cmp = run(&dir, &["compare", "1", "3", "--metric", "max"], 0);
-    assert!(cmp.contains("different quantities"), "{cmp}");
+    // OS noise against a wake-up latency: refused, never set side by side.
+    let cmp = run(&dir, &["compare", "1", "3", "--metric", "max"], 2);
+    assert!(
+        cmp.contains("different quantities are not compared"),
+        "{cmp}"
+    );
 }
 
 #[test]
@@ -108,8 +112,17 @@ fn oslat_is_a_busy_loop_gap_never_compared_silently() {
     let cmp = run(&dir, &["compare", "1", "2", "--metric", "max"], 0);
     assert!(cmp.contains("1.00"), "{cmp}");
     assert!(!cmp.contains("different quantities"), "{cmp}");
-    let cmp = run(&dir, &["compare", "3", "1", "--metric", "max"], 0);
-    assert!(cmp.contains("different quantities"), "{cmp}");
+    // A wake-up latency against oslat, alone or among others: refused.
+    for args in [&["3", "1"][..], &["3", "3", "1"]] {
+        let mut argv = vec!["compare", "--metric", "max"];
+        argv.extend(args);
+        let cmp = run(&dir, &argv, 2);
+        assert!(
+            cmp.contains("measures busy-loop gap (oslat)")
+                && cmp.contains("different quantities are not compared"),
+            "{cmp}"
+        );
+    }
 }
 
 #[test]

@@ -192,3 +192,46 @@ fn threads_share_blocks_and_the_result_is_deterministic() {
     let j2 = judge("p99", &both, &run("B", &other), (1.0, 1.0));
     assert_eq!(j1, j2);
 }
+
+/// The noise as a figure agrees with the verdict: over same and shifted
+/// pairs, a difference is beyond the noise exactly when |B - A| exceeds
+/// `noise_ns` on its side, and both kinds of verdict occur.
+#[test]
+fn the_noise_figure_is_the_verdicts_threshold() {
+    let (mut within, mut beyond) = (0, 0);
+    for seed in 0..60u64 {
+        let scale = [1.0, 1.1, 1.3, 0.8][(seed % 4) as usize];
+        let (a, b) = (series(2 * seed, 25, 1.0), series(2 * seed + 1, 25, scale));
+        for metric in ["max", "avg", "p99", "min"] {
+            let stat = Stat::of(metric).unwrap();
+            let fig = |w: &WindowSeries| {
+                stat_of(stat, blocks(&run("X", w), 1_000_000_000).iter()).unwrap()
+            };
+            let (fa, fb) = (fig(&a), fig(&b));
+            let j = judge(metric, &run("A", &a), &run("B", &b), (fa, fb));
+            let noise = j.noise_ns(fa, fb).expect("a noise figure");
+            assert!(noise >= 0.0, "{metric}: {j:?}");
+            let over = (fb - fa).abs() > noise * (1.0 + 1e-9);
+            match j.verdict {
+                Verdict::Within { .. } => {
+                    within += 1;
+                    assert!(!over, "{metric} {seed}: {fa} {fb} ±{noise}: {j:?}")
+                }
+                Verdict::Beyond { b_worse, .. } => {
+                    beyond += 1;
+                    assert!(over, "{metric} {seed}: {fa} {fb} ±{noise}: {j:?}");
+                    assert_eq!(b_worse, fb > fa);
+                }
+                Verdict::Unknown(_) => panic!("{j:?}"),
+            }
+        }
+    }
+    assert!(
+        within > 20 && beyond > 20,
+        "{within} within, {beyond} beyond"
+    );
+    // Unknown verdicts have no noise figure.
+    let few = series(1, 5, 1.0);
+    let j = judge_max(&few, &few);
+    assert_eq!(j.noise_ns(1.0, 2.0), None);
+}
