@@ -23,8 +23,10 @@
 //! or has phases of load breaks that); the bootstrap cannot see above the
 //! largest window, so a run's range for the max never exceeds its max; p99
 //! is judged through the count-weighted mean of the windows' p99 (an upper
-//! bound once windows are compacted); p50, p90, p99.9 and p99.99 are not
-//! kept per window, so their noise is unknown. Fewer than [`MIN_WINDOWS`]
+//! bound once windows are compacted, and the noise shown for it is the
+//! proxy's, scaled onto the run's p99); p50, p90, p99.9 and p99.99 are
+//! not kept per window, so they have no noise model ([`has_model`]):
+//! `compare` calls their differences judged raw. Fewer than [`MIN_WINDOWS`]
 //! non-empty windows in a run: unknown, never "beyond".
 
 use crate::record::{ThreadRecord, WindowPoint, WindowSeries};
