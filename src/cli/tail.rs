@@ -19,11 +19,14 @@ use serde::Serialize;
 /// period, each with a 95 % upper bound, and the probability of a
 /// wake-up beyond the deadline in one hour. The estimate is a
 /// generalized Pareto fit to the tail of the lossless histogram, checked
-/// by gates (enough exceedances, goodness of fit, a stable shape,
-/// stationary windows, a held-out check, agreement with the windows'
-/// block maxima). When a gate fails, the answer is "insufficient
-/// evidence", with the gate and its figure, the observed maximum and the
-/// 3/N bound. Method and limits: docs/tail.md.
+/// by gates (enough exceedances, goodness of fit, a shape inside the
+/// fit's bounds, a stable shape, stationary windows, a held-out check,
+/// agreement with the windows' block maxima). When a gate fails, the
+/// answer is "insufficient evidence", with the gate and its figure, the
+/// run's exact maximum and the 3/N bound. Every level says how far past
+/// the run it reaches (e.g. "120 × the 30 s observed"); past 100 × it is
+/// "beyond what the run supports", not a number. Method and limits:
+/// docs/tail.md.
 ///
 /// Exit status: 0 answered (an estimate or a refusal), 2 the run cannot
 /// be loaded or analysed.
@@ -44,6 +47,11 @@ pub struct TailArgs {
     /// Default: every thread's histogram merged (same period needed).
     #[arg(long = "thread", value_name = "N")]
     pub thread: Option<u32>,
+    /// The loop's period (bare number: µs; 1ms, 200us), for an input that
+    /// does not say it (an import without its interval). A period that
+    /// contradicts the run's own is refused (exit 2).
+    #[arg(long = "period", value_name = "DUR", value_parser = deadline)]
+    pub period_ns: Option<u64>,
     /// Print the analysis as JSON (every threshold, fit and gate).
     #[arg(long = "json")]
     pub json: bool,
@@ -82,6 +90,7 @@ pub fn run(args: &TailArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         thread: args.thread,
         probability: args.probability,
         deadline_ns: args.deadline_ns,
+        period_ns: args.period_ns,
     };
     let (est, inputs) = view::analyze_run(&rec, &ask)?;
     if args.json {

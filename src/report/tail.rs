@@ -28,9 +28,13 @@ pub enum TailRunError {
     #[error("the run holds no histogram (imported from a summary): nothing to analyse")]
     NoHistogram,
     #[error(
-        "the loop's period is unknown (the source did not record its interval): the levels per hour need it"
+        "the loop's period is unknown (the source did not record its interval): the levels per hour need it; give it with --period (e.g. --period 1ms)"
     )]
     PeriodUnknown,
+    #[error(
+        "--period {given} contradicts the run's own period {recorded}: leave --period out, or give {recorded}"
+    )]
+    PeriodContradicts { given: String, recorded: String },
     #[error(
         "the threads ran at different periods ({0}): their histograms cannot be merged; pick one with --thread N"
     )]
@@ -75,8 +79,14 @@ fn pick_threads(rec: &RunRecord, thread: Option<u32>) -> Result<Vec<&ThreadRecor
     }
 }
 
-/// The loop's period, the same for every thread merged.
-fn common_period(rec: &RunRecord, threads: &[&ThreadRecord]) -> Result<u64, TailRunError> {
+/// The loop's period, the same for every thread merged; `given` (the
+/// user's `--period`) where the run does not say it, and refused when it
+/// contradicts a period the run gives.
+fn common_period(
+    rec: &RunRecord,
+    threads: &[&ThreadRecord],
+    given: Option<u64>,
+) -> Result<u64, TailRunError> {
     let known = rec.knows(Unknowable::Interval);
     let period = |t: &ThreadRecord| match t.interval_ns {
         0 if known => rec.options.interval_ns,
@@ -90,10 +100,15 @@ fn common_period(rec: &RunRecord, threads: &[&ThreadRecord]) -> Result<u64, Tail
             .collect();
         return Err(TailRunError::PeriodsDiffer(each.join(", ")));
     }
-    if first == 0 {
-        return Err(TailRunError::PeriodUnknown);
+    match (first, given) {
+        (0, Some(g)) => Ok(g),
+        (0, None) => Err(TailRunError::PeriodUnknown),
+        (p, Some(g)) if g != p => Err(TailRunError::PeriodContradicts {
+            given: num::period(g),
+            recorded: num::period(p),
+        }),
+        (p, _) => Ok(p),
     }
-    Ok(first)
 }
 
 /// Bins of a histogram whose source had `resolution_ns` classes: a
@@ -193,14 +208,46 @@ fn has_overflows(rec: &RunRecord) -> bool {
         && rec.warnings.iter().any(|w| w.contains("lower bound"))
 }
 
-/// Build the analysis' input from `rec` (all threads merged, or one).
-pub fn input_of(rec: &RunRecord, thread: Option<u32>) -> Result<RunInput, TailRunError> {
+/// The threads' exact maximum (their stats' largest), when every one
+/// kept it and it lies in the highest non-empty bin; else `None` and a
+/// note (the observed maximum is then that bin's upper edge).
+fn exact_max(threads: &[&ThreadRecord], bins: &[Bin], notes: &mut Vec<String>) -> Option<u64> {
+    let each: Option<Vec<u64>> = threads.iter().map(|t| t.stats.max_ns).collect();
+    let top = bins.iter().rev().find(|b| b.count > 0)?;
+    match each.and_then(|v| v.into_iter().max()) {
+        Some(m) if top.lo_ns <= m && m < top.hi_ns => Some(m),
+        Some(m) => {
+            notes.push(format!(
+                "the record's maximum {} lies outside its histogram's highest bin: the observed \
+                 maximum is that bin's upper edge",
+                max_latency(m)
+            ));
+            None
+        }
+        None => {
+            notes.push(
+                "the source kept no exact maximum: the observed maximum is the histogram's \
+                 highest bin edge"
+                    .into(),
+            );
+            None
+        }
+    }
+}
+
+/// Build the analysis' input from `rec` (all threads merged, or one);
+/// `period_ns` is the user's `--period`, for runs that do not say theirs.
+pub fn input_of(
+    rec: &RunRecord,
+    thread: Option<u32>,
+    period_ns: Option<u64>,
+) -> Result<RunInput, TailRunError> {
     let q = Quantity::of(rec);
     if q != Quantity::WakeupLatency {
         return Err(TailRunError::Quantity(q.describe()));
     }
     let threads = pick_threads(rec, thread)?;
-    let period_ns = common_period(rec, &threads)?;
+    let period_ns = common_period(rec, &threads, period_ns)?;
     let (bins, samples) = merged_bins(&threads)?;
     if has_overflows(rec) {
         return Err(TailRunError::Overflows);
@@ -211,6 +258,7 @@ pub fn input_of(rec: &RunRecord, thread: Option<u32>) -> Result<RunInput, TailRu
         None => "the histogram of the run's one thread".into(),
     }];
     let windows = windows_of(&threads, &mut notes);
+    let max_ns = exact_max(&threads, &bins, &mut notes);
     let exceedance_times = super::exceedances::exceedance_times(&threads, &mut notes);
     Ok(RunInput {
         input: TailInput {
@@ -220,6 +268,7 @@ pub fn input_of(rec: &RunRecord, thread: Option<u32>) -> Result<RunInput, TailRu
             windows,
             halves: None,
             exceedance_times,
+            max_ns,
         },
         notes,
     })
@@ -232,6 +281,8 @@ pub struct Ask {
     pub probability: f64,
     /// `None`: the run's deadline ([`RunRecord::deadline_ns`]).
     pub deadline_ns: Option<u64>,
+    /// The loop's period for a run that does not say it (`--period`).
+    pub period_ns: Option<u64>,
 }
 
 impl Default for Ask {
@@ -240,6 +291,7 @@ impl Default for Ask {
             thread: None,
             probability: TailOptions::default().probability,
             deadline_ns: None,
+            period_ns: None,
         }
     }
 }
@@ -249,10 +301,13 @@ pub fn analyze_run(
     rec: &RunRecord,
     ask: &Ask,
 ) -> Result<(TailEstimate, Vec<String>), TailRunError> {
-    let RunInput { input, notes } = input_of(rec, ask.thread)?;
+    let RunInput { input, notes } = input_of(rec, ask.thread, ask.period_ns)?;
     let opts = TailOptions {
         probability: ask.probability,
-        deadline_ns: ask.deadline_ns.or_else(|| rec.deadline_ns()),
+        deadline_ns: ask
+            .deadline_ns
+            .or_else(|| rec.deadline_ns())
+            .or(ask.period_ns),
         ..TailOptions::default()
     };
     Ok((tail::analyze(&input, &opts)?, notes))
@@ -286,11 +341,18 @@ pub fn gate_name(g: GateName) -> &'static str {
     match g {
         GateName::Exceedances => "exceedances",
         GateName::GoodnessOfFit => "goodness of fit",
+        GateName::ShapeBound => "shape inside bounds",
         GateName::ShapeStability => "shape stability",
         GateName::Stationarity => "stationarity",
         GateName::HeldOut => "held-out check",
         GateName::Agreement => "agreement",
     }
+}
+
+/// A run's exact latency as the tables write it (`12817.4 µs`), so the
+/// tail's maximum reads as the run's.
+fn max_latency(ns: u64) -> String {
+    format!("{} µs", crate::units::us1(ns))
 }
 
 /// A figure with three significant digits (`0.0412`, `1.37`, `142`).
@@ -367,13 +429,54 @@ fn gate_row(g: &Gate) -> GateRow {
 
 const NO_UPPER: &str = "unknown (the likelihood does not bound it below 10⁴ times the level)";
 
-/// `52.3 µs (95 % upper bound 61.0 µs)`.
-fn level_text(l: Option<&ReturnLevel>) -> String {
+/// How many times what was observed: `2.4`, `120`, `8 766`, `1.0·10⁶`.
+fn times(f: f64) -> String {
+    if !f.is_finite() {
+        "unknown".into()
+    } else if f < 10.0 {
+        format!("{f:.1}")
+    } else if f < 100_000.0 {
+        num::count(f.round() as u64)
+    } else {
+        let e = f.log10().floor() as i32;
+        format!("{:.1}·{}", f / 10f64.powi(e), num::power_of_ten(e))
+    }
+}
+
+/// The time a reach of `extrapolation` over `horizon_s` was measured
+/// from (the samples' time, or the windows').
+fn observed_ns(horizon_s: f64, extrapolation: f64) -> u64 {
+    (horizon_s / extrapolation * 1e9).round() as u64
+}
+
+/// `120 × the 30 s observed`.
+fn reach_text(l: &ReturnLevel) -> String {
+    format!(
+        "{} × the {} observed",
+        times(l.extrapolation),
+        num::duration(observed_ns(l.horizon.seconds(), l.extrapolation))
+    )
+}
+
+/// Words for a level past the reach the run supports.
+fn beyond(est: &TailEstimate, l: &ReturnLevel) -> String {
+    format!(
+        "beyond what the run supports ({}; an estimate reaches at most {} ×)",
+        reach_text(l),
+        times(est.max_extrapolation)
+    )
+}
+
+/// `52.3 µs (95 % upper bound 61.0 µs; 120 × the 30 s observed)`, or
+/// "beyond what the run supports (…)".
+fn level_text(est: &TailEstimate, l: Option<&ReturnLevel>) -> String {
     match l {
+        Some(l) if !l.supported => beyond(est, l),
         Some(l) => format!(
-            "{} (95 % upper bound {})",
+            "{} (95 % upper bound {}; {})",
             latency(l.level_ns),
-            l.upper95_ns.map_or(NO_UPPER.into(), latency)
+            l.upper95_ns.map_or(NO_UPPER.into(), latency),
+            reach_text(l)
         ),
         None => {
             "unknown (the level lies below the fitted threshold: read it in the histogram)".into()
@@ -394,7 +497,7 @@ fn risk_prob(p: f64) -> String {
     }
 }
 
-fn deadline_text(d: Option<&DeadlineRisk>) -> String {
+fn deadline_text(est: &TailEstimate, d: Option<&DeadlineRisk>) -> String {
     let Some(d) = d else {
         return "P(a wake-up beyond the deadline in one hour) is unknown (no deadline: the \
                 run's period is unknown; give --deadline)."
@@ -413,6 +516,15 @@ fn deadline_text(d: Option<&DeadlineRisk>) -> String {
             num::probability(d.p_hour_upper95)
         );
     }
+    if !d.supported {
+        return format!(
+            "P(a wake-up beyond the deadline {dl} in one hour) is beyond what the run supports \
+             (an hour is {} × the {} observed; an estimate reaches at most {} ×).",
+            times(d.extrapolation),
+            num::duration(observed_ns(3600.0, d.extrapolation)),
+            times(est.max_extrapolation)
+        );
+    }
     format!(
         "P(a wake-up beyond the deadline {dl} in one hour) = {} (95 % upper bound {}).",
         risk_prob(d.p_hour),
@@ -420,18 +532,79 @@ fn deadline_text(d: Option<&DeadlineRisk>) -> String {
     )
 }
 
-/// The answer of an estimate that passed every gate.
+/// The gates that were not evaluated, with why: what the estimate lacks.
+fn unchecked(est: &TailEstimate) -> Option<String> {
+    let lacks: Vec<String> = est
+        .gates
+        .iter()
+        .filter(|g| g.status == GateStatus::NotEvaluated)
+        .map(|g| format!("{} ({})", gate_name(g.name), g.detail))
+        .collect();
+    (!lacks.is_empty()).then(|| format!("Not checked: {}.", lacks.join("; ")))
+}
+
+/// What the run supports without a model: its exact maximum and 3/N.
+fn supports(est: &TailEstimate) -> String {
+    let max = observed_max(est);
+    format!(
+        "observed maximum {max}, and P(one wake-up exceeds {max}) < 3/N = 3/{} = {} at 95 % if \
+         wake-ups were independent",
+        num::count(est.samples),
+        prob3(est.bound_3_over_n)
+    )
+}
+
+/// The observed maximum as every view writes it (exact), or the bin
+/// edge said as such.
+fn observed_max(est: &TailEstimate) -> String {
+    if est.observed_max_exact {
+        max_latency(est.observed_max_ns)
+    } else {
+        format!(
+            "{} (a histogram bin's upper edge: the source kept no exact maximum)",
+            max_latency(est.observed_max_ns)
+        )
+    }
+}
+
+/// The answer of an estimate that passed every gate: the supported
+/// levels; when none is, what the run supports instead.
 fn estimate_answer(est: &TailEstimate, levels: &[ReturnLevel], d: Option<&DeadlineRisk>) -> String {
     use tail::Horizon::{Day, Hour, Year};
+    let lacks = unchecked(est).map_or(String::new(), |u| format!(" {u}"));
+    if !levels.iter().any(|l| l.supported) {
+        let first = levels.first().map_or(String::new(), |l| {
+            format!(
+                ": even {} is {}, past the {} × an estimate may reach (an hour's level needs \
+                 a run of at least {})",
+                horizon_words(l.horizon),
+                reach_text(l),
+                times(est.max_extrapolation),
+                num::duration((l.horizon.seconds() / est.max_extrapolation * 1e9) as u64)
+            )
+        });
+        return format!(
+            "No estimate beyond the run{first}; what the run supports: {}.{lacks}",
+            supports(est)
+        );
+    }
     format!(
         "Estimated: the latency exceeded with probability {} in an hour of operation is {}; \
-         in a day {}; in a year {}. {}",
+         in a day {}; in a year {}. {}{lacks}",
         percent(est.probability),
-        level_text(level_of(levels, Hour)),
-        level_text(level_of(levels, Day)),
-        level_text(level_of(levels, Year)),
-        deadline_text(d)
+        level_text(est, level_of(levels, Hour)),
+        level_text(est, level_of(levels, Day)),
+        level_text(est, level_of(levels, Year)),
+        deadline_text(est, d)
     )
+}
+
+fn horizon_words(h: tail::Horizon) -> &'static str {
+    match h {
+        tail::Horizon::Hour => "an hour",
+        tail::Horizon::Day => "a day",
+        tail::Horizon::Year => "a year",
+    }
 }
 
 /// The answer of a refusal: the gate with its figure, and what the run
@@ -445,20 +618,17 @@ fn refusal_answer(est: &TailEstimate, gate: GateName) -> String {
             gate_row(g).limit
         ),
         Some(g) => format!(
-            "{} {} (limit {})",
+            "{} {} (limit {}: {})",
             gate_name(gate),
             gate_figure(g),
-            gate_row(g).limit
+            gate_row(g).limit,
+            g.detail
         ),
         None => gate_name(gate).into(),
     };
     format!(
-        "Insufficient evidence: {why}; what the run supports: observed maximum {}, and \
-         P(one wake-up exceeds {}) < 3/N = 3/{} = {} at 95 % if wake-ups were independent.",
-        num::latency(est.observed_max_ns),
-        num::latency(est.observed_max_ns),
-        num::count(est.samples),
-        prob3(est.bound_3_over_n)
+        "Insufficient evidence: {why}; what the run supports: {}.",
+        supports(est)
     )
 }
 
@@ -499,6 +669,11 @@ fn threshold_line(est: &TailEstimate) -> String {
 
 fn gpd_line(est: &TailEstimate) -> String {
     match &est.pot {
+        Some(p) if p.at_bound => format!(
+            "Generalized Pareto fit above it: refused: shape ξ = {:.3} is the optimiser's bound \
+             (the data ask for a shape outside [-0.5, 1]), not an estimate: no level from it",
+            p.xi
+        ),
         Some(p) => format!(
             "Generalized Pareto fit above it (interval-censored likelihood): scale {}, shape ξ = {:.3} (standard error {})",
             latency(p.sigma_ns),
@@ -512,18 +687,23 @@ fn gpd_line(est: &TailEstimate) -> String {
     }
 }
 
-/// `hour 52.3 µs (95 %: 48.0 µs to 61.0 µs), day …`.
-fn levels_line(levels: &[ReturnLevel]) -> String {
+/// `hour 52.3 µs (95 %: 48.0 µs to 61.0 µs; 120 × the 30 s observed), …`;
+/// a level past the supported reach is said so, without its number.
+fn levels_line(est: &TailEstimate, levels: &[ReturnLevel]) -> String {
     let end = |v: Option<f64>| v.map_or("unknown".into(), latency);
     levels
         .iter()
         .map(|l| {
+            let h = num::serde_name(&l.horizon);
+            if !l.supported {
+                return format!("{h} {}", beyond(est, l));
+            }
             format!(
-                "{} {} (95 %: {} to {})",
-                num::serde_name(&l.horizon),
+                "{h} {} (95 %: {} to {}; {})",
                 latency(l.level_ns),
                 end(l.lower95_ns),
-                end(l.upper95_ns)
+                end(l.upper95_ns),
+                reach_text(l)
             )
         })
         .collect::<Vec<_>>()
@@ -532,6 +712,11 @@ fn levels_line(levels: &[ReturnLevel]) -> String {
 
 fn gev_line(est: &TailEstimate, inputs: &[String]) -> String {
     match &est.gev {
+        Some(g) if g.at_bound => format!(
+            "GEV fit on {} window maxima (block maxima): refused: shape ξ = {:.3} is the \
+             optimiser's bound, not an estimate: no level from the windows",
+            g.windows, g.xi
+        ),
         Some(g) => format!(
             "GEV fit on {} window maxima (block maxima): location {}, scale {}, shape ξ = {:.3}",
             g.windows,
@@ -572,13 +757,13 @@ fn fit_lines(est: &TailEstimate, inputs: &[String]) -> Vec<String> {
         out.push(format!(
             "Return levels (probability {}) from the histogram: {}",
             percent(est.probability),
-            levels_line(return_levels)
+            levels_line(est, return_levels)
         ));
         out.push(gev_line(est, inputs));
         if !gev_return_levels.is_empty() {
             out.push(format!(
                 "Return levels from the window maxima: {}",
-                levels_line(gev_return_levels)
+                levels_line(est, gev_return_levels)
             ));
         }
     } else {
@@ -639,7 +824,7 @@ pub fn compact(est: &TailEstimate) -> String {
         TailResult::Estimate { return_levels, .. } => format!(
             "1 h level at {}: {}",
             percent(est.probability),
-            level_text(level_of(return_levels, tail::Horizon::Hour))
+            level_text(est, level_of(return_levels, tail::Horizon::Hour))
         ),
         TailResult::Insufficient { gate, .. } => {
             let figure = est
@@ -681,7 +866,7 @@ mod tests {
             &mut rec.threads[1],
             &[(2, 6000), (0, 0), (4, 2500), (1, 5000)],
         );
-        let r = input_of(&rec, None).unwrap();
+        let r = input_of(&rec, None, None).unwrap();
         assert_eq!(r.input.samples, 5000);
         assert_eq!(r.input.bins.iter().map(|b| b.count).sum::<u64>(), 5000);
         assert_eq!(r.input.period_ns, 1_000_000);
@@ -692,14 +877,14 @@ mod tests {
         assert!(r.notes.iter().any(|n| n.contains("1 empty ones left out")));
         assert!(r.input.exceedance_times.is_none());
         // one thread alone
-        let one = input_of(&rec, Some(1)).unwrap();
+        let one = input_of(&rec, Some(1), None).unwrap();
         assert_eq!(one.input.samples, 2000);
         assert_eq!(
             one.input.windows.unwrap().max_ns,
             vec![6000.0, 2500.0, 5000.0]
         );
         assert!(matches!(
-            input_of(&rec, Some(9)),
+            input_of(&rec, Some(9), None),
             Err(TailRunError::NoThread { asked: 9, .. })
         ));
     }
@@ -708,7 +893,7 @@ mod tests {
     fn tail_input_refuses_threads_of_different_periods() {
         let mut rec = synthetic(&[spread(100, 1), spread(100, 2)]);
         rec.threads[1].interval_ns = 2_000_000;
-        let e = input_of(&rec, None).unwrap_err();
+        let e = input_of(&rec, None, None).unwrap_err();
         let msg = e.to_string();
         assert!(matches!(e, TailRunError::PeriodsDiffer(_)), "{msg}");
         assert!(
@@ -716,7 +901,10 @@ mod tests {
             "{msg}"
         );
         assert!(msg.contains("--thread"), "{msg}");
-        assert_eq!(input_of(&rec, Some(1)).unwrap().input.period_ns, 2_000_000);
+        assert_eq!(
+            input_of(&rec, Some(1), None).unwrap().input.period_ns,
+            2_000_000
+        );
     }
 
     #[test]
@@ -735,10 +923,13 @@ mod tests {
         rec.source.kind = crate::kinds::SourceKind::Imported.into();
         rec.warnings
             .push("samples beyond ... so quantiles above it are lower bounds".into());
-        assert!(matches!(input_of(&rec, None), Err(TailRunError::Overflows)));
+        assert!(matches!(
+            input_of(&rec, None, None),
+            Err(TailRunError::Overflows)
+        ));
         rec.quantity = Some(Quantity::BusyLoopGap);
         assert!(matches!(
-            input_of(&rec, None),
+            input_of(&rec, None, None),
             Err(TailRunError::Quantity(_))
         ));
     }
@@ -773,6 +964,8 @@ mod tests {
             level_ns: 52_300.0,
             lower95_ns: None,
             upper95_ns: None,
+            extrapolation: 3.0,
+            supported: true,
         };
         est.result = TailResult::Estimate {
             return_levels: vec![level(tail::Horizon::Hour), level(tail::Horizon::Day)],
@@ -791,8 +984,98 @@ mod tests {
             first.contains("deadline in one hour) is unknown ("),
             "{out}"
         );
-        assert!(out.contains("(95 %: unknown to unknown)"), "{out}");
+        assert!(
+            out.contains("(95 %: unknown to unknown; 3.0 × the "),
+            "{out}"
+        );
         assert!(!out.contains("bound 0") && !out.contains(" 0 ns"), "{out}");
         assert!(compact(&est).contains("upper bound unknown ("));
+    }
+
+    #[test]
+    fn tail_period_is_given_where_the_run_has_none_and_refused_when_it_contradicts() {
+        let mut rec = synthetic(&[spread(400, 3)]);
+        // as its own run says: 1 ms, and --period 1ms agrees
+        assert_eq!(
+            input_of(&rec, None, Some(1_000_000))
+                .unwrap()
+                .input
+                .period_ns,
+            1_000_000
+        );
+        let e = input_of(&rec, None, Some(2_000_000)).unwrap_err();
+        assert!(matches!(e, TailRunError::PeriodContradicts { .. }), "{e}");
+        assert!(e.to_string().contains("2 ms") && e.to_string().contains("1 ms"));
+        // an import that did not record its interval
+        rec.source.kind = crate::kinds::SourceKind::Imported.into();
+        rec.source.unknown = vec![Unknowable::Interval];
+        rec.options.interval_ns = 0;
+        rec.threads[0].interval_ns = 0;
+        let e = input_of(&rec, None, None).unwrap_err();
+        assert!(matches!(e, TailRunError::PeriodUnknown), "{e}");
+        assert!(e.to_string().contains("--period"), "{e}");
+        let r = input_of(&rec, None, Some(200_000)).unwrap();
+        assert_eq!(r.input.period_ns, 200_000);
+    }
+
+    #[test]
+    fn tail_input_keeps_the_exact_maximum_and_says_the_reach() {
+        let rec = synthetic(&[spread(400, 3), spread(300, 5)]);
+        let r = input_of(&rec, None, None).unwrap();
+        let max = rec.threads.iter().filter_map(|t| t.stats.max_ns).max();
+        assert!(max.is_some());
+        assert_eq!(r.input.max_ns, max);
+        let (est, inputs) = analyze_run(&rec, &Ask::default()).unwrap();
+        assert_eq!(Some(est.observed_max_ns), max);
+        let out = text(&view(&est, &inputs));
+        let us = crate::units::us1(max.unwrap());
+        assert!(out.contains(&format!("observed maximum {us} µs")), "{out}");
+        // a level past the reach is words, not a number
+        let (mut est, inputs) = analyze_run(&rec, &Ask::default()).unwrap();
+        let lvl = |h, supported| ReturnLevel {
+            horizon: h,
+            probability: 0.01,
+            wakeups: 3.6e6,
+            level_ns: 60_930_000.0,
+            lower95_ns: Some(1e6),
+            upper95_ns: Some(3.79e9),
+            extrapolation: if supported { 50.0 } else { 1.05e6 },
+            supported,
+        };
+        est.gates.retain(|g| g.status != GateStatus::Fail);
+        est.result = TailResult::Estimate {
+            return_levels: vec![
+                lvl(tail::Horizon::Hour, true),
+                lvl(tail::Horizon::Year, false),
+            ],
+            gev_return_levels: vec![],
+            deadline: None,
+        };
+        let out = text(&view(&est, &inputs));
+        let first = out.lines().next().unwrap();
+        assert!(
+            first.contains("60.93 ms (95 % upper bound 3.79 s; 50 × the "),
+            "{out}"
+        );
+        assert!(
+            first.contains("in a year beyond what the run supports (1.1·10⁶ × the "),
+            "{out}"
+        );
+        assert_eq!(first.matches("60.93 ms").count(), 1, "{out}");
+        assert!(first.contains("Not checked: "), "{out}");
+        // none supported: no estimate, what the run supports instead
+        if let TailResult::Estimate { return_levels, .. } = &mut est.result {
+            return_levels[0] = lvl(tail::Horizon::Hour, false);
+        }
+        let first = answer(&est);
+        assert!(
+            first.starts_with("No estimate beyond the run: even an hour is 1.1·10⁶ × "),
+            "{first}"
+        );
+        assert!(
+            !first.contains("60.93 ms") && first.contains("3/N = 3/700 = "),
+            "{first}"
+        );
+        assert!(compact(&est).contains("beyond what the run supports"));
     }
 }

@@ -112,6 +112,13 @@ pub fn forward_stop(p_values: &[f64], alpha: f64) -> usize {
     k_hat
 }
 
+/// ForwardStop's statistic over all the p-values, `(1/n) Σ −ln(1 − p_i)`:
+/// at or below α, every candidate is rejected (NaN when there is none).
+pub fn forward_stop_statistic(p_values: &[f64]) -> f64 {
+    let sum: f64 = p_values.iter().map(|p| -(-p.clamp(0.0, 1.0)).ln_1p()).sum();
+    sum / p_values.len() as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,8 +9,10 @@ use super::{
     TailResult, cluster, gev, gpd,
 };
 
-/// Check the input; returns the observed maximum.
-fn validate(input: &TailInput, opts: &TailOptions) -> Result<u64, TailError> {
+/// Check the input; returns the observed maximum (the exact one when
+/// the input gives it, else the highest bin's upper edge) and whether it
+/// is exact.
+fn validate(input: &TailInput, opts: &TailOptions) -> Result<(u64, bool), TailError> {
     if input.period_ns == 0 {
         return Err(TailError::Period);
     }
@@ -34,7 +36,15 @@ fn validate(input: &TailInput, opts: &TailOptions) -> Result<u64, TailError> {
         .rev()
         .find(|b| b.count > 0)
         .ok_or(TailError::Empty)?;
-    Ok(top.hi_ns - 1)
+    match input.max_ns {
+        Some(m) if m < top.lo_ns || m >= top.hi_ns => Err(TailError::MaxOutsideBins {
+            max_ns: m,
+            lo_ns: top.lo_ns,
+            hi_ns: top.hi_ns,
+        }),
+        Some(m) => Ok((m, true)),
+        None => Ok((top.hi_ns - 1, false)),
+    }
 }
 
 fn check_bins(bins: &[Bin], samples: u64) -> Result<(), TailError> {
@@ -118,26 +128,39 @@ fn pot_of(t: &ThresholdTest, samples: u64) -> Option<PotFit> {
         sigma_ns: f.sigma_ns,
         xi: f.xi,
         xi_se: f.xi_se.is_finite().then_some(f.xi_se),
+        at_bound: gpd::xi_at_bound(f.xi),
     })
 }
 
-fn tail_of<'a>(found: &'a Found, ex: &'a gpd::Exceedances, input: &TailInput) -> Option<Tail<'a>> {
+/// The fitted tail the levels come from; none when no threshold was
+/// chosen or its shape sits at a bound (no estimate to extrapolate).
+fn tail_of<'a>(
+    found: &'a Found,
+    ex: &'a gpd::Exceedances,
+    input: &TailInput,
+    opts: &TailOptions,
+) -> Option<Tail<'a>> {
     let k = found.chosen?;
     let fit = found.tests[k].fit.as_ref()?;
-    let rate = found.pot.as_ref()?.rate;
+    let pot = found.pot.as_ref().filter(|p| !p.at_bound)?;
     Some(Tail {
         ex,
         fit,
-        rate,
+        rate: pot.rate,
         period_ns: input.period_ns as f64,
         theta: found.theta,
+        samples: input.samples,
+        max_extrapolation: opts.max_extrapolation,
     })
 }
 
-fn gev_levels(input: &TailInput, fit: &GevFit, p: f64) -> Vec<ReturnLevel> {
-    let Some(w) = &input.windows else {
+/// The windows' levels; none when the GEV fit sits at a bound.
+fn gev_levels(input: &TailInput, fit: &GevFit, opts: &TailOptions) -> Vec<ReturnLevel> {
+    let Some(w) = input.windows.as_ref().filter(|_| !fit.at_bound) else {
         return vec![];
     };
+    let observed_s = w.length_s * w.max_ns.len() as f64;
+    let p = opts.probability;
     Horizon::ALL
         .iter()
         .map(|&h| {
@@ -151,7 +174,10 @@ fn gev_levels(input: &TailInput, fit: &GevFit, p: f64) -> Vec<ReturnLevel> {
                 level_ns: gev::level(fit, ly),
                 lower95_ns: lo,
                 upper95_ns: hi,
+                extrapolation: 0.0,
+                supported: false,
             }
+            .reaching(h.seconds() / observed_s, opts.max_extrapolation)
         })
         .collect()
 }
@@ -164,7 +190,7 @@ fn held_out(input: &TailInput, found: &Found) -> Gate {
             name: gates::GateName::HeldOut,
             status: GateStatus::NotEvaluated,
             figure: None,
-            limit: String::new(),
+            limit: gates::HELD_OUT_LIMIT.into(),
             detail: "neither the run's halves nor a window series: not checked".into(),
         },
     }
@@ -173,7 +199,7 @@ fn held_out(input: &TailInput, found: &Found) -> Gate {
 /// Analyse a run's tail. Errors only for input that cannot be read;
 /// data too poor for an estimate give [`TailResult::Insufficient`].
 pub fn analyze(input: &TailInput, opts: &TailOptions) -> Result<TailEstimate, TailError> {
-    let observed_max_ns = validate(input, opts)?;
+    let (observed_max_ns, observed_max_exact) = validate(input, opts)?;
     let n = input.samples;
     let edges = threshold::candidates(
         &input.bins,
@@ -197,7 +223,7 @@ pub fn analyze(input: &TailInput, opts: &TailOptions) -> Result<TailEstimate, Ta
         .pot
         .as_ref()
         .map(|p| gpd::Exceedances::over(&input.bins, p.threshold_ns));
-    let tail = ex.as_ref().and_then(|ex| tail_of(&found, ex, input));
+    let tail = ex.as_ref().and_then(|ex| tail_of(&found, ex, input, opts));
     let p = opts.probability;
     let pot_levels: Vec<ReturnLevel> = tail
         .iter()
@@ -207,10 +233,11 @@ pub fn analyze(input: &TailInput, opts: &TailOptions) -> Result<TailEstimate, Ta
     let gev_levels = found
         .gev
         .as_ref()
-        .map_or(vec![], |g| gev_levels(input, g, p));
+        .map_or(vec![], |g| gev_levels(input, g, opts));
     let gates = vec![
         gates::exceedances(&found.tests, found.chosen, opts.min_exceedances),
-        gates::goodness_of_fit(&found.tests, found.chosen, opts.min_p_value),
+        gates::goodness_of_fit(&found.tests, found.chosen, opts.min_p_value, opts.alpha),
+        gates::shape_bound(found.pot.as_ref()),
         gates::shape_stability(&found.tests, found.chosen),
         gates::stationarity(input.windows.as_ref()),
         held_out(input, &found),
@@ -228,14 +255,23 @@ pub fn analyze(input: &TailInput, opts: &TailOptions) -> Result<TailEstimate, Ta
             observed_max_ns,
             bound_3_over_n,
         },
-        None => estimate(tail.as_ref(), input, opts, pot_levels, gev_levels),
+        None => estimate(
+            tail.as_ref(),
+            input,
+            opts,
+            observed_max_ns,
+            pot_levels,
+            gev_levels,
+        ),
     };
     Ok(TailEstimate {
         samples: n,
         period_ns: input.period_ns,
         observed_max_ns,
+        observed_max_exact,
         bound_3_over_n,
         probability: p,
+        max_extrapolation: opts.max_extrapolation,
         thresholds: found.tests,
         chosen: found.chosen,
         pot: found.pot,
@@ -250,6 +286,9 @@ fn agreement_why(input: &TailInput, found: &Found) -> &'static str {
     match (&input.windows, &found.gev) {
         (None, _) => "no window series: one estimate only",
         (Some(_), None) => "the window maxima could not be fitted (fewer than 10?)",
+        (Some(_), Some(g)) if g.at_bound => {
+            "the windows' GEV fit sits at the optimiser's bound of xi: no level from the windows"
+        }
         _ => "no return level from the histogram",
     }
 }
@@ -258,16 +297,20 @@ fn estimate(
     tail: Option<&Tail>,
     input: &TailInput,
     opts: &TailOptions,
+    observed_max_ns: u64,
     pot: Vec<ReturnLevel>,
     gev: Vec<ReturnLevel>,
 ) -> TailResult {
     let deadline = opts.deadline_ns.and_then(|d| {
         let t = tail?;
         t.deadline_risk(d as f64).or_else(|| {
+            // Samples in bins reaching past the deadline (the cautious
+            // side for a bin that straddles it); none when the run's
+            // exact maximum is at or below it.
             let k: u64 = input
                 .bins
                 .iter()
-                .filter(|b| b.hi_ns > d)
+                .filter(|b| b.hi_ns > d && observed_max_ns > d)
                 .map(|b| b.count)
                 .sum();
             Some(levels::empirical_risk(

@@ -1,7 +1,12 @@
 //! The gates an estimate must pass before a number is given, each with
-//! its figure: enough exceedances, goodness of fit, a shape stable over
-//! higher thresholds, stationary window maxima, a held-out check, and
-//! agreement between the histogram's and the windows' estimates.
+//! its figure: enough exceedances, goodness of fit, a shape inside the
+//! fit's bounds, a shape stable over higher thresholds, stationary window
+//! maxima, a held-out check, and agreement between the histogram's and
+//! the windows' estimates.
+//!
+//! Every gate can fail, and one whose input is missing is "not
+//! evaluated" (never a pass); the figure a gate shows is the one its rule
+//! judged, and a figure that is not a number is none.
 
 use serde::Serialize;
 use statrs::distribution::{DiscreteCDF, Poisson};
@@ -18,6 +23,7 @@ use super::{Bin, WindowMaxima};
 pub enum GateName {
     Exceedances,
     GoodnessOfFit,
+    ShapeBound,
     ShapeStability,
     Stationarity,
     HeldOut,
@@ -95,15 +101,30 @@ pub fn exceedances(tests: &[ThresholdTest], chosen: Option<usize>, min: u64) -> 
     )
 }
 
-/// The Anderson-Darling p-value at the chosen threshold.
-pub fn goodness_of_fit(tests: &[ThresholdTest], chosen: Option<usize>, min_p: f64) -> Gate {
+/// The Anderson-Darling p-value at the threshold ForwardStop chose; when
+/// ForwardStop rejected every candidate, its own statistic (the mean of
+/// `−ln(1 − p)` over all of them), which is what decided.
+pub fn goodness_of_fit(
+    tests: &[ThresholdTest],
+    chosen: Option<usize>,
+    min_p: f64,
+    alpha: f64,
+) -> Gate {
     let limit = format!("p >= {min_p}");
+    if tests.is_empty() {
+        return not_evaluated(
+            GateName::GoodnessOfFit,
+            &limit,
+            "no candidate threshold to test (see exceedances)",
+        );
+    }
     match chosen {
         Some(k) => {
             let t = &tests[k];
             let detail = format!(
-                "A2 = {:.3} at {} ns ({} of {} candidates rejected by ForwardStop)",
-                t.ad_statistic,
+                "Anderson-Darling A2 = {} at {} ns, the threshold ForwardStop chose \
+                 ({} of {} candidates rejected below it)",
+                fmt3(t.ad_statistic),
                 t.threshold_ns,
                 k,
                 tests.len()
@@ -117,52 +138,98 @@ pub fn goodness_of_fit(tests: &[ThresholdTest], chosen: Option<usize>, min_p: f6
             )
         }
         None => {
-            let last = tests.last().map(|t| t.ad_p_value);
+            let p: Vec<f64> = tests.iter().map(|t| t.ad_p_value).collect();
+            let k = super::ad::forward_stop(&p, alpha);
+            if k < tests.len() {
+                return gate(
+                    GateName::GoodnessOfFit,
+                    false,
+                    None,
+                    &limit,
+                    format!(
+                        "no GPD fit at {} ns, the threshold ForwardStop chose",
+                        tests[k].threshold_ns
+                    ),
+                );
+            }
+            let f = super::ad::forward_stop_statistic(&p);
             let detail = format!(
-                "ForwardStop rejected all {} candidate thresholds (figure: the highest one's p-value)",
-                tests.len()
+                "ForwardStop rejected all {} candidate thresholds: the mean of -ln(1 - p) over \
+                 them is {} <= {alpha} (the figure; the highest threshold's own p-value is {})",
+                tests.len(),
+                fmt3(f),
+                fmt3(tests[tests.len() - 1].ad_p_value)
             );
-            gate(GateName::GoodnessOfFit, false, last, &limit, detail)
+            Gate {
+                name: GateName::GoodnessOfFit,
+                status: GateStatus::Fail,
+                figure: Some(f).filter(|f| f.is_finite()),
+                limit: format!("ForwardStop statistic > {alpha} at the last candidate"),
+                detail,
+            }
         }
     }
 }
 
+/// A figure to three decimals, or "none" when it is not a number.
+fn fmt3(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.3}")
+    } else {
+        "none".into()
+    }
+}
+
+/// The GPD's shape at the chosen threshold strictly inside the range the
+/// fit allows (−0.5, 1): at a bound the likelihood wanted a shape past
+/// it, so the fit is the optimiser's edge, not an estimate.
+pub fn shape_bound(pot: Option<&super::PotFit>) -> Gate {
+    let limit = "-0.5 < xi < 1 (inside the fit's bounds)";
+    let Some(p) = pot else {
+        return not_evaluated(GateName::ShapeBound, limit, "no threshold was chosen");
+    };
+    let detail = if p.at_bound {
+        format!(
+            "xi = {:.3} is the optimiser's bound, not an estimate: the data ask for a shape outside the model's range",
+            p.xi
+        )
+    } else {
+        format!("xi = {:.3}", p.xi)
+    };
+    gate(GateName::ShapeBound, !p.at_bound, Some(p.xi), limit, detail)
+}
+
 /// ξ at the chosen threshold inside the 95 % interval of ξ at each of
-/// the next (up to 3) higher thresholds; the figure is the largest
-/// `|ξ_j − ξ| / (1.96 se_j)` (≤ 1 passes).
+/// the next (up to 3) higher thresholds whose fit has a standard error;
+/// the figure is the largest `|ξ_j − ξ| / (1.96 se_j)` (≤ 1 passes).
+/// Fewer than 2 such thresholds: not evaluated.
 pub fn shape_stability(tests: &[ThresholdTest], chosen: Option<usize>) -> Gate {
     let limit = "<= 1 (xi within 1.96 se of each of the next 3 thresholds)";
     let Some(k) = chosen else {
-        return gate(
-            GateName::ShapeStability,
-            false,
-            None,
-            limit,
-            "no threshold was chosen".into(),
-        );
+        return not_evaluated(GateName::ShapeStability, limit, "no threshold was chosen");
     };
     let xi = tests[k].xi;
-    let higher: Vec<&ThresholdTest> = tests[k + 1..]
-        .iter()
-        .filter(|t| t.fit.is_some())
-        .take(3)
-        .collect();
+    let usable = |t: &&ThresholdTest| {
+        t.fit.is_some() && t.xi.is_finite() && t.xi_se.is_finite() && t.xi_se > 0.0
+    };
+    let higher: Vec<&ThresholdTest> = tests[k + 1..].iter().filter(usable).take(3).collect();
     if higher.len() < 2 {
-        return gate(
+        let without = tests[k + 1..].iter().filter(|t| !usable(t)).count();
+        return not_evaluated(
             GateName::ShapeStability,
-            false,
-            None,
             limit,
-            format!("only {} higher threshold(s) to compare", higher.len()),
+            &format!(
+                "only {} higher threshold(s) with a shape and its standard error ({} without): \
+                 stability not checked",
+                higher.len(),
+                without
+            ),
         );
     }
     let worst = higher
         .iter()
         .map(|t| (t.xi - xi).abs() / (1.96 * t.xi_se))
-        .fold(
-            0.0,
-            |a: f64, r| if r.is_nan() { f64::NAN } else { a.max(r) },
-        );
+        .fold(0.0, f64::max);
     let shapes: Vec<String> = higher
         .iter()
         .map(|t| format!("{:.3} ± {:.3}", t.xi, 1.96 * t.xi_se))
@@ -210,8 +277,11 @@ fn poisson_range(mean: f64) -> Option<(u64, u64)> {
     Some((q(0.005), q(0.995)))
 }
 
+pub const HELD_OUT_LIMIT: &str =
+    "observed count within the central 99 % Poisson range of the prediction";
+
 fn held_out_gate(observed: u64, expected: f64, what: String) -> Gate {
-    let limit = "observed count within the central 99 % Poisson range of the prediction";
+    let limit = HELD_OUT_LIMIT;
     match poisson_range(expected) {
         Some((lo, hi)) => {
             let detail =
@@ -224,12 +294,10 @@ fn held_out_gate(observed: u64, expected: f64, what: String) -> Gate {
                 detail,
             )
         }
-        None => gate(
+        None => not_evaluated(
             GateName::HeldOut,
-            false,
-            None,
             limit,
-            format!("{what}: no prediction"),
+            &format!("{what}: no prediction, not checked"),
         ),
     }
 }
@@ -240,14 +308,13 @@ pub fn held_out_histogram(halves: &[Vec<Bin>; 2], threshold_ns: u64) -> Gate {
     let n1: u64 = halves[0].iter().map(|b| b.count).sum();
     let n2: u64 = halves[1].iter().map(|b| b.count).sum();
     let ex1 = Exceedances::over(&halves[0], threshold_ns);
-    let Some(fit) = gpd::fit(&ex1).filter(|_| ex1.n >= 10 && n2 > 0) else {
-        return gate(
+    let Some(fit) = gpd::fit(&ex1).filter(|f| ex1.n >= 10 && n2 > 0 && !gpd::xi_at_bound(f.xi))
+    else {
+        return not_evaluated(
             GateName::HeldOut,
-            false,
-            None,
-            "",
-            format!(
-                "the first half has {} samples above {threshold_ns} ns: too few to fit",
+            HELD_OUT_LIMIT,
+            &format!(
+                "the first half has {} samples above {threshold_ns} ns: no sound fit to predict from, not checked",
                 ex1.n
             ),
         );
@@ -276,14 +343,22 @@ pub fn held_out_windows(w: &WindowMaxima) -> Gate {
     let half = w.max_ns.len() / 2;
     let (first, second) = w.max_ns.split_at(half);
     let Some(fit) = gev::fit(first) else {
-        return gate(
+        return not_evaluated(
             GateName::HeldOut,
-            false,
-            None,
-            "",
-            format!("{half} windows in the first half: no fit"),
+            HELD_OUT_LIMIT,
+            &format!("{half} windows in the first half: too few to fit, not checked"),
         );
     };
+    if fit.at_bound {
+        return not_evaluated(
+            GateName::HeldOut,
+            HELD_OUT_LIMIT,
+            &format!(
+                "the first half's GEV fit sits at the optimiser's bound (xi = {:.3}): no prediction, not checked",
+                fit.xi
+            ),
+        );
+    }
     let p = (5.0 / second.len() as f64).min(0.5);
     let z = gev::level(&fit, gev::ln_y_for(p, 1.0));
     let observed = second.iter().filter(|&&v| v > z).count() as u64;
@@ -297,16 +372,24 @@ pub fn held_out_windows(w: &WindowMaxima) -> Gate {
 /// The histogram's and the windows' return levels for an hour agree
 /// when either point estimate lies inside the other's 95 % interval
 /// (the less precise interval holds the more precise estimate). The
-/// figure is the ratio GEV / POT.
+/// figure is the ratio GEV / POT. An interval end that is unknown is no
+/// pass: the gate then fails only if the known ends already show the
+/// two apart, and is not evaluated otherwise.
 pub fn agreement(pot: Option<&ReturnLevel>, gev: Option<&ReturnLevel>, why_none: &str) -> Gate {
     let limit = "one estimate inside the other's 95 % interval";
     let (Some(a), Some(b)) = (pot, gev) else {
         return not_evaluated(GateName::Agreement, limit, why_none);
     };
-    let inside = |v: f64, r: &ReturnLevel| {
-        r.lower95_ns.is_none_or(|l| v >= l) && r.upper95_ns.is_none_or(|u| v <= u)
+    // Some(inside) when the end that decides is known.
+    let inside = |v: f64, r: &ReturnLevel| -> Option<bool> {
+        if v >= r.level_ns {
+            r.upper95_ns.map(|u| v <= u)
+        } else {
+            r.lower95_ns.map(|l| v >= l)
+        }
     };
-    let pass = inside(a.level_ns, b) || inside(b.level_ns, a);
+    let (ab, ba) = (inside(a.level_ns, b), inside(b.level_ns, a));
+    let complete = |r: &ReturnLevel| r.lower95_ns.is_some() && r.upper95_ns.is_some();
     let show = |r: &ReturnLevel| {
         format!(
             "{:.0} ns ({} .. {})",
@@ -316,10 +399,24 @@ pub fn agreement(pot: Option<&ReturnLevel>, gev: Option<&ReturnLevel>, why_none:
         )
     };
     let detail = format!("hour: POT {}, GEV {}", show(a), show(b));
+    let ratio = Some(b.level_ns / a.level_ns);
+    if ab == Some(false) && ba == Some(false) {
+        return gate(GateName::Agreement, false, ratio, limit, detail);
+    }
+    if !(complete(a) && complete(b)) {
+        return Gate {
+            figure: None,
+            ..not_evaluated(
+                GateName::Agreement,
+                limit,
+                &format!("{detail}: an interval end is unknown, so agreement is not checked"),
+            )
+        };
+    }
     gate(
         GateName::Agreement,
-        pass,
-        Some(b.level_ns / a.level_ns),
+        ab == Some(true) || ba == Some(true),
+        ratio,
         limit,
         detail,
     )

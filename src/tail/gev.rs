@@ -34,8 +34,19 @@ pub struct GevFit {
     pub scale_ns: f64,
     pub xi: f64,
     pub windows: usize,
+    /// ξ sits at the optimiser's bound (−0.5 or 1): the likelihood wanted
+    /// to go further, so the fit is no estimate and gives no level.
+    pub at_bound: bool,
     #[serde(skip)]
     pub nll: f64,
+}
+
+/// How close to a bound of ξ a fit counts as sitting on it.
+pub const AT_BOUND: f64 = 1e-3;
+
+/// ξ at (within [`AT_BOUND`] of) the range the fits allow.
+pub fn xi_at_bound(xi: f64) -> bool {
+    xi <= XI_MIN + AT_BOUND || xi >= XI_MAX - AT_BOUND
 }
 
 /// Merging width on the `asinh((x − median) / s)` grid (see the top).
@@ -164,6 +175,7 @@ pub fn fit_on(x: &[f64], m: &Maxima) -> Option<GevFit> {
         scale_ns: p[1].exp(),
         xi: p[2],
         windows: x.len(),
+        at_bound: xi_at_bound(p[2]),
         nll: v,
     })
 }

@@ -46,6 +46,22 @@ pub struct ReturnLevel {
     pub level_ns: f64,
     pub lower95_ns: Option<f64>,
     pub upper95_ns: Option<f64>,
+    /// How far past the run the level reaches: the horizon's wake-ups ÷
+    /// the samples (histogram), or the horizon ÷ the windows' total
+    /// length (windows).
+    pub extrapolation: f64,
+    /// `extrapolation` is within [`super::TailOptions::max_extrapolation`]:
+    /// an estimate; otherwise computed, but beyond what the run supports.
+    pub supported: bool,
+}
+
+impl ReturnLevel {
+    /// Mark how far the level reaches and whether that is supported.
+    pub fn reaching(mut self, extrapolation: f64, max: f64) -> ReturnLevel {
+        self.extrapolation = extrapolation;
+        self.supported = extrapolation.is_finite() && extrapolation <= max;
+        self
+    }
 }
 
 /// The fitted tail with what turns it into per-wake-up probabilities.
@@ -56,6 +72,9 @@ pub struct Tail<'a> {
     pub rate: f64,
     pub period_ns: f64,
     pub theta: f64,
+    /// The samples the tail was fitted from, and the reach allowed.
+    pub samples: u64,
+    pub max_extrapolation: f64,
 }
 
 impl Tail<'_> {
@@ -83,14 +102,18 @@ impl Tail<'_> {
         let up = optim::profile_limit(profile, nll_min, y_hat.ln(), 0.05, cap);
         let low = optim::profile_limit(profile, nll_min, y_hat.ln(), 0.05, (y_hat * 1e-4).ln());
         let u = self.ex.threshold_ns;
-        Some(ReturnLevel {
+        let reach = h.seconds() * 1e9 / self.period_ns / self.samples as f64;
+        let level = ReturnLevel {
             horizon: h,
             probability: p,
             wakeups: m,
             level_ns: u + y_hat,
             lower95_ns: low.map(|v| u + v.exp()),
             upper95_ns: up.map(|v| u + v.exp()),
-        })
+            extrapolation: 0.0,
+            supported: false,
+        };
+        Some(level.reaching(reach, self.max_extrapolation))
     }
 
     /// P(at least one of `m` wake-ups above the deadline) for a GPD
@@ -112,11 +135,14 @@ impl Tail<'_> {
         let profile = |lr: f64| gpd::profile(self.ex, y, lr);
         let nll_min = self.fit.nll.min(profile(lr_hat));
         let up = optim::profile_limit(profile, nll_min, lr_hat, 0.5, -1e-9).unwrap_or(0.0);
+        let reach = Horizon::Hour.seconds() * 1e9 / self.period_ns / self.samples as f64;
         Some(DeadlineRisk {
             deadline_ns,
             p_hour: self.p_any(lr_hat, m),
             p_hour_upper95: self.p_any(up, m),
             from: "tail".into(),
+            extrapolation: reach,
+            supported: reach <= self.max_extrapolation,
         })
     }
 }
@@ -130,11 +156,17 @@ pub struct DeadlineRisk {
     /// `tail` (the fitted GPD) or `histogram` (a deadline inside the
     /// data: counted, with the exact binomial bound).
     pub from: String,
+    /// An hour's wake-ups ÷ the samples; a risk from the tail past
+    /// [`super::TailOptions::max_extrapolation`] is not `supported` (a
+    /// count from the histogram always is: it extrapolates no tail).
+    pub extrapolation: f64,
+    pub supported: bool,
 }
 
 /// A deadline at or below the threshold: the per-wake-up probability is
 /// counted (`k` of `n`), its upper bound the Clopper-Pearson 95 % one.
 pub fn empirical_risk(deadline_ns: f64, k: u64, n: u64, wakeups_hour: f64) -> DeadlineRisk {
+    let extrapolation = wakeups_hour / n as f64;
     let pi = k as f64 / n as f64;
     let hi = clopper_pearson_upper(k, n);
     let any = |p: f64| -(wakeups_hour * (-p).ln_1p()).exp_m1();
@@ -143,6 +175,8 @@ pub fn empirical_risk(deadline_ns: f64, k: u64, n: u64, wakeups_hour: f64) -> De
         p_hour: any(pi),
         p_hour_upper95: any(hi),
         from: "histogram".into(),
+        extrapolation,
+        supported: true,
     }
 }
 

@@ -74,6 +74,11 @@ pub struct TailInput {
     pub halves: Option<[Vec<Bin>; 2]>,
     #[serde(default)]
     pub exceedance_times: Option<ExceedanceTimes>,
+    /// The run's exact largest sample, when the source kept it: the
+    /// observed maximum then is this, never a bin's upper edge. It must
+    /// lie in the highest non-empty bin.
+    #[serde(default)]
+    pub max_ns: Option<u64>,
 }
 
 /// Bins of an rtscope histogram (`[lower, upper + 1)` per bucket).
@@ -97,6 +102,7 @@ impl TailInput {
             windows: None,
             halves: None,
             exceedance_times: None,
+            max_ns: None,
         }
     }
 }
@@ -117,6 +123,12 @@ pub struct TailOptions {
     /// Number of candidate thresholds, and the exceedances of the lowest.
     pub candidates: usize,
     pub max_exceedances: u64,
+    /// A return level is an estimate only while its horizon is at most
+    /// this many times what was observed (wake-ups ÷ samples for the
+    /// histogram, horizon ÷ the windows' length for the windows); past
+    /// it the level is computed but marked unsupported. Why 100:
+    /// docs/tail.md, "How far a run reaches".
+    pub max_extrapolation: f64,
 }
 
 impl Default for TailOptions {
@@ -129,9 +141,24 @@ impl Default for TailOptions {
             min_p_value: 0.05,
             candidates: 20,
             max_exceedances: 20_000,
+            max_extrapolation: MAX_EXTRAPOLATION,
         }
     }
 }
+
+/// The default of [`TailOptions::max_extrapolation`]: two orders of
+/// magnitude past the run. Measurement-based probabilistic timing
+/// analysis asks for more data the rarer the level it states (MBPTA-CV,
+/// Abella et al. 2017: at least 50 tail values and i.i.d. tests before
+/// any pWCET; chronovise, Reghenzani et al. 2018: a minimum sample size
+/// that grows with the reliability asked), and a level can only be
+/// checked against data where the data's size makes exceedances of it
+/// expected (the binomial reliability test of Arcaro et al. 2020; here
+/// the held-out check, at the run's own scale). Beyond that check the
+/// error that dominates is the model's (a cause the run never met),
+/// which no confidence interval holds; 100 × keeps that reach to two
+/// orders of magnitude and says so past it.
+pub const MAX_EXTRAPOLATION: f64 = 100.0;
 
 /// Input the analysis cannot read at all (degenerate data that can be
 /// read give an `Insufficient` result instead).
@@ -151,6 +178,10 @@ pub enum TailError {
     Probability(f64),
     #[error("the window length {0} s must be above 0 and every window maximum finite")]
     Windows(f64),
+    #[error(
+        "the exact maximum {max_ns} ns lies outside the highest non-empty bin [{lo_ns}, {hi_ns}) ns"
+    )]
+    MaxOutsideBins { max_ns: u64, lo_ns: u64, hi_ns: u64 },
 }
 
 /// The fit the estimate rests on.
@@ -163,6 +194,8 @@ pub struct PotFit {
     pub sigma_ns: f64,
     pub xi: f64,
     pub xi_se: Option<f64>,
+    /// ξ sits at the optimiser's bound (−0.5 or 1): not an estimate.
+    pub at_bound: bool,
 }
 
 /// The outcome: figures with their evidence, or a refusal.
@@ -191,10 +224,14 @@ pub enum TailResult {
 pub struct TailEstimate {
     pub samples: u64,
     pub period_ns: u64,
-    /// The upper edge of the highest non-empty bin.
+    /// The run's exact maximum when the input gives it, else the upper
+    /// edge of the highest non-empty bin (`observed_max_exact` says which).
     pub observed_max_ns: u64,
+    pub observed_max_exact: bool,
     pub bound_3_over_n: f64,
     pub probability: f64,
+    /// The reach past the run within which a level is an estimate.
+    pub max_extrapolation: f64,
     pub thresholds: Vec<ThresholdTest>,
     /// Index of ForwardStop's threshold in `thresholds`.
     pub chosen: Option<usize>,

@@ -46,6 +46,7 @@ fn input(f: &Value) -> TailInput {
         }),
         halves: Some([bins(&f["halves"][0]), bins(&f["halves"][1])]),
         exceedance_times: None,
+        max_ns: None,
     }
 }
 
@@ -149,6 +150,10 @@ fn refused_by(name: &str) -> (GateName, TailEstimate) {
     }
 }
 
+fn status(est: &TailEstimate, gate: GateName) -> GateStatus {
+    est.gates.iter().find(|g| g.name == gate).unwrap().status
+}
+
 fn failed(est: &TailEstimate, gate: GateName) -> bool {
     est.gates
         .iter()
@@ -160,9 +165,15 @@ fn tail_mixture_of_two_causes_is_refused() {
     // Anderson-Darling rejects every threshold below the second cause,
     // ForwardStop climbs to its few samples: too few exceedances, and
     // the windows' estimate disagrees.
+    // The few samples left want a shape below -0.5, and the windows'
+    // GEV sits at a bound too: both fits are the optimiser's edge, so
+    // the agreement of two edges is not evaluated (it once "failed").
     let (gate, est) = refused_by("mixture");
     assert_eq!(gate, GateName::Exceedances, "{:#?}", est.gates);
-    assert!(failed(&est, GateName::Agreement), "{:#?}", est.gates);
+    assert!(failed(&est, GateName::ShapeBound), "{:#?}", est.gates);
+    assert!(est.pot.as_ref().unwrap().at_bound);
+    assert!(est.gev.as_ref().unwrap().at_bound);
+    assert_eq!(status(&est, GateName::Agreement), GateStatus::NotEvaluated);
     assert!(est.thresholds.iter().take(10).all(|t| t.ad_p_value < 0.01));
 }
 
@@ -184,6 +195,7 @@ fn one_bin(count: u64) -> TailInput {
         windows: None,
         halves: None,
         exceedance_times: None,
+        max_ns: None,
     }
 }
 
@@ -408,4 +420,268 @@ fn tail_a_day_of_one_second_windows_is_analysed() {
         assert_eq!(gev_return_levels[0].level_ns, z);
         assert_eq!(gev_return_levels[0].upper95_ns, Some(hi));
     }
+}
+
+// ------------------------------------------------ every gate can fail
+
+fn level(level_ns: f64, lo: Option<f64>, hi: Option<f64>) -> ReturnLevel {
+    ReturnLevel {
+        horizon: Horizon::Hour,
+        probability: 0.01,
+        wakeups: 3.6e6,
+        level_ns,
+        lower95_ns: lo,
+        upper95_ns: hi,
+        extrapolation: 1.0,
+        supported: true,
+    }
+}
+
+#[test]
+fn tail_agreement_fails_passes_and_is_not_evaluated_on_unknown_ends() {
+    let a = level(41e6, Some(35e6), Some(50e6));
+    // apart on known ends: fails, with the ratio as its figure
+    let far = level(257.85e9, Some(100e6), None);
+    let g = gates::agreement(Some(&a), Some(&far), "");
+    assert_eq!(g.status, GateStatus::Fail, "{g:?}");
+    assert!((g.figure.unwrap() - 257.85e9 / 41e6).abs() < 1e-6);
+    // the windows' interval unknown where it would decide: never a pass
+    let open = level(257.85e9, None, None);
+    let g = gates::agreement(Some(&a), Some(&open), "");
+    assert_eq!(g.status, GateStatus::NotEvaluated, "{g:?}");
+    assert_eq!(g.figure, None);
+    let low_known = level(60e6, Some(30e6), None);
+    let g = gates::agreement(Some(&a), Some(&low_known), "");
+    assert_eq!(g.status, GateStatus::NotEvaluated, "{g:?}");
+    // both known and overlapping: passes
+    let near = level(45e6, Some(40e6), Some(52e6));
+    assert_eq!(
+        gates::agreement(Some(&a), Some(&near), "").status,
+        GateStatus::Pass
+    );
+    assert_eq!(
+        gates::agreement(Some(&a), None, "no windows").status,
+        GateStatus::NotEvaluated
+    );
+}
+
+fn tested(threshold_ns: u64, xi: f64, xi_se: f64, p: f64) -> ThresholdTest {
+    ThresholdTest {
+        threshold_ns,
+        exceedances: 100,
+        sigma_ns: 1000.0,
+        xi,
+        xi_se,
+        ad_statistic: 0.5,
+        ad_p_value: p,
+        fit: Some(gpd::GpdFit {
+            sigma_ns: 1000.0,
+            xi,
+            nll: 0.0,
+            xi_se,
+        }),
+    }
+}
+
+#[test]
+fn tail_shape_gates_fail_and_are_not_evaluated_without_input() {
+    let stable = [
+        tested(10, 0.1, 0.05, 0.5),
+        tested(20, 0.12, 0.05, 0.5),
+        tested(30, 0.09, 0.06, 0.5),
+    ];
+    assert_eq!(
+        gates::shape_stability(&stable, Some(0)).status,
+        GateStatus::Pass
+    );
+    let drifting = [
+        tested(10, 0.1, 0.05, 0.5),
+        tested(20, 0.5, 0.05, 0.5),
+        tested(30, 0.6, 0.05, 0.5),
+    ];
+    let g = gates::shape_stability(&drifting, Some(0));
+    assert_eq!(g.status, GateStatus::Fail, "{g:?}");
+    assert!(g.figure.unwrap() > 1.0);
+    // no threshold, or higher ones without a standard error: no NaN, no
+    // FAIL, not evaluated
+    assert_eq!(
+        gates::shape_stability(&stable, None).status,
+        GateStatus::NotEvaluated
+    );
+    let flat = [
+        tested(10, -0.5, f64::NAN, 0.5),
+        tested(20, -0.5, f64::NAN, 0.5),
+        tested(30, -0.5, f64::NAN, 0.5),
+    ];
+    let g = gates::shape_stability(&flat, Some(0));
+    assert_eq!(g.status, GateStatus::NotEvaluated, "{g:?}");
+    assert!(!g.detail.contains("NaN"), "{g:?}");
+    // a shape at the optimiser's bound is refused, and named
+    let pot = |xi: f64| PotFit {
+        threshold_ns: 10,
+        exceedances: 100,
+        rate: 0.01,
+        sigma_ns: 1000.0,
+        xi,
+        xi_se: None,
+        at_bound: gpd::xi_at_bound(xi),
+    };
+    let g = gates::shape_bound(Some(&pot(-0.5)));
+    assert_eq!(g.status, GateStatus::Fail);
+    assert!(g.detail.contains("bound"), "{g:?}");
+    assert_eq!(gates::shape_bound(Some(&pot(1.0))).status, GateStatus::Fail);
+    assert_eq!(gates::shape_bound(Some(&pot(0.2))).status, GateStatus::Pass);
+    assert_eq!(gates::shape_bound(None).status, GateStatus::NotEvaluated);
+}
+
+#[test]
+fn tail_goodness_of_fit_shows_the_figure_that_decided() {
+    // ForwardStop rejects all: the figure is its statistic (at most
+    // alpha), not the last candidate's p-value (0.3, above the limit)
+    let tests = [
+        tested(10, 0.1, 0.05, 1e-6),
+        tested(20, 0.1, 0.05, 1e-5),
+        tested(30, 0.1, 0.05, 0.3),
+    ];
+    let p: Vec<f64> = tests.iter().map(|t| t.ad_p_value).collect();
+    assert_eq!(ad::forward_stop(&p, 0.2), 3);
+    let g = gates::goodness_of_fit(&tests, None, 0.05, 0.2);
+    assert_eq!(g.status, GateStatus::Fail);
+    let f = g.figure.unwrap();
+    assert!(
+        f <= 0.2 && (f - ad::forward_stop_statistic(&p)).abs() < 1e-12,
+        "{g:?}"
+    );
+    assert!(g.limit.contains("ForwardStop"), "{g:?}");
+    // chosen, with a p-value below the limit: fails on that p-value
+    let g = gates::goodness_of_fit(&tests, Some(1), 0.05, 0.1);
+    assert_eq!((g.status, g.figure), (GateStatus::Fail, Some(1e-5)));
+    assert_eq!(
+        gates::goodness_of_fit(&tests, Some(2), 0.05, 0.1).status,
+        GateStatus::Pass
+    );
+    assert_eq!(
+        gates::goodness_of_fit(&[], None, 0.05, 0.1).status,
+        GateStatus::NotEvaluated
+    );
+    // exceedances: too few fails; candidates all rejected: not its call
+    assert_eq!(
+        gates::exceedances(&tests, Some(0), 500).status,
+        GateStatus::Fail
+    );
+    assert_eq!(
+        gates::exceedances(&tests, None, 50).status,
+        GateStatus::NotEvaluated
+    );
+}
+
+#[test]
+fn tail_window_gates_fail_and_are_not_evaluated_without_windows() {
+    assert_eq!(gates::stationarity(None).status, GateStatus::NotEvaluated);
+    let few = WindowMaxima {
+        length_s: 1.0,
+        max_ns: vec![1.0; 5],
+    };
+    assert_eq!(
+        gates::stationarity(Some(&few)).status,
+        GateStatus::NotEvaluated
+    );
+    assert_eq!(
+        gates::held_out_windows(&few).status,
+        GateStatus::NotEvaluated
+    );
+    // the second half's maxima far above what the first predicts
+    let mut max_ns = gev_maxima(200, 20_000.0, 2_000.0, 0.1, 11);
+    for v in &mut max_ns[100..] {
+        *v += 30_000.0;
+    }
+    let shifted = WindowMaxima {
+        length_s: 1.0,
+        max_ns,
+    };
+    let g = gates::held_out_windows(&shifted);
+    assert_eq!(g.status, GateStatus::Fail, "{g:?}");
+    let same = WindowMaxima {
+        length_s: 1.0,
+        max_ns: gev_maxima(200, 20_000.0, 2_000.0, 0.1, 11),
+    };
+    assert_eq!(gates::held_out_windows(&same).status, GateStatus::Pass);
+}
+
+// ------------------------------------------- reach, maximum, no NaN
+
+#[test]
+fn tail_levels_past_the_supported_reach_are_marked_not_estimates() {
+    let f = fixture("gpd-zero");
+    let inp = input(&f);
+    let est = analyze(&inp, &TailOptions::default()).unwrap();
+    let TailResult::Estimate {
+        return_levels,
+        gev_return_levels,
+        ..
+    } = &est.result
+    else {
+        panic!("{:#?}", est.gates)
+    };
+    let observed_s = inp.samples as f64 * inp.period_ns as f64 / 1e9;
+    for l in return_levels {
+        let reach = l.horizon.seconds() / observed_s;
+        assert!((l.extrapolation / reach - 1.0).abs() < 1e-9, "{l:?}");
+        assert_eq!(l.supported, reach <= MAX_EXTRAPOLATION, "{l:?}");
+    }
+    let w = inp.windows.as_ref().unwrap();
+    for l in gev_return_levels {
+        let reach = l.horizon.seconds() / (w.length_s * w.max_ns.len() as f64);
+        assert!((l.extrapolation / reach - 1.0).abs() < 1e-9, "{l:?}");
+        assert_eq!(l.supported, reach <= MAX_EXTRAPOLATION, "{l:?}");
+    }
+    // a year is past 100 × any fixture: never supported
+    let year = return_levels.iter().find(|l| l.horizon == Horizon::Year);
+    assert!(year.is_some_and(|l| !l.supported && l.extrapolation > 100.0));
+    // a tighter reach refuses even the hour
+    let tight = TailOptions {
+        max_extrapolation: 1e-3,
+        ..TailOptions::default()
+    };
+    let est = analyze(&inp, &tight).unwrap();
+    let TailResult::Estimate { return_levels, .. } = &est.result else {
+        panic!()
+    };
+    assert!(!return_levels.is_empty() && return_levels.iter().all(|l| !l.supported));
+    // no NaN anywhere in the JSON
+    let json = serde_json::to_string(&est).unwrap();
+    assert!(!json.contains("NaN"), "{json}");
+}
+
+#[test]
+fn tail_observed_maximum_is_the_exact_one() {
+    let mut i = one_bin(10);
+    i.max_ns = Some(5000);
+    let est = analyze(&i, &TailOptions::default()).unwrap();
+    assert_eq!(est.observed_max_ns, 5000);
+    assert!(est.observed_max_exact);
+    let mut h = Histogram::latency();
+    h.record_n(9_902_112, 1);
+    h.record_n(10_000, 99);
+    let mut i = TailInput::from_histogram(&h, 200_000);
+    i.max_ns = Some(9_902_112);
+    let est = analyze(&i, &TailOptions::default()).unwrap();
+    assert_eq!(est.observed_max_ns, 9_902_112);
+    assert!(matches!(
+        est.result,
+        TailResult::Insufficient {
+            observed_max_ns: 9_902_112,
+            ..
+        }
+    ));
+    // without it, the bin's edge, said as not exact
+    i.max_ns = None;
+    let est = analyze(&i, &TailOptions::default()).unwrap();
+    assert!(!est.observed_max_exact && est.observed_max_ns >= 9_902_112);
+    // a maximum outside the highest bin is a contradiction
+    i.max_ns = Some(20_000_000);
+    assert!(matches!(
+        analyze(&i, &TailOptions::default()).unwrap_err(),
+        TailError::MaxOutsideBins { .. }
+    ));
 }

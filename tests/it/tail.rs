@@ -1,13 +1,16 @@
 //! `rtscope tail`: the probabilistic worst case of a stored run, on a
-//! short real run (too few samples: a refusal that names its gate), as
-//! JSON, on imported histograms, and on bad input (exit 2).
+//! short real run (too few samples: a refusal that names its gate; the
+//! run's exact maximum), as JSON, on imported histograms (a period given
+//! with --period, or refused when it contradicts the run's; each level's
+//! reach, a year beyond it), and on bad input (exit 2).
 
 use crate::util::*;
 use std::path::{Path, PathBuf};
 
-const GATES: [&str; 6] = [
+const GATES: [&str; 7] = [
     "exceedances",
     "goodness of fit",
+    "shape inside bounds",
     "shape stability",
     "stationarity",
     "held-out check",
@@ -35,7 +38,16 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
     }
     let _g = shared_system();
     let dir = TempDir::new("tail-real");
-    assert_code(&rt(&dir, db(&dir), &["measure", "-D", "3s", "-q"]), 0);
+    let rec_path = dir.join("run.json");
+    let rec_arg = rec_path.to_str().unwrap();
+    assert_code(
+        &rt(
+            &dir,
+            db(&dir),
+            &["measure", "-D", "3s", "-q", "--json", rec_arg],
+        ),
+        0,
+    );
     let o = tail(&dir, &["last"]);
     assert_code(&o, 0);
     let out = stdout(&o);
@@ -52,8 +64,17 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
     assert_eq!(v["run_id"], 1);
     assert_eq!(v["result"]["status"], "insufficient");
     let gates = v["gates"].as_array().unwrap();
-    assert_eq!(gates.len(), 6);
+    assert_eq!(gates.len(), 7);
     assert!(gates.iter().all(|g| g["status"].is_string()));
+    assert!(!String::from_utf8_lossy(&j.stdout).contains("NaN"));
+    assert!(!out.contains("NaN"), "{out}");
+    // the observed maximum is the record's exact one
+    assert_eq!(v["observed_max_exact"], true);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec_path).unwrap()).unwrap();
+    let max = r["overall"]["max_ns"].as_u64();
+    assert!(max.is_some(), "{r}");
+    assert_eq!(v["observed_max_ns"].as_u64(), max, "{out}");
     let n = v["samples"].as_u64().unwrap() as f64;
     let bound = v["result"]["bound_3_over_n"].as_f64().unwrap();
     assert!((bound * n - 3.0).abs() < 1e-9, "{bound} for {n} samples");
@@ -76,37 +97,85 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
 #[test]
 fn imported_histograms_are_analysed_or_refused_with_a_reason() {
     let dir = TempDir::new("tail-import");
-    for f in [
-        "import/cyclictest-2.7-hist.txt",
-        "import-formats/timerlat-hist-u.txt",
-        "import-formats/oslat.txt",
-    ] {
-        let path = fixture(f);
-        let i = rt(&dir, db(&dir), &["import", path.to_str().unwrap()]);
-        assert_code(&i, 0);
-        let o = tail(&dir, &["last"]);
-        match o.status.code() {
-            Some(0) => {
-                let out = stdout(&o);
-                let answer = out.lines().nth(1).unwrap_or_default();
-                assert!(
-                    answer.starts_with("Estimated: ")
-                        || answer.starts_with("Insufficient evidence: "),
-                    "{f}: {out}"
-                );
-            }
-            Some(2) => assert!(
-                stderr(&o).starts_with("rtscope: error: "),
-                "{f}: {}",
-                stderr(&o)
-            ),
-            c => panic!("{f}: exit {c:?}: {}", stderr(&o)),
-        }
-        if f.contains("oslat") {
-            assert_code(&o, 2);
-            assert!(stderr(&o).contains("busy-loop gap"), "{}", stderr(&o));
+    // a cyclictest histogram says no interval: refused with the way out,
+    // then answered with --period, and a contradicting period is refused.
+    // (The fixtures all count overflows, which tail refuses: this one has
+    // none, an exponential tail of 1 µs classes.)
+    let path = dir.join("hist.txt");
+    std::fs::write(&path, cyclictest_histogram()).unwrap();
+    assert_code(&rt(&dir, db(&dir), &["import", path.to_str().unwrap()]), 0);
+    let o = tail(&dir, &["last"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--period"), "{}", stderr(&o));
+    let o = tail(&dir, &["last", "--period", "1ms"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let answer = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        answer.starts_with("Estimated: ")
+            || answer.starts_with("Insufficient evidence: ")
+            || answer.starts_with("No estimate beyond the run"),
+        "{out}"
+    );
+    assert!(out.contains("at a period of 1 ms"), "{out}");
+    // the maximum is the file's own (87 µs), each level says its reach,
+    // and a year (2 422 × the 3.62 h observed) is beyond what it supports
+    assert!(answer.contains("× the 3.62 h observed"), "{out}");
+    assert!(
+        answer.contains("in a year beyond what the run supports (2\u{202f}422 ×"),
+        "{out}"
+    );
+    let j = tail(&dir, &["last", "--period", "1ms", "--json"]);
+    assert_code(&j, 0);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(v["observed_max_ns"], 87_000);
+    assert_eq!(v["observed_max_exact"], true);
+    assert_eq!(v["max_extrapolation"], 100.0);
+    let levels = v["result"]["return_levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 3, "{v}");
+    for l in levels {
+        let reach = l["extrapolation"].as_f64().unwrap();
+        assert_eq!(l["supported"], reach <= 100.0, "{l}");
+    }
+    assert_eq!(levels[2]["supported"], false, "{v}");
+    // timerlat's histogram: its own period, which --period must not contradict
+    let path = fixture("import-formats/timerlat-hist-u.txt");
+    assert_code(&rt(&dir, db(&dir), &["import", path.to_str().unwrap()]), 0);
+    let own = tail(&dir, &["last"]);
+    if own.status.code() == Some(0) {
+        let o = tail(&dir, &["last", "--period", "7777us"]);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("contradicts"), "{}", stderr(&o));
+    } else {
+        assert_code(&own, 2);
+        assert!(stderr(&own).contains("--period"), "{}", stderr(&own));
+    }
+    // oslat measures another quantity: refused
+    let path = fixture("import-formats/oslat.txt");
+    assert_code(&rt(&dir, db(&dir), &["import", path.to_str().unwrap()]), 0);
+    let o = tail(&dir, &["last"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("busy-loop gap"), "{}", stderr(&o));
+}
+
+/// A cyclictest `-h` histogram without overflows: 1 µs classes of an
+/// exponential tail (scale 6 µs), 12 million samples, max 87 µs.
+fn cyclictest_histogram() -> String {
+    let mut rows = String::new();
+    let (mut total, mut max) = (0u64, 0);
+    for k in 0..200u64 {
+        let c = (2_000_000.0 * (-(k as f64) / 6.0).exp()) as u64;
+        rows.push_str(&format!("{k:06} {c:06}\n"));
+        total += c;
+        if c > 0 {
+            max = k;
         }
     }
+    format!(
+        "# /dev/cpu_dma_latency set to 0us\n# Histogram\n{rows}# Total: {total:09}\n\
+         # Min Latencies: 00000\n# Avg Latencies: 00006\n# Max Latencies: {max:05}\n\
+         # Histogram Overflows: 00000\n"
+    )
 }
 
 #[test]
@@ -125,4 +194,5 @@ fn bad_runs_and_probabilities_exit_2() {
         assert!(stderr(&o).contains("probability"), "{}", stderr(&o));
     }
     assert_code(&tail(&dir, &["last", "--deadline", "0"]), 2);
+    assert_code(&tail(&dir, &["last", "--period", "0"]), 2);
 }
