@@ -26,8 +26,7 @@ fn holder(dir: &TempDir, args: &[&str], lock: &str) -> Kid {
 
 #[test]
 fn a_second_measurement_of_a_cpu_is_refused_unless_forced() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if !require_root() {
         return;
     }
     let _g = shared_system();
@@ -93,8 +92,7 @@ fn a_second_measurement_of_a_cpu_is_refused_unless_forced() {
 
 #[test]
 fn a_second_monitor_of_a_name_is_refused_while_the_first_runs() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if !require_root() {
         return;
     }
     let _g = shared_system();

@@ -167,8 +167,10 @@ fn bounds_s() -> Vec<f64> {
 
 #[test]
 fn prometheus_scrapes_measure_and_agrees_with_the_record() {
-    if !have_prometheus() {
-        util::skip("prometheus is not installed (scripts/install-deps.sh installs it)");
+    if !util::require(
+        have_prometheus(),
+        "prometheus (scripts/install-deps.sh installs it)",
+    ) {
         return;
     }
     let _g = util::shared_system();

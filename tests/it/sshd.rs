@@ -43,10 +43,12 @@ impl Sshd {
     /// server if the thread that started it ends first: keep it within
     /// the test that made it.
     pub fn start(name: &str) -> Option<Sshd> {
-        if let Some(missing) = missing_prerequisite() {
-            skip(&format!(
-                "{missing} is missing: scripts/install-deps.sh installs OpenSSH"
-            ));
+        if let Some(missing) = missing_prerequisite()
+            && !require(
+                false,
+                &format!("{missing}: scripts/install-deps.sh installs OpenSSH"),
+            )
+        {
             return None;
         }
         let dir = TempDir::new(&format!("sshd-{name}"));

@@ -430,12 +430,14 @@ fn a_full_disk_is_refused_and_the_store_keeps_what_it_had() {
         return;
     }
     let dir = TempDir::new("store-full");
-    let Some(disk) = SmallDisk::mount(dir.join("disk"), "512k") else {
-        skip(
-            "mount -t tmpfs is refused here (a container without CAP_SYS_ADMIN?): a full disk cannot be tested",
-        );
+    let disk = SmallDisk::mount(dir.join("disk"), "512k");
+    if !require(
+        disk.is_some(),
+        "mount -t tmpfs (refused here: a container without CAP_SYS_ADMIN?) to fill a disk",
+    ) {
         return;
-    };
+    }
+    let disk = disk.unwrap();
     let db = disk.0.join("runs.db");
     assert_code(
         &rt(

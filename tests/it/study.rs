@@ -307,8 +307,7 @@ fn a_killed_study_resumes_and_leaves_nothing_behind() {
 
 #[test]
 fn an_isolation_left_by_a_killed_study_is_named_then_put_back_by_resume() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if !require_root() {
         return;
     }
     let _g = exclusive_system();

@@ -85,6 +85,24 @@ pub fn require_root() -> bool {
     );
 }
 
+/// May this test run, given a fact of the system it needs (`have`)?
+/// The same rule as [`require_root`]: without it the test fails and says
+/// why, unless `RTSCOPE_ALLOW_SKIP=1`, which prints a SKIP line instead
+/// (`if !require(cond, "why") { return; }`).
+#[track_caller]
+pub fn require(have: bool, needs: &str) -> bool {
+    if have {
+        return true;
+    }
+    if std::env::var_os("RTSCOPE_ALLOW_SKIP").is_some_and(|v| v == "1") {
+        skip(&format!("needs {needs} (RTSCOPE_ALLOW_SKIP=1)"));
+        return false;
+    }
+    panic!(
+        "this test needs {needs}: run it where that holds, or set RTSCOPE_ALLOW_SKIP=1 to skip it (it prints a SKIP line)"
+    );
+}
+
 /// Say that the current test tests nothing, and why, on standard error
 /// past the harness's capture (which takes `eprintln!` and hides it): the
 /// line is seen in every run.
