@@ -6,7 +6,7 @@
 use super::Exit;
 use crate::import::file::Stored;
 use crate::import::{self, ImportOptions};
-use crate::record::RunRecord;
+use crate::record::{Quantity, RunRecord, Unknowable};
 use crate::store::Store;
 use crate::units::{fmt_duration, fmt_us};
 use anyhow::Result;
@@ -79,16 +79,31 @@ pub struct ImportArgs {
     pub dry_run: bool,
 }
 
+/// One line on an imported run: its format, threads, samples (and the
+/// overflows among them), duration, p99.99 and max, and what it measures
+/// when that is not a wake-up latency. Unknown is said, never 0.
 fn describe(rec: &RunRecord) -> String {
     let o = |v: Option<u64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    let samples = if rec.knows(Unknowable::Count) {
+        rec.overall.samples.to_string()
+    } else {
+        "unknown".into()
+    };
+    let overflow = match rec.overall.overflow {
+        Some(o) if o.count > 0 => format!(" ({} beyond its histogram, values unknown)", o.count),
+        _ => String::new(),
+    };
+    let quantity = match Quantity::of(rec) {
+        Quantity::WakeupLatency => String::new(),
+        q => format!("; measures {}", q.describe()),
+    };
     format!(
-        "{}: {} thread(s), {} samples, {}, p99.99 {}, max {}",
+        "{}: {} thread(s), {samples} samples{overflow}, {}, p99.99 {}, max {}{quantity}",
         rec.source
             .format
             .as_deref()
             .unwrap_or(rec.source.kind.as_str()),
         rec.threads.len(),
-        rec.overall.samples,
         if rec.duration_ns > 0 {
             fmt_duration(rec.duration_ns)
         } else {

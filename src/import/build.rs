@@ -8,9 +8,9 @@ use super::{ImportError, Source};
 use crate::histogram::Histogram;
 use crate::kinds::{Named, PreemptionModel, SourceKind};
 use crate::record::{
-    EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, RunRecord,
-    RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo, Unknowable,
-    WindowSeries,
+    EndReason, Fingerprint, HistogramRecord, LatencyStats, Limits, MeasureOptions, Overflow,
+    RunRecord, RunSource, RunStatus, SCHEMA_NAME, SCHEMA_VERSION, ThreadRecord, ToolInfo,
+    Unknowable, WindowSeries,
 };
 use std::collections::BTreeMap;
 
@@ -30,6 +30,8 @@ pub struct ThreadIn {
     pub max_ns: Option<u64>,
     pub missed: u64,
     pub windows: WindowSeries,
+    /// Samples the source counted beyond its histogram, values unknown.
+    pub overflow: Option<Overflow>,
 }
 
 impl ThreadIn {
@@ -46,6 +48,7 @@ impl ThreadIn {
             max_ns: None,
             missed: 0,
             windows: WindowSeries::default(),
+            overflow: None,
         }
     }
 }
@@ -266,6 +269,7 @@ fn thread_records(run: &mut RunIn) -> (Vec<ThreadRecord>, Vec<Histogram>, bool) 
             avg_ns: t.avg_ns,
             max_ns: t.max_ns,
             missed_periods: t.missed,
+            overflow: t.overflow.filter(|o| o.count > 0),
             ..Default::default()
         };
         stats.fill_quantiles(&hist);

@@ -14,7 +14,7 @@
 use super::build::{self, RunIn, ThreadIn};
 use super::{ImportError, Importer, Source};
 use crate::histogram::Histogram;
-use crate::record::RunRecord;
+use crate::record::{Overflow, RunRecord};
 use serde_json::Value;
 
 pub static IMPORTER: Importer = Importer {
@@ -187,8 +187,16 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             )
         })?;
         let entry = Entry { text, i, t, unit };
-        let (th, limit) = entry.thread(&cmd)?;
-        overflow_note = limit.or(overflow_note);
+        let (mut th, over) = entry.thread(&cmd)?;
+        if let Some((limit, count)) = over {
+            th.overflow = Some(Overflow {
+                count,
+                from_ns: limit.saturating_mul(unit),
+            });
+            if count > 1 {
+                overflow_note = Some(limit);
+            }
+        }
         run.threads.push(th);
     }
     if let Some(limit) = overflow_note {
@@ -334,7 +342,7 @@ impl Entry<'_> {
 
     /// The thread, and the histogram's end when more than one sample
     /// lies beyond it.
-    fn thread(&self, cmd: &Cmdline) -> Result<(ThreadIn, Option<u64>), ImportError> {
+    fn thread(&self, cmd: &Cmdline) -> Result<(ThreadIn, Option<(u64, u64)>), ImportError> {
         let (t, unit) = (self.t, self.unit);
         let cycles = u64::try_from(self.int("cycles")?)
             .map_err(|_| self.at("cycles", "cycle count to be positive"))?;
@@ -370,14 +378,15 @@ impl Entry<'_> {
 
     /// The histogram (`hv`, bucket: count) with the `cycles` beyond it
     /// recorded at its end (`-h` rows, else past its last bucket), the
-    /// largest at the thread's `max`.
+    /// largest at the thread's `max`; and `(that end, how many)` when
+    /// some were beyond.
     fn histogram(
         &self,
         hv: &Value,
         cycles: u64,
         max: u64,
         hist_rows: Option<i64>,
-    ) -> Result<(Histogram, Option<u64>), ImportError> {
+    ) -> Result<(Histogram, Option<(u64, u64)>), ImportError> {
         let unit = self.unit;
         let obj = hv.as_object().ok_or_else(|| {
             self.at(
@@ -415,9 +424,7 @@ impl Entry<'_> {
                 .unwrap_or_else(|| buckets.last().map(|(b, _)| b + 1).unwrap_or(0));
             h.record(build::bucket_ns(max.max(limit), unit));
             h.record_n(build::bucket_ns(limit, unit), over - 1);
-            if over > 1 {
-                overflow = Some(limit);
-            }
+            overflow = Some((limit, over));
         }
         Ok((h, overflow))
     }

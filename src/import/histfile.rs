@@ -15,7 +15,7 @@ use super::build::{self, RunIn, ThreadIn};
 use super::cyclictest_summary::{self, TLine};
 use super::{ImportError, Importer, Source, excerpt, numbered_lines};
 use crate::histogram::Histogram;
-use crate::record::RunRecord;
+use crate::record::{Overflow, RunRecord};
 
 pub static IMPORTER: Importer = Importer {
     name: "cyclictest-histfile",
@@ -447,6 +447,10 @@ impl Columns {
                 }
                 h.record(build::bucket_ns(maxs[j], 1000));
                 h.record_n(build::bucket_ns(limit_us, 1000), o - 1);
+                t.overflow = Some(Overflow {
+                    count: o,
+                    from_ns: limit_us.saturating_mul(1000),
+                });
             }
             t.min_ns = Some(mins[j].saturating_mul(1000));
             t.avg_ns = Some(avgs[j] as f64 * 1000.0);

@@ -321,12 +321,12 @@ impl Table {
         }
         let over = c.over.unwrap_or(0);
         let max_ns = c.max.map(|m| m.saturating_mul(self.unit_ns));
+        let beyond = c
+            .rows
+            .last()
+            .map_or(0, |r| r.0.saturating_add(self.bucket))
+            .saturating_mul(self.unit_ns);
         if over > 0 {
-            let beyond = c
-                .rows
-                .last()
-                .map_or(0, |r| r.0.saturating_add(self.bucket))
-                .saturating_mul(self.unit_ns);
             let top = max_ns.unwrap_or(beyond).max(beyond);
             h.record(top);
             h.record_n(beyond, over - 1);
@@ -337,6 +337,7 @@ impl Table {
             avg_ns: c.avg.map(|v| v as f64 * self.unit_ns as f64),
             max_ns,
             overflows: over,
+            overflow_from_ns: beyond,
         };
         (h, stats)
     }
@@ -376,6 +377,8 @@ pub struct Stats {
     pub avg_ns: Option<f64>,
     pub max_ns: Option<u64>,
     pub overflows: u64,
+    /// The first value beyond the rows: every overflow is at least this.
+    pub overflow_from_ns: u64,
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

@@ -19,7 +19,7 @@ use super::rtla_table::{self, Column, Table};
 use super::{ImportError, Importer, Source, excerpt, numbered_lines};
 use crate::histogram::Histogram;
 use crate::record::{
-    ContextRecord, HistogramRecord, LatencyContext, LatencyStats, Quantity, RunRecord,
+    ContextRecord, HistogramRecord, LatencyContext, LatencyStats, Overflow, Quantity, RunRecord,
 };
 
 pub static IMPORTER: Importer = Importer {
@@ -58,6 +58,8 @@ struct CtxStats {
     min_ns: Option<u64>,
     avg_ns: Option<f64>,
     max_ns: Option<u64>,
+    /// Samples beyond the histogram's rows (values unknown).
+    overflow: Option<Overflow>,
 }
 
 fn context_of(kind: &str) -> LatencyContext {
@@ -107,6 +109,10 @@ fn hist_contexts(t: &Table, cpu: u32) -> Vec<Ctx> {
                 min_ns: s.min_ns,
                 avg_ns: s.avg_ns,
                 max_ns: s.max_ns,
+                overflow: (s.overflows > 0).then_some(Overflow {
+                    count: s.overflows,
+                    from_ns: s.overflow_from_ns,
+                }),
             };
             (context_of(&c.kind), Some(h), stats)
         })
@@ -136,6 +142,7 @@ fn finish(
         ti.min_ns = s.min_ns;
         ti.avg_ns = s.avg_ns;
         ti.max_ns = s.max_ns;
+        ti.overflow = s.overflow;
         ti.hist = hist;
         run.threads.push(ti);
         mains.push(ctx);
@@ -310,6 +317,7 @@ fn top_values(
         min_ns: Some(v[1].saturating_mul(unit)),
         avg_ns: Some(v[2] as f64 * unit as f64),
         max_ns: Some(v[3].saturating_mul(unit)),
+        overflow: None,
     }))
 }
 

@@ -17,7 +17,7 @@ use super::verdict::{self, Verdict};
 use super::why::{self, PartKind};
 use super::{NamedRun, fairness, known, why_svg};
 use crate::explain::{Completeness, Explanation};
-use crate::record::{METRICS, RunRecord, ThreadRecord, Unknowable};
+use crate::record::{METRICS, Quantity, RunRecord, ThreadRecord, Unknowable};
 use crate::text::num;
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
@@ -65,6 +65,8 @@ struct VerdictView {
     /// Set when the evidence is not enough for a verdict.
     provisional: bool,
     tolerance: String,
+    /// Deadline first ([`verdict::status_line`]): the heading and contents.
+    title: String,
     headline: String,
     evidence: Vec<String>,
     limits: Vec<String>,
@@ -77,6 +79,7 @@ impl From<Verdict> for VerdictView {
             class: v.class.key().into(),
             provisional: v.standing.is_provisional(),
             tolerance: v.tolerance,
+            title: v.title,
             headline: v.headline,
             evidence: v.evidence,
             limits: v.limits,
@@ -156,7 +159,7 @@ fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, String>
 }
 
 const HIST_CAPTION: &str = "Latency histogram on log scales, as cyclictest's 1 µs classes \
-    (the seeds' and OSADL's plot): the body of the distribution on the left, every rare late \
+    (the plot of Christophe Blaess's articles and of OSADL): the body of the distribution on the left, every rare late \
     wake-up on the right; a dot is a class not adjacent to another.";
 const EXCEEDANCE_CAPTION: &str = "Exceedance: the share of periods later than x. It shows the \
     tail honestly, down to one sample in N (the lowest step); the dot marks the maximum.";
@@ -204,8 +207,8 @@ fn summary_table(run: &RunRecord) -> Table {
     }
     Table {
         caption: "Wake-up latency per thread, in microseconds (µs). count: periods recorded; \
-                  missed: periods whose deadline passed while the thread was late for an \
-                  earlier one."
+                  missed: periods that began before the thread woke for an earlier one (no \
+                  wake-up of their own)."
             .into(),
         head,
         rows,
@@ -739,7 +742,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
             .map(|t| (t.windows.window_ns, t.windows.compacted));
         let mut caption = String::from(
             "Maximum (solid) and 99th percentile (dashed) wake-up latency per window over the \
-             run (the seeds' multi-day plot)",
+             run (as OSADL's long-term plots)",
         );
         if let Some((w, compacted)) = w {
             caption.push_str(&format!(", windows of {}", num::duration(w)));
@@ -775,7 +778,20 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
     })
 }
 
-/// The side by side table: one column per run, the seeds' way.
+/// The name of a run's load: "none" only when rtscope measured it
+/// without one; an import does not say ("unknown (not recorded)").
+fn load_name(r: &RunRecord) -> String {
+    match &r.load {
+        Some(l) => l.profile.clone(),
+        None if r.source.kind.is(crate::kinds::SourceKind::Imported) => {
+            "unknown (not recorded)".into()
+        }
+        None => "none".into(),
+    }
+}
+
+/// The side by side table: one column per run, as the tables of Christophe
+/// Blaess's articles set them.
 fn side_by_side(runs: &[NamedRun]) -> Table {
     let mut head = vec![String::new()];
     head.extend(runs.iter().map(|r| r.name.clone()));
@@ -801,12 +817,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         text_row("preemption", &|r| {
             r.fingerprint.preemption_model.to_string()
         }),
-        text_row("load", &|r| {
-            r.load
-                .as_ref()
-                .map(|l| l.profile.clone())
-                .unwrap_or_else(|| "none".into())
-        }),
+        text_row("load", &|r| load_name(r)),
         text_row("CPUs measured", &|r| r.threads.len().to_string()),
         text_row("interval", &|r| {
             known(r, Unknowable::Interval, || {
@@ -816,8 +827,20 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         text_row("duration", &|r| {
             known(r, Unknowable::Duration, || num::duration(r.duration_ns))
         }),
-        text_row("samples", &|r| num::count(r.overall.samples)),
+        text_row("samples", &|r| {
+            known(r, Unknowable::Count, || num::count(r.overall.samples))
+        }),
     ];
+    if runs
+        .iter()
+        .any(|r| Quantity::of(&r.record) != Quantity::WakeupLatency)
+    {
+        // Runs of other quantities are never read as wake-up latencies.
+        rows.insert(
+            1,
+            text_row("measures", &|r| Quantity::of(r).describe().into()),
+        );
+    }
     for m in METRICS {
         let label = format!("{m} (µs)");
         let values = runs.iter().map(|r| {
@@ -889,7 +912,7 @@ fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
             &h,
             "compare-hist",
             "Latency histograms of the runs (all threads of each) overlaid, log scales, 1 µs \
-             classes (the seeds' compare-results plot)."
+             classes (as Christophe Blaess's articles compare results)."
                 .into(),
         )?);
         let e = data::exceedance_runs(&with_hist, "Exceedance compared")?;
@@ -1020,7 +1043,7 @@ mod tests {
         }
         assert_eq!(html.matches("<svg").count(), 2, "hist and exceedance");
         assert!(html.contains("No per-window series"));
-        assert!(html.contains("hundreds of µs"));
+        assert!(html.contains("hundreds-of-µs class"));
         assert!(html.contains("not a bound guaranteed"));
         assert!(!html.contains("Comparison"));
     }

@@ -177,9 +177,14 @@ fn show_facts(id: i64, row: &RunRow, rec: &RunRecord) -> Vec<(&'static str, Stri
     if let Some(q) = super::split::quantity_line(rec) {
         facts.push(("quantity", q));
     }
-    if let Some(load) = &rec.load {
-        facts.push(("load", load.profile.clone()));
-    }
+    facts.push((
+        "load",
+        match &rec.load {
+            Some(load) => load.profile.clone(),
+            None if rec.source.kind.is(SourceKind::Imported) => "unknown (not recorded)".into(),
+            None => "none".into(),
+        },
+    ));
     facts.push(("system", system_text(&rec.fingerprint)));
     facts.push((
         "fingerprint",

@@ -1,7 +1,8 @@
 //! The end-of-run summary table: one row per thread and one for all
 //! threads, in microseconds with 0.1 µs precision; for a run measured
 //! with `--explain`, a line per thread on why its largest wake-up was
-//! late, and the counts (`super::why`).
+//! late, and the counts (`super::why`). An import's overflows (samples
+//! its source counted beyond its histogram, values unknown) get a line.
 
 use super::known;
 use crate::record::{LatencyStats, METRICS, RunRecord, Unknowable};
@@ -59,11 +60,14 @@ pub fn render(run: &RunRecord) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Latency in microseconds (us); count = periods recorded, missed = periods whose deadline passed before the wake-up"
+        "Latency in microseconds (us); count = periods recorded, missed = periods that began before the thread woke for an earlier one (no wake-up of their own)"
     );
     out.push_str(&crate::text::table::render(&rows));
     if !run.knows(Unknowable::MissedPeriods) {
         let _ = writeln!(out, "missed: unknown ({})", missed_unknown(run));
+    }
+    if let Some(o) = super::verdict::overflow_text(run) {
+        let _ = writeln!(out, "{}", o.replacen("Overflows", "overflows", 1));
     }
     if let (Some(max), Some(at)) = (run.overall.max_ns, run.overall.max_at) {
         let _ = writeln!(

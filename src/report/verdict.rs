@@ -1,9 +1,14 @@
 //! The verdict of a run: which class of real time its observed worst case
 //! supports, stated with the evidence it rests on and the limits of that
-//! evidence. The classes follow the rule of thumb of the seed articles
-//! (C. Blaess, 2014): tolerances of milliseconds, a vanilla kernel
-//! suffices; hundreds of µs, PREEMPT_RT; tens of µs, a co-kernel such as
-//! Xenomai; under 10 µs, not Linux.
+//! evidence. The classes follow the rule of thumb of Christophe Blaess's
+//! articles on measuring real-time Linux with cyclictest (2014): tolerances
+//! of milliseconds, a vanilla kernel suffices; hundreds of µs, PREEMPT_RT;
+//! tens of µs, a co-kernel such as Xenomai; under 10 µs, not Linux. A
+//! class is named as a class ("the hundreds-of-µs class"), never by a
+//! kernel's name, which would read as the kernel measured.
+//!
+//! Only wake-up latencies get a verdict: a run of another quantity (oslat's
+//! busy-loop gaps, rtla osnoise's noise) says what it measures instead.
 //!
 //! A verdict never claims a bound: a maximum observed is a fact about one
 //! run, not a guarantee about the system. And it is *provisional* unless
@@ -14,7 +19,10 @@
 //! Before the class, the headline says whether the run met its deadline
 //! (the user's `--deadline`, else the period), with the periods beyond
 //! it and the missed periods ([`deadline`]): a run that missed its
-//! deadline is never called fit for it, whatever its class.
+//! deadline is never called fit for it, whatever its class. Its short
+//! forms (the report's title and contents, tables) say the deadline first
+//! too ([`status_line`]). The maximum is written as every table writes it
+//! ([`num::max_latency`]).
 //!
 //! The classes map a tolerance to the kernel it needs; the verdict speaks
 //! of the kernel the run measured. On a PREEMPT_RT kernel (the record's
@@ -28,7 +36,7 @@ pub use deadline::{Beyond, Check, Deadline, Outcome, beyond, share};
 
 use super::known;
 use crate::kinds::SourceKind;
-use crate::record::{EndReason, LoadRecord, RunRecord, RunStatus, Unknowable};
+use crate::record::{EndReason, LoadRecord, Quantity, RunRecord, RunStatus, Unknowable};
 use crate::text::num;
 
 /// The class of real time a worst case supports.
@@ -80,16 +88,17 @@ impl Class {
         }
     }
 
-    /// The tolerance class in words, with the kernel the rule of thumb
-    /// gives it, whatever kernel was measured. For a run, use
-    /// [`tolerance`] (or [`Verdict::tolerance`]), which knows its kernel.
+    /// The class in words, as a class: no kernel's name, which would
+    /// read as the kernel measured ("hundreds of µs (PREEMPT_RT)" on a
+    /// vanilla kernel). For a run, use [`tolerance`] (or
+    /// [`Verdict::tolerance`]), which knows its kernel.
     pub fn tolerance(self) -> &'static str {
         match self {
             Class::NoData => "no data",
-            Class::Milliseconds => "milliseconds (vanilla kernel)",
-            Class::HundredsOfMicros => "hundreds of µs (PREEMPT_RT)",
-            Class::TensOfMicros => "tens of µs (co-kernel, e.g. Xenomai)",
-            Class::UnderTenMicros => "under 10 µs (not Linux)",
+            Class::Milliseconds => "milliseconds class",
+            Class::HundredsOfMicros => "hundreds-of-µs class",
+            Class::TensOfMicros => "tens-of-µs class",
+            Class::UnderTenMicros => "under-10-µs class",
         }
     }
 }
@@ -206,48 +215,54 @@ fn load_busy_pct(load: &LoadRecord) -> Option<f64> {
 pub fn tolerance(run: &RunRecord) -> String {
     let class = Class::of_max_ns(run.overall.max_ns);
     if class == Class::Milliseconds && is_rt_kernel(run) {
-        "milliseconds (on PREEMPT_RT: a cause outside the scheduler)".into()
+        "milliseconds class (on PREEMPT_RT: a cause outside the scheduler)".into()
     } else {
         class.tolerance().into()
     }
 }
 
-/// One line for tables and `compare`: the class, and "(provisional: …)"
-/// when the evidence falls short.
-/// A run that missed its deadline says so first, and its class without
-/// the kernel the class would suffice with (it did not suffice here).
+/// A run whose numbers are not wake-up latencies: what they are.
+fn other_quantity(run: &RunRecord) -> Option<&'static str> {
+    let q = Quantity::of(run);
+    (q != Quantity::WakeupLatency).then(|| q.describe())
+}
+
+/// One line for the report's title and contents, tables and `compare`,
+/// the deadline first: "deadline missed (yours, 1 ms); worst case in the
+/// milliseconds class (provisional: 20 s, no load)". A run of another
+/// quantity gets no wake-up verdict: the line says what it measures.
 pub fn status_line(run: &RunRecord) -> String {
     let class = Class::of_max_ns(run.overall.max_ns);
-    let check = deadline::Check::of(run);
-    let missed = check.outcome() == deadline::Outcome::Missed;
-    let tolerance = if missed {
-        let rt_spike = class == Class::Milliseconds && is_rt_kernel(run);
-        format!(
-            "deadline missed ({}); worst case in the {} class{}",
-            check.deadline.describe(),
-            class.name(),
-            if rt_spike {
-                " (on PREEMPT_RT: a cause outside the scheduler)"
-            } else {
-                ""
-            }
-        )
-    } else {
-        tolerance(run)
-    };
-    match (class, Standing::of(run)) {
-        (Class::NoData, _) => class.tolerance().into(),
-        (_, Standing::Firm) => tolerance,
-        (_, Standing::Provisional(why)) => {
-            format!("{tolerance} (provisional: {})", why.join(", "))
-        }
+    if let Some(q) = other_quantity(run) {
+        return format!("no wake-up verdict: {q}");
     }
+    if class == Class::NoData {
+        return "no verdict: no samples".into();
+    }
+    let check = deadline::Check::of(run);
+    let deadline = match check.outcome() {
+        Outcome::Met => format!("deadline met ({})", check.deadline.describe()),
+        Outcome::Missed => format!("deadline missed ({})", check.deadline.describe()),
+        Outcome::PossiblyMissed => {
+            format!("deadline possibly missed ({})", check.deadline.describe())
+        }
+        Outcome::Unknown if check.deadline == Deadline::Unknown => "deadline unknown".into(),
+        Outcome::Unknown => format!("deadline not judged ({})", check.deadline.describe()),
+    };
+    let mut s = format!("{deadline}; worst case in the {}", tolerance(run));
+    if let Standing::Provisional(why) = Standing::of(run) {
+        s.push_str(&format!(" (provisional: {})", why.join(", ")));
+    }
+    s
 }
 
 /// One line on the run's deadline, for summaries, tables and `compare`
-/// ([`Check::status`]).
+/// ([`Check::status`]); a run of another quantity has none.
 pub fn deadline_status(run: &RunRecord) -> String {
-    Check::of(run).status()
+    match other_quantity(run) {
+        Some(q) => format!("not judged: {q}"),
+        None => Check::of(run).status(),
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -257,6 +272,9 @@ pub struct Verdict {
     pub class: Class,
     /// The class in words, on the kernel measured ([`tolerance`]).
     pub tolerance: String,
+    /// The short form, deadline first ([`status_line`]): the report's
+    /// title and contents.
+    pub title: String,
     /// Whether the evidence is enough for a verdict.
     pub standing: Standing,
     /// The verdict in one or two sentences.
@@ -403,14 +421,18 @@ pub fn verdict(run: &RunRecord) -> Verdict {
     let max = run
         .overall
         .max_ns
-        .map(num::latency)
+        .map(num::max_latency)
         .unwrap_or_else(|| "-".into());
     let mut limits = limits_of_the_maximum(run, class, &max);
     limits.extend(limits_of_the_run(run));
     let standing = Standing::of(run);
     let check = Check::of(run);
-    let headline = match class {
-        Class::NoData => headline(class, &max),
+    let headline = match (class, other_quantity(run)) {
+        (Class::NoData, _) => headline(class, &max),
+        (_, Some(q)) => format!(
+            "No wake-up verdict: this run measures {q}, so neither a wake-up deadline nor a \
+             wake-up latency class applies. Its largest value was {max}."
+        ),
         _ => format!(
             "{} {}",
             check.sentence(&max),
@@ -421,6 +443,7 @@ pub fn verdict(run: &RunRecord) -> Verdict {
         deadline: check,
         class,
         tolerance: tolerance(run),
+        title: status_line(run),
         standing,
         headline,
         evidence: evidence(run, &max, &check),
@@ -474,18 +497,21 @@ fn evidence(run: &RunRecord, max: &str, check: &Check) -> Vec<String> {
     if let (Some(p4), Some(p3)) = (s.p9999_ns, s.p999_ns) {
         evidence.push(format!(
             "99.99 % of periods woke within {}, 99.9 % within {}.",
-            num::latency(p4),
-            num::latency(p3)
+            num::max_latency(p4),
+            num::max_latency(p3)
         ));
     }
     if run.knows(Unknowable::MissedPeriods) {
         evidence.push(format!(
-            "Missed periods: {} (deadlines that passed while the thread was still late for an \
-             earlier one).",
+            "Missed periods: {} (periods whose start had already passed when the thread woke \
+             for an earlier one, so they had no wake-up of their own).",
             num::count(s.missed_periods)
         ));
     } else {
         evidence.push("Missed periods: unknown (the source does not count them).".into());
+    }
+    if let Some(o) = overflow_text(run) {
+        evidence.push(format!("{o}."));
     }
     let kernel = &run.fingerprint;
     if !kernel.kernel_release.is_empty() {
@@ -520,6 +546,21 @@ fn evidence(run: &RunRecord, max: &str, check: &Check) -> Vec<String> {
         ));
     }
     evidence
+}
+
+/// "Overflows: 250 samples beyond the source's histogram, values unknown
+/// (each at least 1000.0 µs, the largest the maximum)", when the source
+/// counted some.
+pub fn overflow_text(run: &RunRecord) -> Option<String> {
+    let o = run.overall.overflow.filter(|o| o.count > 0)?;
+    Some(format!(
+        "Overflows: {} sample{} beyond the source's histogram, value{} unknown (each at least \
+         {}, the largest the maximum)",
+        num::count(o.count),
+        if o.count == 1 { "" } else { "s" },
+        if o.count == 1 { "" } else { "s" },
+        num::max_latency(o.from_ns)
+    ))
 }
 
 /// The first sentence of the evidence: periods, duration, threads and
@@ -588,8 +629,9 @@ fn limits_of_the_maximum(run: &RunRecord, class: Class, max: &str) -> Vec<String
     }
     if run.duration_ns < 3_600_000_000_000 && s.samples > 0 && run.knows(Unknowable::Duration) {
         limits.push(format!(
-            "The run lasted {}. Rare spikes take hours to show: the seed articles let such \
-             tests run 12 hours or more, under heavy load.",
+            "The run lasted {}. Rare spikes take hours to show: Christophe Blaess's articles \
+             on measuring real-time Linux let such tests run 12 hours or more, under heavy load \
+             (OSADL's test farm measures for hours too).",
             num::duration(run.duration_ns)
         ));
     }
@@ -751,15 +793,15 @@ mod tests {
         assert!(
             v.headline.starts_with(
                 "Deadline met: none of the 3 periods woke later than the deadline (the period, \
-                 10 ms); the worst case was 3.43 ms. Provisional: 60 s, no load; measure ≥ 1 h \
-                 with --load hell for a verdict. "
+                 10 ms); the worst case was 3432.5 µs. Provisional: 60 s, no load; measure ≥ 1 \
+                 h with --load hell for a verdict. "
             ),
             "{}",
             v.headline
         );
         assert!(v.headline.contains("vanilla kernel suffices"));
         assert!(!v.headline.contains("fit for"), "{}", v.headline);
-        assert_eq!(v.tolerance, "milliseconds (vanilla kernel)");
+        assert_eq!(v.tolerance, "milliseconds class");
         let limits = v.limits.join("\n");
         assert!(limits.contains("not a bound guaranteed"));
         assert!(limits.contains("3/N = 1 (one period in 1)"), "{limits}");
@@ -795,10 +837,12 @@ mod tests {
         assert!(
             v.headline.starts_with(
                 "Deadline missed: 8 of the 20\u{202f}009 periods (400 per million) woke later \
-                 than the deadline (the period, 1 ms); 109 periods were missed. The worst case, \
-                 8.27 ms, is in the milliseconds class, too slow for this 1 ms period. Meeting \
-                 it takes a worst case under 1 ms: tolerances of hundreds of microseconds, the \
-                 class PREEMPT_RT is meant for."
+                 than the deadline (the period, 1 ms); besides, 109 periods were missed: their \
+                 1 ms period had already begun when the thread woke for an earlier one, so they \
+                 had no wake-up of their own (a wake-up k whole periods late misses k). The \
+                 worst case, 8270.0 µs, is in the milliseconds class, too slow for this 1 ms \
+                 period. Meeting it takes a worst case under 1 ms: tolerances of hundreds of \
+                 microseconds, the class PREEMPT_RT is meant for."
             ),
             "{}",
             v.headline
@@ -812,8 +856,9 @@ mod tests {
         ));
         assert_eq!(
             deadline_status(&run),
-            "MISSED (the period, 1 ms): 8 of 20\u{202f}009 periods (400 per million) later, \
-             109 periods missed"
+            "MISSED (the period, 1 ms): 8 of 20\u{202f}009 periods (400 per million) later than \
+             1 ms; besides, 109 periods missed (their 1 ms period began before the thread woke \
+             for an earlier one)"
         );
         // The one-line status (compare, tables, summaries) says it first
         // too, and names no kernel that would suffice.
@@ -869,8 +914,8 @@ mod tests {
         assert_eq!(v.deadline.deadline, Deadline::Yours(20_000));
         assert!(
             v.headline.starts_with(
-                "Deadline missed: 1 of the 4 periods (25 %) woke later than the deadline \
-                 (yours, 20 µs); 0 periods were missed. The worst case, 42.0 µs, is in the \
+                "Deadline missed: 1 of the 4 periods (250\u{202f}000 per million) woke later \
+                 than the deadline (yours, 20 µs); 0 periods were missed. The worst case, 42.0 µs, is in the \
                  tens-of-µs class, too slow for your 20 µs deadline. Meeting it takes a worst \
                  case under 20 µs: tolerances of tens of microseconds, where the rule of thumb \
                  turns to a co-kernel such as Xenomai."
@@ -904,8 +949,10 @@ mod tests {
         assert_eq!((b.certain, b.at_most, b.samples), (1, 2, 3));
         let v = verdict(&run);
         assert!(
-            v.headline
-                .starts_with("Deadline missed: 1 to 2 of the 3 periods (33.3 to 66.7 %)"),
+            v.headline.starts_with(
+                "Deadline missed: 1 to 2 of the 3 periods (333\u{202f}333 to 666\u{202f}667 \
+                     per million)"
+            ),
             "{}",
             v.headline
         );
@@ -919,8 +966,8 @@ mod tests {
         assert_eq!(v.deadline.outcome(), Outcome::PossiblyMissed);
         assert!(
             v.headline.starts_with(
-                "Deadline possibly missed: 0 to 1 of the 2 periods (0 to 50 %) may have woken \
-                 later than the deadline (the period, 1 ms)"
+                "Deadline possibly missed: 0 to 1 of the 2 periods (0 to 500\u{202f}000 per \
+                 million) may have woken later than the deadline (the period, 1 ms)"
             ),
             "{}",
             v.headline
@@ -953,8 +1000,8 @@ mod tests {
         run.limits.deadline_ns = Some(2_000_000);
         assert!(
             verdict(&run).headline.starts_with(
-                "Deadline missed: 1 of the 2 periods (50 %) woke later than the \
-                              deadline (yours, 2 ms)"
+                "Deadline missed: 1 of the 2 periods (500\u{202f}000 per million) woke later \
+                 than the deadline (yours, 2 ms)"
             ),
             "{}",
             verdict(&run).headline
@@ -962,12 +1009,12 @@ mod tests {
     }
 
     #[test]
-    fn shares_read_as_percent_or_per_million() {
-        assert_eq!(share(1, 4), "25 %");
-        assert_eq!(share(1, 1000), "0.1 %");
+    fn shares_read_per_million_only() {
+        assert_eq!(share(1, 4), "250\u{202f}000 per million");
+        assert_eq!(share(1, 1000), "1\u{202f}000 per million");
         assert_eq!(share(8, 20_009), "400 per million");
         assert_eq!(share(3, 3_600_000), "0.833 per million");
-        assert_eq!(share(0, 10), "0 %");
+        assert_eq!(share(0, 10), "0 per million");
         assert_eq!(share(0, 0), "-");
     }
 
@@ -980,9 +1027,9 @@ mod tests {
         assert_eq!(v.class, Class::Milliseconds);
         assert!(
             v.headline.contains(
-                "(the period, 10 ms); the worst case was 3.43 ms. Provisional: 60 s, no load; \
-                 measure ≥ 1 h with --load hell for a verdict. So far the worst case, 3.43 ms, \
-                 on a PREEMPT_RT kernel, points to tolerances of milliseconds only."
+                "(the period, 10 ms); the worst case was 3432.5 µs. Provisional: 60 s, no load; \
+                 measure ≥ 1 h with --load hell for a verdict. So far the worst case, 3432.5 \
+                 µs, on a PREEMPT_RT kernel, points to tolerances of milliseconds only."
             ),
             "{}",
             v.headline
@@ -996,7 +1043,7 @@ mod tests {
         assert!(!v.headline.contains("vanilla"), "{}", v.headline);
         assert_eq!(
             v.tolerance,
-            "milliseconds (on PREEMPT_RT: a cause outside the scheduler)"
+            "milliseconds class (on PREEMPT_RT: a cause outside the scheduler)"
         );
         assert!(
             !status_line(&run).contains("vanilla"),
@@ -1011,7 +1058,7 @@ mod tests {
         let v = verdict(&run);
         assert!(
             v.headline.contains(
-                "the worst case was 3.43 ms. Worst case 3.43 ms on a PREEMPT_RT kernel: as \
+                "the worst case was 3432.5 µs. Worst case 3432.5 µs on a PREEMPT_RT kernel: as \
                  measured, this system is fit for tolerances of milliseconds only."
             ),
             "{}",
@@ -1033,7 +1080,7 @@ mod tests {
             "{}",
             v.headline
         );
-        assert_eq!(v.tolerance, "milliseconds (vanilla kernel)");
+        assert_eq!(v.tolerance, "milliseconds class");
     }
 
     #[test]
@@ -1065,7 +1112,7 @@ mod tests {
         run.fingerprint.preemption_model = "rt".into();
         let v = verdict(&run);
         assert_eq!(v.class, Class::HundredsOfMicros);
-        assert_eq!(v.tolerance, "hundreds of µs (PREEMPT_RT)");
+        assert_eq!(v.tolerance, "hundreds-of-µs class");
         assert!(
             v.headline
                 .contains("points to tolerances of hundreds of microseconds, the class PREEMPT_RT is meant for"),
@@ -1135,7 +1182,8 @@ mod tests {
         );
         assert_eq!(
             status_line(&run),
-            "tens of µs (co-kernel, e.g. Xenomai) (provisional: 1 s, no load)"
+            "deadline met (the period, 1 ms); worst case in the tens-of-µs class (provisional: 1 \
+             s, no load)"
         );
         // Long but idle.
         run.duration_ns = 2 * HOUR;
@@ -1161,7 +1209,10 @@ mod tests {
         // Busy on the CPUs it was confined to (the measuring CPU idle).
         run.load = Some(loaded("hell", Some("0"), &[(0, 96.0), (1, 3.0)]));
         assert_eq!(Standing::of(&run), Standing::Firm);
-        assert_eq!(status_line(&run), "tens of µs (co-kernel, e.g. Xenomai)");
+        assert_eq!(
+            status_line(&run),
+            "deadline met (the period, 1 ms); worst case in the tens-of-µs class"
+        );
         let v = verdict(&run);
         assert!(v.headline.contains("42.0 µs. Worst case"), "{}", v.headline);
         // Exactly an hour is enough; a second less is not.
@@ -1177,6 +1228,194 @@ mod tests {
             Standing::of(&imported),
             Standing::Provisional(vec!["12 h".into(), "load unknown".into()])
         );
+    }
+
+    /// The issue's case: cyclictest's overflows (values unknown, recorded
+    /// at the histogram's end) may cross a deadline above that end: the
+    /// count is a range, never "1 of" as if they were on time.
+    #[test]
+    fn overflows_that_may_cross_the_deadline_give_a_range() {
+        use crate::record::Overflow;
+        // 1 000 periods at 5 µs; 250 overflows beyond a 50 µs histogram:
+        // 249 recorded at its end, the largest (3 ms) at the max.
+        let mut vals = vec![5_000; 1000];
+        vals.extend(vec![50_000; 249]);
+        vals.push(3_000_000);
+        let mut run = synthetic(&[vals]);
+        let o = Overflow {
+            count: 250,
+            from_ns: 50_000,
+        };
+        run.threads[0].stats.overflow = Some(o);
+        run.overall.overflow = Some(o);
+        let b = beyond(&run, 1_000_000).unwrap();
+        assert_eq!((b.certain, b.at_most, b.unknown), (1, 250, 249));
+        let v = verdict(&run);
+        assert!(
+            v.headline.starts_with(
+                "Deadline missed: 1 to 250 of the 1\u{202f}250 periods (800 to 200\u{202f}000 \
+                 per million) woke later than the deadline (the period, 1 ms), 249 of them \
+                 overflows the source counted beyond its histogram without their values"
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(
+            deadline_status(&run).starts_with(
+                "MISSED (the period, 1 ms): 1 to 250 of 1\u{202f}250 periods (800 to \
+                 200\u{202f}000 per million) later than 1 ms, 249 of them overflows"
+            ),
+            "{}",
+            deadline_status(&run)
+        );
+        assert!(
+            v.evidence
+                .iter()
+                .any(|e| e.starts_with("Overflows: 250 samples beyond the source's histogram")),
+            "{:?}",
+            v.evidence
+        );
+        // Below the histogram's end, every overflow is certainly later.
+        let b = beyond(&run, 40_000).unwrap();
+        assert_eq!((b.certain, b.at_most, b.unknown), (250, 250, 0));
+        // Above the maximum, none is.
+        let b = beyond(&run, 3_000_000).unwrap();
+        assert_eq!((b.certain, b.at_most), (0, 0));
+    }
+
+    /// `-i 200us --deadline 1ms`: two counts, one sentence that says what
+    /// each counts.
+    #[test]
+    fn missed_periods_and_the_deadline_count_are_explained_together() {
+        // Every 200 µs: one wake-up 1.5 ms late (7 periods missed), one
+        // 500 µs late (2 missed, within the 1 ms deadline).
+        let mut run = synthetic(&[vec![5_000, 1_500_000, 500_000, 6_000]]);
+        run.options.interval_ns = 200_000;
+        run.limits.deadline_ns = Some(1_000_000);
+        run.overall.missed_periods = 9;
+        let v = verdict(&run);
+        assert!(
+            v.headline.starts_with(
+                "Deadline missed: 1 of the 4 periods (250\u{202f}000 per million) woke later \
+                 than the deadline (yours, 1 ms); besides, 9 periods were missed: their 200 µs \
+                 period had already begun when the thread woke for an earlier one, so they had \
+                 no wake-up of their own (a wake-up k whole periods late misses k)."
+            ),
+            "{}",
+            v.headline
+        );
+        assert_eq!(
+            deadline_status(&run),
+            "MISSED (yours, 1 ms): 1 of 4 periods (250\u{202f}000 per million) later than 1 ms; \
+             besides, 9 periods missed (their 200 µs period began before the thread woke for \
+             an earlier one)"
+        );
+        // The same counts need no explanation.
+        run.overall.missed_periods = 1;
+        assert!(
+            verdict(&run)
+                .headline
+                .contains("(yours, 1 ms); 1 period was missed. The worst case"),
+            "{}",
+            verdict(&run).headline
+        );
+        // Met, with periods missed: said too.
+        run.limits.deadline_ns = Some(2_000_000);
+        run.overall.missed_periods = 9;
+        assert!(
+            verdict(&run)
+                .headline
+                .contains("the worst case was 1500.0 µs; besides, 9 periods were missed"),
+            "{}",
+            verdict(&run).headline
+        );
+    }
+
+    /// One maximum: the headline and evidence write it as the table does.
+    #[test]
+    fn the_maximum_is_written_as_the_table_writes_it() {
+        let run = synthetic(&[vec![5_000, 7_161_500]]);
+        let v = verdict(&run);
+        let table = crate::report::summary::render(&run);
+        assert!(table.contains("7161.5"), "{table}");
+        assert!(v.headline.contains("7161.5 µs"), "{}", v.headline);
+        assert!(!v.headline.contains("7.16 ms"), "{}", v.headline);
+        assert!(
+            v.evidence
+                .iter()
+                .any(|e| e.contains("The worst case, 7161.5 µs")),
+            "{:?}",
+            v.evidence
+        );
+    }
+
+    /// A class is a class: no kernel's name in its short form, whatever
+    /// the kernel measured; the short form says the deadline first.
+    #[test]
+    fn a_class_never_reads_as_a_kernel_and_the_deadline_comes_first() {
+        let mut run = synthetic(&[vec![5_000, 420_000]]);
+        run.fingerprint.preemption_model = "none".into();
+        let line = status_line(&run);
+        assert_eq!(
+            line,
+            "deadline met (the period, 1 ms); worst case in the hundreds-of-µs class \
+             (provisional: 60 s, no load)"
+        );
+        assert!(!line.contains("PREEMPT_RT"), "{line}");
+        assert_eq!(verdict(&run).title, line);
+        for c in [
+            Class::Milliseconds,
+            Class::HundredsOfMicros,
+            Class::TensOfMicros,
+            Class::UnderTenMicros,
+        ] {
+            let t = c.tolerance();
+            assert!(
+                !t.contains("PREEMPT_RT") && !t.contains("vanilla") && !t.contains("Xenomai"),
+                "{t}"
+            );
+        }
+    }
+
+    /// 3/N is never written 0, and no jargon a newcomer cannot place.
+    #[test]
+    fn three_over_n_is_never_zero_and_sources_are_named() {
+        let mut vals = vec![5_000; 999];
+        vals.push(42_000);
+        let v = verdict(&synthetic(&[vals]));
+        let limits = v.limits.join("\n");
+        assert!(
+            limits.contains("3/N = 0.003 (one period in 334)"),
+            "{limits}"
+        );
+        assert!(!limits.contains("seed"), "{limits}");
+        assert!(limits.contains("Christophe Blaess"), "{limits}");
+    }
+
+    /// oslat's gaps and osnoise's noise are not wake-up latencies: no
+    /// deadline, no class, what they measure said instead.
+    #[test]
+    fn another_quantity_gets_no_wake_up_verdict() {
+        let mut run = synthetic(&[vec![5_000, 3_000_000]]);
+        run.quantity = Some(Quantity::BusyLoopGap);
+        let v = verdict(&run);
+        assert!(
+            v.headline.starts_with(
+                "No wake-up verdict: this run measures busy-loop gap (oslat): no timer, not a \
+                 wake-up latency"
+            ),
+            "{}",
+            v.headline
+        );
+        assert!(!v.headline.contains("Deadline"), "{}", v.headline);
+        assert!(!v.headline.contains("milliseconds class"), "{}", v.headline);
+        assert_eq!(
+            status_line(&run),
+            "no wake-up verdict: busy-loop gap (oslat): no timer, not a wake-up latency"
+        );
+        assert!(deadline_status(&run).starts_with("not judged:"));
+        run.quantity = Some(Quantity::OsNoise);
+        assert!(status_line(&run).contains("OS noise"));
     }
 
     #[test]

@@ -1282,7 +1282,7 @@ load = "hell"
             assert!(r.contains("waiting for kernel rt (2 runs)"), "{r}");
             assert!(r.contains("0 of 2"));
         }
-        assert!(row(&html, "row-1").contains("hundreds of µs (PREEMPT_RT), provisional"));
+        assert!(row(&html, "row-1").contains("hundreds-of-µs class, provisional"));
     }
 
     #[test]

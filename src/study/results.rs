@@ -133,8 +133,14 @@ pub fn merge(runs: &[&RunRecord]) -> Result<(Merged, Option<Histogram>), String>
         m.avg_ns = Some(weighted / m.samples as f64);
     }
     if let Some(h) = &h {
-        m.p99_ns = h.quantile(0.99);
-        m.p9999_ns = h.quantile(0.9999);
+        // A quantile from a bin may pass the exact extremes (p99.99
+        // 540.2 beside max 540.0): clamped to them, as a run's are.
+        let clamp = |v: Option<u64>| match (v, m.min_ns, m.max_ns) {
+            (Some(v), Some(lo), Some(hi)) if lo <= hi => Some(v.clamp(lo, hi)),
+            (v, _, _) => v,
+        };
+        m.p99_ns = clamp(h.quantile(0.99));
+        m.p9999_ns = clamp(h.quantile(0.9999));
     }
     Ok((m, h))
 }
@@ -220,5 +226,18 @@ mod tests {
         assert_eq!(h.unwrap().total(), m.samples);
         let (none, h) = merge(&[]).unwrap();
         assert_eq!((none, h.is_none()), (Merged::default(), true));
+    }
+
+    /// A bin's middle above the exact maximum is never a quantile.
+    #[test]
+    fn merged_quantiles_stay_within_the_exact_extremes() {
+        // 539 700 ns lies low in its bin [539 648, 540 159].
+        let a = synthetic(&[vec![539_700]]);
+        let b = synthetic(&[vec![5_000]]);
+        let (m, h) = merge(&[&a, &b]).unwrap();
+        assert!(h.unwrap().quantile(0.9999).unwrap() > 539_700);
+        assert_eq!(m.max_ns, Some(539_700));
+        assert_eq!(m.p9999_ns, Some(539_700));
+        assert_eq!(m.p99_ns, Some(539_700));
     }
 }

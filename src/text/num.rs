@@ -20,6 +20,45 @@ pub fn latency(ns: u64) -> String {
     }
 }
 
+/// A run's maximum (or another exact latency of a run), written the one
+/// way every view writes it: microseconds with 0.1 µs, as the tables show
+/// it (`12817.4 µs`), so prose and tables never disagree by a rounding.
+pub fn max_latency(ns: u64) -> String {
+    format!("{} µs", crate::units::us1(ns))
+}
+
+/// `n` of `of` per million, the one way rates are written: three
+/// significant digits at most (`400`, `12.5`, `0.833`), thousands
+/// separated (`250 000`); `0` of none.
+pub fn per_million(n: u64, of: u64) -> String {
+    if n == 0 || of == 0 {
+        return "0".into();
+    }
+    let v = n as f64 * 1e6 / of as f64;
+    if v >= 100.0 {
+        count(v.round() as u64)
+    } else {
+        significant(v)
+    }
+}
+
+/// Three significant digits, trailing zeros trimmed (`0.833`, `12.5`).
+fn significant(v: f64) -> String {
+    let decimals = if v >= 10.0 {
+        1
+    } else if v >= 1.0 {
+        2
+    } else {
+        (2 - v.log10().floor() as i32).max(0) as usize
+    };
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// A period or other set-up time, trimmed: `1 ms`, `500 µs`, `1.5 ms`,
 /// `250 ns`, `0 s`.
 pub fn period(ns: u64) -> String {
@@ -116,7 +155,8 @@ pub fn power_of_ten(exp: i32) -> String {
 /// A probability for prose: `0.25`, `0.001`, `7.5·10⁻⁵`.
 pub fn probability(p: f64) -> String {
     if p >= 0.001 {
-        return trim(p.min(1.0));
+        // Three significant digits: 0.003 is never "0".
+        return significant(p.min(1.0));
     }
     let e = p.log10().floor() as i32;
     let m = p / 10f64.powi(e);
@@ -174,6 +214,15 @@ mod tests {
         assert_eq!(probability(3.0 / 40_000.0), "7.5·10⁻⁵");
         assert_eq!(probability(1e-6), "10⁻⁶");
         assert_eq!(probability(3.0), "1");
+        // 3/N for N = 1 000 is 0.003, never 0.
+        assert_eq!(probability(3.0 / 1000.0), "0.003");
+        assert_eq!(probability(3.0 / 2000.0), "0.0015");
+        assert_eq!(max_latency(12_817_400), "12817.4 µs");
+        assert_eq!(per_million(136, 199_927), "680");
+        assert_eq!(per_million(1, 4), "250\u{202f}000");
+        assert_eq!(per_million(3, 3_600_000), "0.833");
+        assert_eq!(per_million(1, 80_000), "12.5");
+        assert_eq!(per_million(0, 10), "0");
         assert_eq!(power_of_ten(0), "1");
         assert_eq!(power_of_ten(12), "10¹²");
     }

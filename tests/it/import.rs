@@ -628,3 +628,128 @@ fn pasted_results_several_runs_indented_and_cut_lines() {
     assert_eq!(r.overall.min_ns, Some(1154), "three decimals kept");
     assert!(r.warnings.iter().any(|w| w.contains("line 3 skipped")));
 }
+
+/// A path as an argument.
+fn ps(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `rtscope --db DB ARGS…` in `dir`, its output.
+fn rt_db(dir: &TempDir, args: &[&str]) -> std::process::Output {
+    rtscope(dir.path())
+        .arg("--db")
+        .arg(db(dir))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Issue 37: a cyclictest histogram with overflows (40 samples beyond
+/// its 40 µs rows, values unknown; the largest, 19 085 µs, is the max).
+/// The import, `runs show` and the report say how many; against a
+/// deadline above the rows the count is a range, never "1 of" as if the
+/// 39 others had been on time.
+#[test]
+fn overflows_are_shown_and_counted_as_a_range_against_a_deadline() {
+    let dir = TempDir::new("import-overflows");
+    let o = import(&dir, &[ps(&fixture("cyclictest-old-hist.txt"))]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("20000 samples (40 beyond its histogram, values unknown)"),
+        "{}",
+        stdout(&o)
+    );
+    let rec = export(&dir, "1");
+    let over = rec.overall.overflow.expect("the overflows are kept");
+    assert_eq!((over.count, over.from_ns), (40, 40_000));
+    let show = rt_db(&dir, &["runs", "show", "1"]);
+    assert_code(&show, 0);
+    assert!(
+        stdout(&show).contains(
+            "overflows: 40 samples beyond the source's histogram, values unknown (each at \
+             least 40.0 µs, the largest the maximum)"
+        ),
+        "{}",
+        stdout(&show)
+    );
+    let html = dir.join("r.html");
+    let o = rt_db(
+        &dir,
+        &["report", "1", "--deadline", "100us", "-o", ps(&html)],
+    );
+    assert_code(&o, 0);
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains(
+            "Deadline missed: 1 to 40 of the 20\u{202f}000 periods (50 to 2\u{202f}000 per \
+             million) woke later than the deadline (yours, 100 µs), 39 of them overflows the \
+             source counted beyond its histogram without their values"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("Overflows: 40 samples beyond the source"));
+    // The maximum the table shows is the one the prose shows.
+    assert!(html.contains("The worst case, 19085.0 µs,"), "{html}");
+    // Below the rows, every overflow is certainly late.
+    let html2 = dir.join("r2.html");
+    let o = rt_db(
+        &dir,
+        &["report", "1", "--deadline", "30us", "-o", ps(&html2)],
+    );
+    assert_code(&o, 0);
+    let html2 = std::fs::read_to_string(&html2).unwrap();
+    assert!(!html2.contains("of them overflows"), "{html2}");
+}
+
+/// Issue 37: in a page of several runs, what an import did not record
+/// reads "unknown", never "none" (load) or 0 (samples); runs of another
+/// quantity (oslat's gaps, osnoise's noise) say what they measure and get
+/// no wake-up verdict.
+#[test]
+fn a_page_of_imports_never_shows_unknown_as_none_or_zero() {
+    let dir = TempDir::new("import-unknowns");
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import-formats");
+    for f in [
+        fixture("cyclictest-2.7-hist.txt"),
+        formats.join("oslat.txt"),
+        formats.join("osnoise-top.txt"),
+    ] {
+        let o = import(&dir, &[ps(&f)]);
+        assert_code(&o, 0);
+        if f.ends_with("osnoise-top.txt") {
+            assert!(stdout(&o).contains("unknown samples"), "{}", stdout(&o));
+            assert!(!stdout(&o).contains(" 0 samples"), "{}", stdout(&o));
+        }
+    }
+    let out = dir.join("all.html");
+    let o = rt_db(&dir, &["report", "1", "2", "3", "-o", ps(&out)]);
+    assert_code(&o, 0);
+    let html = std::fs::read_to_string(&out).unwrap();
+    let row = |name: &str| -> String {
+        let start = html
+            .find(&format!("<th>{name}</th>"))
+            .or_else(|| html.find(&format!(">{name}</td>")))
+            .unwrap_or_else(|| panic!("no row {name}: {html}"));
+        let end = html[start..].find("</tr>").unwrap() + start;
+        html[start..end].to_string()
+    };
+    let load = row("load");
+    assert!(!load.contains(">none<"), "{load}");
+    assert_eq!(load.matches("unknown (not recorded)").count(), 3, "{load}");
+    let samples = row("samples");
+    assert!(samples.contains(">unknown<"), "{samples}");
+    assert!(!samples.contains(">0<"), "{samples}");
+    let measures = row("measures");
+    assert!(measures.contains("busy-loop gap (oslat)"), "{measures}");
+    assert!(measures.contains("OS noise (rtla osnoise)"), "{measures}");
+    let verdicts = row("verdict");
+    assert_eq!(
+        verdicts.matches("no wake-up verdict").count(),
+        2,
+        "{verdicts}"
+    );
+    assert!(
+        html.contains("No wake-up verdict: this run measures busy-loop gap (oslat)"),
+        "{html}"
+    );
+}

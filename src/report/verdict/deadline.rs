@@ -3,8 +3,19 @@
 //! missed its next deadline. The periods beyond it are counted from the
 //! threads' lossless histograms: a bucket wholly above the deadline counts
 //! for certain, a bucket that straddles it (or a source's resolution that
-//! does) may count, so the count is "N" or "N to M", never a guess. A run
-//! whose deadline is unknown (an import without its interval) says so.
+//! does) may count, so the count is "N" or "N to M", never a guess. So do
+//! an import's overflows (samples its source counted beyond its histogram
+//! without their values, recorded at the histogram's end): each lies
+//! between that end and the thread's maximum, so against a deadline in
+//! that range it may or may not be late. A run whose deadline is unknown
+//! (an import without its interval) says so.
+//!
+//! The deadline count is not the missed-period count: a missed period
+//! (the engine's `extra`) is a period whose start had already passed when
+//! the thread woke for an earlier one, so it had no wake-up of its own (a
+//! wake-up k whole periods late misses k); the deadline counts wake-ups
+//! later than the deadline. When the two differ, one sentence says both.
+//! Rates are written one way: "N of M (R per million)".
 //! Pure functions of the record.
 
 use crate::record::{RunRecord, ThreadRecord, Unknowable};
@@ -66,6 +77,9 @@ pub struct Beyond {
     pub at_most: u64,
     /// Periods in the histograms.
     pub samples: u64,
+    /// Of `at_most`, the overflows whose lateness is unknown against the
+    /// deadline (values the source did not keep).
+    pub unknown: u64,
 }
 
 /// The periods of `run` later than `deadline_ns`; `None` when a histogram
@@ -75,38 +89,78 @@ pub fn beyond(run: &RunRecord, deadline_ns: u64) -> Option<Beyond> {
         certain: 0,
         at_most: 0,
         samples: 0,
+        unknown: 0,
     };
     for t in &run.threads {
-        let (certain, at_most, samples) = beyond_thread(t, deadline_ns)?;
-        b.certain += certain;
-        b.at_most += at_most;
-        b.samples += samples;
+        let t = beyond_thread(t, deadline_ns)?;
+        b.certain += t.certain;
+        b.at_most += t.at_most;
+        b.samples += t.samples;
+        b.unknown += t.unknown;
     }
     Some(b)
 }
 
-/// One thread's `(certain, at_most, samples)` beyond `d`. Its exact
-/// maximum settles what the buckets cannot: none beyond when the maximum
-/// is not, at least one when it is.
-fn beyond_thread(t: &ThreadRecord, d: u64) -> Option<(u64, u64, u64)> {
+/// One thread's periods beyond `d`. Its exact maximum settles what the
+/// buckets cannot: none beyond when the maximum is not, at least one when
+/// it is. Its overflows but the largest (which is the maximum) are taken
+/// out of the bucket they were recorded in and counted apart: certain
+/// when the histogram's end is beyond `d`, else possible when the maximum
+/// is.
+fn beyond_thread(t: &ThreadRecord, d: u64) -> Option<Beyond> {
     let h = t.histogram.to_histogram().ok()?;
     // A value v of the source stands for a latency in [v, v + resolution).
     let slack = t.histogram.resolution_ns.max(1) - 1;
-    let (mut certain, mut at_most, mut samples) = (0u64, 0u64, 0u64);
+    let (mut over_left, over_from) = match t.stats.overflow {
+        Some(o) if o.count > 1 => (o.count - 1, o.from_ns),
+        _ => (0, 0),
+    };
+    let over = over_left;
+    let mut b = Beyond {
+        certain: 0,
+        at_most: 0,
+        samples: 0,
+        unknown: 0,
+    };
     for (lower, upper, count) in h.iter_buckets() {
-        samples += count;
+        b.samples += count;
+        let mut count = count;
+        // They were recorded at the source's value for `from_ns` (its
+        // unit's middle): the first bucket that reaches `from_ns`.
+        if over_left > 0 && upper >= over_from {
+            let taken = over_left.min(count);
+            count -= taken;
+            over_left -= taken;
+        }
         if lower > d {
-            certain += count;
-            at_most += count;
+            b.certain += count;
+            b.at_most += count;
         } else if upper.saturating_add(slack) > d {
-            at_most += count;
+            b.at_most += count;
         }
     }
-    match t.stats.max_ns {
-        Some(m) if m.saturating_add(slack) <= d => Some((0, 0, samples)),
-        Some(m) if m > d && at_most > 0 => Some((certain.max(1), at_most, samples)),
-        _ => Some((certain, at_most, samples)),
+    // The overflows found in their bucket (all of them, unless the
+    // record was edited).
+    let over = over - over_left;
+    let max_beyond = t.stats.max_ns.is_none_or(|m| m.saturating_add(slack) > d);
+    if over > 0 && max_beyond {
+        if over_from > d {
+            b.certain += over;
+        } else {
+            b.unknown = over;
+        }
+        b.at_most += over;
     }
+    match t.stats.max_ns {
+        Some(m) if m.saturating_add(slack) <= d => {
+            b.certain = 0;
+            b.at_most = 0;
+            b.unknown = 0;
+        }
+        Some(m) if m > d && b.at_most > 0 => b.certain = b.certain.max(1),
+        _ => {}
+    }
+    Some(b)
 }
 
 /// What the run says of its deadline.
@@ -130,6 +184,8 @@ pub struct Check {
     pub beyond: Option<Beyond>,
     /// Missed periods, when the source counts them.
     pub missed_periods: Option<u64>,
+    /// The period, when known (what a missed period is missed against).
+    pub interval_ns: Option<u64>,
 }
 
 impl Check {
@@ -141,6 +197,8 @@ impl Check {
             missed_periods: run
                 .knows(Unknowable::MissedPeriods)
                 .then_some(run.overall.missed_periods),
+            interval_ns: (run.knows(Unknowable::Interval) && run.options.interval_ns > 0)
+                .then_some(run.options.interval_ns),
         }
     }
 
@@ -163,24 +221,29 @@ impl Check {
         match self.outcome() {
             Outcome::Met => format!(
                 "Deadline met: none of the {} periods woke later than the deadline ({d}); the \
-                 worst case was {max}.",
-                num::count(b.samples)
+                 worst case was {max}{}.",
+                num::count(b.samples),
+                match self.missed_periods {
+                    Some(n) if n > 0 => format!("; {}", self.missed_text(&b)),
+                    _ => String::new(),
+                }
             ),
             Outcome::Missed => format!(
-                "Deadline missed: {} of the {} periods ({}) woke later than the deadline ({d}); \
-                 {}.",
-                count_text(&b),
-                num::count(b.samples),
-                rate_text(&b),
-                self.missed_text()
+                "Deadline missed: {} woke later than the deadline ({d}){}; {}.",
+                of_periods(&b, true),
+                unknown_text(&b),
+                self.missed_text(&b)
             ),
             _ => format!(
-                "Deadline possibly missed: {} of the {} periods ({}) may have woken later than \
-                 the deadline ({d}), in a histogram bucket that straddles it; {}.",
-                count_text(&b),
-                num::count(b.samples),
-                rate_text(&b),
-                self.missed_text()
+                "Deadline possibly missed: {} may have woken later than the deadline ({d}), {}; \
+                 {}.",
+                of_periods(&b, true),
+                if b.unknown > 0 {
+                    unknown_text(&b).trim_start_matches(", ").to_string()
+                } else {
+                    "in a histogram bucket that straddles it".into()
+                },
+                self.missed_text(&b)
             ),
         }
     }
@@ -197,41 +260,81 @@ impl Check {
         }
     }
 
-    fn missed_text(&self) -> String {
-        match self.missed_periods {
-            Some(1) => "1 period was missed".into(),
-            Some(n) => format!("{} periods were missed", num::count(n)),
-            None => "missed periods unknown (the source does not count them)".into(),
+    /// The missed periods, and what they are when their count differs
+    /// from the deadline's.
+    fn missed_text(&self, b: &Beyond) -> String {
+        let Some(n) = self.missed_periods else {
+            return "missed periods unknown (the source does not count them)".into();
+        };
+        let counted = if n == 1 {
+            "1 period was missed".to_string()
+        } else {
+            format!("{} periods were missed", num::count(n))
+        };
+        if n == 0 || (b.certain == n && b.at_most == n) {
+            return counted;
+        }
+        format!(
+            "besides, {counted}: {} had already begun when the thread woke for an earlier one, \
+             so they had no wake-up of their own (a wake-up k whole periods late misses k)",
+            self.their_period()
+        )
+    }
+
+    /// "1 ms", or "it" when the deadline is unknown.
+    fn deadline_words(&self) -> String {
+        self.deadline
+            .ns()
+            .map(num::period)
+            .unwrap_or_else(|| "it".into())
+    }
+
+    /// "their 200 µs period", or "their period" when it is unknown.
+    fn their_period(&self) -> String {
+        match self.interval_ns {
+            Some(i) => format!("their {} period", num::period(i)),
+            None => "their period".into(),
         }
     }
 
     /// One line for summaries, tables and `compare`: "met (the period,
-    /// 1 ms)", "MISSED (yours, 500 µs): 3 of 2 000 periods (0.15 %)
-    /// later, 0 periods missed".
+    /// 1 ms): no period later", "MISSED (yours, 500 µs): 3 of 2 000
+    /// periods (1 500 per million) later; 0 periods missed".
     pub fn status(&self) -> String {
         let d = self.deadline.describe();
         let b = self.beyond.unwrap_or(Beyond {
             certain: 0,
             at_most: 0,
             samples: 0,
+            unknown: 0,
         });
         let missed = match self.missed_periods {
-            Some(n) => format!("{} periods missed", num::count(n)),
-            None => "missed periods unknown".into(),
+            Some(n) if n > 0 && !(b.certain == n && b.at_most == n) => format!(
+                "; besides, {} periods missed ({} began before the thread woke for an earlier \
+                 one)",
+                num::count(n),
+                self.their_period()
+            ),
+            Some(1) => "; 1 period missed".into(),
+            Some(n) => format!("; {} periods missed", num::count(n)),
+            None => "; missed periods unknown".into(),
         };
         match self.outcome() {
-            Outcome::Met => format!("met ({d}): no period later"),
+            Outcome::Met => match self.missed_periods {
+                Some(n) if n > 0 => format!("met ({d}): no period later{missed}"),
+                _ => format!("met ({d}): no period later"),
+            },
             Outcome::Missed => format!(
-                "MISSED ({d}): {} of {} periods ({}) later, {missed}",
-                count_text(&b),
-                num::count(b.samples),
-                rate_text(&b)
+                "MISSED ({d}): {} later than {}{}{missed}",
+                of_periods(&b, false),
+                self.deadline_words(),
+                unknown_text(&b)
             ),
             Outcome::PossiblyMissed => format!(
-                "possibly missed ({d}): {} of {} periods ({}) may be later, {missed}",
-                count_text(&b),
-                num::count(b.samples),
-                rate_text(&b)
+                "possibly missed ({d}): {} may be later than {}{}{missed}",
+                of_periods(&b, false),
+                self.deadline_words(),
+                unknown_text(&b)
             ),
             Outcome::Unknown if self.deadline == Deadline::Unknown => {
                 "unknown (the source did not record its period); pass --deadline".into()
@@ -292,60 +395,52 @@ fn count_text(b: &Beyond) -> String {
     }
 }
 
-/// The share of periods beyond: "0.56 %", "12 per million", or a range
-/// in one unit where it can ("225 to 250 per million").
+/// "3 of the 2 000 periods (1 500 per million)" (`the`: with "the").
+fn of_periods(b: &Beyond, the: bool) -> String {
+    format!(
+        "{} of {}{} periods ({})",
+        count_text(b),
+        if the { "the " } else { "" },
+        num::count(b.samples),
+        rate_text(b)
+    )
+}
+
+/// Why a count is a range because of overflows, or nothing.
+fn unknown_text(b: &Beyond) -> String {
+    match b.unknown {
+        0 => String::new(),
+        1 => ", 1 of them an overflow the source counted beyond its histogram without its value"
+            .into(),
+        n => format!(
+            ", {} of them overflows the source counted beyond its histogram without their values",
+            num::count(n)
+        ),
+    }
+}
+
+/// The rate of periods beyond, in one unit: "400 per million", or a
+/// range ("225 to 250 per million").
 fn rate_text(b: &Beyond) -> String {
     if b.certain == b.at_most {
         return share(b.certain, b.samples);
     }
-    let (lo, lo_unit) = share_parts(b.certain, b.samples);
-    let (hi, unit) = share_parts(b.at_most, b.samples);
-    if lo == hi && lo_unit == unit {
-        // The straddling bucket changes the count, not the share shown.
-        return format!("{hi}{unit}");
+    let (lo, hi) = (
+        num::per_million(b.certain, b.samples),
+        num::per_million(b.at_most, b.samples),
+    );
+    if lo == hi {
+        // The straddling bucket changes the count, not the rate shown.
+        return format!("{hi} per million");
     }
-    if b.certain == 0 || lo_unit == unit {
-        format!("{lo} to {hi}{unit}")
-    } else {
-        format!("{lo}{lo_unit} to {hi}{unit}")
-    }
+    format!("{lo} to {hi} per million")
 }
 
-/// `n` out of `of` as a percentage from 0.1 % up, per million below.
+/// `n` out of `of` per million (the one way rates are written):
+/// "400 per million", "0.833 per million"; "-" of nothing.
 pub fn share(n: u64, of: u64) -> String {
     if of == 0 {
         return "-".into();
     }
-    let (v, unit) = share_parts(n, of);
-    format!("{v}{unit}")
-}
-
-fn share_parts(n: u64, of: u64) -> (String, &'static str) {
-    let p = n as f64 / of.max(1) as f64;
-    if n == 0 {
-        ("0".into(), " %")
-    } else if p >= 1e-3 {
-        (significant(p * 100.0), " %")
-    } else {
-        (significant(p * 1e6), " per million")
-    }
-}
-
-/// Three significant digits at most, trailing zeros trimmed.
-fn significant(v: f64) -> String {
-    let decimals = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else if v >= 1.0 {
-        2
-    } else {
-        3
-    };
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
+    format!("{} per million", num::per_million(n, of))
 }
