@@ -52,16 +52,17 @@ pub fn exceedance_times(
         return None;
     }
     let threshold_ns = tables.iter().map(|e| e.threshold_ns).max()?;
-    let mut wakeups: Vec<u64> = Vec::new();
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
     for (i, e) in tables.iter().enumerate() {
         for (&c, &l) in e.cycles.iter().zip(&e.latencies_ns) {
             if l > threshold_ns {
-                wakeups.push(c.saturating_mul(n).saturating_add(i as u64));
+                pairs.push((c.saturating_mul(n).saturating_add(i as u64), l));
             }
         }
     }
-    wakeups.sort_unstable();
-    wakeups.dedup();
+    pairs.sort_unstable();
+    pairs.dedup_by_key(|p| p.0);
+    let (wakeups, latencies_ns): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
     notes.push(format!(
         "{} exceedance times above {} (every wake-up above it, with its cycle)",
         wakeups.len(),
@@ -70,6 +71,7 @@ pub fn exceedance_times(
     Some(ExceedanceTimes {
         threshold_ns,
         wakeups,
+        latencies_ns,
     })
 }
 
@@ -99,6 +101,7 @@ mod tests {
         assert_eq!(e.threshold_ns, 200);
         // a: cycle 7 (400) -> 14; b: cycle 3 -> 7, cycle 8 -> 17.
         assert_eq!(e.wakeups, vec![7, 14, 17]);
+        assert_eq!(e.latencies_ns, vec![300, 400, 250]);
         assert!(
             notes[0].starts_with("3 exceedance times above"),
             "{notes:?}"

@@ -72,10 +72,20 @@ fn check_bins(bins: &[Bin], samples: u64) -> Result<(), TailError> {
     Ok(())
 }
 
+/// Exceedances θ needs at the fit's threshold before it is taken there.
+const MIN_THETA_EXCEEDANCES: usize = 30;
+
 /// θ and what it rests on. Only exceedance times (wake-up scale) change
 /// the levels; the windows' θ is shown, the levels keep θ = 1.
-fn extremal_index(input: &TailInput) -> (ExtremalIndex, f64) {
-    if let Some(t) = &input.exceedance_times {
+fn extremal_index(input: &TailInput, fit_threshold_ns: Option<u64>) -> (ExtremalIndex, f64) {
+    if let Some(all) = &input.exceedance_times {
+        // At the fit's threshold when the table holds enough above it (the
+        // clustering of the exceedances the levels are made of), else at
+        // the table's own.
+        let at_fit = fit_threshold_ns
+            .and_then(|u| all.above(u))
+            .filter(|t| t.wakeups.len() >= MIN_THETA_EXCEEDANCES);
+        let t = at_fit.as_ref().unwrap_or(all);
         if let Some(theta) = cluster::intervals_estimator(&t.wakeups) {
             let use_ = "wake-ups over the horizon are counted as N·θ independent ones".to_string();
             let from = format!("exceedance_times over {} ns", t.threshold_ns);
@@ -209,8 +219,8 @@ pub fn analyze(input: &TailInput, opts: &TailOptions) -> Result<TailEstimate, Ta
         opts.candidates,
     );
     let (tests, chosen) = threshold::choose(&input.bins, &edges, opts.alpha);
-    let (extremal_index, theta) = extremal_index(input);
     let pot = chosen.and_then(|k| pot_of(&tests[k], n));
+    let (extremal_index, theta) = extremal_index(input, pot.as_ref().map(|p| p.threshold_ns));
     let gev = input.windows.as_ref().and_then(|w| gev::fit(&w.max_ns));
     let found = Found {
         tests,

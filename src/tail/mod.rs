@@ -57,6 +57,34 @@ pub struct WindowMaxima {
 pub struct ExceedanceTimes {
     pub threshold_ns: u64,
     pub wakeups: Vec<u64>,
+    /// The latency of each, in the order of `wakeups` (empty when the
+    /// source gave none): θ is then taken at the fit's threshold when that
+    /// is higher, where it matters for the levels.
+    #[serde(default)]
+    pub latencies_ns: Vec<u64>,
+}
+
+impl ExceedanceTimes {
+    /// The exceedances above `threshold_ns` (no higher than the table's
+    /// own: a lower one would need values the table did not keep), when
+    /// the latencies are known.
+    pub fn above(&self, threshold_ns: u64) -> Option<ExceedanceTimes> {
+        if threshold_ns <= self.threshold_ns || self.latencies_ns.len() != self.wakeups.len() {
+            return None;
+        }
+        let (wakeups, latencies_ns) = self
+            .wakeups
+            .iter()
+            .zip(&self.latencies_ns)
+            .filter(|&(_, &l)| l > threshold_ns)
+            .map(|(&w, &l)| (w, l))
+            .unzip();
+        Some(ExceedanceTimes {
+            threshold_ns,
+            wakeups,
+            latencies_ns,
+        })
+    }
 }
 
 /// What the analysis reads.

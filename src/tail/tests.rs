@@ -685,3 +685,27 @@ fn tail_observed_maximum_is_the_exact_one() {
         TailError::MaxOutsideBins { .. }
     ));
 }
+
+#[test]
+fn exceedance_times_are_cut_at_a_higher_threshold_only() {
+    let t = ExceedanceTimes {
+        threshold_ns: 100,
+        wakeups: vec![3, 7, 9, 12],
+        latencies_ns: vec![150, 400, 120, 250],
+    };
+    let a = t.above(200).unwrap();
+    assert_eq!(
+        (a.threshold_ns, a.wakeups, a.latencies_ns),
+        (200, vec![7, 12], vec![400, 250])
+    );
+    assert!(t.above(100).is_none(), "not lower than the table's own");
+    assert!(t.above(50).is_none());
+    let no_values = ExceedanceTimes {
+        latencies_ns: vec![],
+        ..t.clone()
+    };
+    assert!(
+        no_values.above(200).is_none(),
+        "no latencies: the table's threshold"
+    );
+}

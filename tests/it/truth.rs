@@ -92,14 +92,16 @@ impl Case {
     }
 
     /// Latencies in cycle order: a body uniform in [5 µs, U), and clusters
-    /// of tail values (sizes geometric, mean `cluster`) started so that
-    /// each wake-up is in the tail with probability Σ ζ.
+    /// of tail values (sizes geometric, mean `cluster`: one stall's value
+    /// and the next ones within 1 % of it) started so that each wake-up
+    /// is in the tail with probability Σ ζ.
     fn generate(&self, seed: u64) -> Vec<u64> {
         let mut rng = Rng::new(seed);
         let zeta: f64 = self.causes.iter().map(|c| c.zeta).sum();
         let start = zeta / self.cluster;
         let mut left = 0u32;
         let mut cause = self.causes[0];
+        let mut stall = 0.0;
         (0..self.samples)
             .map(|_| {
                 if left == 0 && rng.unit() < start {
@@ -116,10 +118,16 @@ impl Case {
                     while rng.unit() > 1.0 / self.cluster {
                         left += 1;
                     }
+                    stall = (U_NS + cause.excess(&mut rng)).min(1e12);
+                    left -= 1;
+                    return stall as u64 + 1;
                 }
                 if left > 0 {
+                    // The rest of a cluster: one stall delays several
+                    // wake-ups by about as much (within 1 %), so they
+                    // exceed a high threshold together, as real ones do.
                     left -= 1;
-                    (U_NS + cause.excess(&mut rng)).min(1e12) as u64 + 1
+                    (stall * (1.0 - 0.01 * rng.unit())).max(U_NS) as u64 + 1
                 } else {
                     5_000 + (rng.unit() * (U_NS - 5_000.0)) as u64
                 }
