@@ -52,8 +52,14 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
     assert_code(&o, 0);
     let out = stdout(&o);
     let answer = out.lines().nth(1).unwrap_or_default();
-    assert!(answer.starts_with("Insufficient evidence: "), "{out}");
-    assert!(GATES.iter().any(|g| answer.contains(g)), "{out}");
+    // Refused either way: by a gate, or (every gate evaluated passing, as
+    // on a quiet machine) because 3 s is too short to reach an hour.
+    let by_gate = answer.starts_with("Insufficient evidence: ");
+    let by_reach = answer.starts_with("No estimate beyond the run: even an hour is ");
+    assert!(by_gate || by_reach, "{out}");
+    if by_gate {
+        assert!(GATES.iter().any(|g| answer.contains(g)), "{out}");
+    }
     assert!(answer.contains("3/N = 3/"), "{out}");
     for g in GATES {
         assert!(out.contains(&format!("  {g}")), "gate {g} missing:\n{out}");
@@ -62,7 +68,14 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
     assert_code(&j, 0);
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
     assert_eq!(v["run_id"], 1);
-    assert_eq!(v["result"]["status"], "insufficient");
+    if by_gate {
+        assert_eq!(v["result"]["status"], "insufficient");
+    } else {
+        // The levels are computed, none is an estimate the run supports.
+        let levels = v["result"]["return_levels"].as_array().unwrap();
+        assert!(!levels.is_empty());
+        assert!(levels.iter().all(|l| l["supported"] == false), "{levels:?}");
+    }
     let gates = v["gates"].as_array().unwrap();
     assert_eq!(gates.len(), 7);
     assert!(gates.iter().all(|g| g["status"].is_string()));
@@ -76,7 +89,7 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
     assert!(max.is_some(), "{r}");
     assert_eq!(v["observed_max_ns"].as_u64(), max, "{out}");
     let n = v["samples"].as_u64().unwrap() as f64;
-    let bound = v["result"]["bound_3_over_n"].as_f64().unwrap();
+    let bound = v["bound_3_over_n"].as_f64().unwrap();
     assert!((bound * n - 3.0).abs() < 1e-9, "{bound} for {n} samples");
     // one thread alone, and a report with the same answer as a section
     assert_code(&tail(&dir, &["last", "--thread", "0"]), 0);
@@ -91,7 +104,11 @@ fn a_short_real_run_gets_a_refusal_that_names_its_gate() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("The worst case not yet seen"));
-    assert!(page.contains("Insufficient evidence: "));
+    assert!(page.contains(if by_gate {
+        "Insufficient evidence: "
+    } else {
+        "No estimate beyond the run: "
+    }));
 }
 
 #[test]
