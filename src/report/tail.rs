@@ -739,6 +739,7 @@ fn theta_line(est: &TailEstimate) -> String {
             from,
             exceedances,
             use_,
+            ..
         } => format!(
             "Extremal index: θ = {theta:.2} from {from} ({exceedances} exceedances); {use_}"
         ),

@@ -87,7 +87,32 @@ fn extremal_index(input: &TailInput, fit_threshold_ns: Option<u64>) -> (Extremal
             .filter(|t| t.wakeups.len() >= MIN_THETA_EXCEEDANCES);
         let t = at_fit.as_ref().unwrap_or(all);
         if let Some(theta) = cluster::intervals_estimator(&t.wakeups) {
-            let use_ = "wake-ups over the horizon are counted as N·θ independent ones".to_string();
+            let independence = cluster::cluster_dispersion(&t.wakeups, theta, input.samples);
+            let (use_, used) = match &independence {
+                Some(i) if !i.holds => (
+                    format!(
+                        "shown only: the {} clusters do not arrive as independent events of one \
+                         rate (dispersion over {} spans of the run, p = {:.2e}); the levels assume \
+                         theta = 1 (the cautious side)",
+                        i.clusters, i.blocks, i.p_value
+                    ),
+                    1.0,
+                ),
+                Some(i) => (
+                    format!(
+                        "wake-ups over the horizon are counted as N·θ independent ones (its {} \
+                         clusters arrive as independent events: dispersion over {} spans, p = {:.2})",
+                        i.clusters, i.blocks, i.p_value
+                    ),
+                    theta,
+                ),
+                None => (
+                    "wake-ups over the horizon are counted as N·θ independent ones (too few \
+                     clusters to check that they are independent)"
+                        .to_string(),
+                    theta,
+                ),
+            };
             let from = format!("exceedance_times over {} ns", t.threshold_ns);
             return (
                 ExtremalIndex::Estimated {
@@ -95,8 +120,9 @@ fn extremal_index(input: &TailInput, fit_threshold_ns: Option<u64>) -> (Extremal
                     from,
                     exceedances: t.wakeups.len(),
                     use_,
+                    independence,
                 },
-                theta,
+                used,
             );
         }
     }
@@ -112,6 +138,7 @@ fn extremal_index(input: &TailInput, fit_threshold_ns: Option<u64>) -> (Extremal
                 from: "windows".into(),
                 exceedances: n,
                 use_,
+                independence: None,
             },
             1.0,
         );

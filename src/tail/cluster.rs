@@ -3,7 +3,7 @@
 //! on a series of window maxima (n log n: a day of 1 s windows is 86 400).
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
 /// What is known of the clustering of extremes.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -20,6 +20,10 @@ pub enum ExtremalIndex {
         /// What θ is used for in the estimate.
         #[serde(rename = "use")]
         use_: String,
+        /// Whether the clusters arrive as independent events (exceedance
+        /// times only): see [`cluster_dispersion`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        independence: Option<Independence>,
     },
 }
 
@@ -42,6 +46,80 @@ pub fn intervals_estimator(positions: &[u64]) -> Option<f64> {
         2.0 * s * s / (n1 * s2)
     };
     theta.is_finite().then_some(theta.min(1.0))
+}
+
+/// The independence check of the clusters behind θ: declustered by
+/// Ferro & Segers' (2003) intervals rule (the `C − 1` largest gaps
+/// between exceedances, `C = ⌊θ (N − 1)⌋ + 1`, separate clusters), the
+/// clusters' starts counted in `blocks` equal spans of the run, and the
+/// counts' index of dispersion `D = Σ (c − c̄)² / c̄` held against χ² with
+/// `blocks − 1` degrees of freedom, both sides: too much spread (clusters
+/// that come in bursts, or a rate that drifts) and too little (clusters
+/// that come like clockwork, a periodic cause) both say that clusters are
+/// not independent events of one rate, which θ's use in the levels
+/// assumes (Coles 2001, 5.3).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Independence {
+    pub clusters: usize,
+    pub blocks: usize,
+    pub dispersion: f64,
+    /// Two-sided.
+    pub p_value: f64,
+    /// `p_value` at least [`INDEPENDENCE_MIN_P`].
+    pub holds: bool,
+}
+
+/// Below this two-sided p-value the clusters are taken as dependent.
+pub const INDEPENDENCE_MIN_P: f64 = 0.01;
+
+/// The check of [`Independence`] over the exceedance positions (ascending)
+/// of a run of `span` wake-ups; `None` with fewer than 25 clusters (five
+/// blocks of five on average).
+pub fn cluster_dispersion(positions: &[u64], theta: f64, span: u64) -> Option<Independence> {
+    let n = positions.len();
+    if n < 2 || !(theta > 0.0 && theta <= 1.0) {
+        return None;
+    }
+    let c = ((theta * (n - 1) as f64).floor() as usize + 1).min(n);
+    if c < 25 {
+        return None;
+    }
+    let mut gaps: Vec<u64> = positions.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable_by(|a, b| b.cmp(a));
+    // Gaps longer than the C-th largest separate clusters: at most the
+    // C − 1 largest (a tie at the boundary stays inside a cluster).
+    let cut = gaps.get(c - 1).copied().unwrap_or(0);
+    let starts: Vec<u64> = std::iter::once(positions[0])
+        .chain(
+            positions
+                .windows(2)
+                .filter(|w| w[1] - w[0] > cut)
+                .map(|w| w[1]),
+        )
+        .collect();
+    let span = span.max(positions[n - 1] + 1);
+    let blocks = (starts.len() / 5).clamp(5, 20);
+    let mut counts = vec![0u64; blocks];
+    for &s in &starts {
+        let b = ((s as u128 * blocks as u128) / span as u128) as usize;
+        counts[b.min(blocks - 1)] += 1;
+    }
+    let mean = starts.len() as f64 / blocks as f64;
+    let dispersion: f64 = counts
+        .iter()
+        .map(|&k| (k as f64 - mean).powi(2))
+        .sum::<f64>()
+        / mean;
+    let chi = ChiSquared::new((blocks - 1) as f64).ok()?;
+    let cdf = chi.cdf(dispersion);
+    let p_value = (2.0 * cdf.min(1.0 - cdf)).min(1.0);
+    Some(Independence {
+        clusters: starts.len(),
+        blocks,
+        dispersion,
+        p_value,
+        holds: p_value >= INDEPENDENCE_MIN_P,
+    })
 }
 
 /// θ of the window series: the windows whose maximum is above the 90th
@@ -149,6 +227,46 @@ fn ties_term(x: &[f64]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// Positions of clusters of `size` consecutive exceedances whose
+    /// starts are `starts`.
+    fn clusters(starts: &[u64], size: u64) -> Vec<u64> {
+        starts
+            .iter()
+            .flat_map(|&s| (0..size).map(move |k| s + k))
+            .collect()
+    }
+
+    #[test]
+    fn clusters_of_one_rate_are_independent_and_bursts_or_clockwork_are_not() {
+        let span = 10_000_000u64;
+        // Poisson starts (uniform order statistics), pairs of exceedances.
+        let mut rng = crate::rng::Rng::new(11);
+        let mut starts: Vec<u64> = (0..200).map(|_| rng.below_exact(span - 10)).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let pos = clusters(&starts, 2);
+        let theta = intervals_estimator(&pos).unwrap();
+        assert!((theta - 0.5).abs() < 0.1, "{theta}");
+        let ok = cluster_dispersion(&pos, theta, span).unwrap();
+        assert!(ok.holds, "{ok:?}");
+        assert!(
+            (ok.clusters as i64 - starts.len() as i64).abs() <= 5,
+            "{ok:?}"
+        );
+        // The same clusters all in the first fifth of the run: a burst.
+        let early: Vec<u64> = starts.iter().map(|s| s / 5).collect();
+        let pos = clusters(&early, 2);
+        let burst = cluster_dispersion(&pos, intervals_estimator(&pos).unwrap(), span).unwrap();
+        assert!(!burst.holds, "{burst:?}");
+        // Like clockwork: one cluster every 50 000 wake-ups.
+        let tick: Vec<u64> = (0..200).map(|k| k * 50_000).collect();
+        let pos = clusters(&tick, 2);
+        let clock = cluster_dispersion(&pos, intervals_estimator(&pos).unwrap(), span).unwrap();
+        assert!(!clock.holds && clock.dispersion < 1.0, "{clock:?}");
+        // Too few clusters to judge.
+        assert!(cluster_dispersion(&clusters(&starts[..20], 2), 0.5, span).is_none());
+    }
     use super::*;
 
     #[test]
