@@ -12,8 +12,6 @@
 //! is lost; the largest lost latency is kept by the thread, and the table
 //! is complete only above it ([`Exceedances::complete_above`]).
 
-use std::cmp::Ordering;
-
 /// Most exceedances kept per thread (16 bytes each): after the first
 /// raise the table holds between half of this and all of it.
 pub const EXCEEDANCE_CAP: usize = 1024;
@@ -75,13 +73,6 @@ impl Exceedances {
     }
 }
 
-/// Cycles ascending (the queue hands them over in order; this checks).
-pub fn in_cycle_order(items: &[(u64, u64)]) -> bool {
-    items
-        .windows(2)
-        .all(|w| w[0].0.cmp(&w[1].0) == Ordering::Less)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,7 +107,10 @@ mod tests {
             .collect();
         assert_eq!(e.items, want);
         assert!(e.items.len() >= EXCEEDANCE_CAP / 4, "{}", e.items.len());
-        assert!(in_cycle_order(&e.items));
+        assert!(
+            e.items.windows(2).all(|w| w[0].0 < w[1].0),
+            "cycles ascending"
+        );
     }
 
     #[test]

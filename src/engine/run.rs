@@ -357,7 +357,7 @@ struct Collected {
     shared: Vec<Arc<SharedStats>>,
     consumers: Vec<rtrb::Consumer<WindowStat>>,
     series: Vec<SeriesBuilder>,
-    late_queues: Vec<Option<rtrb::Consumer<LateWakeup>>>,
+    late_queues: Vec<rtrb::Consumer<LateWakeup>>,
     /// Late wake-ups taken from the queues at the last drain, at least
     /// the plan's `late_above_ns` late (the observers').
     late: Vec<Late>,
@@ -379,20 +379,18 @@ impl Collected {
         }
         self.late.clear();
         for (thread, q) in self.late_queues.iter_mut().enumerate() {
-            if let Some(q) = q {
-                let table = &mut self.exceedances[thread];
-                let mut raised = None;
-                while let Ok(wakeup) = q.pop() {
-                    if wakeup.latency_ns >= self.late_above_ns {
-                        self.late.push(Late { thread, wakeup });
-                    }
-                    if let Some(t) = table.push(wakeup.cycle, wakeup.latency_ns) {
-                        raised = Some(t);
-                    }
+            let table = &mut self.exceedances[thread];
+            let mut raised = None;
+            while let Ok(wakeup) = q.pop() {
+                if wakeup.latency_ns >= self.late_above_ns {
+                    self.late.push(Late { thread, wakeup });
                 }
-                if let Some(t) = raised {
-                    self.shared[thread].set_late_floor(late_floor(t, self.late_above_ns));
+                if let Some(t) = table.push(wakeup.cycle, wakeup.latency_ns) {
+                    raised = Some(t);
                 }
+            }
+            if let Some(t) = raised {
+                self.shared[thread].set_late_floor(late_floor(t, self.late_above_ns));
             }
         }
     }
@@ -447,7 +445,6 @@ fn spawn(
         let stats = Arc::new(SharedStats::new());
         let (producer, consumer) = rtrb::RingBuffer::new(WINDOW_QUEUE);
         let (late, late_queue) = rtrb::RingBuffer::new(LATE_QUEUE);
-        let (late, late_queue) = (Some(late), Some(late_queue));
         stats.set_late_floor(late_floor(0, collected.late_above_ns));
         let ctx = ThreadCtx {
             plan: t.clone(),

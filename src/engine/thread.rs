@@ -36,7 +36,7 @@ pub struct ThreadCtx {
     pub tracemark: Option<Arc<TraceMark>>,
     /// Wake-ups at least `shared.late_floor()` late go here (for
     /// explaining, and the control thread's table of exceedances).
-    pub late: Option<rtrb::Producer<LateWakeup>>,
+    pub late: rtrb::Producer<LateWakeup>,
 }
 
 /// One wake-up at least the threshold late, on the run's clock.
@@ -304,16 +304,14 @@ fn measure_loop(
             }
             acc.add(lat, extra, interval, correct);
             wakeups += 1;
-            if lat >= shared.late_floor()
-                && let Some(q) = &mut ctx.late
-            {
+            if lat >= shared.late_floor() {
                 let late = LateWakeup {
                     cycle,
                     deadline_ns: deadline,
                     wake_ns: now,
                     latency_ns: lat,
                 };
-                push_or_count(q, late, || shared.record_dropped_late(lat));
+                push_or_count(&mut ctx.late, late, || shared.record_dropped_late(lat));
             }
             if let Some(limit) = ctx.break_ns
                 && lat > limit

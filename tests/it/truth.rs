@@ -174,6 +174,18 @@ fn record(values: &[u64]) -> RunRecord {
     rec
 }
 
+/// θ of `tail --json`'s answer, which must have been estimated from the
+/// record's exceedance times.
+pub fn theta_from_exceedance_times(v: &serde_json::Value) -> f64 {
+    let x = &v["extremal_index"];
+    assert_eq!(x["status"], "estimated", "{x}");
+    assert!(
+        x["from"].as_str().unwrap().starts_with("exceedance_times"),
+        "{x}"
+    );
+    x["theta"].as_f64().unwrap()
+}
+
 /// `rtscope tail FILE --json` on the record of `values`.
 fn tail(dir: &TempDir, name: &str, values: &[u64]) -> serde_json::Value {
     let path = dir.join(&format!("{name}.json"));
@@ -337,13 +349,7 @@ fn truth_clustered_exceedances_give_their_theta() {
     for (cluster, seed) in [(1.0, 3), (2.0, 4), (4.0, 5)] {
         let case = Case { cluster, ..heavy() };
         let v = tail(&dir, &format!("theta-{cluster}"), &case.generate(seed));
-        let x = &v["extremal_index"];
-        assert_eq!(x["status"], "estimated", "{x}");
-        assert!(
-            x["from"].as_str().unwrap().starts_with("exceedance_times"),
-            "{x}"
-        );
-        let theta = x["theta"].as_f64().unwrap();
+        let theta = theta_from_exceedance_times(&v);
         let truth = 1.0 / cluster;
         assert!(
             (theta - truth).abs() < 0.08,
