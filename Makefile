@@ -123,16 +123,18 @@ run: build
 	@echo "report: $(abspath $(RESULTS)/latest.html)"
 
 # The static binary and the package are built first and checked by the
-# tests in tests/it/static_binary.rs and tests/it/package.rs (which skip,
-# saying so, under a plain `cargo test`). The tests are built with the
+# tests in tests/it/static_binary.rs and tests/it/package.rs (which fail,
+# saying so, under a plain `cargo test`, unless RTSCOPE_ALLOW_SKIP=1). The tests are built with the
 # static binary's flags and target (see `static`).
 #
 # The lab tier (docs/lab.md, tests/lab/): where qemu can run and the disk
 # has room, scripts/lab/prepare builds (or reuses) the guest images of
 # Debian's vanilla and PREEMPT_RT kernels (amd64, and arm64 with the ARM
 # tier), in the background while the rest builds (scripts/lab/background;
-# the tests start once they are ready), and the lab's tests boot them;
-# elsewhere it prints one SKIP line and the rest runs as before.
+# the tests start once they are ready), and the lab's tests boot them; a
+# failed image build fails the suite. Where the lab cannot run (no room,
+# no qemu for this machine, RTSCOPE_LAB=0) it prints one SKIP line and the
+# rest runs as before.
 LAB_ARCHS = amd64 $(filter arm64,$(ARM_ARCHS))
 LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
 TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \

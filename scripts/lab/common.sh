@@ -63,21 +63,34 @@ lab_image() {
     return 1
 }
 
+# The archives of this machine's own apt sources, one URI a line (deb822
+# .sources, then sources.list and .list files), cdrom: left out.
+lab_apt_uris() {
+    {
+        cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+            awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }'
+        cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+            awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { print $i; break } }'
+    } | grep -v '^cdrom:'
+}
+
 # The Debian mirror: RTSCOPE_LAB_MIRROR, else the first archive of this
-# machine's own apt sources (deb822 .sources, then sources.list), not its
-# security archive; else deb.debian.org.
+# machine's own apt sources that is not its security archive. No mirror
+# is written into the tree: with neither, it says so and fails.
 lab_mirror() {
     if [ -n "${RTSCOPE_LAB_MIRROR:-}" ]; then
         echo "$RTSCOPE_LAB_MIRROR"
         return 0
     fi
-    m=$( {
-        cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-            awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }'
-        cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-            awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { print $i; break } }'
-    } | grep -v -e security -e '^cdrom:' | head -n1)
-    echo "${m:-http://deb.debian.org/debian}"
+    m=$(lab_apt_uris | grep -v security | head -n1)
+    [ -n "$m" ] || die "no Debian archive in this machine's apt sources: set RTSCOPE_LAB_MIRROR to one"
+    echo "$m"
+}
+
+# The security archive of this machine's apt sources (for the lab's own
+# apt configuration, scripts/lab/install-qemu); nothing when there is none.
+lab_security_mirror() {
+    lab_apt_uris | grep security | head -n1
 }
 
 # How qemu runs an ARCH guest (default amd64) here: "kvm" where hardware

@@ -10,7 +10,9 @@
 //!
 //! The Makefile names the builds in RTSCOPE_ARM_BINS (`arm64=PATH
 //! armhf=PATH`) and the packages in RTSCOPE_ARM_DEBS; a plain `cargo
-//! test` has none and skips, saying so.
+//! test` has none and fails, saying so, unless RTSCOPE_ALLOW_SKIP=1;
+//! `make test ARM_ARCHS=` (ARM left out on purpose) names no build and
+//! they say SKIP.
 
 use crate::util::*;
 use std::path::{Path, PathBuf};
@@ -65,12 +67,14 @@ impl Build {
 
 /// `arch=path` words of an environment variable, or a SKIP line.
 fn named(var: &str, test: &str) -> Option<Vec<Build>> {
-    let Some(v) = std::env::var_os(var) else {
-        skip(&format!(
-            "{test}: {var} is not set (`make test` builds the ARM binaries and packages and sets it)"
-        ));
+    let v = std::env::var_os(var);
+    if !require(
+        v.is_some(),
+        &format!("{var} (`make test` builds the ARM binaries and packages and sets it)"),
+    ) {
         return None;
-    };
+    }
+    let v = v?;
     let builds: Vec<Build> = v
         .to_string_lossy()
         .split_whitespace()
@@ -481,10 +485,14 @@ fn arm_packages_hold_the_arm_build_and_what_this_machines_holds() {
     let Some(bins) = named("RTSCOPE_ARM_BINS", "arm packages") else {
         return;
     };
-    let Some(host_deb) = std::env::var_os("RTSCOPE_DEB") else {
-        skip("arm packages: RTSCOPE_DEB is not set");
+    let host_deb = std::env::var_os("RTSCOPE_DEB");
+    if !require(
+        host_deb.is_some(),
+        "RTSCOPE_DEB (`make test` builds the package and sets it)",
+    ) {
         return;
-    };
+    }
+    let Some(host_deb) = host_deb else { return };
     let list = |deb: &Path| -> Vec<String> {
         let o = Command::new("dpkg-deb")
             .arg("-c")

@@ -23,7 +23,6 @@
 //! mount) the test prints a SKIP line saying why, and tests nothing.
 
 use crate::load::assert_nothing_left;
-use crate::static_binary::skip;
 use crate::tune::{
     Tuner, UNIFIED, assert_same, busy, cpus_allowed, cpuset_of, fake_irqbalance, last_cpu, pinned,
     read, snapshot, state_of, wait_for,
@@ -183,10 +182,7 @@ impl CgroupV2 {
     /// Move the cpuset controller to v2, or say why not (a SKIP line) and
     /// return None.
     fn switch(test: &str, start: V2Start) -> Option<CgroupV2> {
-        if !is_root() {
-            skip(&format!(
-                "{test}: moving the cpuset controller to cgroup v2 needs root"
-            ));
+        if !require_root() {
             return None;
         }
         let system = exclusive_system();

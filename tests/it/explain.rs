@@ -201,8 +201,10 @@ fn the_recorder_names_a_fifo_hog_and_puts_tracefs_back() {
     if !require_root() {
         return;
     }
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        skip("one CPU only: the hog needs CPU 1");
+    if !require(
+        std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2,
+        "two CPUs (the hog runs on CPU 1)",
+    ) {
         return;
     }
     let _system = exclusive_system();

@@ -362,8 +362,7 @@ fn the_raspberry_pi_example_study_plans_its_boots_by_the_hook() {
         "\nboot-method = \"hook\"\nboot-hook = \"/usr/share/rtscope/rtscope-tryboot\"\n"
     ));
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus < 2 {
-        skip("needs 2 CPUs");
+    if !require(cpus >= 2, "two CPUs") {
         return;
     }
     if cpus < 4 {

@@ -8,7 +8,8 @@
 //! test) leaves a mount behind; the test checks that none did.
 //!
 //! The Makefile names the binary in RTSCOPE_STATIC_BIN; a plain
-//! `cargo test` has none and skips, saying so.
+//! `cargo test` has none and fails, saying so, unless RTSCOPE_ALLOW_SKIP=1
+//! (the suite's one skip rule).
 
 use crate::util::*;
 use std::path::{Path, PathBuf};
@@ -166,17 +167,17 @@ impl Drop for EmptyRoot {
     }
 }
 
-pub use crate::util::skip;
-
-/// The static binary the Makefile built, or None (with a SKIP line) when
-/// the tests run without it.
-fn static_bin(test: &str) -> Option<PathBuf> {
-    let Some(p) = std::env::var_os("RTSCOPE_STATIC_BIN") else {
-        skip(&format!(
-            "{test}: RTSCOPE_STATIC_BIN is not set (`make test` builds the static binary and sets it)"
-        ));
+/// The static binary the Makefile built; without it the test fails, or
+/// (RTSCOPE_ALLOW_SKIP=1) says SKIP and gets None.
+fn static_bin() -> Option<PathBuf> {
+    let p = std::env::var_os("RTSCOPE_STATIC_BIN");
+    if !require(
+        p.is_some(),
+        "RTSCOPE_STATIC_BIN (`make test` builds the static binary and sets it)",
+    ) {
         return None;
-    };
+    }
+    let p = p?;
     let p = PathBuf::from(p);
     assert!(
         p.is_file(),
@@ -198,7 +199,7 @@ fn the_elf_check_sees_a_dynamic_binary() {
 
 #[test]
 fn the_static_binary_needs_no_loader_and_no_library() {
-    let Some(p) = static_bin("the_static_binary_needs_no_loader_and_no_library") else {
+    let Some(p) = static_bin() else {
         return;
     };
     let l = linking(&std::fs::read(&p).unwrap()).unwrap();
@@ -209,11 +210,10 @@ fn the_static_binary_needs_no_loader_and_no_library() {
 
 #[test]
 fn the_static_binary_works_alone_in_an_empty_root() {
-    let Some(p) = static_bin("the_static_binary_works_alone_in_an_empty_root") else {
+    let Some(p) = static_bin() else {
         return;
     };
-    if !is_root() {
-        skip("the_static_binary_works_alone_in_an_empty_root: chroot needs root");
+    if !require_root() {
         return;
     }
     let root = EmptyRoot::new(&p);

@@ -2,7 +2,9 @@
 //! booted as qemu guests (docs/lab.md), amd64 and arm64 (arm64.rs).
 //! `make test` builds the guest images (scripts/lab/build-image) where
 //! qemu can run and sets RTSCOPE_LAB_IMAGE and RTSCOPE_LAB_IMAGE_ARM64;
-//! elsewhere these tests print SKIP and pass.
+//! where make's lab tier cannot run (it says why once) they are set empty
+//! and these tests print SKIP and pass; without them (a plain `cargo
+//! test`) each test fails unless RTSCOPE_ALLOW_SKIP=1.
 //!
 //! Facts only: under TCG the guests' latencies are the emulator's, so no
 //! test here reads a timing. Each test boots one guest (one at a time) and
