@@ -48,15 +48,19 @@ fn percent(s: &str) -> Result<f64, String> {
 /// Each run's deadline (--deadline, else the run's own: its --deadline,
 /// else its period) is said met or missed, with the periods beyond it.
 ///
+/// On p99 the verdict judges the windows' mean p99 (the windows keep no
+/// p99 that merges): the difference and the noise beside the verdict are
+/// that figure's and say so, the table's are the runs' own p99.
+///
 /// Latencies in microseconds (us). With --fail-if-worse, exit 1 when any
 /// run's overall metric is more than PCT percent above A's and the
-/// difference is beyond the noise (or the noise of that pair is unknown,
-/// which it says). A gate on a metric without a noise model is refused
-/// unless --raw says to gate on the figures alone.
+/// difference is beyond the noise. A gate whose noise cannot be judged (a
+/// metric without a noise model, a run with fewer than 10 windows) is
+/// refused unless --raw says to gate on the figures alone.
 ///
 /// Exit status: 0 done (gate passed), 1 the gate failed, 2 bad options,
 /// fewer than two runs, a run that cannot be loaded, runs of different
-/// quantities, or a gate on a metric without a noise model without --raw.
+/// quantities, or a gate whose noise cannot be judged without --raw.
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The runs: run record files (.json) or stored runs' ids. The first
@@ -71,14 +75,16 @@ pub struct CompareArgs {
 
     /// Exit 1 if any run's overall metric is more than PCT percent above
     /// the baseline's (0: any increase fails) and the difference is beyond
-    /// the noise of the runs' windows; a pair whose noise cannot be judged
-    /// (too few windows) gates on the figure alone, and says so.
+    /// the noise of the runs' windows. A pair whose noise cannot be judged
+    /// (a run with fewer than 10 windows, or none) is refused (exit 2),
+    /// saying so, unless --raw.
     #[arg(long = "fail-if-worse", value_name = "PCT", value_parser = percent)]
     pub fail_if_worse: Option<f64>,
 
-    /// Let --fail-if-worse gate on a metric without a noise model (p50,
-    /// p90, p99.9, p99.99), on the raw figures alone: chance alone may
-    /// then fail the gate. Without it such a gate is refused (exit 2).
+    /// Let --fail-if-worse gate on the raw figures alone where the noise
+    /// cannot be judged: a metric without a noise model (p50, p90,
+    /// p99.9, p99.99), or a run with fewer than 10 windows. Chance alone
+    /// may then fail the gate. Without it such a gate is refused (exit 2).
     #[arg(long = "raw", requires = "fail_if_worse")]
     pub raw: bool,
 
@@ -139,6 +145,9 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         }
     }
     let c = compare::compare_all(&runs, &args.metric).map_err(|e| anyhow!(e))?;
+    if args.fail_if_worse.is_some() {
+        c.check_gate_noise(args.raw).map_err(|e| anyhow!(e))?;
+    }
     let gates = args.fail_if_worse.map(|pct| (pct, c.gates(pct)));
     let json_to_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if !json_to_stdout {

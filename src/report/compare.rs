@@ -49,6 +49,20 @@ pub enum CompareError {
          (the default), max, avg or min, or add --raw to gate on the figures alone"
     )]
     RawGate(String),
+    #[error(
+        "--fail-if-worse cannot judge {run} against {baseline}: the noise of the {metric} is \
+         unknown ({why}). The gate fails only on a difference beyond the noise of the runs' \
+         windows, which needs at least {min} non-empty windows in each run: measure at least \
+         {min} windows (e.g. -D 10s with the default windows of 1 s, or a shorter --window), or \
+         add --raw to gate on the figures alone",
+        min = noise::MIN_WINDOWS
+    )]
+    NoiseUnknownGate {
+        baseline: String,
+        run: String,
+        metric: String,
+        why: String,
+    },
 }
 
 /// How the report's marks were made, in one sentence for its caption.
@@ -56,8 +70,10 @@ pub const NOISE_SENTENCE: &str = "On min, avg, p99 and max, each difference from
     is marked within the noise or beyond it (worse or better, by how much, and the noise): the \
     windows of the two runs (1 s each by default, all threads together) are shuffled between \
     them 2000 times, and the noise is the difference that chance alone reaches in 5 % of the \
-    shuffles (p99 through the windows' p99); a run with fewer than 10 windows has its noise \
-    unknown. p50, p90, p99.9 and p99.99 are not kept per window: their figures are shown raw, \
+    shuffles; p99 is judged through the windows' mean p99, and its mark gives that figure's \
+    difference and noise (named so), not the difference of the p99 in the table; a run with \
+    fewer than 10 windows has its noise unknown. p50, p90, p99.9 and p99.99 are not kept per \
+    window: their figures are shown raw, \
     not judged, and no figure is ranked best.";
 
 /// The short name of the `i`-th run in tables: A (the baseline), B, C…
@@ -135,10 +151,35 @@ impl Row {
         Some(self.b_ns? - self.a_ns?)
     }
 
-    /// The noise on the side of the difference, ns: a difference is
-    /// beyond the noise exactly when it is larger.
+    /// The figures the noise verdict judged (A, B), ns: the windows'
+    /// statistic ([`Judgement::judged_ns`]), for p99 a proxy that is not
+    /// the run's p99 in the table.
+    pub fn judged_ns(&self) -> Option<(f64, f64)> {
+        self.noise.as_ref()?.judged_ns
+    }
+
+    /// B - A of the judged figures, ns: the difference the verdict is
+    /// about, so its sign always agrees with "worse" or "better".
+    pub fn judged_difference_ns(&self) -> Option<f64> {
+        self.judged_ns().map(|(a, b)| b - a)
+    }
+
+    /// The noise on the side of the judged difference, ns (same quantity
+    /// as [`Row::judged_difference_ns`]): that difference is beyond the
+    /// noise exactly when it is larger.
     pub fn noise_ns(&self) -> Option<f64> {
-        self.noise.as_ref()?.noise_ns(self.a_ns?, self.b_ns?)
+        let (a, b) = self.judged_ns()?;
+        self.noise.as_ref()?.noise_ns(a, b)
+    }
+
+    /// What the verdict judged, in words, when it is not the row's own
+    /// figure: "windows' mean p99 " for p99 (the proxy), else "".
+    fn judged_name(metric: &str) -> &'static str {
+        if metric == "p99" {
+            "windows' mean p99 "
+        } else {
+            ""
+        }
     }
 
     pub fn judged(&self) -> Judged {
@@ -152,10 +193,12 @@ impl Row {
         }
     }
 
-    /// "+3.2 us" and "±5.0 us" (`unit`: "us" or "µs").
-    fn amounts(&self, unit: &str) -> (String, Option<String>) {
+    /// The judged difference and its noise: "+3.2 us" and "±5.0 us"
+    /// (`unit`: "us" or "µs"), with what was judged in front
+    /// ([`Row::judged_name`]) when it is not the row's own figure.
+    fn amounts(&self, metric: &str, unit: &str) -> (String, Option<String>) {
         let by = self
-            .difference_ns()
+            .judged_difference_ns()
             .map(|d| {
                 format!(
                     "{}{} {unit}",
@@ -163,7 +206,20 @@ impl Row {
                     us_cell_f(Some(d.abs()))
                 )
             })
+            .or_else(|| {
+                self.difference_ns().map(|d| {
+                    format!(
+                        "{}{} {unit}",
+                        if d < 0.0 { "-" } else { "+" },
+                        us_cell_f(Some(d.abs()))
+                    )
+                })
+            })
             .unwrap_or_else(|| "-".into());
+        let by = match self.judged_ns() {
+            Some(_) => format!("{}{by}", Row::judged_name(metric)),
+            None => by,
+        };
         let noise = self
             .noise_ns()
             .map(|n| format!("±{} {unit}", us_cell_f(Some(n))));
@@ -171,13 +227,16 @@ impl Row {
     }
 
     /// The terminal's words for the difference of run `b` against the
-    /// baseline: "within the noise (+3.2 us, noise ±5.0 us, p = 0.42)",
-    /// "beyond the noise (B worse by +20.1 us, noise ±5.0 us, p < 0.001)".
-    pub fn words(&self, b: &str) -> String {
+    /// baseline on `metric`: "within the noise (+3.2 us, noise ±5.0 us, p
+    /// = 0.42)", "beyond the noise (B worse by +20.1 us, noise ±5.0 us, p <
+    /// 0.001)"; on p99 the difference and the noise are the windows' mean
+    /// p99's, the figure judged, and say so ("B worse by windows' mean p99
+    /// +20.1 us").
+    pub fn words(&self, metric: &str, b: &str) -> String {
         let Some(j) = &self.noise else {
             return "no figure on one side".into();
         };
-        let (by, noise) = self.amounts("us");
+        let (by, noise) = self.amounts(metric, "us");
         let noise = noise.map(|n| format!(", noise {n}")).unwrap_or_default();
         match &j.verdict {
             Verdict::Within { p } => {
@@ -193,10 +252,11 @@ impl Row {
         }
     }
 
-    /// The report's mark: "within noise (+3.2 µs, noise ±5.0 µs)", "worse
-    /// beyond noise (by +20.1 µs, noise ±5.0 µs)".
-    pub fn mark(&self) -> String {
-        let (by, noise) = self.amounts("µs");
+    /// The report's mark on `metric`: "within noise (+3.2 µs, noise ±5.0
+    /// µs)", "worse beyond noise (by +20.1 µs, noise ±5.0 µs)"; the
+    /// figures judged, named when they are not the row's own (p99).
+    pub fn mark(&self, metric: &str) -> String {
+        let (by, noise) = self.amounts(metric, "µs");
         let noise = noise.map(|n| format!(", noise {n}")).unwrap_or_default();
         match self.judged() {
             Judged::Within => format!("within noise ({by}{noise})"),
@@ -451,7 +511,7 @@ pub fn overall_marks(runs: &[NamedRun], metric: &str) -> Vec<Option<String>> {
         }
         let row = overall_row(&first.record, &r.record, metric, ("first", "this"));
         let marked = noise::has_model(metric) && row.noise.is_some();
-        out.push(marked.then(|| row.mark()));
+        out.push(marked.then(|| row.mark(metric)));
     }
     out
 }
@@ -463,8 +523,10 @@ impl Comparison {
 
     /// Fails when B's overall metric is more than `pct` % above A's and
     /// the difference is beyond the noise; when the noise is unknown, or
-    /// the metric has none (judged raw), on the figure alone. The message
-    /// says which.
+    /// the metric has none (judged raw), on the figure alone, which a
+    /// caller allows only on request ([`check_gate_metric`],
+    /// [`Comparisons::check_gate_noise`]). The message says which, and
+    /// the difference the noise verdict judged beside the figures.
     pub fn gate(&self, pct: f64) -> Gate {
         let all = self.overall();
         let (a, b) = (all.a_ns.unwrap_or(0.0), all.b_ns.unwrap_or(0.0));
@@ -482,7 +544,12 @@ impl Comparison {
             };
             (true, format!("passed{note}"))
         } else {
-            gate_outcome(&self.b_tag, all.noise.as_ref().map(|j| &j.verdict))
+            let (by, noise) = all.amounts(&self.metric, "us");
+            let judged = match noise {
+                Some(n) => format!("{by}, noise {n}"),
+                None => by,
+            };
+            gate_outcome(&self.b_tag, &judged, all.noise.as_ref().map(|j| &j.verdict))
         };
         let message = format!(
             "regression gate: {}'s overall {} is {:.1}us, {}'s {:.1}us ({change}; allowed up to +{pct}%, {:.1}us): {outcome}",
@@ -565,13 +632,20 @@ impl Comparison {
                 Some(j) => (range(j.a), range(j.b)),
                 None => ("-".into(), "-".into()),
             };
-            table.push(vec![r.label.clone(), ra, rb, r.words(b)]);
+            table.push(vec![r.label.clone(), ra, rb, r.words(&self.metric, b)]);
         }
+        let proxy = if self.metric == "p99" {
+            " The windows do not keep a p99 that merges: the verdict judges the windows' mean \
+             p99 (count-weighted), and the difference and the noise beside it are that \
+             figure's, not the p99 in the table above."
+        } else {
+            ""
+        };
         format!(
             "noise of the {} from each run's windows (us): the 95 % range of each run's figure \
              (a bootstrap over its windows) and whether {b} - {a} is beyond the noise (a \
              permutation test of the windows at the 5 % level; the noise is the difference that \
-             shuffling the windows between the runs reaches in 5 % of the shuffles)\n{}",
+             shuffling the windows between the runs reaches in 5 % of the shuffles).{proxy}\n{}",
             self.metric,
             crate::text::table::render(&table)
         )
@@ -588,6 +662,27 @@ impl Comparison {
 }
 
 impl Comparisons {
+    /// A gate that cannot judge the noise of a pair's overall figure (a
+    /// run with too few windows, or none) is refused unless `raw`: it
+    /// would gate on the raw figures without saying so up front. A metric
+    /// without a noise model is [`check_gate_metric`]'s to refuse.
+    pub fn check_gate_noise(&self, raw: bool) -> Result<(), CompareError> {
+        if raw {
+            return Ok(());
+        }
+        for c in &self.pairs {
+            if let Judged::Unknown(why) = c.overall().judged() {
+                return Err(CompareError::NoiseUnknownGate {
+                    baseline: c.a_tag.clone(),
+                    run: c.b_tag.clone(),
+                    metric: c.metric.clone(),
+                    why,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// One gate per run against the baseline; the whole gate fails when
     /// any of them does.
     pub fn gates(&self, pct: f64) -> Vec<Gate> {
@@ -647,6 +742,12 @@ impl Comparisons {
     /// the runs, each run's rows against the baseline, and the gate.
     pub fn to_json(&self, runs: &[NamedRun], gate: Option<(f64, &[Gate])>) -> Value {
         let range = |i: Option<noise::Interval>| i.map(|i| json!([i.lo_ns, i.hi_ns]));
+        // What the verdict, judged_*_ns and noise_ns are about: the
+        // run's own figure (baseline_ns, run_ns), or for p99 a proxy.
+        let judged_on = noise::has_model(&self.metric).then(|| match self.metric.as_str() {
+            "p99" => "windows_mean_p99".to_string(),
+            m => m.to_string(),
+        });
         let row = |r: &Row| {
             let (p, why) = match r.noise.as_ref().map(|j| &j.verdict) {
                 Some(Verdict::Within { p } | Verdict::Beyond { p, .. }) => (Some(*p), None),
@@ -660,6 +761,10 @@ impl Comparisons {
                 "ratio": r.ratio(),
                 "change_pct": r.change_pct(),
                 "difference_ns": r.difference_ns(),
+                "judged_on": r.judged_ns().and(judged_on.clone()),
+                "judged_baseline_ns": r.judged_ns().map(|j| j.0),
+                "judged_run_ns": r.judged_ns().map(|j| j.1),
+                "judged_difference_ns": r.judged_difference_ns(),
                 "noise_ns": r.noise_ns(),
                 "judged": r.judged().key(),
                 "p": p,
@@ -701,13 +806,15 @@ impl Comparisons {
     }
 }
 
-/// B is worse than the allowance: whether the gate fires, and why.
-fn gate_outcome(b: &str, v: Option<&Verdict>) -> (bool, String) {
+/// B is worse than the allowance: whether the gate fires, and why;
+/// `judged` is the difference the noise verdict judged, with its noise
+/// ([`Row::amounts`]: on p99 the windows' mean p99's, and named so).
+fn gate_outcome(b: &str, judged: &str, v: Option<&Verdict>) -> (bool, String) {
     match v {
         Some(Verdict::Beyond { b_worse: true, p }) => (
             false,
             format!(
-                "FAILED (the difference is beyond the noise of the runs' windows, {})",
+                "FAILED (the difference is beyond the noise of the runs' windows: {judged}, {})",
                 noise::p_text(*p)
             ),
         ),
@@ -715,14 +822,15 @@ fn gate_outcome(b: &str, v: Option<&Verdict>) -> (bool, String) {
             true,
             format!(
                 "passed: the gate did not fire because the difference is within the noise of \
-                 the runs' windows ({})",
+                 the runs' windows ({judged}, {})",
                 noise::p_text(*p)
             ),
         ),
         Some(Verdict::Beyond { p, .. }) => (
             true,
             format!(
-                "passed: the gate did not fire because the runs' windows put {b} below A ({})",
+                "passed: the gate did not fire because the runs' windows put {b} below A \
+                 ({judged}, {})",
                 noise::p_text(*p)
             ),
         ),
@@ -732,7 +840,10 @@ fn gate_outcome(b: &str, v: Option<&Verdict>) -> (bool, String) {
         ),
         Some(Verdict::Unknown(why)) => (
             false,
-            format!("FAILED (the noise could not be judged: {why}; gated on the figure alone)"),
+            format!(
+                "FAILED (the noise could not be judged: {why}; gated on the figure alone, as \
+                 --raw asks)"
+            ),
         ),
         None => (
             false,
@@ -861,9 +972,10 @@ mod tests {
             "{text}"
         );
         assert!(
-            all.mark().starts_with("within noise (+5000.0 µs, noise ±"),
+            all.mark("max")
+                .starts_with("within noise (+5000.0 µs, noise ±"),
             "{}",
-            all.mark()
+            all.mark("max")
         );
         // Every window twice as late: beyond the noise, the gate fires.
         let a = with_windows(150_000, windows(30, 1.0, 0));
@@ -887,10 +999,10 @@ mod tests {
         let all = c.overall();
         assert!(all.difference_ns().unwrap() > all.noise_ns().unwrap());
         assert!(
-            all.mark()
+            all.mark("max")
                 .starts_with("worse beyond noise (by +150.0 µs, noise ±"),
             "{}",
-            all.mark()
+            all.mark("max")
         );
         assert!(
             c.render(&a, &b2)
@@ -898,15 +1010,38 @@ mod tests {
             "{}",
             c.render(&a, &b2)
         );
-        // Too few windows: gated on the figure, and said.
+        // Too few windows: a gate is refused (it would judge the raw
+        // figures), saying how many windows it needs, unless --raw; then
+        // gated on the figure, and said.
         let b3 = with_windows(10_000_000, windows(5, 1.0, 10_000_000));
+        let cs = compare_all(&[a.clone(), b3.clone()], "max").unwrap();
+        let e = cs.check_gate_noise(false).unwrap_err();
+        assert!(
+            matches!(e, CompareError::NoiseUnknownGate { ref run, .. } if run == "B"),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(
+            e.contains("cannot judge B against A")
+                && e.contains("(run B has 5 windows, fewer than 10)")
+                && e.contains("needs at least 10 non-empty windows in each run")
+                && e.contains("--raw"),
+            "{e}"
+        );
+        assert_eq!(cs.check_gate_noise(true), Ok(()));
         let g = compare(&a, &b3, "max").unwrap().gate(10.0);
         assert!(!g.passed, "{}", g.message);
         assert!(
-            g.message.contains("the noise could not be judged: run B has 5 windows, fewer than 10; gated on the figure alone"),
+            g.message.contains(
+                "the noise could not be judged: run B has 5 windows, fewer than 10; gated on \
+                 the figure alone, as --raw asks"
+            ),
             "{}",
             g.message
         );
+        // Enough windows on both sides: nothing to refuse.
+        let ok = compare_all(&[a.clone(), b2.clone()], "max").unwrap();
+        assert_eq!(ok.check_gate_noise(false), Ok(()));
         // A metric the windows do not keep: judged raw, and said, in the
         // table and by the gate, whether it passes or fails.
         let c = compare(&a, &b, "p99.99").unwrap();
@@ -934,6 +1069,63 @@ mod tests {
             "{}",
             g.message
         );
+    }
+
+    #[test]
+    fn p99_says_its_verdict_judges_the_windows_proxy_and_never_worse_by_a_drop() {
+        // The runs' own p99 (histograms): A 300 us, B 150 us, B better by
+        // half. Their windows' p99 (the proxy the noise model judges): B's
+        // twice A's, beyond the noise. The verdict's words must give the
+        // proxy's difference, named, never "B worse by -150.0 us".
+        let a = with_windows(300_000, windows(30, 1.0, 0));
+        let b = with_windows(150_000, windows(30, 2.0, 0));
+        let c = compare(&a, &b, "p99").unwrap();
+        let all = c.overall();
+        assert!(all.difference_ns().unwrap() < -100_000.0, "{all:?}");
+        assert_eq!(all.judged(), Judged::Worse);
+        let d = all.judged_difference_ns().unwrap();
+        assert!(d > 0.0, "the judged difference agrees with 'worse': {d}");
+        assert!(all.noise_ns().unwrap() < d, "beyond the noise: {all:?}");
+        let words = all.words("p99", "B");
+        assert!(
+            words.starts_with("beyond the noise (B worse by windows' mean p99 +"),
+            "{words}"
+        );
+        assert!(!words.contains("by -"), "{words}");
+        assert!(
+            all.mark("p99")
+                .starts_with("worse beyond noise (by windows' mean p99 +"),
+            "{}",
+            all.mark("p99")
+        );
+        let text = c.render(&a, &b);
+        assert!(
+            text.contains("the verdict judges the windows' mean p99"),
+            "{text}"
+        );
+        // The gate: B's own p99 is below the allowance, so it passes on the
+        // figure; the JSON says what was judged beside the runs' figures.
+        let cs = compare_all(&[a.clone(), b.clone()], "p99").unwrap();
+        let gates = cs.gates(0.0);
+        let runs = [a, b];
+        let j = cs.to_json(&runs, Some((0.0, &gates)));
+        let row = j["against_baseline"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(row["judged_on"], "windows_mean_p99", "{row}");
+        assert!(row["difference_ns"].as_f64().unwrap() < -100_000.0, "{row}");
+        assert!(row["judged_difference_ns"].as_f64().unwrap() > 0.0, "{row}");
+        assert_eq!(row["judged"], "worse", "{row}");
+        // On max the verdict judges the runs' own figures.
+        let c = compare(&runs[0], &runs[1], "max").unwrap();
+        assert_eq!(
+            c.overall().judged_difference_ns(),
+            c.overall().difference_ns()
+        );
+        assert!(!c.overall().words("max", "B").contains("windows'"));
     }
 
     #[test]

@@ -23,8 +23,10 @@
 //! or has phases of load breaks that); the bootstrap cannot see above the
 //! largest window, so a run's range for the max never exceeds its max; p99
 //! is judged through the count-weighted mean of the windows' p99 (an upper
-//! bound once windows are compacted, and the noise shown for it is the
-//! proxy's, scaled onto the run's p99); p50, p90, p99.9 and p99.99 are
+//! bound once windows are compacted): the verdict, the difference and the
+//! noise beside it are then the proxy's ([`Judgement::judged_ns`]), named
+//! as such by whoever prints them, never set beside the run's own p99 as
+//! if they were its; p50, p90, p99.9 and p99.99 are
 //! not kept per window, so they have no noise model ([`has_model`]):
 //! `compare` calls their differences judged raw. Fewer than [`MIN_WINDOWS`]
 //! non-empty windows in a run: unknown, never "beyond".
@@ -351,6 +353,12 @@ pub struct Judgement {
     /// The |ln(B / A)| that chance alone reaches in [`ALPHA`] of the
     /// shuffles (`None` when the verdict is unknown).
     pub threshold: Option<f64>,
+    /// The figures the verdict judged, ns (A, B). For max, min and avg
+    /// the runs' own figures (their windows' statistic is the same
+    /// quantity); for p99 the windows' count-weighted mean p99 (the
+    /// proxy), which can differ from the run's p99, even in sign of the
+    /// difference. `None` when the verdict is unknown.
+    pub judged_ns: Option<(f64, f64)>,
 }
 
 impl Judgement {
@@ -376,6 +384,7 @@ pub fn judge(metric: &str, a: &RunWindows, b: &RunWindows, figures_ns: (f64, f64
         b: None,
         verdict: Verdict::Unknown(why),
         threshold: None,
+        judged_ns: None,
     };
     let stat = match Stat::of(metric) {
         Ok(s) => s,
@@ -396,8 +405,15 @@ pub fn judge(metric: &str, a: &RunWindows, b: &RunWindows, figures_ns: (f64, f64
         b: range(&bb, figures_ns.1, SEED ^ 1),
         verdict: Verdict::Within { p: 1.0 },
         threshold: None,
+        judged_ns: None,
     };
     (j.verdict, j.threshold) = verdict(stat, (a.name, &ba), (b.name, &bb));
+    if !matches!(j.verdict, Verdict::Unknown(_)) {
+        j.judged_ns = match stat {
+            Stat::P99 => stat_of(stat, ba.iter()).zip(stat_of(stat, bb.iter())),
+            _ => Some(figures_ns),
+        };
+    }
     j
 }
 

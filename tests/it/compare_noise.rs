@@ -27,12 +27,13 @@ fn windows(json: &PathBuf) -> usize {
         .count()
 }
 
-/// `compare A B --metric max --fail-if-worse 1`: the exit code, the
-/// noise row of `all` and the gate line.
-fn gate(dir: &TempDir, a: &PathBuf, b: &PathBuf) -> (i32, String, String) {
+/// `compare A B --metric max --fail-if-worse 1 [EXTRA]`: the exit code,
+/// the noise row of `all` and the gate line.
+fn gate(dir: &TempDir, a: &PathBuf, b: &PathBuf, extra: &[&str]) -> (i32, String, String) {
     let o = rtscope(dir.path())
         .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
         .args(["--metric", "max", "--fail-if-worse", "1"])
+        .args(extra)
         .output()
         .unwrap();
     let out = stdout(&o);
@@ -65,7 +66,7 @@ fn compare_judges_the_noise_of_two_real_runs_and_gates_on_it() {
         windows(&a) >= 10 && windows(&b) >= 10,
         "3 s of 100 ms windows"
     );
-    let (code, noise, gate) = gate(&dir, &a, &b);
+    let (code, noise, gate) = gate(&dir, &a, &b, &[]);
     // By how much, the noise, and p ("p = 0.012", or "p < 0.001" when it
     // is that small).
     let worse = noise.contains("beyond the noise (B worse by ");
@@ -101,8 +102,11 @@ fn compare_judges_the_noise_of_two_real_runs_and_gates_on_it() {
     }
 }
 
+/// Issue 37: a gate that cannot judge the noise (too few windows) would
+/// judge the raw figures: it is refused (exit 2), saying how many windows
+/// it needs, and gates on the figure only with --raw, saying so.
 #[test]
-fn a_run_with_too_few_windows_has_noise_unknown_and_gates_on_the_figure() {
+fn a_gate_on_too_few_windows_is_refused_unless_raw() {
     if !require_root() {
         return;
     }
@@ -112,7 +116,41 @@ fn a_run_with_too_few_windows_has_noise_unknown_and_gates_on_the_figure() {
     let b = measure(&dir, "b.json", "1s");
     let n = windows(&a);
     assert!(n < 10, "{n} windows of 1 s in 3 s");
-    let (code, noise, gate) = gate(&dir, &a, &b);
+    let o = rtscope(dir.path())
+        .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+        .args(["--metric", "max", "--fail-if-worse", "1"])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("--fail-if-worse cannot judge B against A")
+            && err.contains(&format!("(run A has {n} windows, fewer than 10)"))
+            && err.contains("needs at least 10 non-empty windows in each run")
+            && err.contains("--raw"),
+        "{err}"
+    );
+    assert!(
+        !stdout(&o).contains("regression gate:"),
+        "refused before any gate line: {}",
+        stdout(&o)
+    );
+    // Without a gate the comparison is shown, the noise said unknown.
+    let o = rtscope(dir.path())
+        .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+        .args(["--metric", "max"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains(&format!(
+            "noise unknown (run A has {n} windows, fewer than 10)"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    // --raw: gated on the figure alone, and said.
+    let (code, noise, gate) = gate(&dir, &a, &b, &["--raw"]);
     assert!(
         noise.contains(&format!(
             "noise unknown (run A has {n} windows, fewer than 10)"
@@ -124,7 +162,7 @@ fn a_run_with_too_few_windows_has_noise_unknown_and_gates_on_the_figure() {
     if over {
         assert!(
             gate.contains("the noise could not be judged: run A has")
-                && gate.contains("gated on the figure alone"),
+                && gate.contains("gated on the figure alone, as --raw asks"),
             "{gate}"
         );
     } else {
