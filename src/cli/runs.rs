@@ -3,6 +3,8 @@
 //! never create a store; removing is one transaction.
 
 use super::Exit;
+use crate::kinds::SourceKind;
+use crate::record::Quantity;
 use crate::report::{csv, histfile, runs_text};
 use crate::store::{self, Store};
 use crate::{output, runref};
@@ -213,7 +215,8 @@ fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
 fn list(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
     let filter = filter_of(args)?;
     let db = store::locate(db)?;
-    let rows = match Store::open_existing(&db)? {
+    let store = Store::open_existing(&db)?;
+    let rows = match &store {
         Some(s) => s.list_filtered(&filter)?,
         None => Vec::new(),
     };
@@ -235,8 +238,32 @@ fn list(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
         );
         return Ok(Exit::Ok);
     }
-    out!("{}", runs_text::render_list(&rows));
+    let s = store.context("the store vanished while being listed")?;
+    let listed = rows
+        .into_iter()
+        .map(|r| {
+            let q = quantity(&s, &r)?;
+            Ok((r, q))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    out!("{}", runs_text::render_list(&listed));
     Ok(Exit::Ok)
+}
+
+/// What a listed run's figures measure: a wake-up latency for rtscope's
+/// own runs; an import says in its record (oslat, osnoise); `None` for a
+/// characterization, which is no latency run. Only imports are read.
+fn quantity(s: &Store, r: &store::RunRow) -> Result<Option<Quantity>> {
+    if r.source_kind.as_str() == store::characterizations::SOURCE_KIND {
+        return Ok(None);
+    }
+    if !r.source_kind.is(SourceKind::Imported) {
+        return Ok(Some(Quantity::WakeupLatency));
+    }
+    let rec = s
+        .load(r.id)
+        .with_context(|| format!("reading run {} to say what it measures", r.id))?;
+    Ok(Some(Quantity::of(&rec)))
 }
 
 fn relabel(db: Option<&Path>, reference: &str, label: &str) -> Result<Exit> {

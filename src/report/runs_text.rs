@@ -3,7 +3,7 @@
 
 use super::{known, summary};
 use crate::kinds::SourceKind;
-use crate::record::{RunRecord, Unknowable};
+use crate::record::{Quantity, RunRecord, Unknowable};
 use crate::store::{RunRow, RunState};
 use crate::text::num;
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
@@ -21,10 +21,24 @@ fn state_word(r: &RunRow) -> &'static str {
     }
 }
 
-/// The list table (pure, for tests). A `host` column is shown when the
-/// runs come from more than one host (a shared store).
-pub fn render_list(rows: &[RunRow]) -> String {
-    let many_hosts = rows.iter().any(|r| r.host != rows[0].host);
+/// What a run's figures are, in the list's `measures` column: short, and
+/// never the same words for two quantities.
+pub fn quantity_word(q: Quantity) -> &'static str {
+    match q {
+        Quantity::WakeupLatency => "wake-up latency",
+        Quantity::BusyLoopGap => "busy-loop gap (oslat)",
+        Quantity::OsNoise => "OS noise (osnoise)",
+    }
+}
+
+/// The list table (pure, for tests): each stored row with the quantity
+/// its figures measure (`None`: not a latency run, a characterization). The `measures` column says it, so oslat's gaps
+/// or osnoise's noise never read as wake-up latencies beside them; a
+/// figure that is not a wake-up latency is marked `*`, and a note under
+/// the table says what it is not. A `host` column is shown when the runs
+/// come from more than one host (a shared store). Unknown reads unknown.
+pub fn render_list(rows: &[(RunRow, Option<Quantity>)]) -> String {
+    let many_hosts = rows.iter().any(|(r, _)| r.host != rows[0].0.host);
     let mut header = vec![
         "id",
         "state",
@@ -34,57 +48,83 @@ pub fn render_list(rows: &[RunRow]) -> String {
         "preemption",
         "duration",
         "threads",
+        "measures",
         "p99.99 (us)",
         "max (us)",
     ];
     let mut numeric = vec![
-        true, false, false, false, false, false, true, true, true, true,
+        true, false, false, false, false, false, true, true, false, true, true,
     ];
     if many_hosts {
         header.insert(3, "host");
         numeric.insert(3, false);
     }
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    table.extend(rows.iter().map(|r| list_row(r, many_hosts)));
-    aligned(&table, &numeric)
+    table.extend(rows.iter().map(|(r, q)| list_row(r, *q, many_hosts)));
+    let mut out = aligned(&table, &numeric);
+    if rows.iter().any(|(_, q)| is_other(*q)) {
+        out.push_str(
+            "* not a wake-up latency (see measures): not comparable with wake-up latencies, \
+             and given no wake-up deadline or class\n",
+        );
+    }
+    out
 }
 
-/// `s`, or `-` when it is empty.
-fn dash(s: &str) -> String {
+/// `s`, or `unknown` when it is empty.
+fn or_unknown(s: &str) -> String {
     if s.is_empty() {
-        "-".to_string()
+        "unknown".to_string()
     } else {
         s.to_string()
     }
 }
 
+/// Whether a run's figures are latencies of another quantity than a
+/// wake-up latency.
+fn is_other(q: Option<Quantity>) -> bool {
+    q.is_some_and(|q| q != Quantity::WakeupLatency)
+}
+
+/// A figure of the list in µs, `unknown` when the run has none, `*` after
+/// it when it is not a wake-up latency (`-`: not a latency run).
+fn figure_cell(ns: Option<u64>, q: Option<Quantity>) -> String {
+    match (ns, q) {
+        (_, None) => "-".into(),
+        (None, _) => "unknown".into(),
+        (Some(_), q) if is_other(q) => format!("{}*", us_cell(ns)),
+        (Some(_), _) => us_cell(ns),
+    }
+}
+
 /// One run's line of the list.
-fn list_row(r: &RunRow, many_hosts: bool) -> Vec<String> {
+fn list_row(r: &RunRow, q: Option<Quantity>, many_hosts: bool) -> Vec<String> {
     let start = if r.started_at_unix_ns > 0 {
         fmt_unix_utc(r.started_at_unix_ns)
             .trim_end_matches(" UTC")
             .to_string()
     } else {
-        "-".into()
+        "unknown".into()
     };
     let mut line = vec![
         r.id.to_string(),
         state_word(r).to_string(),
         start,
         shorten(r.label.as_deref().unwrap_or("-"), 28),
-        shorten(&dash(&r.kernel_release), 28),
-        dash(&r.preemption_model),
+        shorten(&or_unknown(&r.kernel_release), 28),
+        or_unknown(&r.preemption_model),
         if r.duration_ns > 0 {
             fmt_duration(r.duration_ns)
         } else {
-            "-".into()
+            "unknown".into()
         },
         r.threads.to_string(),
-        us_cell(r.p9999_ns),
-        us_cell(r.max_ns),
+        q.map_or("-", quantity_word).to_string(),
+        figure_cell(r.p9999_ns, q),
+        figure_cell(r.max_ns, q),
     ];
     if many_hosts {
-        line.insert(3, shorten(&dash(&r.host), 20));
+        line.insert(3, shorten(&or_unknown(&r.host), 20));
     }
     line
 }
@@ -321,9 +361,14 @@ mod tests {
         r2.state = RunState::Interrupted;
         r2.label = None;
         r2.max_ns = None;
-        let text = render_list(&[row(3), r2.clone()]);
+        let wakeup = Some(Quantity::WakeupLatency);
+        let text = render_list(&[(row(3), wakeup), (r2.clone(), wakeup)]);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines.len(),
+            3,
+            "no note when every run is a wake-up latency"
+        );
         for col in [
             "id",
             "start (UTC)",
@@ -332,11 +377,15 @@ mod tests {
             "preemption",
             "duration",
             "threads",
+            "measures",
             "p99.99 (us)",
             "max (us)",
         ] {
             assert!(lines[0].contains(col), "{col}");
         }
+        assert!(lines[1].contains("wake-up latency"), "{text}");
+        // A run without a maximum reads unknown, never 0 or a dash.
+        assert!(lines[2].trim_end().ends_with("unknown"), "{text}");
         assert!(lines[1].contains("2023-11-14 22:13:20"));
         assert!(lines[1].contains("12.3") && lines[1].contains("45.6"));
         assert!(lines[1].contains("1m00s"));
@@ -345,13 +394,58 @@ mod tests {
         assert!(lines[2].trim_start().starts_with("12"));
         assert!(!lines[0].contains("host"), "one host: no host column");
         r2.host = "board-b".into();
-        let text = render_list(&[row(3), r2]);
+        let text = render_list(&[(row(3), wakeup), (r2, wakeup)]);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].contains("host"), "{text}");
         assert!(
             lines[1].contains("testhost") && lines[2].contains("board-b"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn list_says_what_each_run_measures_and_marks_other_quantities() {
+        let mut oslat = row(4);
+        oslat.source_kind = SourceKind::Imported.into();
+        oslat.kernel_release = String::new();
+        oslat.duration_ns = 0;
+        let mut osnoise = row(5);
+        osnoise.source_kind = SourceKind::Imported.into();
+        let text = render_list(&[
+            (row(3), Some(Quantity::WakeupLatency)),
+            (oslat, Some(Quantity::BusyLoopGap)),
+            (osnoise, Some(Quantity::OsNoise)),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        // The wake-up latency's figures are unmarked; the others' say
+        // what they are and carry the mark the note explains.
+        assert!(
+            lines[1].contains("wake-up latency") && !lines[1].contains('*'),
+            "{text}"
+        );
+        assert!(lines[2].contains("busy-loop gap (oslat)"), "{text}");
+        assert!(lines[3].contains("OS noise (osnoise)"), "{text}");
+        for l in &lines[2..4] {
+            assert!(l.contains("12.3*") && l.contains("45.6*"), "{text}");
+        }
+        assert!(
+            lines[4].starts_with("* not a wake-up latency")
+                && lines[4].contains("no wake-up deadline or class"),
+            "{text}"
+        );
+        // Unknown kernel and duration read unknown.
+        assert!(
+            lines[2].matches("unknown").count() >= 2,
+            "kernel, preemption or duration: {text}"
+        );
+        // A characterization is no latency run: no quantity, no figure.
+        let mut ch = row(6);
+        ch.source_kind = crate::store::characterizations::SOURCE_KIND
+            .to_string()
+            .into();
+        let text = render_list(&[(ch, None)]);
+        assert!(!text.contains("wake-up latency"), "{text}");
     }
 
     #[test]

@@ -753,3 +753,57 @@ fn a_page_of_imports_never_shows_unknown_as_none_or_zero() {
         "{html}"
     );
 }
+
+/// Issue 37: `rtscope runs` lists oslat's gaps and osnoise's noise under
+/// the same p99.99 and max columns as wake-up latencies; each line says
+/// what its figures measure, the others' figures are marked and a note
+/// says they are not wake-up latencies, and what an import did not
+/// record reads unknown, never 0 or a dash.
+#[test]
+fn the_run_list_says_what_each_run_measures() {
+    let dir = TempDir::new("import-list");
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import-formats");
+    for f in [
+        fixture("cyclictest-2.7-hist.txt"),
+        formats.join("oslat.txt"),
+        formats.join("osnoise-top.txt"),
+    ] {
+        assert_code(&import(&dir, &[ps(&f)]), 0);
+    }
+    let o = rt_db(&dir, &["runs"]);
+    assert_code(&o, 0);
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("measures"), "{text}");
+    let line = |id: &str| -> &str {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no run {id}: {text}"))
+    };
+    let cyclictest = line("1");
+    assert!(cyclictest.contains("wake-up latency"), "{text}");
+    assert!(!cyclictest.contains('*'), "{text}");
+    let oslat = line("2");
+    assert!(oslat.contains("busy-loop gap (oslat)"), "{text}");
+    assert!(oslat.trim_end().ends_with('*'), "{text}");
+    let osnoise = line("3");
+    assert!(osnoise.contains("OS noise (osnoise)"), "{text}");
+    assert!(!osnoise.contains("wake-up latency"), "{text}");
+    assert!(
+        text.contains("* not a wake-up latency") && text.contains("no wake-up deadline or class"),
+        "{text}"
+    );
+    // Unknown reads unknown: no cell is a bare dash but the label.
+    for l in &lines[1..4] {
+        let cells: Vec<&str> = l
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert!(
+            cells.iter().filter(|c| **c == "-").count() <= 1,
+            "only the missing label may be '-': {l}"
+        );
+    }
+}
