@@ -119,7 +119,9 @@ struct CellVerdict {
     heading: String,
     /// CSS class of the verdict box (the class's key).
     class: String,
-    tolerance: String,
+    /// The box's title, deadline first ([`verdict::status_line`]), as
+    /// the run report's: a class never comes before the deadline.
+    title: String,
     provisional: bool,
     headline: String,
     /// Which run the verdict rests on.
@@ -1053,7 +1055,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
                 anchor: anchor(c),
                 heading,
                 class: v.class.key().into(),
-                tolerance: v.tolerance.clone(),
+                title: v.title.clone(),
                 provisional: v.standing.is_provisional(),
                 headline: v.headline,
                 worst: Some(if c.runs.len() > 1 {
@@ -1074,7 +1076,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
             anchor: anchor(c),
             heading,
             class: Class::NoData.key().into(),
-            tolerance: "no run finished".into(),
+            title: "no verdict: no run of this cell has finished".into(),
             provisional: false,
             headline: "No verdict: no run of this cell has finished.".into(),
             worst: None,
@@ -1308,7 +1310,24 @@ load = "hell"
         assert_eq!(html.matches("<article class=\"cell\"").count(), 4);
         assert!(html.contains("the worst of 2 runs: run 106 (repetition 2)"));
         assert!(html.contains("repetition 1: run 102 (max 20.0 µs; rtscope report 102)"));
-        assert!(html.contains("Provisional verdict"));
+        // Box titles say the deadline first, as the run report's do (a
+        // class before it read as the verdict).
+        let titles: Vec<&str> = html
+            .split("<h4>")
+            .skip(1)
+            .filter_map(|t| t.split("</h4>").next())
+            .collect();
+        assert_eq!(titles.len(), 4, "{titles:?}");
+        // Cells 1 and 3 have runs, 2 and 4 wait for their kernel.
+        for t in [titles[0], titles[2]] {
+            assert!(t.starts_with("Verdict: deadline "), "{t}");
+            let (deadline, class) = (t.find("deadline").unwrap(), t.find("class").unwrap());
+            assert!(deadline < class, "{t}");
+            assert!(t.contains("(provisional: "), "{t}");
+        }
+        for t in [titles[1], titles[3]] {
+            assert_eq!(t, "Verdict: no verdict: no run of this cell has finished");
+        }
         assert!(html.contains("No verdict: no run of this cell has finished."));
         assert!(
             html.contains("<p class=\"status\">Not finished: waiting for kernel rt (2 runs).</p>")
