@@ -18,7 +18,15 @@ fn main() -> ExitCode {
             // One line: what is wrong and where to look. clap lists
             // what a message ending in ':' is about on the next lines
             // (the missing arguments): they are kept, the usage is not.
-            let text = e.to_string();
+            let mut text = e.to_string();
+            // clap quotes a refused value: never a password (a --db URL
+            // or connection string) in the message.
+            if let Some(clap::error::ContextValue::String(v)) =
+                e.get(clap::error::ContextKind::InvalidValue)
+                && !v.is_empty()
+            {
+                text = text.replace(v.as_str(), &rtscope::redact::url(v));
+            }
             let what: Vec<&str> = text
                 .lines()
                 .take_while(|l| !l.trim().is_empty())

@@ -123,6 +123,10 @@ pub enum StoreError {
         spool: PathBuf,
         id: i64,
     },
+    #[error(
+        "{0}; a run store is an SQLite file (--db PATH) or a PostgreSQL database (--db postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME)"
+    )]
+    BadLocation(String),
     #[error("{0}")]
     Invalid(String),
 }
@@ -270,36 +274,77 @@ pub fn is_url(path: &Path) -> bool {
 }
 
 /// Check a store location as given (`--db`, `RTSCOPE_DB`, `push --to`):
-/// a `postgresql://` or `postgres://` URL, or a file path. Anything that
-/// looks like a URL of another kind (`mysql://…`, `postgresql:/host/db`,
-/// `sqlite:/x.db`) is refused rather than taken for a file name; a path
-/// such as `./a:b.db` stays a file.
+/// a `postgresql://` or `postgres://` URL, or a file path. Refused rather
+/// than taken for a file name (which made files and directories named
+/// after them, a password in the name): an empty location, one with
+/// white space at either end, a libpq `key=value` connection string, and
+/// anything that looks like a URL of another kind (`x://…`, `mysql://…`,
+/// `postgresql:/host/db`, `sqlite:/x.db`). A path such as `./a:b.db`
+/// stays a file. No message shows a password.
 pub fn check_location(s: &str) -> Result<PathBuf> {
-    let bad = |detail: &str| StoreError::BadUrl {
-        url: crate::redact::url(s),
-        detail: detail.into(),
-    };
+    let shown = || crate::redact::url(s);
+    if s.is_empty() {
+        return Err(StoreError::BadLocation(
+            "the store location is empty (--db '' or an empty RTSCOPE_DB): leave both out for the default store, or give one"
+                .into(),
+        ));
+    }
+    if s.trim() != s {
+        return Err(StoreError::BadLocation(format!(
+            "'{}' starts or ends with white space (a quoting slip?): write it without",
+            shown()
+        )));
+    }
     if postgres::is_url(s) {
         return Ok(PathBuf::from(s));
+    }
+    if let Some(url) = conninfo_as_url(s) {
+        return Err(StoreError::BadLocation(format!(
+            "'{}' is a libpq key=value connection string, which rtscope does not read: write it as a URL, here {url} (for a file of that name, put ./ before it)",
+            shown()
+        )));
     }
     let Some((scheme, rest)) = s.split_once(':') else {
         return Ok(PathBuf::from(s));
     };
-    let scheme_like = scheme.len() >= 2
-        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !scheme_like {
+    let scheme_like = |min_len: usize| {
+        scheme.len() >= min_len
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    };
+    let other_kind = || StoreError::BadUrl {
+        url: shown(),
+        detail: if scheme.is_empty() {
+            "it has no scheme before ://".into()
+        } else {
+            format!(
+                "rtscope keeps runs in an SQLite file (give its path) or a PostgreSQL database, not in '{scheme}:'"
+            )
+        },
+    };
+    // Any scheme://, even of one letter or none: a file path never
+    // looks like that by accident.
+    if rest.starts_with("//") && (scheme.is_empty() || scheme_like(1)) {
+        let lower = scheme.to_ascii_lowercase();
+        if lower == "postgresql" || lower == "postgres" {
+            return Err(StoreError::BadUrl {
+                url: shown(),
+                detail: "write the scheme in lower case (postgresql://)".into(),
+            });
+        }
+        return Err(other_kind());
+    }
+    if !scheme_like(2) {
         return Ok(PathBuf::from(s));
     }
     let lower = scheme.to_ascii_lowercase();
     if lower == "postgresql" || lower == "postgres" {
-        return Err(bad(if rest.starts_with("//") {
-            "write the scheme in lower case (postgresql://)"
-        } else {
-            "postgresql: must be followed by // (postgresql://USER@HOST/DBNAME)"
-        }));
+        return Err(StoreError::BadUrl {
+            url: shown(),
+            detail: "postgresql: must be followed by // (postgresql://USER@HOST/DBNAME)".into(),
+        });
     }
     if rest.starts_with('/')
         || matches!(
@@ -307,14 +352,84 @@ pub fn check_location(s: &str) -> Result<PathBuf> {
             "mysql" | "mariadb" | "sqlite" | "sqlite3" | "file" | "http" | "https"
         )
     {
-        return Err(StoreError::BadUrl {
-            url: crate::redact::url(s),
-            detail: format!(
-                "rtscope keeps runs in an SQLite file (give its path) or a PostgreSQL database, not in '{scheme}:'"
-            ),
-        });
+        return Err(other_kind());
     }
     Ok(PathBuf::from(s))
+}
+
+/// The keywords of a libpq connection string (PQconndefaults).
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "sslnegotiation",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcertmode",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+];
+
+/// When `s` is a libpq `key=value` connection string (it starts with a
+/// libpq keyword and `=`): the URL to write instead, with the host, port,
+/// user and database it names and `PASSWORD` in place of a password.
+fn conninfo_as_url(s: &str) -> Option<String> {
+    let key_len = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    let (key, after) = s.split_at(key_len);
+    if !LIBPQ_KEYWORDS.contains(&key) || !after.trim_start().starts_with('=') {
+        return None;
+    }
+    // The plain words of the usual keys (a quoted value stays a
+    // placeholder: the URL is a hint, not a translation).
+    let value = |k: &str| {
+        s.split_whitespace()
+            .find_map(|w| w.strip_prefix(k)?.strip_prefix('='))
+            .filter(|v| !v.is_empty() && !v.starts_with('\''))
+    };
+    let user = value("user").unwrap_or("USER");
+    let password = if s.contains("password") {
+        ":PASSWORD"
+    } else {
+        ""
+    };
+    let host = value("host").or(value("hostaddr")).unwrap_or("HOST");
+    let port = value("port").map(|p| format!(":{p}")).unwrap_or_default();
+    let db = value("dbname").unwrap_or("DBNAME");
+    Some(format!("postgresql://{user}{password}@{host}{port}/{db}"))
 }
 
 /// The store to use: `chosen` (`--db`) when given, else `RTSCOPE_DB`,
@@ -655,6 +770,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("secret"), "{e}");
+        for bad in ["x://", "x://y", "://y", "Z+1://y", "POSTGRES://u@h/db"] {
+            assert!(
+                matches!(check_location(bad), Err(StoreError::BadUrl { .. })),
+                "{bad}"
+            );
+        }
+        for bad in [
+            "",
+            " postgresql://u:secret@h/db",
+            "postgresql://u:secret@h/db ",
+            "runs.db\n",
+            "host=h password=secret dbname=x",
+            "dbname = x",
+            "user=u",
+        ] {
+            let e = check_location(bad).unwrap_err();
+            assert!(matches!(e, StoreError::BadLocation(_)), "{bad}: {e}");
+            assert!(!e.to_string().contains("secret"), "{e}");
+        }
+        let e = check_location("host=db.lab port=5433 user=me password=secret dbname=rt")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("libpq key=value") && e.contains("postgresql://me:PASSWORD@db.lab:5433/rt"),
+            "{e}"
+        );
+        for ok in ["hostname.db", "./host=h", "a=b.db", "./x://y"] {
+            assert_eq!(check_location(ok).unwrap(), PathBuf::from(ok), "{ok}");
+        }
     }
 
     #[test]

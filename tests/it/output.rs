@@ -2,8 +2,10 @@
 //! symbolic link given as an output stay what they are (written through,
 //! never replaced); a missing parent directory is refused by every
 //! output; a password in `--db` is never recorded; a store location that
-//! is another kind of URL is refused; a record that a full disk kept from
-//! its file is kept in a temporary directory.
+//! is another kind of URL, empty, padded with white space or a libpq
+//! `key=value` string is refused (nothing made in its name, no password
+//! shown); a record that a full disk kept from its file is kept in a
+//! temporary directory.
 
 use crate::util::*;
 use std::os::unix::fs::FileTypeExt;
@@ -204,6 +206,48 @@ fn store_locations_of_another_kind_are_refused() {
         .unwrap();
     assert_code(&o, 0);
     assert!(stdout(&o).contains("./a:b.db"), "{}", stdout(&o));
+}
+
+#[test]
+fn store_locations_that_are_no_path_are_refused_without_a_trace() {
+    let dir = TempDir::new("out-db-shapes");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for (bad, shape) in [
+        (" postgresql://u:PW-secret@h/db", "white space"),
+        ("postgresql://u:PW-secret@h/db ", "white space"),
+        ("host=h password=PW-secret dbname=x", "libpq key=value"),
+        ("x://", "not in 'x:'"),
+        ("", "is empty"),
+    ] {
+        for args in [&["runs"][..], &["measure", "-D", "1s", "-q"]] {
+            let o = rtscope(dir.path())
+                .current_dir(&work)
+                .arg("--db")
+                .arg(bad)
+                .args(args)
+                .output()
+                .unwrap();
+            assert_code(&o, 2);
+            let err = stderr(&o);
+            assert!(err.contains(shape), "{bad:?}: '{shape}' not in {err}");
+            assert!(err.contains("postgresql://"), "{bad:?}: no advice in {err}");
+            assert!(!err.contains("PW-secret"), "{err}");
+        }
+        let o = rtscope(dir.path())
+            .current_dir(&work)
+            .env("RTSCOPE_DB", bad)
+            .args(["runs"])
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        let o = rt(&dir, dir.join("s.db"), &["push", "last", "--to", bad]);
+        assert_code(&o, 2);
+        assert!(!stderr(&o).contains("PW-secret"), "{}", stderr(&o));
+    }
+    // Nothing was made in their name.
+    let left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// A tmpfs of 64 KiB mounted on a directory, unmounted when dropped (also
