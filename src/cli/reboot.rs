@@ -477,24 +477,36 @@ pub fn dry(spec: &crate::study::spec::Spec, flags: &RunFlags) -> Result<()> {
     let kernel = Kernel::running();
     let installed = kernels::installed(&SysRoot::host());
     let home = reboot::home_target(&kernel, &installed);
-    let method = match choose_method(&spec.reboot, flags) {
-        Ok(m) => m,
+    let (method, usable) = match choose_method(&spec.reboot, flags) {
+        Ok(m) => {
+            outln!(
+                "boots by {}; the study comes back to this boot: {} \"{}\"",
+                m.name(),
+                kernel.describe(),
+                home.cmdline
+            );
+            (m, true)
+        }
         Err(e) => {
-            outln!("boot method: none available here ({e:#}); the steps below are kexec's");
-            Method::Kexec
+            outln!(
+                "boot method: none available here ({e:#}): the study cannot reboot on this machine; the steps below are what kexec would do once it can"
+            );
+            outln!(
+                "the study would come back to this boot: {} \"{}\"",
+                kernel.describe(),
+                home.cmdline
+            );
+            (Method::Kexec, false)
         }
     };
-    outln!(
-        "boots by {}; the study comes back to this boot: {} \"{}\"",
-        method.name(),
-        kernel.describe(),
-        home.cmdline
-    );
-    for (need, config) in boots.distinct(0..cells.len()) {
+    let configs = boots.distinct(0..cells.len());
+    let (mut unbootable, mut to_boot) = (0, 0);
+    for (need, config) in &configs {
         match boots.check(need, &kernel) {
             Ok(()) => outln!("- {config}: this boot"),
             Err(why) => {
-                match reboot::target_for(need, &config, &home, &boots.managed, &installed) {
+                to_boot += 1;
+                match reboot::target_for(need, config, &home, &boots.managed, &installed) {
                     Ok(t) => {
                         outln!(
                             "- {config}: {why}; boots {} with \"{}\"",
@@ -505,7 +517,10 @@ pub fn dry(spec: &crate::study::spec::Spec, flags: &RunFlags) -> Result<()> {
                             outln!("    {s}");
                         }
                     }
-                    Err(e) => outln!("- {config}: cannot be booted here: {e}"),
+                    Err(e) => {
+                        unbootable += 1;
+                        outln!("- {config}: cannot be booted here: {e}");
+                    }
                 }
             }
         }
@@ -516,5 +531,17 @@ pub fn dry(spec: &crate::study::spec::Spec, flags: &RunFlags) -> Result<()> {
         "resume unit: /etc/systemd/system/{} (removed at the end)",
         unit::name(&spec.name)
     );
+    // A plan that cannot be carried out is not a success.
+    if !usable && to_boot > 0 {
+        bail!(
+            "the study cannot reboot here: no boot method is available (above) for the {to_boot} configurations this boot is not"
+        );
+    }
+    if unbootable > 0 {
+        bail!(
+            "{unbootable} of {} boot configurations cannot be booted here (above): their runs would fail",
+            configs.len()
+        );
+    }
     Ok(())
 }

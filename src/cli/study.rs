@@ -12,6 +12,7 @@ use crate::study::spec;
 use crate::study::state::{SlotState, Study};
 use crate::study::{self as lib, StudyError, check, results};
 use crate::sysinfo::kernel_match::Kernel;
+use crate::text::num::counted;
 use crate::ui::live::Signals;
 use crate::units::{fmt_duration, fmt_unix_utc, us_cell};
 use anyhow::{Context, Result, bail};
@@ -368,7 +369,7 @@ fn open_store(db: Option<&Path>) -> Result<Store> {
 fn start(db: Option<&Path>, file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
     let (spec, text) = read_spec(file)?;
     if dry_run {
-        dry(&spec)?;
+        dry(&spec, flags.reboot)?;
         if flags.reboot {
             super::reboot::dry(&spec, flags)?;
         }
@@ -529,17 +530,21 @@ fn gates(store: &Store, study: &Study, gates: &[Gate]) -> Result<Exit> {
     })
 }
 
-fn dry(spec: &spec::Spec) -> Result<Exit> {
+/// `study FILE --dry-run`: every run in the order it would run, as a
+/// measure command. With `by_boot` (--reboot) the runs are grouped by the
+/// boot they run in, as the round takes them: this boot's first, then
+/// each configuration in the order the schedule first needs it.
+fn dry(spec: &spec::Spec, by_boot: bool) -> Result<Exit> {
     let cells = crate::study::matrix::cells(spec);
     let seed = spec.seed.unwrap_or(0);
     let slots = crate::study::matrix::schedule(cells.len(), spec.repetitions, spec.order, seed);
     let boots = crate::study::boots::Boots::of(spec, &cells);
     outln!(
-        "study '{}': {} cells × {} repetitions = {} runs of {} ({} in all), order {}{}",
+        "study '{}': {} × {} = {} of {} ({} in all), order {}{}",
         spec.name,
-        cells.len(),
-        spec.repetitions,
-        slots.len(),
+        counted(cells.len() as u64, "cell", "cells"),
+        counted(spec.repetitions as u64, "repetition", "repetitions"),
+        counted(slots.len() as u64, "run", "runs"),
         fmt_duration(spec.duration_ns),
         fmt_duration(spec.duration_ns.saturating_mul(slots.len() as u64)),
         spec.order.name(),
@@ -549,22 +554,49 @@ fn dry(spec: &spec::Spec) -> Result<Exit> {
             ""
         }
     );
-    for s in &slots {
-        let cell = &cells[s.cell];
-        let r =
-            check::cell_request(spec, cell, cell.label(), &[], None).map_err(anyhow::Error::msg)?;
-        let kernel = if boots.any() {
-            format!(" [{}]", boots.label(&boots.needs[s.cell]))
-        } else {
-            String::new()
-        };
-        outln!(
-            "{:>4}  {} #{}{kernel}: {}",
-            s.position + 1,
-            cell.label(),
-            s.repetition,
-            r.command_line.join(" ")
-        );
+    // The groups of runs, each with its heading (none without --reboot).
+    let mut groups: Vec<(Option<String>, Vec<&crate::study::matrix::Slot>)> = Vec::new();
+    if by_boot && boots.any() {
+        let kernel = Kernel::running();
+        let (here, rest): (Vec<_>, Vec<_>) = slots
+            .iter()
+            .partition(|s| boots.check(&boots.needs[s.cell], &kernel).is_ok());
+        if !here.is_empty() {
+            groups.push((Some("on this boot:".to_string()), here));
+        }
+        for (need, config) in boots.distinct(rest.iter().map(|s| s.cell)) {
+            let of: Vec<_> = rest
+                .iter()
+                .copied()
+                .filter(|s| boots.needs[s.cell] == *need)
+                .collect();
+            groups.push((Some(format!("after a boot into {config}:")), of));
+        }
+    } else {
+        groups.push((None, slots.iter().collect()));
+    }
+    let mut n = 0;
+    for (heading, group) in groups {
+        if let Some(h) = heading {
+            outln!("{h}");
+        }
+        for s in group {
+            n += 1;
+            let cell = &cells[s.cell];
+            let r = check::cell_request(spec, cell, cell.label(), &[], None)
+                .map_err(anyhow::Error::msg)?;
+            let kernel = if boots.any() {
+                format!(" [{}]", boots.label(&boots.needs[s.cell]))
+            } else {
+                String::new()
+            };
+            outln!(
+                "{n:>4}  {} #{}{kernel}: {}",
+                cell.label(),
+                s.repetition,
+                r.command_line.join(" ")
+            );
+        }
     }
     Ok(Exit::Ok)
 }
@@ -589,10 +621,10 @@ fn status(db: Option<&Path>, name: Option<&str>, json: bool) -> Result<Exit> {
     }
     let spec = &study.spec;
     outln!(
-        "study {} · {} cells × {} repetitions, {} per run · order {} (seed {}) · stored {}",
+        "study {} · {} × {}, {} per run · order {} (seed {}) · stored {}",
         study.row.name,
-        study.cells.len(),
-        spec.repetitions,
+        counted(study.cells.len() as u64, "cell", "cells"),
+        counted(spec.repetitions as u64, "repetition", "repetitions"),
         fmt_duration(spec.duration_ns),
         spec.order.name(),
         study.row.seed,
@@ -800,7 +832,11 @@ fn remove(db: Option<&Path>, name: &str) -> Result<Exit> {
 
 // ------------------------------------------------------------ study new
 
-const EXAMPLE: &str = include_str!("../../examples/seed-000-matrix.toml");
+/// The starter study `study new` writes: one question (idle against a
+/// load), short, with the other questions and the seed articles' studies
+/// (examples/) named in its comments. `NEW` stands for the study's name,
+/// `NEW.toml` for its file.
+const TEMPLATE: &str = include_str!("../../assets/studies/new.toml");
 
 fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
     spec::check_name(name).map_err(anyhow::Error::msg)?;
@@ -835,18 +871,16 @@ fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// The built-in example with `name` in place of its own, and `file` in
-/// place of its path in the commands its comments show.
+/// The template with `name` in place of `NEW`, and `file` in place of
+/// `NEW.toml` in the commands its comments show.
 fn example_named(name: &str, file: &str) -> String {
-    const OWN_FILE: &str = "examples/seed-000-matrix.toml";
-    const OWN_NAME: &str = "seed-000";
-    EXAMPLE
+    TEMPLATE
         .lines()
         .map(|l| {
             if l.starts_with("name = ") {
                 format!("name = \"{name}\"")
             } else if l.starts_with('#') {
-                l.replace(OWN_FILE, file).replace(OWN_NAME, name)
+                l.replace("NEW.toml", file).replace("NEW", name)
             } else {
                 l.to_string()
             }
@@ -866,9 +900,14 @@ mod tests {
         let spec = spec::parse(&text, "mine.toml").unwrap();
         assert_eq!(spec.name, "mine");
         // Its comments name the file written and the study's name.
-        assert!(!text.contains("seed-000"), "{text}");
+        assert!(!text.contains("NEW"), "{text}");
         assert!(text.contains("sudo rtscope study studies/mine.toml"));
         assert!(text.contains("rtscope study resume mine"));
+        // A starter, not the seed article's 9-cell matrix: one question
+        // of two cells, the seeds' studies named for what they are.
+        let cells: usize = spec.matrix.iter().map(|d| d.values.len()).product();
+        assert_eq!(cells, 2, "{text}");
+        assert!(text.contains("seed-000-matrix.toml"), "{text}");
         for s in &spec.fixed {
             check::check_value(&s.key, &s.value).unwrap();
         }

@@ -15,12 +15,17 @@ use super::supervisor;
 use crate::sys::process::{self, ChildSetup};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Time the supervisor has to end once its events have ended.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether this process has said why it could not protect itself from
+/// the OOM killer.
+static OOM_WARNED: AtomicBool = AtomicBool::new(false);
 
 /// A running load supervisor.
 pub struct SupervisorLink {
@@ -39,7 +44,11 @@ impl SupervisorLink {
         let oom = match OomGuard::protect() {
             Ok(g) => Some(g),
             Err(w) => {
-                warnings.push(w.to_string());
+                // Said once per process: a study starts a load for each
+                // of its runs, and the reason does not change between them.
+                if !OOM_WARNED.swap(true, Ordering::Relaxed) {
+                    warnings.push(w.to_string());
+                }
                 None
             }
         };

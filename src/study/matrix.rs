@@ -26,7 +26,16 @@ impl Cell {
         }
         self.choice
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| {
+                // An empty value, or one of several words (a kernel
+                // command line), is quoted: `cmdline=""`, not `cmdline=`.
+                let v = v.to_string();
+                if v.is_empty() || v.contains(char::is_whitespace) {
+                    format!("{k}={v:?}")
+                } else {
+                    format!("{k}={v}")
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -201,6 +210,18 @@ threads = 1
         let s = schedule(2, 2, Order::Sequential, 0);
         let pairs: Vec<(usize, u32)> = s.iter().map(|s| (s.cell, s.repetition)).collect();
         assert_eq!(pairs, [(0, 1), (0, 2), (1, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn empty_values_and_command_lines_are_quoted_in_labels() {
+        let spec = parse(
+            "name = \"x\"\nduration = 5\n[matrix]\ncmdline = [\"\", \"isolcpus=1 nohz_full=1\"]\n",
+            "s.toml",
+        )
+        .unwrap();
+        let c = cells(&spec);
+        assert_eq!(c[0].label(), "cmdline=\"\"");
+        assert_eq!(c[1].label(), "cmdline=\"isolcpus=1 nohz_full=1\"");
     }
 
     #[test]

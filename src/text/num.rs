@@ -89,6 +89,12 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count and its noun, singular for one: `1 repetition`, `3 cells`
+/// (the count as [`count`] writes it).
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
 /// A count in short form for axis ticks: `1`, `10`, `1k`, `10k`, `1M`.
 pub fn short_count(v: f64) -> String {
     let units = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
@@ -181,6 +187,13 @@ pub fn serde_name<T: serde::Serialize>(v: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(counted(1, "repetition", "repetitions"), "1 repetition");
+        assert_eq!(counted(0, "cell", "cells"), "0 cells");
+        assert_eq!(counted(1200, "run", "runs"), "1\u{202f}200 runs");
+    }
 
     #[test]
     fn latencies_pick_a_readable_unit() {

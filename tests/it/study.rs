@@ -173,14 +173,20 @@ fn new_writes_an_example_that_checks() {
     let o = lab.run(&["study", f.to_str().unwrap(), "--dry-run"]);
     assert_code(&o, 0);
     let out = stdout(&o);
+    // The starter: idle against hell, 2 cells x 3 repetitions of 1 min
+    // (not the seed article's 9-cell matrix, which examples/ holds).
     assert_eq!(
         out.lines()
             .filter(|l| l.contains("rtscope measure"))
             .count(),
-        18,
+        6,
         "{out}"
     );
-    assert!(out.contains("--policy rr --timer itimer"), "{out}");
+    assert!(
+        out.contains("--load idle") && out.contains("--load hell"),
+        "{out}"
+    );
+    assert!(out.contains("--deadline 500us"), "{out}");
     for example in ["seed-000-matrix.toml", "seed-001-interference.toml"] {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("examples")
@@ -198,6 +204,37 @@ fn slots_in(s: &serde_json::Value, state: &str) -> usize {
         .iter()
         .filter(|x| x["state"] == state)
         .count()
+}
+
+/// A study under a load: what the load says once (why rtscope could not
+/// protect itself from the OOM killer, where it lacks CAP_SYS_RESOURCE)
+/// is said once, not once per run; one repetition is "1 repetition".
+#[test]
+fn a_study_under_load_says_its_warnings_once() {
+    if !require_root() {
+        return;
+    }
+    let _g = exclusive_system();
+    let lab = Lab::new("study-once");
+    let f = lab.file(
+        "o.toml",
+        "name = \"o\"\nduration = \"1s\"\nrepetitions = 1\n\
+         [matrix]\ninterval = [\"1ms\", \"2ms\"]\n[fixed]\nthreads = 1\nload = \"idle\"\n",
+    );
+    let o = lab.run(&["study", &f, "--dry-run"]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("2 cells × 1 repetition = 2 runs of 1s"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lab.run(&["study", &f, "-q"]);
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    let said = err.matches("oom_score_adj").count();
+    assert!(said <= 1, "said {said} times:\n{err}");
+    let o = lab.run(&["study", "status", "o"]);
+    assert!(stdout(&o).contains("1 repetition,"), "{}", stdout(&o));
 }
 
 #[test]
@@ -518,9 +555,33 @@ fn reboot_is_refused_before_anything_runs_and_dry_run_shows_the_boots() {
     let o = lab.run(&["study", "pause", "itreboot"]);
     assert_code(&o, 2);
 
+    // The plan is shown whole, and a plan that cannot be carried out
+    // (a configuration no kernel here boots) exits 2.
     let o = lab.run(&["study", &f, "--reboot", "--dry-run"]);
-    assert_code(&o, 0);
+    assert_code(&o, 2);
     let out = stdout(&o);
+    if out.contains("boot method: none available here") {
+        assert!(!out.contains("boots by "), "{out}");
+        assert!(
+            stderr(&o).contains("the study cannot reboot here"),
+            "{}",
+            stderr(&o)
+        );
+    } else {
+        assert!(
+            stderr(&o).contains(" boot configurations cannot be booted here"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Runs grouped by the boot they run in, this boot's first; an empty
+    // value quoted.
+    let here = out.find("\non this boot:\n").expect(&out);
+    let there = out
+        .find("\nafter a boot into kernel 0.0-never*, command line \"isolcpus=1\":\n")
+        .expect(&out);
+    assert!(here < there, "{out}");
+    assert!(out.contains("cmdline=\"\""), "{out}");
     assert!(
         out.contains("[kernel 0.0-never*, command line \"isolcpus=1\"]: rtscope measure"),
         "{out}"
