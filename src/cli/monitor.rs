@@ -278,9 +278,14 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
     if let Some(e) = exporter.as_mut() {
         parts.push(e);
     }
+    let threads = session.plan().threads.len() as u64;
     let outcome = session.run(&mut Fanout::new(parts))?;
     eprint!("{}", outcome.summary_text());
-    eprintln!("rtscope: monitor saved {} windows", roller.stored);
+    eprintln!(
+        "rtscope: monitor saved {} ({} each)",
+        crate::text::num::counted(roller.stored, "window", "windows"),
+        crate::text::num::counted(threads, "thread", "threads")
+    );
     for e in &outcome.thread_errors {
         eprintln!("rtscope: error: {e}");
     }

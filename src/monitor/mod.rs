@@ -117,7 +117,8 @@ pub struct WindowRoller {
     pending: Vec<WindowRow>,
     failing: bool,
     notices: Vec<String>,
-    /// Windows stored so far (all threads).
+    /// Windows stored so far: spans of time, each a row per thread (the
+    /// count the log's window lines add up to).
     pub stored: u64,
     /// Print one line per window to standard error ([`window_line`]).
     pub log: bool,
@@ -255,7 +256,9 @@ impl WindowRoller {
         });
         match saved {
             Ok(_) => {
-                self.stored += self.pending.len() as u64;
+                let windows: std::collections::BTreeSet<u64> =
+                    self.pending.iter().map(|r| r.start_unix_ns).collect();
+                self.stored += windows.len() as u64;
                 self.pending.clear();
                 if self.failing {
                     self.failing = false;

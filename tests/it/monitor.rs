@@ -92,6 +92,14 @@ fn kill_9_and_restart_keep_every_window_once_and_link_the_runs() {
             .all(|l| l.contains(" UTC +") && l.contains(", max ") && l.ends_with(" missed")),
         "{err}"
     );
+    // The count it ends with is of those windows (was one per thread).
+    let saved = err
+        .lines()
+        .find_map(|l| l.strip_prefix("rtscope: monitor saved "))
+        .unwrap_or_else(|| panic!("no saved line:\n{err}"));
+    let n: usize = saved.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(n, logged.len(), "{err}");
+    assert!(saved.contains("threads each)"), "{err}");
 
     let after = windows(&dir);
     // Every window saved before the kill is still there, unchanged.
