@@ -613,26 +613,57 @@ fn load(rec: &RunRecord) -> Vec<Pair> {
     for c in &l.commands {
         out.push(pair(&format!("command ({})", c.part), c.argv.join(" ")));
     }
-    let on_ns: u64 = l
-        .phases
-        .iter()
-        .map(|p| p.end_offset_ns.saturating_sub(p.start_offset_ns))
-        .sum();
-    out.push(pair(
-        "phases",
-        format!(
-            "{} (load parts on for {} in total; strips above the timeline)",
-            l.phases.len(),
-            num::duration(on_ns)
-        ),
-    ));
+    out.push(pair("phases", phases_text(l, rec.duration_ns)));
     if let Some(a) = &l.achieved {
-        out.push(pair("achieved", a.to_string()));
+        out.push(pair("achieved", crate::load::achieved::describe(a)));
     }
     for f in &l.failures {
         out.push(pair("failure", f.clone()));
     }
     out
+}
+
+/// The load's phases in words: how many, of how many parts, and for how
+/// long some part was on, within the run (the parts' phases overlap: their
+/// lengths added up can pass the run's).
+fn phases_text(l: &crate::record::LoadRecord, run_ns: u64) -> String {
+    // An import may not know the run's length: then nothing is clipped.
+    let limit = if run_ns > 0 { run_ns } else { u64::MAX };
+    let mut spans: Vec<(u64, u64)> = l
+        .phases
+        .iter()
+        .map(|p| (p.start_offset_ns.min(limit), p.end_offset_ns.min(limit)))
+        .filter(|(a, b)| b > a)
+        .collect();
+    spans.sort_unstable();
+    let mut on_ns = 0;
+    let mut open: Option<(u64, u64)> = None;
+    for (a, b) in spans {
+        match open {
+            Some((s, e)) if a <= e => open = Some((s, e.max(b))),
+            Some((s, e)) => {
+                on_ns += e - s;
+                open = Some((a, b));
+            }
+            None => open = Some((a, b)),
+        }
+    }
+    if let Some((s, e)) = open {
+        on_ns += e - s;
+    }
+    let parts: std::collections::BTreeSet<&str> =
+        l.phases.iter().map(|p| p.part.as_str()).collect();
+    let of_run = if run_ns > 0 {
+        format!(" of the run's {}", num::duration(run_ns))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} of {} (some load on for {}{of_run}; strips above the timeline)",
+        num::counted(l.phases.len() as u64, "phase", "phases"),
+        num::counted(parts.len() as u64, "part", "parts"),
+        num::duration(on_ns),
+    )
 }
 
 /// `s`, or "-" when it is empty.
@@ -649,6 +680,8 @@ fn fingerprint(rec: &RunRecord) -> Vec<Pair> {
     let mut out: Vec<Pair> = fp
         .flatten()
         .into_iter()
+        // The CPUs are told below, one row per set of alike CPUs.
+        .filter(|(k, _)| !k.starts_with("cpus."))
         .map(|(k, v)| match k.as_str() {
             _ if v.is_empty() => pair(&k, "-"),
             // A list of sentences: semicolons read better than commas.
@@ -656,8 +689,67 @@ fn fingerprint(rec: &RunRecord) -> Vec<Pair> {
             _ => pair(&k, v),
         })
         .collect();
+    out.extend(cpu_rows(&fp.cpus));
     out.push(pair("comparable hash", fp.comparable_hash()));
     out
+}
+
+/// The fingerprint's CPUs in words, CPUs alike in one row: `CPUs 0-3:
+/// governor performance, 800-3600 MHz; idle states POLL (0 µs), C1 (2 µs,
+/// disabled)`.
+fn cpu_rows(cpus: &[crate::record::FingerprintCpu]) -> Vec<Pair> {
+    let describe = |c: &crate::record::FingerprintCpu| {
+        let mut parts = Vec::new();
+        if let Some(g) = &c.governor {
+            parts.push(format!("governor {g}"));
+        }
+        match (c.min_khz, c.max_khz) {
+            (Some(a), Some(b)) => parts.push(format!("{}-{} MHz", a / 1000, b / 1000)),
+            (Some(a), None) => parts.push(format!("from {} MHz", a / 1000)),
+            (None, Some(b)) => parts.push(format!("up to {} MHz", b / 1000)),
+            (None, None) => {}
+        }
+        if !c.idle_states.is_empty() {
+            let states: Vec<String> = c
+                .idle_states
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} ({} µs{})",
+                        s.name,
+                        s.exit_latency_us,
+                        if s.disabled { ", disabled" } else { "" }
+                    )
+                })
+                .collect();
+            parts.push(format!("idle states {}", states.join(", ")));
+        }
+        if parts.is_empty() {
+            "no cpufreq or cpuidle settings recorded".to_string()
+        } else {
+            parts.join("; ")
+        }
+    };
+    let mut groups: Vec<(Vec<usize>, String)> = Vec::new();
+    for c in cpus {
+        let d = describe(c);
+        match groups.iter_mut().find(|(_, g)| *g == d) {
+            Some((ids, _)) => ids.push(c.cpu as usize),
+            None => groups.push((vec![c.cpu as usize], d)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(ids, d)| {
+            let list = crate::units::format_cpu_list(&ids);
+            let key = if ids.len() == 1 {
+                format!("CPU {list}")
+            } else {
+                format!("CPUs {list}")
+            };
+            pair(&key, d)
+        })
+        .collect()
 }
 
 /// What the run lacks, said plainly (imported runs, mostly).
@@ -1046,6 +1138,83 @@ mod tests {
         assert!(html.contains("hundreds-of-µs class"));
         assert!(html.contains("not a bound guaranteed"));
         assert!(!html.contains("Comparison"));
+    }
+
+    /// The load and the system in words: the achieved load as a sentence
+    /// (was its raw JSON), phases that overlap counted once and within
+    /// the run (3 parts on together for 10 s read "30 s in total"), CPUs
+    /// alike in one row (were `cpus.0.idle_states.0.disabled false`).
+    #[test]
+    fn load_and_cpus_read_as_words() {
+        use crate::record::{FingerprintCpu, FingerprintIdleState, LoadPhase, LoadRecord};
+        let mut r = synthetic(&[vec![5_000, 6_000]]);
+        r.duration_ns = 10_000_000_000;
+        let phase = |part: &str, a: u64, b: u64| LoadPhase {
+            part: part.into(),
+            start_offset_ns: a * 1_000_000_000,
+            end_offset_ns: b * 1_000_000_000,
+        };
+        r.load = Some(LoadRecord {
+            profile: "hell".into(),
+            phases: vec![
+                phase("cpu", 0, 12),
+                phase("memory", 0, 10),
+                phase("io", 2, 9),
+            ],
+            achieved: Some(serde_json::json!({
+                "cpu_busy_pct_avg": 87.5,
+                "cpus": [{"cpu": 0, "busy_pct_avg": 85.0}, {"cpu": 1, "busy_pct_avg": 90.0}],
+                "context_switches_per_s": {"avg": 1200.0, "max": 3000.0},
+            })),
+            ..Default::default()
+        });
+        let idle = |name: &str, us: u64, disabled: bool| FingerprintIdleState {
+            name: name.into(),
+            exit_latency_us: us,
+            disabled,
+        };
+        let cpu = |n: u32, disabled: bool| FingerprintCpu {
+            cpu: n,
+            governor: Some("performance".into()),
+            min_khz: Some(800_000),
+            max_khz: Some(3_600_000),
+            idle_states: vec![idle("POLL", 0, false), idle("C1", 2, disabled)],
+        };
+        r.fingerprint.cpus = vec![cpu(0, false), cpu(1, false), cpu(2, true)];
+        let load = load(&r);
+        let get = |k: &str| {
+            load.iter()
+                .find(|p| p.key == k)
+                .map(|p| p.value.clone())
+                .unwrap_or_else(|| panic!("no {k}"))
+        };
+        assert_eq!(
+            get("phases"),
+            "3 phases of 3 parts (some load on for 10 s of the run's 10 s; strips above the timeline)"
+        );
+        let achieved = get("achieved");
+        assert!(
+            achieved.starts_with("CPU busy 88% (cpu0 85%, cpu1 90%)"),
+            "{achieved}"
+        );
+        assert!(!achieved.contains('{'), "{achieved}");
+        let fp = fingerprint(&r);
+        assert!(
+            fp.iter().all(|p| !p.key.starts_with("cpus.")),
+            "{:?}",
+            fp.iter().map(|p| &p.key).collect::<Vec<_>>()
+        );
+        let row = |k: &str| fp.iter().find(|p| p.key == k).map(|p| p.value.clone());
+        assert_eq!(
+            row("CPUs 0-1").as_deref(),
+            Some("governor performance; 800-3600 MHz; idle states POLL (0 µs), C1 (2 µs)")
+        );
+        assert_eq!(
+            row("CPU 2").as_deref(),
+            Some(
+                "governor performance; 800-3600 MHz; idle states POLL (0 µs), C1 (2 µs, disabled)"
+            )
+        );
     }
 
     fn explained_run() -> RunRecord {

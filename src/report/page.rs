@@ -61,8 +61,8 @@ impl Page {
 /// A labelled value of a report's fact lists.
 #[derive(Serialize, Debug)]
 pub struct Pair {
-    key: String,
-    value: String,
+    pub(crate) key: String,
+    pub(crate) value: String,
 }
 
 pub fn pair(key: &str, value: impl Into<String>) -> Pair {
