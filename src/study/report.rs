@@ -582,18 +582,13 @@ fn matrix_row(study: &Study, c: &CellResult, bests: &[Option<u64>]) -> Row {
     }
 }
 
-/// The verdict of the cell's worst run, and what is still pending: a
-/// deadline that run missed (or may have) first.
+/// The verdict of the cell's worst run, and what is still pending: the
+/// deadline first (met or missed), then the class, as every headline.
 fn verdict_cell(c: &CellResult, pending: &[String]) -> TableCell {
     let (class, mut words) = match worst(c) {
         Some((_, _, r)) => {
             let v = verdict::verdict(r);
-            let mut w = match v.deadline.outcome() {
-                verdict::Outcome::Missed | verdict::Outcome::PossiblyMissed => {
-                    format!("deadline {}; {}", v.deadline.status(), v.tolerance)
-                }
-                _ => v.tolerance.clone(),
-            };
+            let mut w = format!("deadline {}; {}", v.deadline.status(), v.tolerance);
             if v.standing.is_provisional() {
                 w.push_str(", provisional");
             }
@@ -1284,7 +1279,16 @@ load = "hell"
             assert!(r.contains("waiting for kernel rt (2 runs)"), "{r}");
             assert!(r.contains("0 of 2"));
         }
-        assert!(row(&html, "row-1").contains("hundreds-of-µs class, provisional"));
+        // The deadline first, met or missed, then the class.
+        let cell = row(&html, "row-1");
+        assert!(
+            cell.contains("deadline met (") && cell.contains("hundreds-of-µs class, provisional"),
+            "{cell}"
+        );
+        assert!(
+            cell.find("deadline met").unwrap() < cell.find("hundreds-of-µs class").unwrap(),
+            "{cell}"
+        );
     }
 
     #[test]
