@@ -116,3 +116,66 @@ fn tail_day_timing() {
         eprintln!("  {:?} {:?} {:?}", g.name, g.status, g.figure);
     }
 }
+
+/// The end-to-end truth tests' heavy case (tests/it/truth.rs: 400 000
+/// wake-ups, a body uniform on 5-25 µs, ζ 0.02, σ 10 µs, ξ +0.2) on the
+/// histogram alone: where the hour level's interval misses, at
+/// ForwardStop's threshold and at the first bin edge above the true one.
+/// `cargo test --release --lib -- tail_coverage_heavy_case --ignored --nocapture`
+#[test]
+#[ignore]
+fn tail_coverage_heavy_case() {
+    let seeds: u64 = std::env::var("TAIL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let (u, zeta, sigma, xi, n) = (25_000.0, 0.02, 10_000.0, 0.2, 400_000u64);
+    let q = -((-0.01f64).ln_1p() / 3.6e6).exp_m1();
+    let truth = u + gpd::quantile_offset((q / zeta).ln(), sigma, xi);
+    let (mut est, mut above, mut below) = (0, 0, 0);
+    let (mut fixed_above, mut fixed_below) = (0, 0);
+    for seed in 1000..1000 + seeds {
+        let mut rng = Rng::new(seed);
+        let mut h = Histogram::latency();
+        for _ in 0..n {
+            let v = if rng.unit() < zeta {
+                (u + gpd::quantile_offset(rng.open_unit().ln(), sigma, xi)) as u64 + 1
+            } else {
+                5_000 + (rng.unit() * (u - 5_000.0)) as u64
+            };
+            h.record(v);
+        }
+        let input = TailInput::from_histogram(&h, 1_000_000);
+        let e = analyze(&input, &TailOptions::default()).unwrap();
+        if let TailResult::Estimate { return_levels, .. } = &e.result {
+            est += 1;
+            let l = &return_levels[0];
+            above += l.upper95_ns.is_none_or(|v| truth > v) as u32;
+            below += l.lower95_ns.is_none_or(|v| truth < v) as u32;
+        }
+        // At the first bin edge above the true threshold.
+        let edge = input
+            .bins
+            .iter()
+            .find(|b| b.lo_ns as f64 > u)
+            .unwrap()
+            .lo_ns;
+        let ex = gpd::Exceedances::over(&input.bins, edge);
+        let fit = gpd::fit(&ex).unwrap();
+        let t = levels::Tail {
+            ex: &ex,
+            fit: &fit,
+            rate: ex.n as f64 / n as f64,
+            period_ns: 1e6,
+            theta: 1.0,
+            samples: n,
+            max_extrapolation: 100.0,
+        };
+        let l = t.return_level(Horizon::Hour, 0.01).unwrap();
+        fixed_above += l.upper95_ns.is_none_or(|v| truth > v) as u32;
+        fixed_below += l.lower95_ns.is_none_or(|v| truth < v) as u32;
+    }
+    eprintln!(
+        "heavy case, {seeds} seeds, truth {truth:.0} ns: ForwardStop: {est} estimates, truth above the upper bound {above}, below the lower {below}; at {u} ns: truth above {fixed_above}, below {fixed_below}"
+    );
+}
