@@ -26,6 +26,9 @@ pub enum HistogramError {
     /// An encoding other than log-linear (from a newer version).
     #[error("unknown histogram encoding '{0}'")]
     Encoding(String),
+    /// Bucket counts whose sum does not fit a `u64`.
+    #[error("its bucket counts add up to more than {} samples", u64::MAX)]
+    TooMany,
 }
 
 /// The reports' functions give their failures as text (only printed):
@@ -282,7 +285,8 @@ impl Histogram {
     }
 
     /// Rebuild from sparse `(lower_ns, count)` pairs; each lower bound must
-    /// be the start of a bucket of this precision.
+    /// be the start of a bucket of this precision, and the counts must add
+    /// up within a `u64` (checked: a record's counts are input).
     pub fn from_sparse(sub_bits: u32, buckets: &[(u64, u64)]) -> Result<Histogram, HistogramError> {
         if !(1..=16).contains(&sub_bits) {
             return Err(HistogramError::Precision(sub_bits));
@@ -293,8 +297,9 @@ impl Histogram {
             if bucket_lower(i, sub_bits) != lower {
                 return Err(HistogramError::NotBucketStart(lower));
             }
+            // The total bounds every bucket: one check covers both.
+            h.total = h.total.checked_add(count).ok_or(HistogramError::TooMany)?;
             h.counts[i] += count;
-            h.total += count;
         }
         Ok(h)
     }
@@ -517,6 +522,18 @@ mod tests {
             Histogram::from_sparse(17, &[]),
             Err(HistogramError::Precision(17))
         );
+        // Counts that add past 2^64 are refused, not wrapped.
+        let half = 1u64 << 63;
+        assert_eq!(
+            Histogram::from_sparse(LATENCY_SUB_BITS, &[(1000, half), (2000, half)]),
+            Err(HistogramError::TooMany)
+        );
+        assert_eq!(
+            Histogram::from_sparse(LATENCY_SUB_BITS, &[(1000, u64::MAX), (1000, 1)]),
+            Err(HistogramError::TooMany)
+        );
+        let full = Histogram::from_sparse(LATENCY_SUB_BITS, &[(1000, u64::MAX)]).unwrap();
+        assert_eq!(full.total(), u64::MAX);
     }
 
     #[test]

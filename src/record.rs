@@ -1150,6 +1150,7 @@ impl RunRecord {
         self.overall
             .check()
             .map_err(|e| format!("the all-threads summary contradicts itself: {e}"))?;
+        let mut all_samples = 0u64;
         for t in &self.threads {
             t.stats
                 .check()
@@ -1170,6 +1171,16 @@ impl RunRecord {
                     t.stats.samples
                 ));
             }
+            // Readers merge the threads: their sum must fit too.
+            all_samples = all_samples
+                .checked_add(h.total().max(t.stats.samples))
+                .ok_or_else(|| {
+                    format!(
+                        "the threads hold more than {} samples together (up to thread {})",
+                        u64::MAX,
+                        t.index
+                    )
+                })?;
             let w = &t.windows;
             let n = w.count.len();
             if [

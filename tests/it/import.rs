@@ -2,7 +2,8 @@
 //! rt-tests (histogram, --json and status lines of the same run, which
 //! must agree), and fixtures of the layouts this machine cannot make
 //! (rt-tests 2.7's histogram, -H, the old layout, -N JSON, Xenomai, EVL).
-//! A malformed file is refused with its line, and nothing is imported.
+//! A malformed file is refused with its line, and nothing is imported; so
+//! is a run record whose counts add past 2^64.
 
 use crate::util::*;
 use rtscope::record::RunRecord;
@@ -397,6 +398,37 @@ fn a_malformed_file_is_refused_with_its_line_and_nothing_is_imported() {
     assert_code(&o, 0);
     assert!(stdout(&o).contains("would import"));
     assert_eq!(count_runs(&dir), 1);
+}
+
+#[test]
+fn a_record_whose_counts_add_past_2_64_is_refused() {
+    let dir = TempDir::new("import-wrap");
+    let half = 1u64 << 63;
+    // One thread whose buckets wrap to 2 (its stats say 2, as the
+    // wrapped sum did), and two threads that wrap only together.
+    let mut one = rtscope::record::synthetic(&[vec![1000, 2000]]);
+    one.threads[0].histogram.buckets = vec![[1000, half], [2000, half + 2]];
+    let mut two = rtscope::record::synthetic(&[vec![1000], vec![1000]]);
+    for t in &mut two.threads {
+        t.histogram.buckets = vec![[1000, half]];
+        t.stats.samples = half;
+    }
+    for (name, rec) in [("one.json", one), ("two.json", two)] {
+        let p = dir.join(name);
+        std::fs::write(&p, serde_json::to_string(&rec).unwrap()).unwrap();
+        let o = import(&dir, &[p.to_str().unwrap()]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains(&u64::MAX.to_string()), "{name}: {err}");
+        assert!(err.contains("nothing was imported"), "{name}: {err}");
+        let o = rtscope(dir.path())
+            .args(["report", p.to_str().unwrap(), "-o"])
+            .arg(dir.join("r.html"))
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+    }
+    assert!(!db(&dir).exists() || count_runs(&dir) == 0);
 }
 
 #[test]
