@@ -5,11 +5,10 @@
 //! boot (or the boot back, or end the round). Prints what it does.
 
 use super::Exit;
-use super::study::RunFlags;
 use crate::store::Store;
 use crate::store::boots::RoundState;
 use crate::store::studies::StudyRow;
-use crate::study::reboot::{self, Decision, Plan, kernels, method, method::Method, unit};
+use crate::study::reboot::{self, Plan, kernels, method, method::Method, unit};
 use crate::study::spec::RebootSpec;
 use crate::study::state::Study;
 use crate::sysinfo::SysRoot;
@@ -17,6 +16,39 @@ use crate::sysinfo::kernel_match::Kernel;
 use anyhow::{Context, Result, bail};
 use std::io::IsTerminal;
 use std::path::Path;
+
+/// The options of a study's reboots, flattened into `study`'s and
+/// `study resume`'s own.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RebootArgs {
+    /// Reboot into each boot configuration the study names (kernel,
+    /// cmdline) when this boot owes no more runs: a systemd unit resumes
+    /// the study after each boot, and the machine boots back into this
+    /// boot at the end. Asks first, unless the study file says reboot =
+    /// true or --yes is given. See docs/study.md.
+    #[arg(long = "reboot")]
+    pub reboot: bool,
+    /// With --reboot: do not ask.
+    #[arg(long = "yes", requires = "reboot")]
+    pub yes: bool,
+    /// With --reboot: kexec, grub or hook (default: the study file's
+    /// boot-method, else kexec when it works here, else grub).
+    #[arg(long = "boot-method", value_name = "METHOD", requires = "reboot", value_parser = ["kexec", "grub", "hook"])]
+    pub boot_method: Option<String>,
+    /// With --reboot: the program that arranges a one-time boot (method
+    /// hook): called as PROGRAM boot|home|cancel with RTSCOPE_BOOT_KERNEL,
+    /// RTSCOPE_BOOT_INITRD, RTSCOPE_BOOT_CMDLINE in its environment.
+    #[arg(long = "boot-hook", value_name = "PROGRAM", requires = "reboot")]
+    pub boot_hook: Option<String>,
+    /// With --reboot: at most this many reboots into configurations
+    /// (default: the file's max-reboots, else twice the boot
+    /// configurations and 2).
+    #[arg(long = "max-reboots", value_name = "N", requires = "reboot", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_reboots: Option<u32>,
+    /// Resume a round of reboots from its unit (after a boot).
+    #[arg(long = "continue-boots", hide = true, conflicts_with = "reboot")]
+    pub continue_boots: bool,
+}
 
 /// Where the unit, `/boot` and GRUB's files are.
 const ROOT: &str = "/";
@@ -41,7 +73,7 @@ pub enum Go {
 
 /// Before the runs of a rebooting study: take (or start) its round and
 /// look at the boot the machine came up in.
-pub fn before(store: &Store, db: Option<&Path>, row: &StudyRow, flags: &RunFlags) -> Result<Go> {
+pub fn before(store: &Store, db: Option<&Path>, row: &StudyRow, flags: &RebootArgs) -> Result<Go> {
     let kernel = Kernel::running();
     let study = Study::of_row(store, row.clone(), &kernel)?;
     let name = &row.name;
@@ -78,7 +110,7 @@ pub fn before(store: &Store, db: Option<&Path>, row: &StudyRow, flags: &RunFlags
 }
 
 /// The method the file (`r`) or the flags ask for, or the first available.
-fn choose_method(r: &RebootSpec, flags: &RunFlags) -> Result<Method> {
+fn choose_method(r: &RebootSpec, flags: &RebootArgs) -> Result<Method> {
     let hook = flags.boot_hook.clone().or_else(|| r.hook.clone());
     let wanted = flags
         .boot_method
@@ -160,7 +192,7 @@ fn grub() -> Result<Method, String> {
 }
 
 /// Ask before the first reboot, unless the file or `--yes` says so.
-fn confirm(study: &Study, flags: &RunFlags, max: u32, method: &Method) -> Result<()> {
+fn confirm(study: &Study, flags: &RebootArgs, max: u32, method: &Method) -> Result<()> {
     if study.spec.reboot.allowed || flags.yes {
         return Ok(());
     }
@@ -219,7 +251,7 @@ fn start_round(
     db: Option<&Path>,
     study: &Study,
     kernel: &Kernel,
-    flags: &RunFlags,
+    flags: &RebootArgs,
 ) -> Result<()> {
     let name = &study.row.name;
     if !study.boots.any() {
@@ -258,85 +290,24 @@ fn start_round(
     Ok(())
 }
 
-/// After the runs of this boot: fail what cannot be booted, then boot the
-/// next configuration, or back home, or end the round. `Some(exit)`: the
-/// command ends here (a reboot was taken, the round stopped).
+/// After the runs of this boot: the library's round takes its next step
+/// ([`reboot::after_runs`]), saying what it does. `Some(exit)`: the
+/// command ends here (a reboot was taken).
 pub fn after(store: &Store, row: &StudyRow) -> Result<Option<Exit>> {
     let kernel = Kernel::running();
     let installed = kernels::installed(&SysRoot::host());
-    let boot_id = boot_id();
-    let name = &row.name;
-    loop {
-        let study = Study::of_row(store, row.clone(), &kernel)?;
-        let Some((round, plan)) = reboot::round_of(&study)? else {
-            return Ok(None);
-        };
-        if round.state != RoundState::Active {
-            say(&format!(
-                "study '{name}': its reboots are {} ({}): no boot is taken",
-                round.state.name(),
-                round.detail.as_deref().unwrap_or("")
-            ));
-            return Ok(None);
-        }
-        let decision = reboot::decide(&study, &plan, &kernel, &installed);
-        let target = match decision {
-            Decision::Fail { config, why } => {
-                say(&format!(
-                    "study '{name}': {config} cannot be booted: {why}; the study goes on without it"
-                ));
-                store.fail_boot(row.id, round.round, &config, &boot_id, &why)?;
-                continue;
-            }
-            Decision::Done => {
-                let detail = "every boot configuration was measured or failed; the machine is back in the boot the study started from";
-                reboot::end_round(store, &study, RoundState::Done, detail, root())?;
-                say(&format!("study '{name}': {detail}; its unit is removed"));
-                return Ok(None);
-            }
-            Decision::Boot(t) => within_limit(store, &study, &plan, &kernel, t)?,
-            Decision::Home(t) => t,
-        };
-        say(&format!(
-            "study '{name}': rebooting into {} ({}, \"{}\") by {}",
-            target.config,
-            target.release,
-            target.cmdline,
-            plan.method.name()
-        ));
-        if reboot::take(store, &study, round.round, &plan, &target, &boot_id, root())? {
-            return Ok(Some(Exit::Ok));
-        }
-        say(&format!(
-            "study '{name}': the boot into {} could not be arranged: recorded as failed",
-            target.config
-        ));
-    }
-}
-
-/// `t`, or the boot back when the round's reboots are used up (then, if
-/// the machine is back already, the round stops: an error).
-fn within_limit(
-    store: &Store,
-    study: &Study,
-    plan: &Plan,
-    kernel: &Kernel,
-    t: reboot::Target,
-) -> Result<reboot::Target> {
-    if reboot::reboots_taken(study) < plan.max_reboots {
-        return Ok(t);
-    }
-    let name = &study.row.name;
-    let detail = format!(
-        "the limit of {} reboots is reached; `rtscope study resume {name} --reboot --max-reboots N` starts a new round",
-        plan.max_reboots
-    );
-    if reboot::is_home(plan, kernel) {
-        reboot::end_round(store, study, RoundState::Stopped, &detail, root())?;
-        bail!("study '{name}': {detail}");
-    }
-    say(&format!("study '{name}': {detail}; booting back first"));
-    Ok(plan.home.clone())
+    let here = reboot::Here {
+        kernel: &kernel,
+        installed: &installed,
+        boot_id: &boot_id(),
+        root: root(),
+    };
+    Ok(
+        match reboot::after_runs(store, row, &here, &mut |m| say(&m))? {
+            reboot::After::Rebooting => Some(Exit::Ok),
+            reboot::After::Stay => None,
+        },
+    )
 }
 
 /// `study pause NAME` and `study stop NAME`.
@@ -471,7 +442,7 @@ pub fn end_for_removal(store: &Store, row: &StudyRow) -> Result<()> {
 
 /// `study FILE --reboot --dry-run`: every boot configuration, the kernel
 /// and command line it would get, and the steps that would take it.
-pub fn dry(spec: &crate::study::spec::Spec, flags: &RunFlags) -> Result<()> {
+pub fn dry(spec: &crate::study::spec::Spec, flags: &RebootArgs) -> Result<()> {
     let cells = crate::study::matrix::cells(spec);
     let boots = crate::study::boots::Boots::of(spec, &cells);
     let kernel = Kernel::running();

@@ -298,14 +298,14 @@ fn rebooting_study(command: &Command) -> Result<Option<(String, String)>> {
         return Ok(None);
     };
     let (flags, name, allowed) = match &a.command {
-        None if a.run.reboot && !a.dry_run => {
+        None if a.run.boots.reboot && !a.dry_run => {
             let Some(file) = &a.file else { return Ok(None) };
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("cannot read the study file {}", file.display()))?;
             let spec = crate::study::spec::parse(&text, &file.display().to_string())?;
             (&a.run, spec.name, spec.reboot.allowed)
         }
-        Some(super::study::StudyCommand::Resume { name, run }) if run.reboot => {
+        Some(super::study::StudyCommand::Resume { name, run }) if run.boots.reboot => {
             let Some(name) = name else {
                 bail!("name the study: --on BOARD study resume NAME --reboot");
             };
@@ -313,7 +313,7 @@ fn rebooting_study(command: &Command) -> Result<Option<(String, String)>> {
         }
         _ => return Ok(None),
     };
-    let ask = if allowed || flags.yes {
+    let ask = if allowed || flags.boots.yes {
         String::new()
     } else {
         format!(

@@ -95,33 +95,9 @@ pub struct RunFlags {
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
 
-    /// Reboot into each boot configuration the study names (kernel,
-    /// cmdline) when this boot owes no more runs: a systemd unit resumes
-    /// the study after each boot, and the machine boots back into this
-    /// boot at the end. Asks first, unless the study file says reboot =
-    /// true or --yes is given. See docs/study.md.
-    #[arg(long = "reboot")]
-    pub reboot: bool,
-    /// With --reboot: do not ask.
-    #[arg(long = "yes", requires = "reboot")]
-    pub yes: bool,
-    /// With --reboot: kexec, grub or hook (default: the study file's
-    /// boot-method, else kexec when it works here, else grub).
-    #[arg(long = "boot-method", value_name = "METHOD", requires = "reboot", value_parser = ["kexec", "grub", "hook"])]
-    pub boot_method: Option<String>,
-    /// With --reboot: the program that arranges a one-time boot (method
-    /// hook): called as PROGRAM boot|home|cancel with RTSCOPE_BOOT_KERNEL,
-    /// RTSCOPE_BOOT_INITRD, RTSCOPE_BOOT_CMDLINE in its environment.
-    #[arg(long = "boot-hook", value_name = "PROGRAM", requires = "reboot")]
-    pub boot_hook: Option<String>,
-    /// With --reboot: at most this many reboots into configurations
-    /// (default: the file's max-reboots, else twice the boot
-    /// configurations and 2).
-    #[arg(long = "max-reboots", value_name = "N", requires = "reboot", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_reboots: Option<u32>,
-    /// Resume a round of reboots from its unit (after a boot).
-    #[arg(long = "continue-boots", hide = true, conflicts_with = "reboot")]
-    pub continue_boots: bool,
+    /// The options of the study's reboots (--reboot and its company).
+    #[command(flatten)]
+    pub boots: super::reboot::RebootArgs,
 }
 
 fn gate(s: &str) -> Result<Gate, String> {
@@ -369,9 +345,9 @@ fn open_store(db: Option<&Path>) -> Result<Store> {
 fn start(db: Option<&Path>, file: &Path, flags: &RunFlags, dry_run: bool) -> Result<Exit> {
     let (spec, text) = read_spec(file)?;
     if dry_run {
-        dry(&spec, flags.reboot)?;
-        if flags.reboot {
-            super::reboot::dry(&spec, flags)?;
+        dry(&spec, flags.boots.reboot)?;
+        if flags.boots.reboot {
+            super::reboot::dry(&spec, &flags.boots)?;
         }
         return Ok(Exit::Ok);
     }
@@ -393,7 +369,7 @@ fn resume(db: Option<&Path>, name: Option<&str>, flags: &RunFlags) -> Result<Exi
     let store = open_store(db)?;
     let study = match Study::load(&store, name, &kernel) {
         // The unit of a study removed since: nothing to resume.
-        Err(StudyError::NoStudy { name, .. }) if flags.continue_boots => {
+        Err(StudyError::NoStudy { name, .. }) if flags.boots.continue_boots => {
             super::reboot::forget(&name)?;
             return Ok(Exit::Ok);
         }
@@ -401,7 +377,7 @@ fn resume(db: Option<&Path>, name: Option<&str>, flags: &RunFlags) -> Result<Exi
     };
     let shown = format!("study '{}' (stored)", study.row.name);
     check::check(&study.spec, &shown)?;
-    let rebooting = flags.reboot || flags.continue_boots;
+    let rebooting = flags.boots.reboot || flags.boots.continue_boots;
     if study.to_do() == 0 && study.waiting() == 0 && !rebooting {
         eprintln!(
             "rtscope: study '{}' is complete ({} runs): `rtscope study report {}` writes its report",
@@ -427,9 +403,10 @@ fn measure_study(
     let _ = crate::sys::signal::timer_signals().block();
     let signals = Signals::install().context("installing signal handlers")?;
     let name = row.name.clone();
-    let rebooting = flags.reboot || flags.continue_boots;
+    let rebooting = flags.boots.reboot || flags.boots.continue_boots;
     if rebooting
-        && let super::reboot::Go::Quit(exit) = super::reboot::before(&store, db, &row, flags)?
+        && let super::reboot::Go::Quit(exit) =
+            super::reboot::before(&store, db, &row, &flags.boots)?
     {
         return Ok(exit);
     }

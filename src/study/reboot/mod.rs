@@ -23,6 +23,7 @@ use super::boots::BootNeed;
 use super::state::{SlotState, Study};
 use crate::store::Store;
 use crate::store::boots::{BootRow, BootState, RoundRow, RoundState};
+use crate::store::studies::StudyRow;
 use crate::sysinfo::cmdline::param_name;
 use crate::sysinfo::kernel_match::Kernel;
 use anyhow::{Context, Result, bail};
@@ -380,6 +381,116 @@ pub fn end_round(
     }
     store.set_round_state(study.row.id, round.round, state, Some(detail))?;
     Ok(())
+}
+
+/// The machine a round's step runs on: its kernel, the kernels it can
+/// boot, this boot's id and the root its files are under.
+pub struct Here<'a> {
+    pub kernel: &'a Kernel,
+    pub installed: &'a [Installed],
+    pub boot_id: &'a str,
+    pub root: &'a Path,
+}
+
+/// What [`after_runs`] left the machine doing.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    /// Nothing more to boot here (no round, a round paused, stopped or
+    /// done): the runner goes on as without reboots.
+    Stay,
+    /// A reboot is under way: the runner ends.
+    Rebooting,
+}
+
+/// After the runs of this boot, the round's next step: fail what cannot
+/// be booted, then boot the next configuration, or back home, or end the
+/// round. Each step is said through `say`.
+pub fn after_runs(
+    store: &Store,
+    row: &StudyRow,
+    here: &Here,
+    say: &mut dyn FnMut(String),
+) -> Result<After> {
+    let name = &row.name;
+    loop {
+        let study = Study::of_row(store, row.clone(), here.kernel)?;
+        let Some((round, plan)) = round_of(&study)? else {
+            return Ok(After::Stay);
+        };
+        if round.state != RoundState::Active {
+            say(format!(
+                "study '{name}': its reboots are {} ({}): no boot is taken",
+                round.state.name(),
+                round.detail.as_deref().unwrap_or("")
+            ));
+            return Ok(After::Stay);
+        }
+        let target = match decide(&study, &plan, here.kernel, here.installed) {
+            Decision::Fail { config, why } => {
+                say(format!(
+                    "study '{name}': {config} cannot be booted: {why}; the study goes on without it"
+                ));
+                store.fail_boot(row.id, round.round, &config, here.boot_id, &why)?;
+                continue;
+            }
+            Decision::Done => {
+                let detail = "every boot configuration was measured or failed; the machine is back in the boot the study started from";
+                end_round(store, &study, RoundState::Done, detail, here.root)?;
+                say(format!("study '{name}': {detail}; its unit is removed"));
+                return Ok(After::Stay);
+            }
+            Decision::Boot(t) => within_limit(store, &study, &plan, here, t, say)?,
+            Decision::Home(t) => t,
+        };
+        say(format!(
+            "study '{name}': rebooting into {} ({}, \"{}\") by {}",
+            target.config,
+            target.release,
+            target.cmdline,
+            plan.method.name()
+        ));
+        if take(
+            store,
+            &study,
+            round.round,
+            &plan,
+            &target,
+            here.boot_id,
+            here.root,
+        )? {
+            return Ok(After::Rebooting);
+        }
+        say(format!(
+            "study '{name}': the boot into {} could not be arranged: recorded as failed",
+            target.config
+        ));
+    }
+}
+
+/// `t`, or the boot back when the round's reboots are used up (then, if
+/// the machine is back already, the round stops: an error).
+fn within_limit(
+    store: &Store,
+    study: &Study,
+    plan: &Plan,
+    here: &Here,
+    t: Target,
+    say: &mut dyn FnMut(String),
+) -> Result<Target> {
+    if reboots_taken(study) < plan.max_reboots {
+        return Ok(t);
+    }
+    let name = &study.row.name;
+    let detail = format!(
+        "the limit of {} reboots is reached; `rtscope study resume {name} --reboot --max-reboots N` starts a new round",
+        plan.max_reboots
+    );
+    if is_home(plan, here.kernel) {
+        end_round(store, study, RoundState::Stopped, &detail, here.root)?;
+        bail!("study '{name}': {detail}");
+    }
+    say(format!("study '{name}': {detail}; booting back first"));
+    Ok(plan.home.clone())
 }
 
 #[cfg(test)]
