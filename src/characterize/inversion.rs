@@ -83,6 +83,28 @@ pub struct Trials {
     pub before_hog: u64,
 }
 
+/// What the three threads of one protocol's trials share: the mutex, the
+/// team that pins them, the trials' times, and the flags by which they
+/// order their events.
+struct Shared<'a> {
+    m: &'a Mutex,
+    team: &'a Team,
+    cpu: usize,
+    priority: i32,
+    /// When trial 0 begins; trial k begins `k * TRIAL_NS` later.
+    base: u64,
+    trials: u64,
+    /// `k + 1` once the high thread of trial k is about to block on the
+    /// mutex; the same value once the low thread, holding the mutex, has
+    /// let the hog go for it. A late high thread may block in a later
+    /// trial's critical section: the hog still answers its own block.
+    high_waiting: AtomicU64,
+    /// `k + 1` once the low thread holds the mutex for trial k.
+    low_holds: AtomicU64,
+    hog_go: AtomicU64,
+    done: AtomicBool,
+}
+
 /// Tells the hog to stop when the high thread is done, also when it fails.
 struct Done<'a> {
     done: &'a AtomicBool,
@@ -105,111 +127,124 @@ pub fn trials(
     trials: u64,
 ) -> Result<Trials, CharError> {
     let m = Mutex::new(protocol).map_err(sys("pthread_mutex_init"))?;
-    let team = &Team::new(3);
-    let m = &m;
-    let base = now() + 5_000_000;
-    // `k + 1` once the high thread of trial k is about to block on the
-    // mutex; the same value once the low thread, holding the mutex, has
-    // let the hog go for it. A late high thread may block in a later
-    // trial's critical section: the hog still answers its own block.
-    let high_waiting = &AtomicU64::new(0);
-    // `k + 1` once the low thread holds the mutex for trial k.
-    let low_holds = &AtomicU64::new(0);
-    let hog_go = &AtomicU64::new(0);
-    let done = &AtomicBool::new(false);
+    let team = Team::new(3);
+    let sh = &Shared {
+        m: &m,
+        team: &team,
+        cpu,
+        priority,
+        base: now() + 5_000_000,
+        trials,
+        high_waiting: AtomicU64::new(0),
+        low_holds: AtomicU64::new(0),
+        hog_go: AtomicU64::new(0),
+        done: AtomicBool::new(false),
+    };
     let results = std::thread::scope(|s| {
-        let hog = s.spawn(move || -> Result<Vec<Span>, CharError> {
-            team.start(cpu, priority - 1)?;
-            let mut spans = vec![None; trials as usize];
-            let mut seen = 0;
-            loop {
-                let go = hog_go.load(SeqCst);
-                if go > seen {
-                    seen = go;
-                    let t0 = now();
-                    spin_until(t0 + HOG_BUSY_NS);
-                    spans[go as usize - 1] = Some((t0, now()));
-                } else if done.load(SeqCst) {
-                    return Ok(spans);
-                } else {
-                    std::thread::park_timeout(std::time::Duration::from_millis(50));
-                }
-            }
-        });
-        let hog_thread = hog.thread().clone();
+        let hog = s.spawn(move || hog_thread(sh));
+        let to_wake = hog.thread().clone();
         let low = {
-            let hog_thread = hog_thread.clone();
-            s.spawn(move || -> Result<Vec<Span>, CharError> {
-                team.start(cpu, priority - 2)?;
-                for k in 0..trials {
-                    sleep_until(base + k * TRIAL_NS);
-                    m.lock().map_err(sys("pthread_mutex_lock"))?;
-                    low_holds.store(k + 1, SeqCst);
-                    // Only a block on this section is answered: a high
-                    // thread that blocked after the last look of the
-                    // previous section got that mutex already.
-                    let first = high_waiting.load(SeqCst);
-                    let mut answered = first;
-                    // Wall time: when the hog ran meanwhile, the section
-                    // ends as soon as this thread runs again. The high
-                    // thread is looked for before the clock, so a high
-                    // thread blocked in time always gets its hog (one
-                    // that blocks between the last look and the unlock
-                    // gets none, and its trial is not counted). The
-                    // section lasts its time, and until a high thread
-                    // blocked on it (at most HIGH_WAIT_MAX_NS more).
-                    let end = now() + CRITICAL_SECTION_NS;
-                    let give_up = end + HIGH_WAIT_MAX_NS;
-                    loop {
-                        let waiting = high_waiting.load(SeqCst);
-                        if waiting > answered {
-                            answered = waiting;
-                            hog_go.store(waiting, SeqCst);
-                            hog_thread.unpark();
-                        }
-                        let t = now();
-                        if t >= end && (answered > first || t >= give_up) {
-                            break;
-                        }
-                        std::hint::spin_loop();
-                    }
-                    m.unlock().map_err(sys("pthread_mutex_unlock"))?;
-                }
-                Ok(Vec::new())
-            })
+            let to_wake = to_wake.clone();
+            s.spawn(move || low_thread(sh, &to_wake))
         };
-        let high = s.spawn(move || -> Result<Vec<Span>, CharError> {
-            let _done = Done {
-                done,
-                hog: hog_thread,
-            };
-            team.start(cpu, priority)?;
-            let mut spans = Vec::with_capacity(trials as usize);
-            for k in 0..trials {
-                let wake = base + k * TRIAL_NS + HIGH_AT_NS;
-                sleep_until(wake);
-                // Let the low thread take the mutex first: this thread
-                // runs before it whenever both wake in the same tick.
-                while low_holds.load(SeqCst) <= k && now() < wake + HIGH_WAIT_MAX_NS {
-                    sleep_until(now() + HIGH_STEP_NS);
-                }
-                let got = m.try_lock().map_err(sys("pthread_mutex_trylock"))?;
-                let mut span = None;
-                if !got {
-                    high_waiting.store(k + 1, SeqCst);
-                    let t0 = now();
-                    m.lock().map_err(sys("pthread_mutex_lock"))?;
-                    span = Some((t0, now()));
-                }
-                m.unlock().map_err(sys("pthread_mutex_unlock"))?;
-                spans.push(span);
-            }
-            Ok(spans)
-        });
+        let high = s.spawn(move || high_thread(sh, to_wake));
         vec![hog.join(), low.join(), high.join()]
     });
     let got = all(results)?;
     Ok(tally(&got[2], &got[0]))
+}
+
+/// The medium-priority hog: for each block of the high thread the low
+/// one answers, busy the CPU for `HOG_BUSY_NS`. Its span per trial.
+fn hog_thread(sh: &Shared) -> Result<Vec<Span>, CharError> {
+    sh.team.start(sh.cpu, sh.priority - 1)?;
+    let mut spans = vec![None; sh.trials as usize];
+    let mut seen = 0;
+    loop {
+        let go = sh.hog_go.load(SeqCst);
+        if go > seen {
+            seen = go;
+            let t0 = now();
+            spin_until(t0 + HOG_BUSY_NS);
+            spans[go as usize - 1] = Some((t0, now()));
+        } else if sh.done.load(SeqCst) {
+            return Ok(spans);
+        } else {
+            std::thread::park_timeout(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// The low-priority thread: in each trial, hold the mutex for its
+/// critical section, and let the hog go once the high thread blocks.
+fn low_thread(sh: &Shared, hog: &std::thread::Thread) -> Result<Vec<Span>, CharError> {
+    sh.team.start(sh.cpu, sh.priority - 2)?;
+    for k in 0..sh.trials {
+        sleep_until(sh.base + k * TRIAL_NS);
+        sh.m.lock().map_err(sys("pthread_mutex_lock"))?;
+        sh.low_holds.store(k + 1, SeqCst);
+        // Only a block on this section is answered: a high thread that
+        // blocked after the last look of the previous section got that
+        // mutex already.
+        let first = sh.high_waiting.load(SeqCst);
+        let mut answered = first;
+        // Wall time: when the hog ran meanwhile, the section ends as soon
+        // as this thread runs again. The high thread is looked for before
+        // the clock, so a high thread blocked in time always gets its hog
+        // (one that blocks between the last look and the unlock gets
+        // none, and its trial is not counted). The section lasts its
+        // time, and until a high thread blocked on it (at most
+        // HIGH_WAIT_MAX_NS more).
+        let end = now() + CRITICAL_SECTION_NS;
+        let give_up = end + HIGH_WAIT_MAX_NS;
+        loop {
+            let waiting = sh.high_waiting.load(SeqCst);
+            if waiting > answered {
+                answered = waiting;
+                sh.hog_go.store(waiting, SeqCst);
+                hog.unpark();
+            }
+            let t = now();
+            if t >= end && (answered > first || t >= give_up) {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        sh.m.unlock().map_err(sys("pthread_mutex_unlock"))?;
+    }
+    Ok(Vec::new())
+}
+
+/// The high-priority thread: in each trial, once the low thread holds the
+/// mutex, want it; its wait in `pthread_mutex_lock` per trial (none when
+/// it found the mutex free). Tells the hog to stop when it ends.
+fn high_thread(sh: &Shared, hog: std::thread::Thread) -> Result<Vec<Span>, CharError> {
+    let _done = Done {
+        done: &sh.done,
+        hog,
+    };
+    sh.team.start(sh.cpu, sh.priority)?;
+    let mut spans = Vec::with_capacity(sh.trials as usize);
+    for k in 0..sh.trials {
+        let wake = sh.base + k * TRIAL_NS + HIGH_AT_NS;
+        sleep_until(wake);
+        // Let the low thread take the mutex first: this thread runs before
+        // it whenever both wake in the same tick.
+        while sh.low_holds.load(SeqCst) <= k && now() < wake + HIGH_WAIT_MAX_NS {
+            sleep_until(now() + HIGH_STEP_NS);
+        }
+        let got = sh.m.try_lock().map_err(sys("pthread_mutex_trylock"))?;
+        let mut span = None;
+        if !got {
+            sh.high_waiting.store(k + 1, SeqCst);
+            let t0 = now();
+            sh.m.lock().map_err(sys("pthread_mutex_lock"))?;
+            span = Some((t0, now()));
+        }
+        sh.m.unlock().map_err(sys("pthread_mutex_unlock"))?;
+        spans.push(span);
+    }
+    Ok(spans)
 }
 
 /// The counted trials: the high thread waited and the hog ran.
