@@ -488,12 +488,29 @@ fn level_of(levels: &[ReturnLevel], h: tail::Horizon) -> Option<&ReturnLevel> {
     levels.iter().find(|l| l.horizon == h)
 }
 
-/// A probability of at least one late wake-up.
+/// Below this a deadline risk is printed as a bound, not a number: a
+/// fitted model's own error (a cause the run never met) is far larger
+/// than such figures (5.3·10⁻³⁰¹ is a double's rounding, not a risk).
+/// The JSON keeps the number.
+const RISK_FLOOR: f64 = 1e-12;
+
+/// A probability of at least one late wake-up; below [`RISK_FLOOR`]
+/// (zero included) the bound `< 10⁻¹²`.
 fn risk_prob(p: f64) -> String {
-    if p > 0.0 {
+    if p >= RISK_FLOOR {
         num::probability(p)
     } else {
-        "below 10⁻³⁰⁰".into()
+        format!("< {}", num::power_of_ten(RISK_FLOOR.log10().round() as i32))
+    }
+}
+
+/// `= 3.4·10⁻⁷`, or `< 10⁻¹²` below [`RISK_FLOOR`].
+fn risk_is(p: f64) -> String {
+    let r = risk_prob(p);
+    if r.starts_with('<') {
+        r
+    } else {
+        format!("= {r}")
     }
 }
 
@@ -526,8 +543,8 @@ fn deadline_text(est: &TailEstimate, d: Option<&DeadlineRisk>) -> String {
         );
     }
     format!(
-        "P(a wake-up beyond the deadline {dl} in one hour) = {} (95 % upper bound {}).",
-        risk_prob(d.p_hour),
+        "P(a wake-up beyond the deadline {dl} in one hour) {} (95 % upper bound {}).",
+        risk_is(d.p_hour),
         risk_prob(d.p_hour_upper95)
     )
 }
@@ -991,6 +1008,29 @@ mod tests {
         );
         assert!(!out.contains("bound 0") && !out.contains(" 0 ns"), "{out}");
         assert!(compact(&est).contains("upper bound unknown ("));
+    }
+
+    #[test]
+    fn tail_tiny_deadline_risks_are_a_bound_a_person_can_read() {
+        let rec = synthetic(&[spread(400, 3)]);
+        let (est, _) = analyze_run(&rec, &Ask::default()).unwrap();
+        let d = DeadlineRisk {
+            deadline_ns: 1e6,
+            p_hour: 5.3e-301,
+            p_hour_upper95: 2.0e-9,
+            from: "tail".into(),
+            extrapolation: 9.0,
+            supported: true,
+        };
+        let t = deadline_text(&est, Some(&d));
+        assert!(
+            t.contains("in one hour) < 10⁻¹² (95 % upper bound 2·10⁻⁹)"),
+            "{t}"
+        );
+        assert!(!t.contains("301"), "{t}");
+        assert_eq!(risk_prob(0.0), "< 10⁻¹²");
+        assert_eq!(risk_prob(1e-12), "10⁻¹²");
+        assert_eq!(risk_prob(3.4e-7), "3.4·10⁻⁷");
     }
 
     #[test]
