@@ -469,9 +469,18 @@ impl Store {
             return postgres::open(&path.to_string_lossy(), true)?
                 .ok_or_else(|| StoreError::Invalid("the PostgreSQL store was not created".into()));
         }
+        // What this call creates (directories, the file and SQLite's side
+        // files) is removed again when the open fails (a full disk left
+        // an empty store behind); nothing that was there before is.
+        let mut created = CreatedHere::default();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.is_dir()
         {
+            created.dirs = dir
+                .ancestors()
+                .take_while(|d| !d.as_os_str().is_empty() && d.symlink_metadata().is_err())
+                .map(Path::to_path_buf)
+                .collect();
             std::fs::create_dir_all(dir).map_err(|err| StoreError::CreateDir {
                 path: path.to_path_buf(),
                 err,
@@ -483,6 +492,43 @@ impl Store {
                 detail: "it is a directory".into(),
             });
         }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = path.as_os_str().to_os_string();
+            p.push(suffix);
+            let p = PathBuf::from(p);
+            if p.symlink_metadata().is_err() {
+                created.files.push(p);
+            }
+        }
+        if created.files.first().is_none_or(|f| f != path) {
+            // An existing store: its side files may be another process's
+            // (a writer's -wal) however new; none is ours to remove.
+            created.files.clear();
+        } else {
+            // Made here (O_EXCL): another process's new file is not ours.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    created.files.clear();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                    return Err(StoreError::Full {
+                        path: path.to_path_buf(),
+                        what: "creating it".into(),
+                    });
+                }
+                Err(e) => {
+                    return Err(StoreError::Open {
+                        path: path.to_path_buf(),
+                        detail: e.to_string(),
+                    });
+                }
+            }
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -492,7 +538,10 @@ impl Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
+        // On failure the store (its connection) is dropped first, then
+        // `created` removes what was made.
         store.prepare()?;
+        created.keep();
         Ok(store)
     }
 
@@ -698,6 +747,34 @@ impl Store {
             });
         }
         Ok(())
+    }
+}
+
+/// The files and directories one [`Store::open`] made, removed on drop
+/// unless kept (the open succeeded): files first, then the directories,
+/// deepest first and only when empty.
+#[derive(Default)]
+struct CreatedHere {
+    files: Vec<PathBuf>,
+    /// Deepest first.
+    dirs: Vec<PathBuf>,
+}
+
+impl CreatedHere {
+    fn keep(mut self) {
+        self.files.clear();
+        self.dirs.clear();
+    }
+}
+
+impl Drop for CreatedHere {
+    fn drop(&mut self) {
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir(d);
+        }
     }
 }
 

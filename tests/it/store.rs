@@ -3,7 +3,8 @@
 //! holding all but at most the last checkpoint interval; a store written
 //! at schema 1 opens and migrates; and every bad store or reference
 //! (unknown ids, damaged, foreign, newer, locked, full, unwritable output)
-//! gets one line, exit 2, and leaves the store as it was.
+//! gets one line, exit 2, and leaves the store as it was (a new store a
+//! full disk refused is not left behind, empty).
 
 use crate::util::*;
 use rtscope::record::{RunRecord, RunStatus};
@@ -477,6 +478,49 @@ fn a_full_disk_is_refused_and_the_store_keeps_what_it_had() {
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(ok, "ok");
+    drop(disk);
+}
+
+#[test]
+fn a_full_disk_leaves_no_new_store_behind() {
+    if !require_root() {
+        return;
+    }
+    let dir = TempDir::new("store-full-new");
+    let disk = SmallDisk::mount(dir.join("disk"), "256k");
+    if !require(
+        disk.is_some(),
+        "mount -t tmpfs (refused here: a container without CAP_SYS_ADMIN?) to fill a disk",
+    ) {
+        return;
+    }
+    let disk = disk.unwrap();
+    // A file of someone else's, there before: never removed.
+    let theirs = disk.0.join("theirs.db");
+    std::fs::write(&theirs, b"").unwrap();
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(disk.0.join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let evl = fixture("import/evl-latmus.txt");
+    for db in [disk.0.join("new.db"), disk.0.join("sub/dir/new.db")] {
+        let o = rt(&dir, &db, &["import", evl.to_str().unwrap()]);
+        refused(&o, "no space left");
+        assert!(stderr(&o).contains("nothing was changed"), "{}", stderr(&o));
+    }
+    let o = rt(&dir, &theirs, &["import", evl.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(theirs.exists(), "a file that was there before was removed");
+    let mut left: Vec<String> = std::fs::read_dir(&disk.0)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["filler", "theirs.db"], "left behind");
     drop(disk);
 }
 
