@@ -163,7 +163,8 @@ fn preempt_rt_kernel_detection_verdict_explain_and_pi() {
     g.step("explain-run", 0);
     let explain = g.step("explain", 0);
     let explained: serde_json::Value = serde_json::from_str(&explain).unwrap();
-    if !(explain.contains("rtint-c") || explain.contains("irq/")) {
+    let named = explain.contains("rtint-c") || explain.contains("irq/");
+    if !named {
         // Under TCG the emulator can stall the guest's CPU for longer than
         // any interference (20 ms stalls were seen in CI): the largest
         // spikes, the ones explained, are then all stalls, which explain
@@ -190,7 +191,10 @@ fn preempt_rt_kernel_detection_verdict_explain_and_pi() {
         );
     }
     // The full event set gives the IRQ/thread split, as rtla timerlat's,
-    // and the record says the kernel offers the timerlat tracer.
+    // of the spikes it explains (an emulator's stall, with no timer event
+    // of its own, may have none: then only the stalls above were
+    // explained), and the record says the kernel offers the timerlat
+    // tracer.
     let splits: Vec<&serde_json::Value> = explained["explanations"]
         .as_array()
         .unwrap()
@@ -199,7 +203,7 @@ fn preempt_rt_kernel_detection_verdict_explain_and_pi() {
         .filter(|s| s["state"] == "known")
         .collect();
     assert!(
-        !splits.is_empty(),
+        !splits.is_empty() || !named,
         "no explanation carries the IRQ/thread split"
     );
     for s in splits {
