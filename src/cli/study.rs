@@ -532,26 +532,22 @@ fn dry(spec: &spec::Spec, by_boot: bool) -> Result<Exit> {
         }
     );
     // The groups of runs, each with its heading (none without --reboot).
-    let mut groups: Vec<(Option<String>, Vec<&crate::study::matrix::Slot>)> = Vec::new();
-    if by_boot && boots.any() {
-        let kernel = Kernel::running();
-        let (here, rest): (Vec<_>, Vec<_>) = slots
-            .iter()
-            .partition(|s| boots.check(&boots.needs[s.cell], &kernel).is_ok());
-        if !here.is_empty() {
-            groups.push((Some("on this boot:".to_string()), here));
-        }
-        for (need, config) in boots.distinct(rest.iter().map(|s| s.cell)) {
-            let of: Vec<_> = rest
-                .iter()
-                .copied()
-                .filter(|s| boots.needs[s.cell] == *need)
-                .collect();
-            groups.push((Some(format!("after a boot into {config}:")), of));
-        }
+    let groups: Vec<(Option<String>, Vec<&crate::study::matrix::Slot>)> = if by_boot && boots.any()
+    {
+        boots
+            .by_boot(&slots, &Kernel::running())
+            .into_iter()
+            .map(|(config, of)| {
+                let heading = match config {
+                    None => "on this boot:".to_string(),
+                    Some(c) => format!("after a boot into {c}:"),
+                };
+                (Some(heading), of)
+            })
+            .collect()
     } else {
-        groups.push((None, slots.iter().collect()));
-    }
+        vec![(None, slots.iter().collect())]
+    };
     let mut n = 0;
     for (heading, group) in groups {
         if let Some(h) = heading {

@@ -7,7 +7,7 @@
 //! do taking effect (the CPUs isolcpus and nohz_full took, the model
 //! `preempt=` chose). Pure.
 
-use super::matrix::Cell;
+use super::matrix::{Cell, Slot};
 use super::spec::{Setting, Spec};
 use crate::sysinfo::cmdline::{kernel_params, param_name};
 use crate::sysinfo::kernel_match::{self, Kernel};
@@ -155,6 +155,34 @@ impl Boots {
             }
         }
         out
+    }
+
+    /// `slots` in the order a round that reboots measures them: those
+    /// the running boot (`kernel`) serves first, then each
+    /// configuration's, in the order the schedule first needs it (as
+    /// [`super::reboot::decide`] takes them with [`Self::distinct`]).
+    /// Each group has its configuration's label, `None` for this boot.
+    pub fn by_boot<'s>(
+        &self,
+        slots: &'s [Slot],
+        kernel: &Kernel,
+    ) -> Vec<(Option<String>, Vec<&'s Slot>)> {
+        let (here, rest): (Vec<&Slot>, Vec<&Slot>) = slots
+            .iter()
+            .partition(|s| self.check(&self.needs[s.cell], kernel).is_ok());
+        let mut groups = Vec::new();
+        if !here.is_empty() {
+            groups.push((None, here));
+        }
+        for (need, config) in self.distinct(rest.iter().map(|s| s.cell)) {
+            let of = rest
+                .iter()
+                .copied()
+                .filter(|s| self.needs[s.cell] == *need)
+                .collect();
+            groups.push((Some(config), of));
+        }
+        groups
     }
 
     /// Whether the running boot is the one `need` asks for: `Err` says
