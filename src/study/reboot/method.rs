@@ -213,16 +213,44 @@ pub fn take(steps: &[Step], root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Take `steps` until one works (the ways of rebooting, best first).
-pub fn take_first(steps: &[Step], root: &Path) -> Result<()> {
+/// Take the ways of rebooting, best first, until one works.
+///
+/// A reboot step can look failed because the reboot it asked for is
+/// already under way: the shutdown stops the study's unit and every
+/// process in it, the step's included (`systemctl kexec` killed while it
+/// waits for its answer). Trying the next way then, or undoing the
+/// arranged boot (`kexec -u`), would break the reboot taking place. So a
+/// step ended by a signal, or one that fails while `going_down` says the
+/// system is stopping, counts as done.
+pub fn take_first(steps: &[Step], root: &Path, going_down: &dyn Fn() -> bool) -> Result<()> {
     let mut last = None;
     for s in steps {
         match take_one(s, root) {
             Ok(()) => return Ok(()),
+            Err(e) if e.downcast_ref::<Killed>().is_some() || going_down() => return Ok(()),
             Err(e) => last = Some(e),
         }
     }
     Err(last.unwrap_or_else(|| anyhow::anyhow!("nothing to run")))
+}
+
+/// A step's command ended by a signal.
+#[derive(Debug, thiserror::Error)]
+#[error("`{step}` was ended by signal {signal}")]
+struct Killed {
+    step: String,
+    signal: i32,
+}
+
+/// Whether systemd says the system is shutting down (`systemctl
+/// is-system-running` prints `stopping`); false where it cannot be asked.
+pub fn system_stopping() -> bool {
+    std::process::Command::new("systemctl")
+        .arg("is-system-running")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "stopping")
 }
 
 fn under(root: &Path, p: &Path) -> PathBuf {
@@ -238,6 +266,13 @@ fn take_one(s: &Step, root: &Path) -> Result<()> {
                 .stdin(std::process::Stdio::null())
                 .output()
                 .with_context(|| format!("cannot run {}", argv[0]))?;
+            if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
+                return Err(Killed {
+                    step: s.to_string(),
+                    signal,
+                }
+                .into());
+            }
             if !out.status.success() {
                 let said = String::from_utf8_lossy(&out.stderr);
                 bail!("`{s}` failed ({}): {}", out.status, said.trim());
@@ -297,6 +332,31 @@ mod tests {
             .collect();
         assert_eq!(r, ["systemctl kexec", "sh -c 'sync; exec kexec -e'"]);
         assert_eq!(Method::Kexec.cancel("s")[0].to_string(), "kexec -u");
+    }
+
+    #[test]
+    fn a_reboot_step_ended_by_the_shutdown_is_not_a_failed_reboot() {
+        let d = std::env::temp_dir();
+        let sh = |c: &str| run(&["sh", "-c", c]);
+        let tried = d.join(format!("rtscope-reboot-tried-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tried);
+        let next = sh(&format!("touch {}", tried.display()));
+        // Killed while it waits (the shutdown stopping the unit): done, and
+        // the next way is not tried.
+        take_first(&[sh("kill -TERM $$"), next.clone()], &d, &|| false).unwrap();
+        assert!(!tried.exists(), "the next way was tried");
+        // Failing while the system is stopping: done too.
+        take_first(&[sh("exit 1"), next.clone()], &d, &|| true).unwrap();
+        assert!(!tried.exists());
+        // Failing otherwise: the next way is tried; when all fail, the
+        // last error says what it printed.
+        let e = take_first(&[sh("exit 1"), sh("echo no >&2; exit 3")], &d, &|| false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exit status: 3") && e.ends_with("no"), "{e}");
+        take_first(&[sh("exit 1"), next], &d, &|| false).unwrap();
+        assert!(tried.exists(), "the next way was not tried");
+        let _ = std::fs::remove_file(&tried);
     }
 
     #[test]

@@ -351,7 +351,7 @@ pub fn take(
         return Ok(false);
     }
     hold();
-    if let Err(e) = method::take_first(&plan.method.reboot(), root) {
+    if let Err(e) = method::take_first(&plan.method.reboot(), root, &method::system_stopping) {
         let why = format!("the machine could not be rebooted: {e:#}");
         store.end_boot(id, BootState::Cancelled, Some(&why))?;
         let _ = method::take(&plan.method.cancel(&study.row.name), root);
