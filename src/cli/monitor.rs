@@ -5,8 +5,8 @@
 
 use super::Exit;
 use super::{cpulist, duration};
-use crate::engine::{Fanout, MeasureConfig, Observer, Policy};
-use crate::measure::settings::parse::micros;
+use crate::engine::{Fanout, Observer, Policy};
+use crate::measure::settings::{Settings, parse::micros};
 use crate::measure::{Request, Session, Status};
 use crate::metrics::MetricsObserver;
 use crate::monitor::{MonitorConfig, WindowRoller};
@@ -134,7 +134,8 @@ pub struct MonitorArgs {
 }
 
 impl MonitorArgs {
-    pub fn config(&self) -> Result<MeasureConfig> {
+    /// The options a monitor refuses that `measure` would take.
+    fn check(&self) -> Result<()> {
         if self.window_ns < 1_000_000_000 {
             bail!(
                 "--window {} is below the 1s minimum",
@@ -152,15 +153,7 @@ impl MonitorArgs {
         if !matches!(self.policy, Policy::Other | Policy::Fifo | Policy::Rr) {
             bail!("monitor measures with --policy other, fifo or rr");
         }
-        Ok(MeasureConfig {
-            cpus: self.affinity.clone().map(|c| c.0),
-            interval_ns: self.interval_ns,
-            policy: self.policy,
-            priority: self.priority,
-            // The run's own window series is the monitor's windows.
-            window_ns: self.window_ns,
-            ..MeasureConfig::default()
-        })
+        Ok(())
     }
 
     /// How long windows keep their histogram: `--keep-histograms`, at
@@ -189,16 +182,23 @@ impl MonitorArgs {
         Ok(keep)
     }
 
-    /// The measurement of the monitor, saved in `db` (`--db`; `None`:
-    /// the default store).
-    pub fn request(&self, db: Option<&Path>) -> Result<Request> {
-        let mut tags = super::import::tag_map(&self.tags)?;
-        if tags.insert("monitor".into(), self.name.clone()).is_some() {
+    /// The monitor's measurement as `measure`'s settings: a run without
+    /// end whose window series is the monitor's windows, saved in `db`
+    /// (`--db`; `None`: the default store), tagged `monitor=NAME`.
+    pub fn settings(&self, db: Option<&Path>) -> Result<Settings> {
+        self.check()?;
+        if self.tags.iter().any(|(k, _)| k == "monitor") {
             bail!("--tag monitor=... is set by the monitor (its --name)");
         }
-        Ok(Request {
-            config: self.config()?,
-            load: self.load.request(),
+        let mut tags = self.tags.clone();
+        tags.push(("monitor".into(), self.name.clone()));
+        let load = self.load.request();
+        Ok(Settings {
+            affinity: self.affinity.clone().map(|c| c.0),
+            interval_ns: Some(self.interval_ns),
+            policy: Some(self.policy),
+            priority: self.priority,
+            window_ns: Some(self.window_ns),
             checkpoint_ns: Some(self.checkpoint_ns),
             deadline_ns: self.deadline_ns,
             label: Some(
@@ -208,11 +208,22 @@ impl MonitorArgs {
             ),
             host: self.host.clone(),
             tags,
-            command_line: crate::redact::own_command_line(),
-            force_shared_cpus: self.force,
-            store: db.map(Path::to_path_buf),
-            ..Request::default()
+            force: self.force,
+            load: load.spec,
+            load_file: load.file,
+            load_cpus: load.cpus,
+            load_dir: load.dir,
+            db: db.map(Path::to_path_buf),
+            ..Settings::default()
         })
+    }
+
+    /// The monitor's measuring request (its settings' request, with the
+    /// monitor's own command line).
+    pub fn request(&self, db: Option<&Path>) -> Result<Request> {
+        let mut r = self.settings(db)?.request()?;
+        r.command_line = crate::redact::own_command_line();
+        Ok(r)
     }
 }
 
@@ -293,5 +304,91 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
         Status::Ok | Status::LimitExceeded => Ok(Exit::Ok),
         Status::NotWritten(failures) => bail!("{}", failures.join("; ")),
         Status::ThreadFailed => bail!("measuring stopped on an error"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    #[command(name = "x", disable_help_flag = true)]
+    enum Line {
+        Monitor(MonitorArgs),
+        Measure(super::super::measure::MeasureArgs),
+    }
+
+    fn request(words: &[&str]) -> Result<Request> {
+        let db = Some(Path::new("/tmp/s.db"));
+        match Line::try_parse_from(std::iter::once("x").chain(words.iter().copied())).unwrap() {
+            Line::Monitor(m) => m.request(db),
+            Line::Measure(m) => m.request(db),
+        }
+    }
+
+    /// A monitor measures as `measure` would with the same options, its
+    /// window, checkpoint, label and tag: one way to a request.
+    #[test]
+    fn a_monitor_asks_what_measure_would_with_its_options() {
+        let monitor = request(&[
+            "monitor",
+            "--name",
+            "bench",
+            "-a",
+            "0",
+            "-i",
+            "500",
+            "-p",
+            "80",
+            "--deadline",
+            "300us",
+            "--tag",
+            "site=lab",
+            "--load",
+            "cpu",
+            "--window",
+            "10s",
+        ])
+        .unwrap();
+        let measure = request(&[
+            "measure",
+            "-a",
+            "0",
+            "-i",
+            "500",
+            "-p",
+            "80",
+            "--deadline",
+            "300us",
+            "--tag",
+            "site=lab",
+            "--tag",
+            "monitor=bench",
+            "--load",
+            "cpu",
+            "--window",
+            "10s",
+            "--checkpoint",
+            "60s",
+            "--label",
+            "monitor bench",
+        ])
+        .unwrap();
+        let shown = |r: &Request| {
+            let mut r = r.clone();
+            r.command_line.clear();
+            format!("{r:?}")
+        };
+        assert_eq!(shown(&monitor), shown(&measure));
+        assert_eq!(monitor.config.window_ns, 10_000_000_000);
+        assert_eq!(monitor.tags["monitor"], "bench");
+
+        let e = request(&["monitor", "--tag", "monitor=x"]).unwrap_err();
+        assert!(e.to_string().contains("set by the monitor"), "{e}");
+        let e = request(&["monitor", "--tag", "a=1", "--tag", "a=2"]).unwrap_err();
+        assert!(e.to_string().contains("--tag a is given twice"), "{e}");
+        let e = request(&["monitor", "--window", "500ms"]).unwrap_err();
+        assert!(e.to_string().contains("below the 1s minimum"), "{e}");
     }
 }
