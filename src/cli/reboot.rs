@@ -351,67 +351,6 @@ pub fn pause_or_stop(db: Option<&Path>, name: &str, stop: bool) -> Result<Exit> 
     Ok(Exit::Ok)
 }
 
-/// What `study status` says of a study's reboots.
-pub fn status_lines(study: &Study) -> Vec<String> {
-    let Some(r) = &study.round else {
-        return Vec::new();
-    };
-    let plan = reboot::Plan::parse(&r.plan).ok();
-    let mut out = vec![format!(
-        "reboots: round {} {}{} · {} of at most {} taken{}",
-        r.round,
-        r.state.name(),
-        r.detail
-            .as_deref()
-            .map(|d| format!(" ({d})"))
-            .unwrap_or_default(),
-        reboot::reboots_taken(study),
-        plan.as_ref().map(|p| p.max_reboots).unwrap_or(0),
-        plan.as_ref()
-            .map(|p| format!(
-                " by {}; home: {} \"{}\"",
-                p.method.name(),
-                p.home.release,
-                p.home.cmdline
-            ))
-            .unwrap_or_default(),
-    )];
-    for b in &study.boot_rows {
-        out.push(format!(
-            "  {}  {:<9} {}{}",
-            crate::units::fmt_unix_utc(b.asked_at_unix_ns),
-            b.state.name(),
-            b.config,
-            b.detail
-                .as_deref()
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default()
-        ));
-    }
-    out
-}
-
-/// The same, as JSON.
-pub fn status_json(study: &Study) -> serde_json::Value {
-    let Some(r) = &study.round else {
-        return serde_json::Value::Null;
-    };
-    serde_json::json!({
-        "round": r.round,
-        "state": r.state.name(),
-        "detail": r.detail,
-        "taken": reboot::reboots_taken(study),
-        "plan": reboot::Plan::parse(&r.plan).ok(),
-        "boots": study.boot_rows.iter().map(|b| serde_json::json!({
-            "config": b.config,
-            "state": b.state.name(),
-            "detail": b.detail,
-            "asked_at_unix_ns": b.asked_at_unix_ns,
-            "ended_at_unix_ns": b.ended_at_unix_ns,
-        })).collect::<Vec<_>>(),
-    })
-}
-
 /// The unit of a study that is no longer in the store: removed.
 pub fn forget(name: &str) -> Result<()> {
     if unit::remove(root(), name)? {

@@ -14,7 +14,7 @@ use crate::study::{self as lib, StudyError, check, results};
 use crate::sysinfo::kernel_match::Kernel;
 use crate::text::num::counted;
 use crate::ui::live::Signals;
-use crate::units::{fmt_duration, fmt_unix_utc, us_cell};
+use crate::units::{fmt_duration, us_cell};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -589,160 +589,16 @@ fn status(db: Option<&Path>, name: Option<&str>, json: bool) -> Result<Exit> {
         .filter(|n| *n != study.row.name)
         .collect();
     if json {
-        super::print_json(&status_json(&store, &study, &kernel)?)?;
+        super::print_json(&crate::study::status::json(&store, &study, &kernel)?)?;
         return Ok(Exit::Ok);
     }
-    let spec = &study.spec;
-    outln!(
-        "study {} · {} × {}, {} per run · order {} (seed {}) · stored {}",
-        study.row.name,
-        counted(study.cells.len() as u64, "cell", "cells"),
-        counted(spec.repetitions as u64, "repetition", "repetitions"),
-        fmt_duration(spec.duration_ns),
-        spec.order.name(),
-        study.row.seed,
-        fmt_unix_utc(study.row.created_at_unix_ns)
-    );
-    if let Some(p) = &study.row.file_path {
-        outln!("file: {p}");
-    }
-    outln!(
-        "runs: {} done, {} to do on this kernel ({}), {} waiting for another kernel{}",
-        study.done(),
-        study.to_do(),
-        kernel.describe(),
-        study.waiting(),
-        match &study.row.running {
-            Some(o) => format!(" · being run by pid {} on {}", o.pid, o.host),
-            None => String::new(),
-        }
-    );
-    outln!(
-        "{:>4}  {:<40} {:>3}  {:<24} {:>5}  {:>9}  {:>9}",
-        "#",
-        "cell",
-        "rep",
-        "state",
-        "run",
-        "p99 µs",
-        "max µs"
-    );
-    for s in &study.slots {
-        let (state, run) = slot_text(&store, s)?;
-        let (p99, max) = match &run {
-            Some(r) => (us_cell(r.p99_ns), us_cell(r.max_ns)),
-            None => (String::new(), String::new()),
-        };
-        outln!(
-            "{:>4}  {:<40} {:>3}  {:<24} {:>5}  {:>9}  {:>9}",
-            s.slot.position + 1,
-            s.slot.label,
-            s.slot.repetition,
-            state,
-            run.as_ref().map(|r| r.id.to_string()).unwrap_or_default(),
-            p99,
-            max
-        );
-    }
-    for line in super::reboot::status_lines(&study) {
+    for line in crate::study::status::lines(&store, &study, &kernel)? {
         outln!("{line}");
     }
     if !others.is_empty() {
         outln!("other studies in the store: {}", others.join(", "));
     }
     Ok(Exit::Ok)
-}
-
-/// The facts `status` shows of a finished run.
-struct RunFacts {
-    id: i64,
-    p99_ns: Option<u64>,
-    max_ns: Option<u64>,
-}
-
-/// A slot's state for people, and its run if done.
-fn slot_text(
-    store: &Store,
-    s: &crate::study::state::SlotStatus,
-) -> Result<(String, Option<RunFacts>)> {
-    let cut = match s.interrupted() {
-        0 => String::new(),
-        n => format!(" ({n} cut short)"),
-    };
-    Ok(match &s.state {
-        SlotState::Done { run_uuid } => {
-            let run = match store.find_uuid(run_uuid)? {
-                Some(id) => {
-                    let r = store.load(id)?;
-                    Some(RunFacts {
-                        id,
-                        p99_ns: r.overall.p99_ns,
-                        max_ns: r.overall.max_ns,
-                    })
-                }
-                None => None,
-            };
-            (format!("done{cut}"), run)
-        }
-        SlotState::Running => ("running".into(), None),
-        SlotState::Waiting { boot, .. } => (format!("waits for {boot}"), None),
-        SlotState::CannotBoot { .. } => ("boot failed".into(), None),
-        SlotState::ToDo => match s.failure() {
-            Some(_) => (format!("failed{cut}"), None),
-            None if s.interrupted() > 0 => ("cut short, to redo".into(), None),
-            None => ("to do".into(), None),
-        },
-    })
-}
-
-fn status_json(store: &Store, study: &Study, kernel: &Kernel) -> Result<serde_json::Value> {
-    let mut slots = Vec::new();
-    for s in &study.slots {
-        let (state, run) = slot_text(store, s)?;
-        let kind = match &s.state {
-            SlotState::Done { .. } => "done",
-            SlotState::Running => "running",
-            SlotState::Waiting { .. } => "waiting",
-            SlotState::CannotBoot { .. } => "cannot_boot",
-            SlotState::ToDo => "to_do",
-        };
-        slots.push(serde_json::json!({
-            "position": s.slot.position + 1,
-            "cell": s.slot.cell + 1,
-            "label": s.slot.label,
-            "repetition": s.slot.repetition,
-            "kernel": s.slot.kernel,
-            "state": kind,
-            "state_text": state,
-            "attempts": s.attempts.iter().map(|a| serde_json::json!({
-                "state": a.state.name(),
-                "run_uuid": a.run_uuid,
-                "detail": a.detail,
-                "kernel_release": a.kernel_release,
-                "preemption_model": a.preemption_model,
-            })).collect::<Vec<_>>(),
-            "run_id": run.as_ref().map(|r| r.id),
-            "p99_ns": run.as_ref().and_then(|r| r.p99_ns),
-            "max_ns": run.as_ref().and_then(|r| r.max_ns),
-        }));
-    }
-    Ok(serde_json::json!({
-        "name": study.row.name,
-        "uuid": study.row.uuid,
-        "seed": study.row.seed,
-        "order": study.spec.order.name(),
-        "duration_ns": study.spec.duration_ns,
-        "repetitions": study.spec.repetitions,
-        "cells": study.cells.len(),
-        "runs": study.slots.len(),
-        "done": study.done(),
-        "to_do": study.to_do(),
-        "waiting": study.waiting(),
-        "kernel": { "release": kernel.release, "preemption_model": kernel.preemption_model },
-        "running_pid": study.row.running.as_ref().map(|o| o.pid),
-        "reboots": super::reboot::status_json(study),
-        "slots": slots,
-    }))
 }
 
 fn report(

@@ -22,6 +22,7 @@ pub mod results;
 pub mod run;
 pub mod spec;
 pub mod state;
+pub mod status;
 
 use thiserror::Error;
 

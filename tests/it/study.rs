@@ -475,6 +475,24 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
     assert_code(&o, 0);
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("0.0-never*"), "the waiting kernel is named");
+    // The status and the report number a cell alike: each line of the
+    // status names its run's cell as the report's heading does.
+    let text = stdout(&lab.run(&["study", "status", "kern"]));
+    for slot in s["slots"].as_array().unwrap() {
+        let cell = format!("{}. {}", slot["cell"], slot["label"].as_str().unwrap());
+        assert!(
+            html.contains(&format!("<h3>{cell}</h3>")),
+            "{cell} not in the report"
+        );
+        let line = text
+            .lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with(&format!("{} ", slot["position"]))
+            })
+            .unwrap_or_else(|| panic!("run {} not in the status:\n{text}", slot["position"]));
+        assert!(line.contains(&cell), "{line:?} should name {cell:?}");
+    }
     assert!(!html.contains("<script"));
     // Gates: every cell is above 1 ns; none above 1 hour; one that selects
     // nothing is an error.
