@@ -28,14 +28,15 @@ pub enum SessionError {
     StoreOpen(#[source] StoreError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(transparent)]
-    Isolation(anyhow::Error),
+    /// The isolation could not be applied (its whole cause chain).
+    #[error("{0}")]
+    Isolation(String),
     /// Another rtscope measures these CPUs (or the locks failed).
     #[error(transparent)]
     CpusBusy(#[from] crate::cpulock::CpuLockError),
     /// A result file that cannot be written.
     #[error(transparent)]
-    Output(anyhow::Error),
+    Output(#[from] crate::output::OutputError),
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// Kernel tracing for --explain could not be set up.

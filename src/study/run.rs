@@ -235,9 +235,9 @@ fn run_one(
     let outcome = match display.metrics() {
         Some(feed) => {
             let mut m = MetricsObserver::new(feed, session.plan(), session.context());
-            session.run(&mut Fanout::new(vec![display.observer(), &mut m]))
+            session.run(&mut Fanout::new(vec![display.observer(), &mut m]), stop)
         }
-        None => session.run(display.observer()),
+        None => session.run(display.observer(), stop),
     };
     let (state, detail, end) = match outcome {
         Err(e) => {
