@@ -26,6 +26,10 @@ pub enum SessionError {
     Privilege(String),
     #[error("the run store cannot be used (--no-save measures without it)")]
     StoreOpen(#[source] StoreError),
+    /// A signal ended the wait for the store's server before measuring
+    /// began.
+    #[error("{0}; nothing was measured")]
+    StoreInterrupted(StoreError),
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The isolation could not be applied (its whole cause chain).

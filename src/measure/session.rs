@@ -64,7 +64,8 @@ pub struct Session {
 impl Session {
     /// Check `request`, then set everything up: load, isolation, plan,
     /// the run's row in the store. `stop` (set by a signal) ends the
-    /// set-up early with [`SessionError::Interrupted`].
+    /// set-up early with [`SessionError::Interrupted`], and the wait for
+    /// a PostgreSQL store's server with [`SessionError::StoreInterrupted`].
     pub fn prepare(mut request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
         request.config.late_above_ns = request.explain_above_ns;
         let (_, load_plan) = Session::refusal(&request)?;
@@ -81,8 +82,11 @@ impl Session {
         let store = match request.checkpoint_ns {
             Some(_) => Some(
                 crate::store::locate(request.store.as_deref())
-                    .and_then(|p| Store::open(&p))
-                    .map_err(SessionError::StoreOpen)?,
+                    .and_then(|p| Store::open_or_stop(&p, stop))
+                    .map_err(|e| match e {
+                        e if e.is_interrupted() => SessionError::StoreInterrupted(e),
+                        e => SessionError::StoreOpen(e),
+                    })?,
             ),
             None => None,
         };

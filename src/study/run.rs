@@ -227,7 +227,9 @@ fn run_one(
     };
     let session = match Session::prepare(request, stop) {
         Ok(s) => s,
-        Err(SessionError::Interrupted) => return Ok(RunEnd::Interrupted),
+        Err(SessionError::Interrupted | SessionError::StoreInterrupted(_)) => {
+            return Ok(RunEnd::Interrupted);
+        }
         Err(e) => return failed(format!("{:#}", anyhow::Error::from(e))),
     };
     let uuid = session.context().run_uuid.clone();
