@@ -2,13 +2,15 @@
 //! lists it, `last` / `latest`, or the start of its uuid) or a run record
 //! file (`*.json`). Every command that takes `RUN…` resolves it here; the
 //! store is `db` (`--db`) when given, else `RTSCOPE_DB`, else the default
-//! ([`store::locate`]).
+//! ([`store::locate`]). `stop` (set by a signal) ends the wait for a
+//! PostgreSQL store's server.
 
 use crate::characterization::Characterization;
 use crate::record::{ReadError, RunRecord};
 use crate::store::{self, Store, StoreError};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Where a run was loaded from, for messages: `run 3`, or `the run
 /// record FILE`.
@@ -40,12 +42,16 @@ fn may_be_uuid(reference: &str) -> bool {
 }
 
 /// Load the run that `reference` names.
-pub fn load(db: Option<&Path>, reference: &str) -> Result<RunRecord> {
-    load_with_origin(db, reference).map(|(rec, _)| rec)
+pub fn load(db: Option<&Path>, reference: &str, stop: &AtomicBool) -> Result<RunRecord> {
+    load_with_origin(db, reference, stop).map(|(rec, _)| rec)
 }
 
 /// Load the run that `reference` names, and say where it came from.
-pub fn load_with_origin(db: Option<&Path>, reference: &str) -> Result<(RunRecord, Origin)> {
+pub fn load_with_origin(
+    db: Option<&Path>,
+    reference: &str,
+    stop: &AtomicBool,
+) -> Result<(RunRecord, Origin)> {
     let path = Path::new(reference);
     let stored = is_store_only(reference) || may_be_uuid(reference);
     let from_file = || load_file(path).map(|rec| (rec, Origin::File(path.to_path_buf())));
@@ -58,7 +64,7 @@ pub fn load_with_origin(db: Option<&Path>, reference: &str) -> Result<(RunRecord
         );
     }
     let from_store = || -> Result<(RunRecord, Origin)> {
-        let s = open_store(db, reference)?;
+        let s = open_store(db, reference, stop)?;
         let id = s.resolve(reference)?;
         if s.is_characterization(id)? {
             bail!(
@@ -80,10 +86,11 @@ pub fn load_with_origin(db: Option<&Path>, reference: &str) -> Result<(RunRecord
 pub fn load_named(
     db: Option<&Path>,
     references: &[String],
+    stop: &AtomicBool,
 ) -> Result<Vec<crate::report::NamedRun>> {
     let loaded = references
         .iter()
-        .map(|r| Ok((r.clone(), load(db, r)?)))
+        .map(|r| Ok((r.clone(), load(db, r, stop)?)))
         .collect::<Result<Vec<_>>>()?;
     Ok(crate::report::name_runs(loaded))
 }
@@ -95,6 +102,7 @@ pub fn load_named(
 pub fn load_characterization(
     db: Option<&Path>,
     reference: &str,
+    stop: &AtomicBool,
 ) -> Result<Option<Characterization>> {
     let path = Path::new(reference);
     if path.is_file() && !is_store_only(reference) {
@@ -115,7 +123,7 @@ pub fn load_characterization(
     if !(is_store_only(reference) || may_be_uuid(reference)) {
         return Ok(None);
     }
-    let Some(s) = Store::open_existing(&store::locate(db)?)? else {
+    let Some(s) = Store::open_existing_or_stop(&store::locate(db)?, stop)? else {
         return Ok(None);
     };
     let Ok(id) = s.resolve(reference) else {
@@ -132,10 +140,11 @@ pub fn load_characterization(
 pub fn load_characterizations(
     db: Option<&Path>,
     references: &[String],
+    stop: &AtomicBool,
 ) -> Result<Option<Vec<Characterization>>> {
     let mut found = Vec::new();
     for r in references {
-        found.push(load_characterization(db, r)?);
+        found.push(load_characterization(db, r, stop)?);
     }
     if found.iter().all(Option::is_none) {
         return Ok(None);
@@ -151,9 +160,9 @@ pub fn load_characterizations(
 
 /// The store `db` locates, which must exist since `reference` (for
 /// the message) names runs in it.
-pub fn open_store(db: Option<&Path>, reference: &str) -> Result<Store> {
+pub fn open_store(db: Option<&Path>, reference: &str, stop: &AtomicBool) -> Result<Store> {
     let db = store::locate(db)?;
-    match Store::open_existing(&db)? {
+    match Store::open_existing_or_stop(&db, stop)? {
         Some(s) => Ok(s),
         None => Err(StoreError::NoStore {
             reference: reference.to_string(),
@@ -164,8 +173,8 @@ pub fn open_store(db: Option<&Path>, reference: &str) -> Result<Store> {
 }
 
 /// Load a run from the store `db` locates.
-pub fn load_stored(db: Option<&Path>, reference: &str) -> Result<RunRecord> {
-    let s = open_store(db, reference)?;
+pub fn load_stored(db: Option<&Path>, reference: &str, stop: &AtomicBool) -> Result<RunRecord> {
+    let s = open_store(db, reference, stop)?;
     let id = s.resolve(reference)?;
     Ok(s.load(id)?)
 }
@@ -193,7 +202,7 @@ mod tests {
         assert!(!is_store_only("run.json"));
         assert!(may_be_uuid("0123abcd"));
         assert!(!may_be_uuid("abc"));
-        let e = load(None, "no/such/file.json").unwrap_err();
+        let e = load(None, "no/such/file.json", &AtomicBool::new(false)).unwrap_err();
         assert!(e.to_string().contains("rtscope runs"), "{e}");
     }
 }

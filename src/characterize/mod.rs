@@ -67,8 +67,8 @@ pub enum CharError {
     #[error("isolating the CPUs: {0:#}")]
     Isolation(anyhow::Error),
     /// The `--json` file cannot be written.
-    #[error("{0:#}")]
-    Output(anyhow::Error),
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     #[error("serializing the characterization")]
     Serialize(#[source] serde_json::Error),
     #[error(transparent)]

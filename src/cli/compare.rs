@@ -9,6 +9,7 @@ use crate::{output, runref};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 fn metric(s: &str) -> Result<String, String> {
     if crate::record::METRICS.contains(&s) {
@@ -120,7 +121,7 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     for p in args.json.iter().chain(args.output.iter()) {
         output::check_writable(p, "compare output")?;
     }
-    if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
+    if let Some(cs) = runref::load_characterizations(db, &args.runs, &AtomicBool::new(false))? {
         if args.fail_if_worse.is_some() {
             anyhow::bail!(
                 "--fail-if-worse gates latency runs; characterizations are compared side by side only"
@@ -138,7 +139,7 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         out!("{}", crate::characterize::compare::render(&cs, &args.runs));
         return Ok(Exit::Ok);
     }
-    let mut runs = runref::load_named(db, &args.runs)?;
+    let mut runs = runref::load_named(db, &args.runs, &AtomicBool::new(false))?;
     if let Some(d) = args.deadline_ns {
         for r in &mut runs {
             r.record.limits.deadline_ns = Some(d);

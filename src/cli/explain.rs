@@ -9,6 +9,7 @@ use crate::runref;
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 /// Explain why a wake-up was late, from kernel trace events.
 ///
@@ -91,7 +92,7 @@ fn explain_trace(path: &std::path::Path, max_bytes: u64, json: bool) -> Result<E
 }
 
 fn explain_run(db: Option<&std::path::Path>, reference: &str, json: bool) -> Result<Exit> {
-    let (rec, origin) = runref::load_with_origin(db, reference)?;
+    let (rec, origin) = runref::load_with_origin(db, reference, &AtomicBool::new(false))?;
     let Some(x) = &rec.explain else {
         bail!(
             "{origin} was measured without --explain: nothing to explain (measure with --explain)"

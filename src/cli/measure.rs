@@ -467,9 +467,12 @@ fn run_request(
     let outcome = match &metrics {
         Some(m) => {
             let mut exporter = MetricsObserver::new(m.feed(), session.plan(), session.context());
-            session.run(&mut Fanout::new(vec![&mut live, &mut exporter]))?
+            session.run(
+                &mut Fanout::new(vec![&mut live, &mut exporter]),
+                &signals.stop,
+            )?
         }
-        None => session.run(&mut live)?,
+        None => session.run(&mut live, &signals.stop)?,
     };
     // A closed standard output (`| head`) must not turn into an error now
     // that everything is written.

@@ -290,7 +290,7 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
         parts.push(e);
     }
     let threads = session.plan().threads.len() as u64;
-    let outcome = session.run(&mut Fanout::new(parts))?;
+    let outcome = session.run(&mut Fanout::new(parts), &signals.stop)?;
     eprint!("{}", outcome.summary_text());
     eprintln!(
         "rtscope: monitor saved {} ({} each)",

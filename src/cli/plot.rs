@@ -8,6 +8,7 @@ use crate::{output, runref};
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 fn kind(s: &str) -> Result<Kind, String> {
     Kind::parse(s).ok_or_else(|| format!("unknown kind '{s}': use hist, exceedance or timeline"))
@@ -148,7 +149,7 @@ pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<(plot::Figur
 pub fn run(args: &PlotArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let format = format_of(&args.output)?;
     output::check_writable(&args.output, "figure file")?;
-    let runs = runref::load_named(db, &args.runs)?;
+    let runs = runref::load_named(db, &args.runs, &AtomicBool::new(false))?;
     let title = args
         .title
         .clone()

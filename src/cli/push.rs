@@ -9,6 +9,7 @@ use crate::store::{Store, StoreError};
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 /// Copy runs to another run store, e.g. a lab's shared PostgreSQL.
 ///
@@ -31,7 +32,7 @@ pub struct PushArgs {
 }
 
 pub fn run(args: &PushArgs, db: Option<&std::path::Path>) -> Result<Exit> {
-    let from = runref::open_store(db, &args.runs.join(" "))?;
+    let from = runref::open_store(db, &args.runs.join(" "), &AtomicBool::new(false))?;
     let mut ids = Vec::with_capacity(args.runs.len());
     for r in &args.runs {
         ids.push(from.resolve(r)?);

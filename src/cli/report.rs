@@ -2,6 +2,7 @@
 
 use super::Exit;
 use crate::report::html;
+use crate::ui::interrupt::WaitSignals;
 use crate::{output, runref};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -60,12 +61,18 @@ pub struct ReportArgs {
 
 pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     output::check_writable(&args.output, "report file")?;
-    let refs = references(args, db)?;
+    // Ctrl-C while a PostgreSQL server keeps the store from opening, or
+    // while a FIFO given as the file has no reader.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
+    let refs = signals.during(|stop| references(args, db, stop))?;
     let args = &ReportArgs {
         runs: refs,
         ..args.clone()
     };
-    if let Some(cs) = runref::load_characterizations(db, &args.runs)? {
+    let write = |page: &str| {
+        signals.during(|stop| output::write_atomic_or_stop(&args.output, page.as_bytes(), stop))
+    };
+    if let Some(cs) = signals.during(|stop| runref::load_characterizations(db, &args.runs, stop))? {
         if args.deadline_ns.is_some() {
             anyhow::bail!(
                 "--deadline judges latency runs; a characterization has no deadline to judge"
@@ -74,23 +81,23 @@ pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         let refs: Vec<_> = cs.iter().collect();
         let page = crate::characterize::html::render(&refs, &args.runs, args.title.as_deref())
             .context("making the report")?;
-        output::write_atomic(&args.output, page.as_bytes())?;
+        write(&page)?;
         if args.output.as_os_str() != "-" {
             outln!("report: {}", args.output.display());
         }
         return Ok(Exit::Ok);
     }
-    let mut runs = runref::load_named(db, &args.runs)?;
+    let mut runs = signals.during(|stop| runref::load_named(db, &args.runs, stop))?;
     if let Some(d) = args.deadline_ns {
         for r in &mut runs {
             r.record.limits.deadline_ns = Some(d);
         }
     }
-    let long_term = monitor_views(db, &runs);
+    let long_term = signals.during(|stop| monitor_views(db, &runs, stop))?;
     let page = html::render_with(&runs, args.title.as_deref(), &long_term)
         .map_err(anyhow::Error::msg)
         .context("making the report")?;
-    output::write_atomic(&args.output, page.as_bytes())?;
+    write(&page)?;
     if args.output.as_os_str() != "-" {
         outln!("report: {}", args.output.display());
     }
@@ -99,7 +106,11 @@ pub fn run(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
 
 /// The runs named, then the stored latency runs `--tag` and `--host`
 /// select (oldest first); none selected is an error.
-fn references(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Vec<String>> {
+fn references(
+    args: &ReportArgs,
+    db: Option<&std::path::Path>,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<String>> {
     let mut refs = args.runs.clone();
     if args.tags.is_empty() && args.host.is_none() {
         return Ok(refs);
@@ -110,7 +121,7 @@ fn references(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Vec<Str
         ..Default::default()
     };
     let path = crate::store::locate(db)?;
-    let store = crate::store::Store::open_existing(&path)?;
+    let store = crate::store::Store::open_existing_or_stop(&path, stop)?;
     let mut found = 0;
     for row in store
         .as_ref()
@@ -144,15 +155,19 @@ fn references(args: &ReportArgs, db: Option<&std::path::Path>) -> Result<Vec<Str
 
 /// For each run made by `rtscope monitor`, the monitor's long-term view
 /// (every host of that monitor in the store). Runs from files, or a store
-/// that cannot be read, simply have none.
+/// that cannot be read, simply have none; a signal while waiting for the
+/// store's server ends the report.
 fn monitor_views(
     db: Option<&std::path::Path>,
     runs: &[crate::report::NamedRun],
-) -> Vec<(usize, crate::report::plot::Figure, String)> {
-    let Ok(Some(store)) =
-        crate::store::locate(db).and_then(|p| crate::store::Store::open_existing(&p))
-    else {
-        return Vec::new();
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<(usize, crate::report::plot::Figure, String)>, crate::store::StoreError> {
+    let store = match crate::store::locate(db)
+        .and_then(|p| crate::store::Store::open_existing_or_stop(&p, stop))
+    {
+        Ok(Some(store)) => store,
+        Err(e) if e.is_interrupted() => return Err(e),
+        Ok(None) | Err(_) => return Ok(Vec::new()),
     };
     let mut out = Vec::new();
     for (i, r) in runs.iter().enumerate() {
@@ -167,5 +182,5 @@ fn monitor_views(
             out.push((i, f, crate::report::monitor::CAPTION.to_string()));
         }
     }
-    out
+    Ok(out)
 }

@@ -7,6 +7,7 @@ use crate::kinds::SourceKind;
 use crate::record::Quantity;
 use crate::report::{csv, histfile, runs_text};
 use crate::store::{self, Store};
+use crate::ui::interrupt::WaitSignals;
 use crate::{output, runref};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -178,12 +179,15 @@ fn parse_date(s: &str, now_unix_ns: u64, end_of_day: bool) -> Result<u64, String
 }
 
 pub fn run(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
+    // Ctrl-C while a PostgreSQL server keeps the store from opening.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
+    let s = &signals;
     match args.action.clone().unwrap_or(RunsAction::List) {
-        RunsAction::List => list(args, db),
-        RunsAction::Relabel { run, label } => relabel(db, &run, &label),
-        RunsAction::Show { run } => show(db, &run),
-        RunsAction::Rm { runs } => remove(db, &runs),
-        RunsAction::Export(e) => export(db, &e),
+        RunsAction::List => list(args, db, s),
+        RunsAction::Relabel { run, label } => relabel(db, &run, &label, s),
+        RunsAction::Show { run } => show(db, &run, s),
+        RunsAction::Rm { runs } => remove(db, &runs, s),
+        RunsAction::Export(e) => export(db, &e, s),
     }
 }
 
@@ -212,10 +216,10 @@ fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
     })
 }
 
-fn list(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
+fn list(args: &RunsArgs, db: Option<&Path>, signals: &WaitSignals) -> Result<Exit> {
     let filter = filter_of(args)?;
     let db = store::locate(db)?;
-    let store = Store::open_existing(&db)?;
+    let store = signals.during(|stop| Store::open_existing_or_stop(&db, stop))?;
     let rows = match &store {
         Some(s) => s.list_filtered(&filter)?,
         None => Vec::new(),
@@ -266,8 +270,8 @@ fn quantity(s: &Store, r: &store::RunRow) -> Result<Option<Quantity>> {
     Ok(Some(Quantity::of(&rec)))
 }
 
-fn relabel(db: Option<&Path>, reference: &str, label: &str) -> Result<Exit> {
-    let mut s = runref::open_store(db, reference)?;
+fn relabel(db: Option<&Path>, reference: &str, label: &str, signals: &WaitSignals) -> Result<Exit> {
+    let mut s = signals.during(|stop| runref::open_store(db, reference, stop))?;
     let id = s.resolve(reference)?;
     let label = label.trim();
     s.relabel(id, (!label.is_empty()).then_some(label))?;
@@ -279,8 +283,8 @@ fn relabel(db: Option<&Path>, reference: &str, label: &str) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn show(db: Option<&Path>, reference: &str) -> Result<Exit> {
-    let s = runref::open_store(db, reference)?;
+fn show(db: Option<&Path>, reference: &str, signals: &WaitSignals) -> Result<Exit> {
+    let s = signals.during(|stop| runref::open_store(db, reference, stop))?;
     let id = s.resolve(reference)?;
     if s.is_characterization(id)? {
         let c = s.load_characterization(id)?;
@@ -295,8 +299,8 @@ fn show(db: Option<&Path>, reference: &str) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn remove(db: Option<&Path>, refs: &[String]) -> Result<Exit> {
-    let mut s = runref::open_store(db, &refs.join(" "))?;
+fn remove(db: Option<&Path>, refs: &[String], signals: &WaitSignals) -> Result<Exit> {
+    let mut s = signals.during(|stop| runref::open_store(db, &refs.join(" "), stop))?;
     let mut ids = Vec::with_capacity(refs.len());
     for r in refs {
         ids.push(s.resolve(r)?);
@@ -314,7 +318,7 @@ fn remove(db: Option<&Path>, refs: &[String]) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn export(db: Option<&Path>, a: &ExportArgs) -> Result<Exit> {
+fn export(db: Option<&Path>, a: &ExportArgs, signals: &WaitSignals) -> Result<Exit> {
     if a.json.is_none() && a.histfile.is_none() && a.csv.is_none() {
         bail!(
             "runs export: choose what to write: --json, --histfile or --csv (each takes a file, - or nothing for standard output)"
@@ -340,7 +344,7 @@ fn export(db: Option<&Path>, a: &ExportArgs) -> Result<Exit> {
             output::check_writable(p, what)?;
         }
     }
-    if let Some(mut c) = runref::load_characterization(db, &a.run)? {
+    if let Some(mut c) = signals.during(|stop| runref::load_characterization(db, &a.run, stop))? {
         c.command_line = crate::redact::command_line(&c.command_line);
         if a.histfile.is_some() || a.csv.is_some() {
             bail!(
@@ -356,7 +360,7 @@ fn export(db: Option<&Path>, a: &ExportArgs) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
-    let mut rec = runref::load(db, &a.run)?;
+    let mut rec = signals.during(|stop| runref::load(db, &a.run, stop))?;
     // Runs recorded before passwords were kept out of command lines.
     rec.source.command_line = crate::redact::command_line(&rec.source.command_line);
     if let Some(p) = &a.json {

@@ -11,6 +11,7 @@ use crate::tail::TailEstimate;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 
 /// Estimate the worst case a run has not seen (or refuse, saying why).
 ///
@@ -85,7 +86,7 @@ struct TailJson<'a> {
 }
 
 pub fn run(args: &TailArgs, db: Option<&std::path::Path>) -> Result<Exit> {
-    let (rec, origin) = runref::load_with_origin(db, &args.run)?;
+    let (rec, origin) = runref::load_with_origin(db, &args.run, &AtomicBool::new(false))?;
     let ask = Ask {
         thread: args.thread,
         probability: args.probability,

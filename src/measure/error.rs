@@ -26,16 +26,21 @@ pub enum SessionError {
     Privilege(String),
     #[error("the run store cannot be used (--no-save measures without it)")]
     StoreOpen(#[source] StoreError),
+    /// A signal ended the wait for the store's server before measuring
+    /// began.
+    #[error("{0}; nothing was measured")]
+    StoreInterrupted(StoreError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(transparent)]
-    Isolation(anyhow::Error),
+    /// The isolation could not be applied (its whole cause chain).
+    #[error("{0}")]
+    Isolation(String),
     /// Another rtscope measures these CPUs (or the locks failed).
     #[error(transparent)]
     CpusBusy(#[from] crate::cpulock::CpuLockError),
     /// A result file that cannot be written.
     #[error(transparent)]
-    Output(anyhow::Error),
+    Output(#[from] crate::output::OutputError),
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// Kernel tracing for --explain could not be set up.

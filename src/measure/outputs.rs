@@ -1,14 +1,27 @@
 //! The result files of one measurement: the run record (`--json`) and
 //! cyclictest's histogram (`-h`/`--histfile`), each checked before
 //! measuring and written atomically at the end. A failure of one never
-//! keeps the others from being written.
+//! keeps the others from being written, and none waits without bound (a
+//! FIFO nobody reads is given up, at once on a signal).
 
 use super::error::SessionError;
-use crate::output;
+use crate::output::{self, OutputError};
 use crate::record::RunRecord;
 use crate::report::histfile;
-use anyhow::Context as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use thiserror::Error;
+
+/// Why one result file was not written.
+#[derive(Debug, Error)]
+enum FileError {
+    #[error("serializing the run record: {0}")]
+    Serialize(#[from] serde_json::Error),
+    #[error("rendering the histogram: {0}")]
+    Histogram(String),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
 
 /// Where the path `-` means standard output.
 fn is_stdout(p: &Path) -> bool {
@@ -47,32 +60,45 @@ impl Outputs {
         let hist = self.histogram.as_ref().map(|h| &h.path);
         for (path, what) in [(self.json.as_ref(), "--json"), (hist, "--histfile")] {
             if let Some(p) = path {
-                output::check_writable(p, what).map_err(SessionError::Output)?;
+                output::check_writable(p, what)?;
             }
         }
         Ok(())
     }
 
     /// Write every file; returns what failed, one message each, and
-    /// whether the run record is in its `--json` file.
-    pub fn write(&self, rec: &RunRecord) -> (Vec<String>, bool) {
+    /// whether the run record is in its `--json` file. `stop` (set by a
+    /// signal) ends a wait for the reader of a FIFO.
+    pub fn write(&self, rec: &RunRecord, stop: &AtomicBool) -> (Vec<String>, bool) {
         let mut failures = Vec::new();
         let mut record_written = false;
         if let Some(p) = &self.json {
             let written = serde_json::to_string(rec)
-                .context("serializing the run record")
-                .and_then(|text| output::write_atomic(p, format!("{text}\n").as_bytes()));
+                .map_err(FileError::from)
+                .and_then(|text| {
+                    Ok(output::write_atomic_or_stop(
+                        p,
+                        format!("{text}\n").as_bytes(),
+                        stop,
+                    )?)
+                });
             match written {
                 Ok(()) => record_written = true,
-                Err(e) => failures.push(format!("{e:#}")),
+                Err(e) => failures.push(e.to_string()),
             }
         }
         if let Some(h) = &self.histogram {
             let written = histfile::render(rec, h.rows, h.all_column)
-                .map_err(anyhow::Error::msg)
-                .and_then(|text| output::write_atomic(&h.path, text.as_bytes()));
+                .map_err(FileError::Histogram)
+                .and_then(|text| {
+                    Ok(output::write_atomic_or_stop(
+                        &h.path,
+                        text.as_bytes(),
+                        stop,
+                    )?)
+                });
             if let Err(e) = written {
-                failures.push(format!("{e:#}"));
+                failures.push(e.to_string());
             }
         }
         (failures, record_written)
@@ -84,12 +110,12 @@ impl Outputs {
 /// the message says where it is, or that it is lost.
 pub fn write_fallback(rec: &RunRecord) -> String {
     let kept = serde_json::to_string(rec)
-        .context("serializing the run record")
+        .map_err(FileError::from)
         .and_then(|text| {
-            output::write_fallback(
+            Ok(output::write_fallback(
                 &format!("rtscope-{}.json", rec.run_uuid),
                 format!("{text}\n").as_bytes(),
-            )
+            )?)
         });
     match kept {
         Ok(p) => format!(
@@ -97,6 +123,6 @@ pub fn write_fallback(rec: &RunRecord) -> String {
             p.display(),
             p.display()
         ),
-        Err(e) => format!("the run record is lost: {e:#}"),
+        Err(e) => format!("the run record is lost: {e}"),
     }
 }

@@ -7,8 +7,9 @@
 //! in the store (a store that cannot be written is found before a long
 //! run, not after). `run` measures, with the caller's observer beside the
 //! checkpoints and the load, then stops the load and undoes the
-//! isolation; `finish` builds the run record, writes the files and saves
-//! it, always all of them, whatever fails.
+//! isolation; `finish` builds the run record, saves it in the store
+//! (first: a result file that cannot be written never costs the stored
+//! run), then writes the files, always all of them, whatever fails.
 //!
 //! Whatever was set up is put back on every path: the fields are guards
 //! (the load stops, the isolation reverts on drop) and a session dropped
@@ -63,7 +64,8 @@ pub struct Session {
 impl Session {
     /// Check `request`, then set everything up: load, isolation, plan,
     /// the run's row in the store. `stop` (set by a signal) ends the
-    /// set-up early with [`SessionError::Interrupted`].
+    /// set-up early with [`SessionError::Interrupted`], and the wait for
+    /// a PostgreSQL store's server with [`SessionError::StoreInterrupted`].
     pub fn prepare(mut request: Request, stop: &AtomicBool) -> Result<Session, SessionError> {
         request.config.late_above_ns = request.explain_above_ns;
         let (_, load_plan) = Session::refusal(&request)?;
@@ -80,8 +82,11 @@ impl Session {
         let store = match request.checkpoint_ns {
             Some(_) => Some(
                 crate::store::locate(request.store.as_deref())
-                    .and_then(|p| Store::open(&p))
-                    .map_err(SessionError::StoreOpen)?,
+                    .and_then(|p| Store::open_or_stop(&p, stop))
+                    .map_err(|e| match e {
+                        e if e.is_interrupted() => SessionError::StoreInterrupted(e),
+                        e => SessionError::StoreOpen(e),
+                    })?,
             ),
             None => None,
         };
@@ -154,7 +159,7 @@ impl Session {
             config.main_affinity.is_some(),
             stop,
         )
-        .map_err(SessionError::Isolation)?;
+        .map_err(|e| SessionError::Isolation(format!("{e:#}")))?;
         if interrupted() {
             return Err(SessionError::Interrupted);
         }
@@ -221,8 +226,13 @@ impl Session {
     /// to stop), then stop the load and undo the isolation, and write
     /// every result. `observer` (the caller's display) sees the run beside
     /// the checkpoints and the load; its `ended` is called once measuring
-    /// is over, before anything else is printed.
-    pub fn run(mut self, observer: &mut dyn Observer) -> Result<Outcome, SessionError> {
+    /// is over, before anything else is printed. `stop` (set by a signal)
+    /// ends a wait for the reader of a FIFO given as an output.
+    pub fn run(
+        mut self,
+        observer: &mut dyn Observer,
+        stop: &AtomicBool,
+    ) -> Result<Outcome, SessionError> {
         let outcome = {
             let mut live = isolation::observe(self.isolation.as_ref(), observer);
             let mut parts: Vec<&mut dyn Observer> = vec![&mut live];
@@ -247,12 +257,13 @@ impl Session {
         if let Some(mut i) = self.isolation.take() {
             i.revert();
         }
-        Ok(self.finish(outcome))
+        Ok(self.finish(outcome, stop))
     }
 
-    /// Build the record, write the files, save the run: all of them,
-    /// whatever fails (failures are in the outcome).
-    fn finish(mut self, outcome: engine::Outcome) -> Outcome {
+    /// Build the record, save the run, write the files: all of them,
+    /// whatever fails (failures are in the outcome). The store comes
+    /// first: it holds the run whatever becomes of the files.
+    fn finish(mut self, outcome: engine::Outcome, stop: &AtomicBool) -> Outcome {
         let mut rec = self.record(&outcome);
         if let Some(x) = self.explainer.take() {
             let (explained, undo) = x.finish();
@@ -261,7 +272,8 @@ impl Session {
                 rec.warnings.push(format!("--explain: {e}"));
             }
         }
-        let (mut failures, mut record_kept) = self.request.outputs.write(&rec);
+        let mut failures = Vec::new();
+        let mut record_kept = false;
         let mut asked = self.request.outputs.json.is_some();
         let mut saved = None;
         if let Some(s) = self.saver.take() {
@@ -281,6 +293,9 @@ impl Session {
                 )),
             }
         }
+        let (written, in_file) = self.request.outputs.write(&rec, stop);
+        failures.extend(written);
+        record_kept |= in_file;
         if asked && !record_kept {
             failures.push(super::outputs::write_fallback(&rec));
         }

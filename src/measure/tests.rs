@@ -206,7 +206,7 @@ fn a_short_session_measures_and_writes_its_record() {
     };
     let stop = AtomicBool::new(false);
     let session = Session::prepare(request, &stop).unwrap();
-    let outcome = session.run(&mut Quiet).unwrap();
+    let outcome = session.run(&mut Quiet, &stop).unwrap();
     assert_eq!(outcome.status(), Status::Ok);
     assert!(outcome.saved.is_none());
     assert!(outcome.failures.is_empty());

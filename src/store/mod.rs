@@ -35,6 +35,7 @@ use db::{Db, DbError, Tx};
 use rusqlite::{Connection, OpenFlags};
 use std::cell::{RefCell, RefMut};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -110,6 +111,10 @@ pub enum StoreError {
         "cannot reach the PostgreSQL run store {url}: {detail}; check that the server runs and accepts connections, and the URL (postgresql://USER@HOST:PORT/DBNAME)"
     )]
     Unreachable { url: String, detail: String },
+    #[error(
+        "interrupted while connecting to the PostgreSQL run store {url}: a signal ended the wait for the server (nothing was read or written)"
+    )]
+    ConnectInterrupted { url: String },
     #[error(
         "'{url}' is not a usable PostgreSQL URL: {detail}; write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME"
     )]
@@ -203,6 +208,11 @@ impl StoreError {
     /// True when a PostgreSQL server could not be reached.
     pub fn is_unreachable(&self) -> bool {
         matches!(self, StoreError::Unreachable { .. })
+    }
+
+    /// True when a signal ended the wait for the store's server.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, StoreError::ConnectInterrupted { .. })
     }
 }
 
@@ -465,8 +475,15 @@ impl Store {
     /// anything, a file that is not an rtscope store, is damaged, or has a
     /// newer schema.
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_or_stop(path, &AtomicBool::new(false))
+    }
+
+    /// [`Store::open`], whose wait for a PostgreSQL server ends when
+    /// `stop` is set, already or by a signal meanwhile
+    /// ([`StoreError::ConnectInterrupted`]). An SQLite file never waits.
+    pub fn open_or_stop(path: &Path, stop: &AtomicBool) -> Result<Store> {
         if is_url(path) {
-            return postgres::open(&path.to_string_lossy(), true)?
+            return postgres::open(&path.to_string_lossy(), true, stop)?
                 .ok_or_else(|| StoreError::Invalid("the PostgreSQL store was not created".into()));
         }
         // What this call creates (directories, the file and SQLite's side
@@ -548,8 +565,14 @@ impl Store {
     /// Open the store at `path` if it exists (`None` otherwise): for
     /// commands that only read, so that they never create a store.
     pub fn open_existing(path: &Path) -> Result<Option<Store>> {
+        Store::open_existing_or_stop(path, &AtomicBool::new(false))
+    }
+
+    /// [`Store::open_existing`], whose wait for a PostgreSQL server ends
+    /// when `stop` is set ([`StoreError::ConnectInterrupted`]).
+    pub fn open_existing_or_stop(path: &Path, stop: &AtomicBool) -> Result<Option<Store>> {
         if is_url(path) {
-            return postgres::open(&path.to_string_lossy(), false);
+            return postgres::open(&path.to_string_lossy(), false, stop);
         }
         if !path.exists() {
             return Ok(None);

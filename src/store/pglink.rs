@@ -10,10 +10,14 @@
 //! connection up: its thread is left to finish on its own (or to end with
 //! the process), and every later call fails at once until
 //! [`PgConn::reconnect`] has opened a new one, which it can do in the
-//! background without waiting. Never called from a measuring thread.
+//! background without waiting. The first handshake also ends when the
+//! caller's stop flag is set (a signal): a person who gives up on a
+//! server that does not answer is not made to wait for the bound. Never
+//! called from a measuring thread.
 
 use super::db::{DbError, Row, Value, ValueError};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -25,6 +29,9 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// wait: a server that is up answers well within it, so a run's next
 /// checkpoint reaches a restarted server at once.
 const FRESH_WAIT: Duration = Duration::from_millis(250);
+
+/// How often a wait for the handshake looks at the caller's stop flag.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The client and its prepared statements, on the connection's thread.
 struct Session {
@@ -140,15 +147,20 @@ pub enum ConnectError {
     NoAnswer(Duration),
     #[error("the connection's thread ended")]
     ThreadEnded,
+    /// The caller's stop flag (a signal) ended the wait.
+    #[error("stopped by a signal while waiting for the server's answer")]
+    Interrupted,
 }
 
 impl PgConn {
     /// Connect with `config`, waiting at most `handshake` for the whole
-    /// handshake (TCP connect, start-up, authentication); the text of
+    /// handshake (TCP connect, start-up, authentication), and no longer
+    /// once `stop` is set ([`ConnectError::Interrupted`]); the text of
     /// what went wrong otherwise.
     pub(crate) fn connect(
         config: &postgres::Config,
         handshake: Duration,
+        stop: &AtomicBool,
     ) -> Result<PgConn, ConnectError> {
         let mut conn = PgConn {
             config: config.clone(),
@@ -156,7 +168,7 @@ impl PgConn {
             handshake,
             answer: STATEMENT_TIMEOUT,
         };
-        conn.reconnect(handshake)?;
+        conn.reconnect_or_stop(handshake, stop)?;
         Ok(conn)
     }
 
@@ -176,6 +188,12 @@ impl PgConn {
     /// handshake bound) and wait at most `wait` for it (at least
     /// [`FRESH_WAIT`] for a new one; zero: a later call finds it open).
     pub(crate) fn reconnect(&mut self, wait: Duration) -> Result<(), ConnectError> {
+        self.reconnect_or_stop(wait, &AtomicBool::new(false))
+    }
+
+    /// [`PgConn::reconnect`], whose wait also ends when `stop` is set
+    /// (the connection goes on being opened in the background).
+    fn reconnect_or_stop(&mut self, wait: Duration, stop: &AtomicBool) -> Result<(), ConnectError> {
         if let Link::Connecting { since, .. } = &self.link
             && since.elapsed() > self.handshake
         {
@@ -202,7 +220,10 @@ impl PgConn {
                 TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
             })
         } else {
-            ready.recv_timeout(left)
+            match wait_ready(ready, left, stop) {
+                Some(got) => got,
+                None => return Err(ConnectError::Interrupted),
+            }
         };
         match got {
             Ok(Ok(())) => {
@@ -310,6 +331,29 @@ impl Drop for PgConn {
     }
 }
 
+/// Wait at most `left` for the handshake's outcome, looking at `stop`
+/// every [`STOP_POLL`]; `None` when `stop` was set first.
+fn wait_ready(
+    ready: &Receiver<Result<(), postgres::Error>>,
+    left: Duration,
+    stop: &AtomicBool,
+) -> Option<Result<Result<(), postgres::Error>, RecvTimeoutError>> {
+    let until = Instant::now() + left;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Some(Err(RecvTimeoutError::Timeout));
+        }
+        match ready.recv_timeout((until - now).min(STOP_POLL)) {
+            Err(RecvTimeoutError::Timeout) => {}
+            got => return Some(got),
+        }
+    }
+}
+
 fn pg_params(params: &[Value]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
     params
         .iter()
@@ -372,10 +416,24 @@ mod tests {
         let config: postgres::Config = format!("postgresql://u@127.0.0.1:{port}/x")
             .parse()
             .unwrap();
-        let e = PgConn::connect(&config, Duration::from_millis(300))
+        let e = PgConn::connect(&config, Duration::from_millis(300), &AtomicBool::new(false))
             .err()
             .unwrap();
         assert!(e.to_string().contains("did not answer"), "{e}");
+        // A stop flag set meanwhile ends the wait long before its bound.
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            s.store(true, Ordering::SeqCst);
+        });
+        let t = Instant::now();
+        let e = PgConn::connect(&config, Duration::from_secs(60), &stop)
+            .err()
+            .unwrap();
+        setter.join().unwrap();
+        assert!(matches!(e, ConnectError::Interrupted), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
         let mut c = PgConn {
             config,
             link: Link::Down,

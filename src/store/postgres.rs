@@ -8,8 +8,10 @@
 //! a newer schema is refused, nothing is written then.
 
 use super::db::{Db, DbError, PgConn};
+use super::pglink::ConnectError;
 use super::schema::{APPLICATION_ID, CURRENT_VERSION, MIGRATIONS};
 use super::{Result, Store, StoreError};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// How long connecting (TCP connect, start-up and authentication
@@ -77,15 +79,21 @@ pub fn error_text(e: &postgres::Error) -> String {
 }
 
 /// Connect with `config` (`shown`: the URL for messages), the whole
-/// handshake bounded by its `connect_timeout`.
-pub fn connect_config(config: &postgres::Config, shown: &str) -> Result<PgConn> {
+/// handshake bounded by its `connect_timeout`, and ended early when
+/// `stop` is set ([`StoreError::ConnectInterrupted`]).
+pub fn connect_config(config: &postgres::Config, shown: &str, stop: &AtomicBool) -> Result<PgConn> {
     let handshake = config
         .get_connect_timeout()
         .copied()
         .unwrap_or(CONNECT_TIMEOUT);
-    PgConn::connect(config, handshake).map_err(|e| StoreError::Unreachable {
-        url: shown.to_string(),
-        detail: e.to_string(),
+    PgConn::connect(config, handshake, stop).map_err(|e| match e {
+        ConnectError::Interrupted => StoreError::ConnectInterrupted {
+            url: shown.to_string(),
+        },
+        e => StoreError::Unreachable {
+            url: shown.to_string(),
+            detail: e.to_string(),
+        },
     })
 }
 
@@ -128,11 +136,12 @@ fn meta(db: &mut Db, key: &str) -> Result<i64, DbError> {
 
 /// Open the PostgreSQL store at `url`. `create`: make and migrate the
 /// schema of an empty database; without it an empty database is `None`
-/// (read commands never create a store).
-pub fn open(url: &str, create: bool) -> Result<Option<Store>> {
+/// (read commands never create a store). `stop` (set by a signal) ends
+/// the wait for the server's first answer.
+pub fn open(url: &str, create: bool, stop: &AtomicBool) -> Result<Option<Store>> {
     let config = parse(url)?;
     let shown = crate::redact::url(url);
-    let store = Store::from_pg(connect_config(&config, &shown)?, shown);
+    let store = Store::from_pg(connect_config(&config, &shown, stop)?, shown);
     let (app, version, tables) = identify(&store)?;
     let fresh = app == 0 && version == 0 && tables == 0;
     if !fresh && app != APPLICATION_ID {

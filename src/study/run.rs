@@ -227,7 +227,9 @@ fn run_one(
     };
     let session = match Session::prepare(request, stop) {
         Ok(s) => s,
-        Err(SessionError::Interrupted) => return Ok(RunEnd::Interrupted),
+        Err(SessionError::Interrupted | SessionError::StoreInterrupted(_)) => {
+            return Ok(RunEnd::Interrupted);
+        }
         Err(e) => return failed(format!("{:#}", anyhow::Error::from(e))),
     };
     let uuid = session.context().run_uuid.clone();
@@ -235,9 +237,9 @@ fn run_one(
     let outcome = match display.metrics() {
         Some(feed) => {
             let mut m = MetricsObserver::new(feed, session.plan(), session.context());
-            session.run(&mut Fanout::new(vec![display.observer(), &mut m]))
+            session.run(&mut Fanout::new(vec![display.observer(), &mut m]), stop)
         }
-        None => session.run(display.observer()),
+        None => session.run(display.observer(), stop),
     };
     let (state, detail, end) = match outcome {
         Err(e) => {

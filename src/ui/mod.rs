@@ -1,6 +1,9 @@
 //! What the user sees while a run goes: the live display and signal
-//! handling of the control thread. Never runs on a measuring thread.
+//! handling of the control thread; Ctrl-C during the long waits of
+//! commands that only read (`interrupt`). Never runs on a measuring
+//! thread.
 
+pub mod interrupt;
 pub mod live;
 
 /// One line on standard error; a closed or full stderr is no reason to

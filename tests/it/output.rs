@@ -5,12 +5,14 @@
 //! is another kind of URL, empty, padded with white space or a libpq
 //! `key=value` string is refused (nothing made in its name, no password
 //! shown); a record that a full disk kept from its file is kept in a
-//! temporary directory.
+//! temporary directory; a FIFO that no process reads never holds a
+//! finished run (stored first, the wait bounded and ended by a signal).
 
 use crate::util::*;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -183,20 +185,34 @@ fn a_password_in_db_is_never_recorded() {
     assert!(!std::fs::read_to_string(&html).unwrap().contains("secret"));
 }
 
+/// `bad` as the store of `runs` in `RTSCOPE_DB`, and as the destination
+/// of `push --to`, run in `cwd`: both refuse it (exit 2). Their outputs.
+fn refused_by_env_and_push(dir: &TempDir, cwd: &Path, bad: &str) -> [Output; 2] {
+    let by_env = rtscope(dir.path())
+        .current_dir(cwd)
+        .env("RTSCOPE_DB", bad)
+        .args(["runs"])
+        .output()
+        .unwrap();
+    assert_code(&by_env, 2);
+    let by_push = rtscope(dir.path())
+        .current_dir(cwd)
+        .arg("--db")
+        .arg(dir.join("s.db"))
+        .args(["push", "last", "--to", bad])
+        .output()
+        .unwrap();
+    assert_code(&by_push, 2);
+    [by_env, by_push]
+}
+
 #[test]
 fn store_locations_of_another_kind_are_refused() {
     let dir = TempDir::new("out-db");
     for bad in ["mysql://x/y", "postgresql:/127.0.0.1/rtscope"] {
         let o = rt(&dir, bad, &["runs"]);
         assert_code(&o, 2);
-        let o = rtscope(dir.path())
-            .env("RTSCOPE_DB", bad)
-            .args(["runs"])
-            .output()
-            .unwrap();
-        assert_code(&o, 2);
-        let o = rt(&dir, dir.join("s.db"), &["push", "last", "--to", bad]);
-        assert_code(&o, 2);
+        refused_by_env_and_push(&dir, dir.path(), bad);
     }
     // A path with a colon and no scheme stays a file.
     let o = rtscope(dir.path())
@@ -234,16 +250,9 @@ fn store_locations_that_are_no_path_are_refused_without_a_trace() {
             assert!(err.contains("postgresql://"), "{bad:?}: no advice in {err}");
             assert!(!err.contains("PW-secret"), "{err}");
         }
-        let o = rtscope(dir.path())
-            .current_dir(&work)
-            .env("RTSCOPE_DB", bad)
-            .args(["runs"])
-            .output()
-            .unwrap();
-        assert_code(&o, 2);
-        let o = rt(&dir, dir.join("s.db"), &["push", "last", "--to", bad]);
-        assert_code(&o, 2);
-        assert!(!stderr(&o).contains("PW-secret"), "{}", stderr(&o));
+        for o in refused_by_env_and_push(&dir, &work, bad) {
+            assert!(!stderr(&o).contains("PW-secret"), "{}", stderr(&o));
+        }
     }
     // Nothing was made in their name.
     let left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().collect();
@@ -326,4 +335,101 @@ fn a_record_a_full_disk_refused_is_kept_elsewhere() {
     let o = rt(&dir, dir.join("s.db"), &["runs"]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
+}
+
+/// `rtscope measure -q -D 1 -t 1 --json FIFO` started with `$TMPDIR` at
+/// `tmp`, saving in the store `db` (`None`: `--no-save`), its output
+/// collected.
+fn measure_into_fifo(
+    dir: &TempDir,
+    tmp: &Path,
+    fifo: &Path,
+    db: Option<&Path>,
+) -> std::process::Child {
+    let mut c = rtscope(dir.path());
+    c.env("TMPDIR", tmp);
+    match db {
+        Some(db) => c.arg("--db").arg(db).arg("measure"),
+        None => c.args(["measure", "--no-save"]),
+    };
+    c.args(["-q", "-D", "1", "-t", "1", "--json", s(fifo)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_fifo_nobody_reads_never_holds_a_finished_run() {
+    if !require_root() {
+        return;
+    }
+    let _g = shared_system();
+    let dir = TempDir::new("out-fifo");
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let db = dir.join("s.db");
+
+    // Saved in the store: the run is complete there while rtscope still
+    // waits for a reader, and one SIGINT ends that wait.
+    let child = measure_into_fifo(&dir, &tmp, &fifo, Some(&db));
+    let pid = child.id();
+    wait_until("the run stored complete", Duration::from_secs(60), || {
+        db.exists() && stdout(&rt(&dir, &db, &["runs"])).contains("complete")
+    });
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = wait_output(child, Duration::from_secs(30));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("could not write {}", s(&fifo))),
+        "{err}"
+    );
+    assert!(
+        err.contains("stopped by a signal while waiting for a process to read the FIFO"),
+        "{err}"
+    );
+    assert!(!err.contains("second signal"), "{err}");
+    let o = rt(&dir, &db, &["runs"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
+    // The store has it: no copy elsewhere (as for a full disk).
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "{err}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // Saved nowhere else: the wait runs out on its own and the record is
+    // kept in $TMPDIR, where the message says.
+    let child = measure_into_fifo(&dir, &tmp, &fifo, None);
+    let o = wait_output(child, Duration::from_secs(60));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("no process read the FIFO within 10 s"),
+        "{err}"
+    );
+    let kept: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{err}");
+    assert!(err.contains(s(&kept[0])), "{err}");
+    let r = read_json(&kept[0]);
+    assert!(r["overall"]["samples"].as_u64().unwrap() > 0);
 }

@@ -818,6 +818,72 @@ fn a_server_that_never_answers_ends_commands_with_status_2() {
     }
 }
 
+/// A signal while `runs`, `report` and `measure` wait for a server that
+/// accepts and never answers ends the wait long before the URL's
+/// connect_timeout (60 s): exit 2, saying it was interrupted while
+/// connecting (measure: before measuring; nothing was measured). SIGINT
+/// for each, and SIGTERM for `runs`.
+#[test]
+fn a_signal_ends_the_wait_for_a_server_that_never_answers() {
+    let port = hung_listener();
+    let dir = TempDir::new("pg-hung-signal");
+    let html = dir.join("r.html");
+    let json = dir.join("r.json");
+    let _g = shared_system();
+    let url = format!("postgresql://postgres@127.0.0.1:{port}/x?connect_timeout=60");
+    for (args, sig) in [
+        (&["runs"][..], "-INT"),
+        (&["runs"][..], "-TERM"),
+        (&["runs", "show", "last"][..], "-INT"),
+        (
+            &["report", "last", "-o", html.to_str().unwrap()][..],
+            "-INT",
+        ),
+        (
+            &[
+                "measure",
+                "-D",
+                "1",
+                "-q",
+                "--policy",
+                "other",
+                "--json",
+                json.to_str().unwrap(),
+            ][..],
+            "-INT",
+        ),
+    ] {
+        let child = rtscope(dir.path())
+            .arg("--db")
+            .arg(&url)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        std::thread::sleep(Duration::from_secs(1));
+        kill(sig, &child);
+        let o = wait_within(
+            child,
+            Duration::from_secs(15),
+            &format!("{args:?} after {sig}"),
+        );
+        assert_code(&o, 2);
+        assert!(t.elapsed() < Duration::from_secs(15));
+        let err = stderr(&o);
+        assert!(
+            err.contains("interrupted while connecting to the PostgreSQL run store"),
+            "{args:?} {sig}: {err}"
+        );
+        assert!(!err.contains("second signal"), "{args:?} {sig}: {err}");
+        if args[0] == "measure" {
+            assert!(err.contains("nothing was measured"), "{err}");
+            assert!(!json.exists(), "measure wrote a record: {err}");
+        }
+    }
+}
+
 /// Stops (SIGSTOP) every process of a cluster while it lives, and
 /// continues them (SIGCONT) when dropped, also when the test fails.
 struct Stopped<'a>(&'a Cluster);
