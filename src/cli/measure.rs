@@ -390,7 +390,7 @@ impl MeasureArgs {
 
 /// clap value parser for `--host`: a non-empty name without control
 /// characters, at most 255 bytes.
-pub(super) fn host_name(s: &str) -> Result<String, String> {
+pub(super) fn host_name(s: &str) -> Result<String, crate::measure::settings::ValueError> {
     crate::measure::settings::parse::host(s)
 }
 
