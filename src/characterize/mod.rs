@@ -64,11 +64,13 @@ pub enum CharError {
     /// Another rtscope measures these CPUs (or the locks failed).
     #[error(transparent)]
     CpusBusy(#[from] crate::cpulock::CpuLockError),
-    #[error("isolating the CPUs: {0:#}")]
-    Isolation(anyhow::Error),
-    /// The `--json` file cannot be written.
-    #[error("{0:#}")]
-    Output(anyhow::Error),
+    /// `--isolate` could not be set up (the tuning's own error, with its
+    /// causes).
+    #[error("isolating the CPUs")]
+    Isolation(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The `--json` file cannot be written (the output's own error).
+    #[error(transparent)]
+    Output(Box<dyn std::error::Error + Send + Sync>),
     #[error("serializing the characterization")]
     Serialize(#[source] serde_json::Error),
     #[error(transparent)]

@@ -463,7 +463,7 @@ fn run_request(
         session.context(),
         signals.clone(),
         crate::report::summary::render,
-    )?;
+    );
     let outcome = match &metrics {
         Some(m) => {
             let mut exporter = MetricsObserver::new(m.feed(), session.plan(), session.context());
