@@ -171,13 +171,23 @@ impl Characterization {
     }
 
     /// Read one from JSON (`--json` files).
-    pub fn from_json(text: &str) -> Result<Characterization, String> {
-        let c: Characterization = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<Characterization, ReadError> {
+        let c: Characterization = serde_json::from_str(text).map_err(ReadError::Json)?;
         if c.schema != SCHEMA {
-            return Err(format!("unknown schema '{}' (expected {SCHEMA})", c.schema));
+            return Err(ReadError::Schema(c.schema));
         }
         Ok(c)
     }
+}
+
+/// Why a text is not a characterization this rtscope reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON, or not a characterization's layout.
+    #[error("{0}")]
+    Json(serde_json::Error),
+    #[error("unknown schema '{0}' (expected {SCHEMA})")]
+    Schema(String),
 }
 
 /// The verdict from the inversion rows, when both were measured.

@@ -31,14 +31,6 @@ pub enum HistogramError {
     TooMany,
 }
 
-/// The reports' functions give their failures as text (only printed):
-/// a histogram's error becomes its message.
-impl From<HistogramError> for String {
-    fn from(e: HistogramError) -> String {
-        e.to_string()
-    }
-}
-
 /// Sub-bucket bits of the main latency histogram (precision 1/1024).
 pub const LATENCY_SUB_BITS: u32 = 9;
 /// Sub-bucket bits of per-window histograms (precision 1/64, 15 KiB).

@@ -1011,16 +1011,16 @@ impl LatencyStats {
     /// What every reader relies on: the extremes in order, and an
     /// average that is a number. (The average may lie below the minimum:
     /// it counts corrected samples, the minimum only real wake-ups.)
-    pub fn check(&self) -> Result<(), String> {
-        if let (Some(min), Some(max)) = (self.min_ns, self.max_ns)
-            && min > max
+    pub fn check(&self) -> Result<(), StatsError> {
+        if let (Some(min_ns), Some(max_ns)) = (self.min_ns, self.max_ns)
+            && min_ns > max_ns
         {
-            return Err(format!("its min ({min} ns) is above its max ({max} ns)"));
+            return Err(StatsError::MinAboveMax { min_ns, max_ns });
         }
         if let Some(avg) = self.avg_ns
             && !(avg.is_finite() && avg >= 0.0)
         {
-            return Err(format!("its avg ({avg}) is not a latency"));
+            return Err(StatsError::Avg(avg));
         }
         Ok(())
     }
@@ -1134,53 +1134,39 @@ impl RunRecord {
     }
 
     /// Check the parts of a record a reader relies on.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidRecord> {
         if self.schema != SCHEMA_NAME {
-            return Err(format!(
-                "not an rtscope run record (schema '{}')",
-                self.schema
-            ));
+            return Err(InvalidRecord::Schema(self.schema.clone()));
         }
         if self.schema_version > SCHEMA_VERSION {
-            return Err(format!(
-                "run record schema version {} is newer than this rtscope understands ({}): upgrade rtscope",
-                self.schema_version, SCHEMA_VERSION
-            ));
+            return Err(InvalidRecord::Newer(self.schema_version));
         }
-        self.overall
-            .check()
-            .map_err(|e| format!("the all-threads summary contradicts itself: {e}"))?;
+        self.overall.check().map_err(InvalidRecord::Overall)?;
         let mut all_samples = 0u64;
         for t in &self.threads {
+            let thread = t.index;
             t.stats
                 .check()
-                .map_err(|e| format!("thread {} contradicts itself: {e}", t.index))?;
+                .map_err(|stats| InvalidRecord::Thread { thread, stats })?;
             let h = t
                 .histogram
                 .to_histogram()
-                .map_err(|e| format!("thread {}: {e}", t.index))?;
+                .map_err(|error| InvalidRecord::Histogram { thread, error })?;
             // Imports from sources without a histogram (summary lines)
             // keep the source's count beside an empty histogram.
             let no_histogram =
                 self.source.kind.is(SourceKind::Imported) && t.histogram.buckets.is_empty();
             if !no_histogram && h.total() != t.stats.samples {
-                return Err(format!(
-                    "thread {}: histogram holds {} samples but stats say {}",
-                    t.index,
-                    h.total(),
-                    t.stats.samples
-                ));
+                return Err(InvalidRecord::Samples {
+                    thread,
+                    histogram: h.total(),
+                    stats: t.stats.samples,
+                });
             }
             // Readers merge the threads: their sum must fit too.
             all_samples = all_samples
                 .checked_add(h.total().max(t.stats.samples))
-                .ok_or_else(|| {
-                    format!(
-                        "the threads hold more than {} samples together (up to thread {})",
-                        u64::MAX,
-                        t.index
-                    )
-                })?;
+                .ok_or(InvalidRecord::TooManySamples { thread })?;
             let w = &t.windows;
             let n = w.count.len();
             if [
@@ -1193,31 +1179,79 @@ impl RunRecord {
             .iter()
             .any(|&l| l != n)
             {
-                return Err(format!(
-                    "thread {}: window columns differ in length",
-                    t.index
-                ));
+                return Err(InvalidRecord::WindowColumns(thread));
             }
-            if let Some(i) = (0..n).find(|&i| w.count[i] > 0 && w.min_ns[i] > w.max_ns[i]) {
-                return Err(format!(
-                    "thread {} contradicts itself: window {i} has its min ({} ns) above its max ({} ns)",
-                    t.index, w.min_ns[i], w.max_ns[i]
-                ));
+            if let Some(window) = (0..n).find(|&i| w.count[i] > 0 && w.min_ns[i] > w.max_ns[i]) {
+                return Err(InvalidRecord::Window {
+                    thread,
+                    window,
+                    min_ns: w.min_ns[window],
+                    max_ns: w.max_ns[window],
+                });
             }
         }
         Ok(())
     }
 }
 
+/// Why latency stats contradict themselves ([`LatencyStats::check`]).
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum StatsError {
+    #[error("its min ({min_ns} ns) is above its max ({max_ns} ns)")]
+    MinAboveMax { min_ns: u64, max_ns: u64 },
+    #[error("its avg ({0}) is not a latency")]
+    Avg(f64),
+}
+
+/// Why a record's parts disagree ([`RunRecord::validate`]): each names
+/// the part a reader cannot rely on.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InvalidRecord {
+    #[error("not an rtscope run record (schema '{0}')")]
+    Schema(String),
+    #[error(
+        "run record schema version {0} is newer than this rtscope understands ({SCHEMA_VERSION}): upgrade rtscope"
+    )]
+    Newer(u32),
+    #[error("the all-threads summary contradicts itself: {0}")]
+    Overall(StatsError),
+    #[error("thread {thread} contradicts itself: {stats}")]
+    Thread { thread: u32, stats: StatsError },
+    #[error("thread {thread}: {error}")]
+    Histogram { thread: u32, error: HistogramError },
+    #[error("thread {thread}: histogram holds {histogram} samples but stats say {stats}")]
+    Samples {
+        thread: u32,
+        histogram: u64,
+        stats: u64,
+    },
+    #[error(
+        "the threads hold more than {max} samples together (up to thread {thread})",
+        max = u64::MAX
+    )]
+    TooManySamples { thread: u32 },
+    #[error("thread {0}: window columns differ in length")]
+    WindowColumns(u32),
+    #[error(
+        "thread {thread} contradicts itself: window {window} has its min ({min_ns} ns) above its max ({max_ns} ns)"
+    )]
+    Window {
+        thread: u32,
+        window: usize,
+        min_ns: u64,
+        max_ns: u64,
+    },
+}
+
 /// Why a text is not a usable run record.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ReadError {
     /// Not JSON, or not the record's layout.
     #[error("line {line}: {message}")]
     Json { line: usize, message: String },
     /// A record whose parts disagree ([`RunRecord::validate`]).
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] InvalidRecord),
 }
 
 /// Read a run record from JSON and check it: the one way records written
@@ -1228,7 +1262,7 @@ pub fn from_json(text: &str) -> Result<RunRecord, ReadError> {
         line: e.line(),
         message: e.to_string(),
     })?;
-    rec.validate().map_err(ReadError::Invalid)?;
+    rec.validate()?;
     Ok(rec)
 }
 
@@ -1461,16 +1495,22 @@ mod tests {
         assert!(
             s.check()
                 .unwrap_err()
+                .to_string()
                 .contains("min (15000 ns) is above its max (0 ns)")
         );
         let mut rec = synthetic(&[vec![1_000, 2_000]]);
         rec.validate().unwrap();
         rec.threads[0].stats.min_ns = Some(15_000);
-        let e = rec.validate().unwrap_err();
+        let e = rec.validate().unwrap_err().to_string();
         assert!(e.starts_with("thread 0 contradicts itself"), "{e}");
         let mut rec = synthetic(&[vec![1_000, 2_000]]);
         rec.overall.max_ns = Some(1);
-        assert!(rec.validate().unwrap_err().contains("all-threads summary"));
+        assert!(
+            rec.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("all-threads summary")
+        );
         let mut rec = synthetic(&[vec![1_000, 2_000]]);
         rec.threads[0].windows.push(WindowPoint {
             count: 2,
@@ -1480,7 +1520,7 @@ mod tests {
             p99_ns: 3,
             missed: 0,
         });
-        assert!(rec.validate().unwrap_err().contains("window 0"));
+        assert!(rec.validate().unwrap_err().to_string().contains("window 0"));
     }
 
     #[test]

@@ -5,12 +5,57 @@
 //! ([`store::locate`]). `stop` (set by a signal) ends the wait for a
 //! PostgreSQL store's server.
 
-use crate::characterization::Characterization;
-use crate::record::{ReadError, RunRecord};
+use crate::characterization::{self, Characterization};
+use crate::record::{InvalidRecord, ReadError, RunRecord};
 use crate::store::{self, Store, StoreError};
-use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use thiserror::Error;
+
+/// Why a reference gives no run (or characterization) to work on.
+#[derive(Debug, Error)]
+pub enum RunRefError {
+    /// Neither a stored run's reference nor a file.
+    #[error(
+        "no run '{0}': give a stored run's id (see rtscope runs), last, or the path of a run record (.json)"
+    )]
+    NoRun(String),
+    /// A run reference that names a stored characterization.
+    #[error(
+        "run {0} is a characterization (rtscope characterize): `rtscope runs show {0}`, `rtscope report {0} -o FILE` and `rtscope compare {0} OTHER` show it"
+    )]
+    IsCharacterization(i64),
+    /// Characterizations and runs given together.
+    #[error(
+        "'{0}' is not a characterization, but other references are: characterizations are reported and compared among themselves"
+    )]
+    Mixed(String),
+    #[error("cannot read {}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file that is not JSON in a run record's layout.
+    #[error("{} is not an rtscope run record: line {line}: {message}", .path.display())]
+    NotRecord {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// A run record file whose parts disagree.
+    #[error("{}: {why}", .path.display())]
+    InvalidRecord { path: PathBuf, why: InvalidRecord },
+    /// A characterization file that cannot be read.
+    #[error("{}: {why}", .path.display())]
+    Characterization {
+        path: PathBuf,
+        why: characterization::ReadError,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+type Result<T, E = RunRefError> = std::result::Result<T, E>;
 
 /// Where a run was loaded from, for messages: `run 3`, or `the run
 /// record FILE`.
@@ -59,17 +104,13 @@ pub fn load_with_origin(
         return from_file();
     }
     if !stored {
-        bail!(
-            "no run '{reference}': give a stored run's id (see rtscope runs), last, or the path of a run record (.json)"
-        );
+        return Err(RunRefError::NoRun(reference.to_string()));
     }
     let from_store = || -> Result<(RunRecord, Origin)> {
         let s = open_store(db, reference, stop)?;
         let id = s.resolve(reference)?;
         if s.is_characterization(id)? {
-            bail!(
-                "run {id} is a characterization (rtscope characterize): `rtscope runs show {id}`, `rtscope report {id} -o FILE` and `rtscope compare {id} OTHER` show it"
-            );
+            return Err(RunRefError::IsCharacterization(id));
         }
         Ok((s.load(id)?, Origin::Stored { id }))
     };
@@ -116,9 +157,12 @@ pub fn load_characterization(
         if !looks {
             return Ok(None);
         }
-        return Characterization::from_json(&text)
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()));
+        return Characterization::from_json(&text).map(Some).map_err(|why| {
+            RunRefError::Characterization {
+                path: path.to_path_buf(),
+                why,
+            }
+        });
     }
     if !(is_store_only(reference) || may_be_uuid(reference)) {
         return Ok(None);
@@ -150,10 +194,7 @@ pub fn load_characterizations(
         return Ok(None);
     }
     if let Some(i) = found.iter().position(Option::is_none) {
-        bail!(
-            "'{}' is not a characterization, but other references are: characterizations are reported and compared among themselves",
-            references[i]
-        );
+        return Err(RunRefError::Mixed(references[i].clone()));
     }
     Ok(Some(found.into_iter().flatten().collect()))
 }
@@ -181,13 +222,20 @@ pub fn load_stored(db: Option<&Path>, reference: &str, stop: &AtomicBool) -> Res
 
 /// Read and check a run record file.
 pub fn load_file(path: &Path) -> Result<RunRecord> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|source| RunRefError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     crate::record::from_json(&text).map_err(|e| match e {
-        ReadError::Json { .. } => {
-            anyhow::anyhow!("{} is not an rtscope run record: {e}", path.display())
-        }
-        ReadError::Invalid(why) => anyhow::anyhow!("{}: {why}", path.display()),
+        ReadError::Json { line, message } => RunRefError::NotRecord {
+            path: path.to_path_buf(),
+            line,
+            message,
+        },
+        ReadError::Invalid(why) => RunRefError::InvalidRecord {
+            path: path.to_path_buf(),
+            why,
+        },
     })
 }
 

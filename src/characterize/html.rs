@@ -149,7 +149,7 @@ fn noise_view(c: &Characterization, name: &str) -> NoiseView {
                 },
                 Err(e) => FigureView {
                     svg: None,
-                    error: Some(e),
+                    error: Some(e.to_string()),
                 },
             });
         }

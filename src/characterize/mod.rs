@@ -64,8 +64,10 @@ pub enum CharError {
     /// Another rtscope measures these CPUs (or the locks failed).
     #[error(transparent)]
     CpusBusy(#[from] crate::cpulock::CpuLockError),
-    #[error("isolating the CPUs: {0:#}")]
-    Isolation(anyhow::Error),
+    /// `--isolate` could not be set up (the tuning's own error, with its
+    /// causes).
+    #[error("isolating the CPUs")]
+    Isolation(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The `--json` file cannot be written.
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),

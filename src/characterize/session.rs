@@ -115,7 +115,7 @@ pub fn run(
     }
     let isolation = match &settings.isolate {
         Some(iso) => tune::session::for_measure(Some(iso), Some(&opts.cpus), false, stop)
-            .map_err(CharError::Isolation)?,
+            .map_err(|e| CharError::Isolation(e.into()))?,
         None => None,
     };
     // Under isolation this process now sits on the isolated CPUs.
@@ -172,7 +172,7 @@ fn check(settings: &Settings) -> Result<Options, CharError> {
         return Err(CharError::Privilege(why));
     }
     if let Some(p) = &settings.json {
-        output::check_writable(p, "--json").map_err(CharError::Output)?;
+        output::check_writable(p, "--json").map_err(|e| CharError::Output(e.into()))?;
     }
     Ok(opts)
 }
@@ -181,7 +181,7 @@ fn check(settings: &Settings) -> Result<Options, CharError> {
 fn write_json(path: &Path, c: &Characterization) -> Result<(), CharError> {
     let mut text = serde_json::to_string_pretty(c).map_err(CharError::Serialize)?;
     text.push('\n');
-    output::write_atomic(path, text.as_bytes()).map_err(CharError::Output)
+    output::write_atomic(path, text.as_bytes()).map_err(|e| CharError::Output(e.into()))
 }
 
 /// Saves each benchmark in the store as it ends, and passes every event

@@ -19,7 +19,7 @@ pub use crate::measure::settings::parse::tag;
 
 /// Tags as a map, refusing a key given twice.
 pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>> {
-    crate::measure::settings::parse::tag_map(tags).map_err(anyhow::Error::msg)
+    Ok(crate::measure::settings::parse::tag_map(tags)?)
 }
 
 fn format_name(s: &str) -> Result<String, String> {

@@ -390,7 +390,7 @@ impl MeasureArgs {
 
 /// clap value parser for `--host`: a non-empty name without control
 /// characters, at most 255 bytes.
-pub(super) fn host_name(s: &str) -> Result<String, String> {
+pub(super) fn host_name(s: &str) -> Result<String, crate::measure::settings::ValueError> {
     crate::measure::settings::parse::host(s)
 }
 
@@ -463,7 +463,7 @@ fn run_request(
         session.context(),
         signals.clone(),
         crate::report::summary::render,
-    )?;
+    );
     let outcome = match &metrics {
         Some(m) => {
             let mut exporter = MetricsObserver::new(m.feed(), session.plan(), session.context());

@@ -11,7 +11,7 @@ use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-fn addr(s: &str) -> Result<SocketAddr, String> {
+fn addr(s: &str) -> Result<SocketAddr, metrics::BadAddr> {
     metrics::parse_addr(s)
 }
 

@@ -281,7 +281,7 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
         session.context(),
         signals.clone(),
         crate::report::summary::render,
-    )?;
+    );
     let mut exporter = metrics
         .as_ref()
         .map(|m| MetricsObserver::new(m.feed(), session.plan(), session.context()));

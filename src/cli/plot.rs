@@ -130,20 +130,20 @@ pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<(plot::Figur
         _ => None,
     };
     let fig = match (kind, single) {
-        (Kind::Hist, Some(one)) => data::hist_run(&one.record, title),
-        (Kind::Hist, None) => data::hist_runs(&pairs, title),
-        (Kind::Exceedance, Some(one)) => data::exceedance_run(&one.record, title),
-        (Kind::Exceedance, None) => data::exceedance_runs(&pairs, title),
+        (Kind::Hist, Some(one)) => data::hist_run(&one.record, title)?,
+        (Kind::Hist, None) => data::hist_runs(&pairs, title)?,
+        (Kind::Exceedance, Some(one)) => data::exceedance_run(&one.record, title)?,
+        (Kind::Exceedance, None) => data::exceedance_runs(&pairs, title)?,
         (Kind::Timeline, Some(one)) => data::timeline_run(&one.record, title).ok_or_else(|| {
-            format!(
+            anyhow!(
                 "run {} has no per-window series (its source did not record latency over time): try --kind hist",
                 one.reference
             )
-        }),
+        })?,
         (Kind::Timeline, None) => data::timeline_runs(&pairs, title)
-            .ok_or_else(|| "none of these runs has a per-window series: try --kind hist".into()),
+            .ok_or_else(|| anyhow!("none of these runs has a per-window series: try --kind hist"))?,
     };
-    Ok((fig.map_err(|e| anyhow!(e))?, left_out))
+    Ok((fig, left_out))
 }
 
 pub fn run(args: &PlotArgs, db: Option<&std::path::Path>) -> Result<Exit> {
@@ -163,8 +163,7 @@ pub fn run(args: &PlotArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let bytes = match format {
         Format::Svg => plot::svg::render(&fig, args.size).map(String::into_bytes),
         Format::Png => plot::png::render(&fig, args.size),
-    }
-    .map_err(|e| anyhow!(e))?;
+    }?;
     output::write_atomic(&args.output, &bytes)?;
     outln!("figure: {}", args.output.display());
     Ok(Exit::Ok)

@@ -369,11 +369,11 @@ fn export(db: Option<&Path>, a: &ExportArgs, signals: &WaitSignals) -> Result<Ex
         output::write_atomic(p, text.as_bytes())?;
     }
     if let Some(p) = &a.histfile {
-        let text = histfile::render(&rec, a.rows, a.all_column).map_err(anyhow::Error::msg)?;
+        let text = histfile::render(&rec, a.rows, a.all_column)?;
         output::write_atomic(p, text.as_bytes())?;
     }
     if let Some(p) = &a.csv {
-        let text = csv::render(&rec, a.table).map_err(anyhow::Error::msg)?;
+        let text = csv::render(&rec, a.table)?;
         output::write_atomic(p, text.as_bytes())?;
     }
     Ok(Exit::Ok)

@@ -27,7 +27,7 @@ fn parse(src: &Source) -> Result<RunRecord, ImportError> {
             line,
             format!("expected an rtscope run record (see rtscope schema): {message}"),
         ),
-        ReadError::Invalid(why) => ImportError::whole(why),
+        ReadError::Invalid(why) => ImportError::whole(why.to_string()),
     })
 }
 

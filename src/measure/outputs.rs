@@ -18,7 +18,7 @@ enum FileError {
     #[error("serializing the run record: {0}")]
     Serialize(#[from] serde_json::Error),
     #[error("rendering the histogram: {0}")]
-    Histogram(String),
+    Histogram(#[from] histfile::HistfileError),
     #[error(transparent)]
     Output(#[from] OutputError),
 }

@@ -16,9 +16,12 @@ use super::outputs::{HistOutput, Outputs};
 use super::request::Request;
 use crate::engine::{MeasureConfig, Policy, TimerMethod};
 use crate::load::LoadRequest;
+use crate::store::StoreError;
 use crate::sys::clock::Clock;
 use crate::trace::EventSet;
-use crate::units::{format_cpu_list, parse_cpu_list, parse_duration_ns, parse_micros_ns};
+use crate::units::{
+    ParseError, format_cpu_list, parse_cpu_list, parse_duration_ns, parse_micros_ns,
+};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -376,7 +379,7 @@ impl Settings {
 
     /// Tags as a map, refusing a key given twice.
     fn tag_map(&self) -> Result<BTreeMap<String, String>, SessionError> {
-        parse::tag_map(&self.tags).map_err(SessionError::Usage)
+        parse::tag_map(&self.tags).map_err(|e| SessionError::Usage(e.to_string()))
     }
 
     /// The pairs `measure`'s flags refuse together (clap refuses them on
@@ -425,113 +428,132 @@ impl Settings {
 
 // ------------------------------------------------------------ parsing text
 
+/// Why a value written for an option (a flag's, or a file's) is refused.
+/// The messages are the ones clap shows after "invalid value".
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ValueError {
+    #[error("unknown policy '{0}': use other, batch, idle, fifo, rr or deadline")]
+    Policy(String),
+    #[error("unknown timer '{0}': use abs, rel, nanosleep, itimer, posix or timerfd")]
+    Timer(String),
+    #[error("unknown clock '{0}': use monotonic (0) or realtime (1)")]
+    Clock(String),
+    #[error("unknown event set '{0}': use lean or full")]
+    EventSet(String),
+    /// `--deadline 0`.
+    #[error(
+        "deadline '{0}' is 0: a wake-up is never on time to the nanosecond; give the time a wake-up may take, e.g. 500us or 1ms (bare number: us)"
+    )]
+    ZeroDeadline(String),
+    /// `--deadline` that is not a time.
+    #[error("{0}; --deadline takes a time such as 500us or 1ms (bare number: us)")]
+    Deadline(ParseError),
+    #[error("'{0}' is not a host name: give 1 to 255 printable characters")]
+    HostName(String),
+    #[error("tag '{0}' is not KEY=VALUE")]
+    TagNotPair(String),
+    #[error("tag key '{0}' must be letters, digits, '_', '-' or '.'")]
+    TagKey(String),
+    #[error("--tag {0} is given twice: give each key once")]
+    TagTwice(String),
+    /// A count (threads, priority, ...) that is not a number of its type.
+    #[error("'{0}' is not a whole number in range")]
+    Number(String),
+}
+
 /// The words people write for values, parsed the same way for flags and
 /// files (`src/cli/` uses these as clap's value parsers).
 pub mod parse {
     use super::*;
 
-    pub fn policy(s: &str) -> Result<Policy, String> {
-        Policy::parse(s).ok_or_else(|| {
-            format!("unknown policy '{s}': use other, batch, idle, fifo, rr or deadline")
-        })
+    pub fn policy(s: &str) -> Result<Policy, ValueError> {
+        Policy::parse(s).ok_or_else(|| ValueError::Policy(s.to_string()))
     }
 
-    pub fn timer(s: &str) -> Result<TimerMethod, String> {
-        TimerMethod::parse(s).ok_or_else(|| {
-            format!("unknown timer '{s}': use abs, rel, nanosleep, itimer, posix or timerfd")
-        })
+    pub fn timer(s: &str) -> Result<TimerMethod, ValueError> {
+        TimerMethod::parse(s).ok_or_else(|| ValueError::Timer(s.to_string()))
     }
 
-    pub fn clock(s: &str) -> Result<Clock, String> {
+    pub fn clock(s: &str) -> Result<Clock, ValueError> {
         match s {
             "0" | "monotonic" => Ok(Clock::Monotonic),
             "1" | "realtime" => Ok(Clock::Realtime),
-            _ => Err(format!(
-                "unknown clock '{s}': use monotonic (0) or realtime (1)"
-            )),
+            _ => Err(ValueError::Clock(s.to_string())),
         }
     }
 
     /// `--explain-events`: lean or full.
-    pub fn events(s: &str) -> Result<EventSet, String> {
+    pub fn events(s: &str) -> Result<EventSet, ValueError> {
         match s {
             "lean" => Ok(EventSet::Lean),
             "full" => Ok(EventSet::Full),
-            _ => Err(format!("unknown event set '{s}': use lean or full")),
+            _ => Err(ValueError::EventSet(s.to_string())),
         }
     }
 
     /// A time whose bare number is in microseconds (`-i`, `-b`).
-    pub fn micros(s: &str) -> Result<u64, String> {
-        parse_micros_ns(s).map_err(|e| e.to_string())
+    pub fn micros(s: &str) -> Result<u64, ParseError> {
+        parse_micros_ns(s)
     }
 
     /// `--deadline`: a time whose bare number is in microseconds, above 0.
-    pub fn deadline(s: &str) -> Result<u64, String> {
+    pub fn deadline(s: &str) -> Result<u64, ValueError> {
         match parse_micros_ns(s) {
-            Ok(0) => Err(format!(
-                "deadline '{s}' is 0: a wake-up is never on time to the nanosecond; give the time a wake-up may take, e.g. 500us or 1ms (bare number: us)"
-            )),
+            Ok(0) => Err(ValueError::ZeroDeadline(s.to_string())),
             Ok(ns) => Ok(ns),
-            Err(e) => Err(format!(
-                "{e}; --deadline takes a time such as 500us or 1ms (bare number: us)"
-            )),
+            Err(e) => Err(ValueError::Deadline(e)),
         }
     }
 
     /// A time whose bare number is in seconds (`-D`, `--window`).
-    pub fn seconds(s: &str) -> Result<u64, String> {
-        parse_duration_ns(s).map_err(|e| e.to_string())
+    pub fn seconds(s: &str) -> Result<u64, ParseError> {
+        parse_duration_ns(s)
     }
 
-    pub fn cpus(s: &str) -> Result<Vec<usize>, String> {
-        parse_cpu_list(s).map_err(|e| e.to_string())
+    pub fn cpus(s: &str) -> Result<Vec<usize>, ParseError> {
+        parse_cpu_list(s)
     }
 
     /// `--host`: a non-empty name without control characters, at most
     /// 255 bytes.
-    pub fn host(s: &str) -> Result<String, String> {
+    pub fn host(s: &str) -> Result<String, ValueError> {
         let t = s.trim();
         if t.is_empty() || t.len() > 255 || t.chars().any(char::is_control) {
-            return Err(format!(
-                "'{s}' is not a host name: give 1 to 255 printable characters"
-            ));
+            return Err(ValueError::HostName(s.to_string()));
         }
         Ok(t.to_string())
     }
 
     /// `--tag KEY=VALUE`.
-    pub fn tag(s: &str) -> Result<(String, String), String> {
+    pub fn tag(s: &str) -> Result<(String, String), ValueError> {
         let (k, v) = s
             .split_once('=')
-            .ok_or_else(|| format!("tag '{s}' is not KEY=VALUE"))?;
+            .ok_or_else(|| ValueError::TagNotPair(s.to_string()))?;
         let k = k.trim();
         if k.is_empty()
             || !k
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         {
-            return Err(format!(
-                "tag key '{k}' must be letters, digits, '_', '-' or '.'"
-            ));
+            return Err(ValueError::TagKey(k.to_string()));
         }
         Ok((k.to_string(), v.trim().to_string()))
     }
 
     /// `--tag` pairs as a map, refusing a key given twice.
-    pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>, String> {
+    pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>, ValueError> {
         let mut m = BTreeMap::new();
         for (k, v) in tags {
             if m.insert(k.clone(), v.clone()).is_some() {
-                return Err(format!("--tag {k} is given twice: give each key once"));
+                return Err(ValueError::TagTwice(k.clone()));
             }
         }
         Ok(m)
     }
 
     /// A store location: a file or a `postgresql://` URL.
-    pub fn store(s: &str) -> Result<PathBuf, String> {
-        crate::store::check_location(s).map_err(|e| e.to_string())
+    pub fn store(s: &str) -> Result<PathBuf, StoreError> {
+        crate::store::check_location(s)
     }
 }
 
@@ -576,13 +598,14 @@ impl Visitor<'_> for WordVisitor {
 
 /// An option's value: `false` leaves it out, `true` is `on_true` (the
 /// option without a value) or refused, text goes through `parse`.
-fn value<'de, D, T>(
+fn value<'de, D, T, E>(
     d: D,
     on_true: Option<Option<T>>,
-    parse: impl FnOnce(&str) -> Result<T, String>,
+    parse: impl FnOnce(&str) -> Result<T, E>,
 ) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
+    E: fmt::Display,
 {
     match d.deserialize_any(WordVisitor)? {
         Word::Flag(false) => Ok(None),
@@ -630,10 +653,10 @@ where
     value(d, None, number)
 }
 
-fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+fn number<T: std::str::FromStr>(s: &str) -> Result<T, ValueError> {
     s.trim()
         .parse()
-        .map_err(|_| format!("'{s}' is not a whole number in range"))
+        .map_err(|_| ValueError::Number(s.to_string()))
 }
 
 fn de_policy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Policy>, D::Error> {
@@ -653,7 +676,7 @@ fn de_events<'de, D: Deserializer<'de>>(d: D) -> Result<Option<EventSet>, D::Err
 }
 
 fn de_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    value(d, None, |s| Ok(s.to_string()))
+    value(d, None, |s| Ok::<_, ValueError>(s.to_string()))
 }
 
 fn de_host<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -661,7 +684,7 @@ fn de_host<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> 
 }
 
 fn de_path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
-    value(d, None, |s| Ok(PathBuf::from(s)))
+    value(d, None, |s| Ok::<_, ValueError>(PathBuf::from(s)))
 }
 
 fn de_store<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {

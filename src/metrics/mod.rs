@@ -42,15 +42,18 @@ pub enum MetricsError {
     Spawn(io::Error),
 }
 
+/// `--metrics` given something that is not an address to listen on.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error(
+    "'{0}' is not ADDR:PORT (e.g. 127.0.0.1:9632, [::1]:9632, 0.0.0.0:9632, or a bare port for loopback)"
+)]
+pub struct BadAddr(pub String);
+
 /// Parse `--metrics`: `ADDR:PORT`, `[V6]:PORT`, `localhost:PORT`, or a
 /// bare `PORT` (loopback).
-pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+pub fn parse_addr(s: &str) -> Result<SocketAddr, BadAddr> {
     let s = s.trim();
-    let bad = || {
-        format!(
-            "'{s}' is not ADDR:PORT (e.g. 127.0.0.1:9632, [::1]:9632, 0.0.0.0:9632, or a bare port for loopback)"
-        )
-    };
+    let bad = || BadAddr(s.to_string());
     if let Ok(port) = s.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }

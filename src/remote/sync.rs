@@ -10,7 +10,8 @@ use super::{Remote, RemoteError};
 use crate::characterization::Characterization;
 use crate::record::RunRecord;
 use crate::store::push::{Pushed, receive};
-use crate::store::{RunState, Store};
+use crate::store::{RunState, Store, StoreError};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A run of the board's store, as `__export --list` names it.
@@ -179,9 +180,28 @@ fn export(remote: &Remote, uuid: &str) -> Result<Exported, RemoteError> {
     })
 }
 
+/// Why the board's side could not export its runs.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// A uuid asked for that the store does not hold.
+    #[error("no run {uuid} in {}", .store.display())]
+    NoRun { uuid: String, store: PathBuf },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("serializing run {uuid}")]
+    Serialize {
+        uuid: String,
+        source: serde_json::Error,
+    },
+}
+
 /// The board's side: the runs of `store` as `--list` lines, or each run
 /// of `uuids` as one JSON line.
-pub fn export_here(store: &Store, list_only: bool, uuids: &[String]) -> anyhow::Result<String> {
+pub fn export_here(
+    store: &Store,
+    list_only: bool,
+    uuids: &[String],
+) -> Result<String, ExportError> {
     let mut out = String::new();
     if list_only {
         // Asked for by uuid (a run followed): only those rows are read.
@@ -209,13 +229,13 @@ pub fn export_here(store: &Store, list_only: bool, uuids: &[String]) -> anyhow::
         }
         return Ok(out);
     }
+    let no_run = |uuid: &str| ExportError::NoRun {
+        uuid: uuid.to_string(),
+        store: store.path().to_path_buf(),
+    };
     for uuid in uuids {
-        let id = store
-            .find_uuid(uuid)?
-            .ok_or_else(|| anyhow::anyhow!("no run {uuid} in {}", store.path().display()))?;
-        let row = store
-            .row(id)?
-            .ok_or_else(|| anyhow::anyhow!("no run {uuid} in {}", store.path().display()))?;
+        let id = store.find_uuid(uuid)?.ok_or_else(|| no_run(uuid))?;
+        let row = store.row(id)?.ok_or_else(|| no_run(uuid))?;
         let c = store.is_characterization(id)?;
         let e = Exported {
             uuid: row.uuid.clone(),
@@ -228,7 +248,11 @@ pub fn export_here(store: &Store, list_only: bool, uuids: &[String]) -> anyhow::
                 None
             },
         };
-        out.push_str(&serde_json::to_string(&e)?);
+        let line = serde_json::to_string(&e).map_err(|source| ExportError::Serialize {
+            uuid: uuid.clone(),
+            source,
+        })?;
+        out.push_str(&line);
         out.push('\n');
     }
     Ok(out)

@@ -3,6 +3,7 @@
 //! non-empty bucket), or the window series (one row per window). Every
 //! column names its unit; empty cells mean "unknown". Reads records only.
 
+use crate::histogram::HistogramError;
 use crate::record::{LatencyStats, RunRecord, Unknowable};
 use std::fmt::Write;
 
@@ -49,7 +50,7 @@ fn stats_cells(run: &RunRecord, s: &LatencyStats) -> String {
 }
 
 /// Render `table` of `run`.
-pub fn render(run: &RunRecord, table: Table) -> Result<String, String> {
+pub fn render(run: &RunRecord, table: Table) -> Result<String, HistogramError> {
     let mut out = String::new();
     match table {
         Table::Summary => {

@@ -9,7 +9,7 @@
 //! to the row of its midpoint. Latencies are truncated to whole µs as
 //! cyclictest does.
 
-use crate::histogram::{Histogram, bucket_index, bucket_value};
+use crate::histogram::{Histogram, HistogramError, bucket_index, bucket_value};
 use crate::record::RunRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -20,18 +20,36 @@ pub const MAX_ROWS: usize = 10_000_000;
 /// text each, so this bounds the text at some 700 MB.
 pub const MAX_CELLS: usize = 100_000_000;
 
+/// Why a run's cyclictest histogram cannot be written.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum HistfileError {
+    #[error("histogram rows must be between 1 and {MAX_ROWS} (got {0})")]
+    Rows(usize),
+    #[error(
+        "a histogram of {rows} rows by {columns} columns holds {cells} counts, above the limit of {MAX_CELLS}: use fewer rows"
+    )]
+    Cells {
+        rows: usize,
+        columns: usize,
+        cells: usize,
+    },
+    /// A thread's histogram that cannot be read.
+    #[error(transparent)]
+    Histogram(#[from] HistogramError),
+}
+
 /// Why a histogram of that size is refused, if it is.
-pub fn check_size(rows: usize, columns: usize) -> Result<(), String> {
+pub fn check_size(rows: usize, columns: usize) -> Result<(), HistfileError> {
     if rows == 0 || rows > MAX_ROWS {
-        return Err(format!(
-            "histogram rows must be between 1 and {MAX_ROWS} (got {rows})"
-        ));
+        return Err(HistfileError::Rows(rows));
     }
     let cells = rows.saturating_mul(columns.max(1));
     if cells > MAX_CELLS {
-        return Err(format!(
-            "a histogram of {rows} rows by {columns} columns holds {cells} counts, above the limit of {MAX_CELLS}: use fewer rows"
-        ));
+        return Err(HistfileError::Cells {
+            rows,
+            columns,
+            cells,
+        });
     }
     Ok(())
 }
@@ -40,7 +58,7 @@ pub fn check_size(rows: usize, columns: usize) -> Result<(), String> {
 /// `all_column` adds cyclictest's `-H` summary column. Sizes beyond
 /// [`check_size`] are refused; memory is that of the non-empty rows plus
 /// the text.
-pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<String, String> {
+pub fn render(run: &RunRecord, buckets: usize, all_column: bool) -> Result<String, HistfileError> {
     let n = run.threads.len();
     let all = all_column && n > 1;
     check_size(buckets, n + usize::from(all))?;
@@ -65,7 +83,7 @@ struct Counts {
 }
 
 impl Counts {
-    fn of(run: &RunRecord, buckets: usize) -> Result<Counts, String> {
+    fn of(run: &RunRecord, buckets: usize) -> Result<Counts, HistogramError> {
         let n = run.threads.len();
         let mut c = Counts {
             threads: n,
@@ -183,11 +201,11 @@ mod tests {
     #[test]
     fn sizes_beyond_the_limits_are_refused() {
         let run = synthetic(&[vec![4_200], vec![5_100]]);
-        let e = render(&run, 0, false).unwrap_err();
+        let e = render(&run, 0, false).unwrap_err().to_string();
         assert!(e.contains("between 1 and 10000000 (got 0)"), "{e}");
-        let e = render(&run, MAX_ROWS + 1, false).unwrap_err();
+        let e = render(&run, MAX_ROWS + 1, false).unwrap_err().to_string();
         assert!(e.contains("got 10000001"), "{e}");
-        let e = check_size(MAX_ROWS, 11).unwrap_err();
+        let e = check_size(MAX_ROWS, 11).unwrap_err().to_string();
         assert!(
             e.contains("110000000 counts") && e.contains("100000000"),
             "{e}"

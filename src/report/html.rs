@@ -12,11 +12,12 @@
 //! give the same report.
 
 use super::page::{self, Page, PageError, Pair, pair};
-use super::plot::{self, Figure, Size, data};
+use super::plot::{self, Figure, PlotError, Size, data};
 use super::verdict::{self, Verdict};
 use super::why::{self, PartKind};
 use super::{NamedRun, fairness, known, why_svg};
 use crate::explain::{Completeness, Explanation};
+use crate::histogram::HistogramError;
 use crate::record::{METRICS, Quantity, RunRecord, ThreadRecord, Unknowable};
 use crate::text::num;
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
@@ -150,7 +151,7 @@ struct ReportView {
     comparison: Option<ComparisonView>,
 }
 
-fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, String> {
+fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, ReportError> {
     Ok(FigureView {
         id: id.into(),
         svg: plot::svg::render_inline(fig, Size::REPORT, id)?,
@@ -801,7 +802,7 @@ fn missing(rec: &RunRecord) -> Vec<String> {
     out
 }
 
-fn run_view(i: usize, r: &NamedRun) -> Result<RunView, String> {
+fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
     let rec = &r.record;
     let anchor = format!("run-{}", i + 1);
     let mut figures = Vec::new();
@@ -973,7 +974,7 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
     }
 }
 
-fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, String> {
+fn comparison(runs: &[NamedRun]) -> Result<ComparisonView, ReportError> {
     let mut warnings = Vec::new();
     for i in 0..runs.len() {
         for j in i + 1..runs.len() {
@@ -1040,16 +1041,13 @@ pub enum ReportError {
     #[error("no runs to report on")]
     NoRuns,
     /// A figure that could not be drawn.
-    #[error("{0}")]
-    Figure(String),
+    #[error(transparent)]
+    Figure(#[from] PlotError),
+    /// A run's histogram that cannot be read for its figures.
+    #[error(transparent)]
+    Histogram(#[from] HistogramError),
     #[error(transparent)]
     Page(#[from] PageError),
-}
-
-impl From<String> for ReportError {
-    fn from(e: String) -> Self {
-        ReportError::Figure(e)
-    }
 }
 
 /// The report of `runs` as one HTML page.

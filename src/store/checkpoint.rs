@@ -297,7 +297,7 @@ impl RunSaver {
     /// The run ended: store its final record, replacing the last
     /// checkpoint (one transaction). Returns the run's id.
     pub fn finish(mut self, rec: &RunRecord) -> Result<i64> {
-        rec.validate().map_err(StoreError::Invalid)?;
+        rec.validate()?;
         self.store.set_busy_timeout(FINAL_BUSY)?;
         self.store.set_answer_timeout(FINAL_ANSWER);
         self.write_waiting(&mut rec.clone(), FINAL_RECONNECT)?;

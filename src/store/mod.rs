@@ -134,6 +134,11 @@ pub enum StoreError {
     BadLocation(String),
     #[error("{0}")]
     Invalid(String),
+    /// A record refused before it is saved ([`RunRecord::validate`]).
+    ///
+    /// [`RunRecord::validate`]: crate::record::RunRecord::validate
+    #[error(transparent)]
+    InvalidRecord(#[from] crate::record::InvalidRecord),
 }
 
 impl StoreError {

@@ -475,7 +475,7 @@ impl Store {
     /// none); returns their ids.
     pub fn insert_all(&mut self, recs: &[RunRecord]) -> Result<Vec<i64>> {
         for r in recs {
-            r.validate().map_err(StoreError::Invalid)?;
+            r.validate()?;
         }
         let path = self.path().to_path_buf();
         let mut tx = self.tx("starting to save runs")?;

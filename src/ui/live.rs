@@ -9,7 +9,6 @@ use crate::engine::build::{self, RecordContext};
 use crate::engine::{Control, Observer, Plan, RunView};
 use crate::record::RunRecord;
 use crate::units::{fmt_duration, us_cell, us_cell_f};
-use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -53,7 +52,8 @@ pub struct Signals {
 }
 
 impl Signals {
-    pub fn install() -> Result<Signals> {
+    /// Register the handlers (signal-hook's registrations).
+    pub fn install() -> std::io::Result<Signals> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
         let stop = Arc::new(AtomicBool::new(false));
         let summary = Arc::new(AtomicBool::new(false));
@@ -93,7 +93,7 @@ impl LiveObserver {
         ctx: &RecordContext,
         signals: Signals,
         summary: Summarize,
-    ) -> Result<LiveObserver> {
+    ) -> LiveObserver {
         let mut o = LiveObserver {
             mode,
             signals,
@@ -130,7 +130,7 @@ impl LiveObserver {
             o.progress = Some(bar);
             o.multi = Some(multi);
         }
-        Ok(o)
+        o
     }
 
     /// The fields of thread `i`'s line, each with its rank: when the

@@ -9,7 +9,7 @@
 //! a report of a day-long run on 64 CPUs stays small.
 
 use super::{Axis, Band, Figure, SUMMARY_COLOR, Scale, Series, Stroke, TimeUnit, Unit};
-use crate::histogram::{Histogram, bucket_index, bucket_value};
+use crate::histogram::{Histogram, HistogramError, bucket_index, bucket_value};
 use crate::record::{RunRecord, ThreadRecord, WindowPoint, WindowSeries};
 use std::collections::BTreeMap;
 
@@ -221,7 +221,7 @@ fn drawn_threads(run: &RunRecord) -> Vec<(usize, String)> {
 /// Latency histogram of one run, one curve per thread (beyond
 /// [`MAX_THREAD_CURVES`]: all threads together, and the threads with the
 /// highest and the lowest maximum).
-pub fn hist_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
+pub fn hist_run(run: &RunRecord, title: &str) -> Result<Figure, HistogramError> {
     let mut curves = Vec::new();
     let drawn = drawn_threads(run);
     if drawn.len() < run.threads.len() {
@@ -240,7 +240,7 @@ pub fn hist_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
 }
 
 /// Latency histograms of several runs (all threads of each), overlaid.
-pub fn hist_runs(runs: &[(&str, &RunRecord)], title: &str) -> Result<Figure, String> {
+pub fn hist_runs(runs: &[(&str, &RunRecord)], title: &str) -> Result<Figure, HistogramError> {
     let mut curves = Vec::new();
     for (i, (name, run)) in runs.iter().enumerate() {
         curves.push((name.to_string(), i, Stroke::Solid, run.overall_histogram()?));
@@ -326,7 +326,7 @@ impl ExceedanceCurve {
         name: String,
         color: usize,
         stroke: Stroke,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, HistogramError> {
         Ok(ExceedanceCurve {
             name,
             color,
@@ -374,7 +374,7 @@ fn exceedance_figure(title: String, curves: Vec<ExceedanceCurve>) -> Figure {
 /// Exceedance per thread of one run (beyond [`MAX_THREAD_CURVES`], the
 /// threads with the highest and lowest maximum), with all threads
 /// together in bold when there are several.
-pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
+pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, HistogramError> {
     let mut curves = Vec::new();
     for (k, (i, name)) in drawn_threads(run).into_iter().enumerate() {
         let t = &run.threads[i];
@@ -399,12 +399,12 @@ pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, String> {
 }
 
 /// Exceedance of several runs (all threads of each), overlaid.
-pub fn exceedance_runs(runs: &[(&str, &RunRecord)], title: &str) -> Result<Figure, String> {
+pub fn exceedance_runs(runs: &[(&str, &RunRecord)], title: &str) -> Result<Figure, HistogramError> {
     let curves = runs
         .iter()
         .enumerate()
         .map(|(i, (name, run))| ExceedanceCurve::overall(run, name.to_string(), i, Stroke::Solid))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(exceedance_figure(title.into(), curves))
 }
 

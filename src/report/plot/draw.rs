@@ -7,7 +7,9 @@
 //! Log axes are drawn on log10 of the values with a linear coordinate, so
 //! both scales share one chart type and tick labels say what they mean.
 
-use super::{Axis, DateLabel, Figure, Scale, Stroke, TimeUnit, Unit, band_color, font, rgb};
+use super::{
+    Axis, DateLabel, Figure, PlotError, Scale, Stroke, TimeUnit, Unit, band_color, font, rgb,
+};
 use crate::text::num;
 use crate::units::{civil_from_days, trim_float};
 use plotters::coord::Shift;
@@ -340,7 +342,7 @@ fn legend_layout<DB: DrawingBackend>(
     (pos, height)
 }
 
-type DrawResult = Result<(), String>;
+type DrawResult = Result<(), PlotError>;
 
 /// The load lanes, top first: (colour index, part name).
 fn lanes(fig: &Figure) -> Vec<(usize, String)> {
@@ -405,8 +407,8 @@ fn draw_lanes<DB: DrawingBackend>(
     Ok(())
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("drawing failed: {e:?}")
+fn err<E: std::fmt::Debug>(e: E) -> PlotError {
+    PlotError::Draw(format!("{e:?}"))
 }
 
 /// The chart of a figure: both axes keyed (see [`Keyed`]).

@@ -3,6 +3,7 @@
 //! "sans-serif" so text metrics never depend on the system's fonts and
 //! PNG output needs no font library. Never reads a font from the system.
 
+use super::PlotError;
 use std::sync::OnceLock;
 
 /// DejaVu Sans 2.37 (Debian fonts-dejavu-core), unmodified.
@@ -12,17 +13,19 @@ static DEJAVU_SANS: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf
 pub const FAMILY: &str = "sans-serif";
 
 /// Register the embedded font with plotters (once per process).
-pub fn ensure() -> Result<(), String> {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
+pub fn ensure() -> Result<(), PlotError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let registered = *REGISTERED.get_or_init(|| {
         use plotters::style::{FontStyle, register_font};
-        for style in [FontStyle::Normal, FontStyle::Bold] {
-            register_font(FAMILY, style, DEJAVU_SANS)
-                .map_err(|_| "the embedded font could not be read (a bug)".to_string())?;
-        }
+        [FontStyle::Normal, FontStyle::Bold]
+            .into_iter()
+            .all(|style| register_font(FAMILY, style, DEJAVU_SANS).is_ok())
+    });
+    if registered {
         Ok(())
-    })
-    .clone()
+    } else {
+        Err(PlotError::Font)
+    }
 }
 
 #[cfg(test)]

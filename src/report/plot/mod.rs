@@ -12,6 +12,30 @@ pub mod font;
 pub mod png;
 pub mod svg;
 
+/// Why a figure could not be drawn or encoded.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// plotters refused the embedded font.
+    #[error("the embedded font could not be read (a bug)")]
+    Font,
+    /// plotters failed while drawing (its error, as it describes it).
+    #[error("drawing failed: {0}")]
+    Draw(String),
+    #[error("PNG encoding failed: {0}")]
+    Png(::png::EncodingError),
+    /// plotters' SVG did not start as the inline figure expects.
+    #[error("unexpected SVG header from plotters (a bug)")]
+    SvgHeader,
+}
+
+/// For the callers that still give their failures as text (the study's
+/// report); goes when they have a typed error of their own.
+impl From<PlotError> for String {
+    fn from(e: PlotError) -> String {
+        e.to_string()
+    }
+}
+
 /// How values are placed along an axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scale {

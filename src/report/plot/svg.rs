@@ -2,12 +2,12 @@
 //! in the HTML report, where it scales to the page width. Same figure,
 //! same bytes.
 
-use super::{Figure, Size, draw};
+use super::{Figure, PlotError, Size, draw};
 use crate::text::escape;
 use plotters::prelude::*;
 
 /// The figure as a standalone SVG document.
-pub fn render(fig: &Figure, size: Size) -> Result<String, String> {
+pub fn render(fig: &Figure, size: Size) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (size.width, size.height)).into_drawing_area();
@@ -18,12 +18,10 @@ pub fn render(fig: &Figure, size: Size) -> Result<String, String> {
 
 /// The figure as an `<svg>` element for an HTML page: scales with its
 /// container (viewBox kept), described for screen readers.
-pub fn render_inline(fig: &Figure, size: Size, id: &str) -> Result<String, String> {
+pub fn render_inline(fig: &Figure, size: Size, id: &str) -> Result<String, PlotError> {
     let text = render(fig, size)?;
     let head = format!("<svg width=\"{}\" height=\"{}\" ", size.width, size.height);
-    let body = text
-        .strip_prefix(&head)
-        .ok_or_else(|| "unexpected SVG header from plotters (a bug)".to_string())?;
+    let body = text.strip_prefix(&head).ok_or(PlotError::SvgHeader)?;
     let title = escape::markup(&fig.title);
     let body = body.replacen('>', &format!("><title>{title}</title>"), 1);
     Ok(format!(
