@@ -5,11 +5,11 @@
 
 use super::Exit;
 use crate::report::{self, compare};
+use crate::ui::interrupt::WaitSignals;
 use crate::{output, runref};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 fn metric(s: &str) -> Result<String, String> {
     if crate::record::METRICS.contains(&s) {
@@ -109,6 +109,8 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
+    // Ctrl-C while a PostgreSQL server keeps the store from opening.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
     if args.fail_if_worse.is_some() {
         compare::check_gate_metric(&args.metric, args.raw).map_err(|e| anyhow!(e))?;
     }
@@ -121,7 +123,7 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     for p in args.json.iter().chain(args.output.iter()) {
         output::check_writable(p, "compare output")?;
     }
-    if let Some(cs) = runref::load_characterizations(db, &args.runs, &AtomicBool::new(false))? {
+    if let Some(cs) = signals.during(|stop| runref::load_characterizations(db, &args.runs, stop))? {
         if args.fail_if_worse.is_some() {
             anyhow::bail!(
                 "--fail-if-worse gates latency runs; characterizations are compared side by side only"
@@ -139,7 +141,7 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         out!("{}", crate::characterize::compare::render(&cs, &args.runs));
         return Ok(Exit::Ok);
     }
-    let mut runs = runref::load_named(db, &args.runs, &AtomicBool::new(false))?;
+    let mut runs = signals.during(|stop| runref::load_named(db, &args.runs, stop))?;
     if let Some(d) = args.deadline_ns {
         for r in &mut runs {
             r.record.limits.deadline_ns = Some(d);

@@ -6,10 +6,10 @@
 use super::Exit;
 use crate::report::why;
 use crate::runref;
-use anyhow::{Result, bail};
+use crate::ui::interrupt::WaitSignals;
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 /// Explain why a wake-up was late, from kernel trace events.
 ///
@@ -92,7 +92,9 @@ fn explain_trace(path: &std::path::Path, max_bytes: u64, json: bool) -> Result<E
 }
 
 fn explain_run(db: Option<&std::path::Path>, reference: &str, json: bool) -> Result<Exit> {
-    let (rec, origin) = runref::load_with_origin(db, reference, &AtomicBool::new(false))?;
+    // Ctrl-C while a PostgreSQL server keeps the store from opening.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
+    let (rec, origin) = signals.during(|stop| runref::load_with_origin(db, reference, stop))?;
     let Some(x) = &rec.explain else {
         bail!(
             "{origin} was measured without --explain: nothing to explain (measure with --explain)"

@@ -4,11 +4,11 @@ use super::Exit;
 use crate::record::RunRecord;
 use crate::report::NamedRun;
 use crate::report::plot::{self, Kind, Size, data};
+use crate::ui::interrupt::WaitSignals;
 use crate::{output, runref};
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 fn kind(s: &str) -> Result<Kind, String> {
     Kind::parse(s).ok_or_else(|| format!("unknown kind '{s}': use hist, exceedance or timeline"))
@@ -147,9 +147,11 @@ pub fn figure(kind: Kind, runs: &[NamedRun], title: &str) -> Result<(plot::Figur
 }
 
 pub fn run(args: &PlotArgs, db: Option<&std::path::Path>) -> Result<Exit> {
+    // Ctrl-C while a PostgreSQL server keeps the store from opening.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
     let format = format_of(&args.output)?;
     output::check_writable(&args.output, "figure file")?;
-    let runs = runref::load_named(db, &args.runs, &AtomicBool::new(false))?;
+    let runs = signals.during(|stop| runref::load_named(db, &args.runs, stop))?;
     let title = args
         .title
         .clone()

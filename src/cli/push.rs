@@ -6,10 +6,10 @@ use super::Exit;
 use crate::runref;
 use crate::store::push::{Pushed, push_one};
 use crate::store::{Store, StoreError};
-use anyhow::Result;
+use crate::ui::interrupt::WaitSignals;
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 /// Copy runs to another run store, e.g. a lab's shared PostgreSQL.
 ///
@@ -32,14 +32,16 @@ pub struct PushArgs {
 }
 
 pub fn run(args: &PushArgs, db: Option<&std::path::Path>) -> Result<Exit> {
-    let from = runref::open_store(db, &args.runs.join(" "), &AtomicBool::new(false))?;
+    // Ctrl-C while a PostgreSQL server keeps the store from opening.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
+    let from = signals.during(|stop| runref::open_store(db, &args.runs.join(" "), stop))?;
     let mut ids = Vec::with_capacity(args.runs.len());
     for r in &args.runs {
         ids.push(from.resolve(r)?);
     }
     ids.sort_unstable();
     ids.dedup();
-    let mut to = Store::open(&args.to)?;
+    let mut to = signals.during(|stop| Store::open_or_stop(&args.to, stop))?;
     if same_store(&from, &to) {
         return Err(StoreError::Invalid(format!(
             "push: the source and the destination are the same store ({})",

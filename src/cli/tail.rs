@@ -8,10 +8,10 @@ use crate::measure::settings::parse::deadline;
 use crate::report::tail::{self as view, Ask};
 use crate::runref::{self, Origin};
 use crate::tail::TailEstimate;
-use anyhow::Result;
+use crate::ui::interrupt::WaitSignals;
+use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
-use std::sync::atomic::AtomicBool;
 
 /// Estimate the worst case a run has not seen (or refuse, saying why).
 ///
@@ -86,7 +86,9 @@ struct TailJson<'a> {
 }
 
 pub fn run(args: &TailArgs, db: Option<&std::path::Path>) -> Result<Exit> {
-    let (rec, origin) = runref::load_with_origin(db, &args.run, &AtomicBool::new(false))?;
+    // Ctrl-C while a PostgreSQL server keeps the store from opening.
+    let signals = WaitSignals::install().context("installing signal handlers")?;
+    let (rec, origin) = signals.during(|stop| runref::load_with_origin(db, &args.run, stop))?;
     let ask = Ask {
         thread: args.thread,
         probability: args.probability,

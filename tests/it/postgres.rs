@@ -818,17 +818,20 @@ fn a_server_that_never_answers_ends_commands_with_status_2() {
     }
 }
 
-/// A signal while `runs`, `report` and `measure` wait for a server that
-/// accepts and never answers ends the wait long before the URL's
-/// connect_timeout (60 s): exit 2, saying it was interrupted while
+/// A signal while a command that opens the store (`runs`, `report`,
+/// `explain`, `tail`, `compare`, `plot`, `push`, `measure`) waits for a
+/// server that accepts and never answers ends the wait long before the
+/// URL's connect_timeout (60 s): exit 2, saying it was interrupted while
 /// connecting (measure: before measuring; nothing was measured). SIGINT
-/// for each, and SIGTERM for `runs`.
+/// for each, SIGTERM for `runs` and `compare`.
 #[test]
 fn a_signal_ends_the_wait_for_a_server_that_never_answers() {
     let port = hung_listener();
     let dir = TempDir::new("pg-hung-signal");
     let html = dir.join("r.html");
     let json = dir.join("r.json");
+    let png = dir.join("r.png");
+    let to = dir.join("to.db");
     let _g = shared_system();
     let url = format!("postgresql://postgres@127.0.0.1:{port}/x?connect_timeout=60");
     for (args, sig) in [
@@ -839,6 +842,21 @@ fn a_signal_ends_the_wait_for_a_server_that_never_answers() {
             &["report", "last", "-o", html.to_str().unwrap()][..],
             "-INT",
         ),
+        (&["explain", "last"][..], "-INT"),
+        (&["tail", "last"][..], "-INT"),
+        (&["compare", "1", "2"][..], "-TERM"),
+        (
+            &[
+                "plot",
+                "last",
+                "--kind",
+                "hist",
+                "-o",
+                png.to_str().unwrap(),
+            ][..],
+            "-INT",
+        ),
+        (&["push", "last", "--to", to.to_str().unwrap()][..], "-INT"),
         (
             &[
                 "measure",
