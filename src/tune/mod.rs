@@ -112,26 +112,22 @@ pub enum SettingError {
     /// The file cannot be read back at all.
     #[error("{path} cannot be read back after writing '{value}'")]
     Unreadable { path: String, value: String },
-    /// A journal entry this version cannot act on (a missing field, a
-    /// key in the wrong shape).
-    #[error("{0}")]
-    Journal(&'static str),
+    /// A journal entry without a field the setting needs (written by
+    /// another version, or edited by hand).
+    #[error("journal entry without {0}")]
+    MissingField(&'static str),
+    /// A journal key the setting cannot read (`key`), with the shape it
+    /// takes (`shape`).
+    #[error("journal key '{key}' is not {shape}")]
+    BadKey { key: String, shape: &'static str },
+    /// Something only the real system can do, asked of a fake system tree
+    /// (unit tests).
+    #[error("cannot {0} on a fake system tree")]
+    FakeTree(&'static str),
     /// The setting's own reason, already worded for people (what failed,
     /// with what value, what to do).
     #[error("{0}")]
     Refused(String),
-}
-
-impl From<String> for SettingError {
-    fn from(why: String) -> SettingError {
-        SettingError::Refused(why)
-    }
-}
-
-impl From<&'static str> for SettingError {
-    fn from(why: &'static str) -> SettingError {
-        SettingError::Journal(why)
-    }
 }
 
 /// Errors compare by what they say (tests compare whole results).
