@@ -556,8 +556,7 @@ fn dry(spec: &spec::Spec, by_boot: bool) -> Result<Exit> {
         for s in group {
             n += 1;
             let cell = &cells[s.cell];
-            let r = check::cell_request(spec, cell, cell.label(), &[], None)
-                .map_err(anyhow::Error::msg)?;
+            let r = check::cell_request(spec, cell, cell.label(), &[], None)?;
             let kernel = if boots.any() {
                 format!(" [{}]", boots.label(&boots.needs[s.cell]))
             } else {
@@ -903,11 +902,15 @@ mod tests {
         assert!(check("load-cpus", &Value::Text("0".into())).is_ok());
         assert!(check("no-mlock", &Value::Bool(true)).is_ok());
         assert!(check("isolate", &Value::Bool(false)).is_ok());
-        let e = check("policy", &Value::Text("fast".into())).unwrap_err();
+        let e = check("policy", &Value::Text("fast".into()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown policy 'fast'"), "{e}");
-        let e = check("speed", &Value::Int(3)).unwrap_err();
+        let e = check("speed", &Value::Int(3)).unwrap_err().to_string();
         assert!(e.contains("unknown option"), "{e}");
-        let e = check("json", &Value::Text("-".into())).unwrap_err();
+        let e = check("json", &Value::Text("-".into()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not an option of a study"), "{e}");
     }
 }

@@ -315,7 +315,7 @@ pub fn arrive(
             .iter()
             .find(|n| study.boots.label(n) == t.config)
         {
-            Some(n) => study.boots.check(n, kernel),
+            Some(n) => study.boots.check(n, kernel).map_err(|m| m.to_string()),
             None => Ok(()),
         }
     };
