@@ -141,7 +141,7 @@ pub fn target_for(
     home: &Target,
     managed: &[String],
     installed: &[Installed],
-) -> Result<Target, String> {
+) -> Result<Target, kernels::NoKernel> {
     let k = kernels::choose(need, &home.release, installed)?;
     let mut words: Vec<String> = Vec::new();
     let mut after_init: Vec<String> = Vec::new();
@@ -244,7 +244,12 @@ pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installe
             Ok(t) => {
                 first.get_or_insert(t);
             }
-            Err(why) => return Decision::Fail { config, why },
+            Err(e) => {
+                return Decision::Fail {
+                    config,
+                    why: e.to_string(),
+                };
+            }
         }
     }
     if let Some(t) = first {
