@@ -6,7 +6,7 @@
 use super::Exit;
 use crate::engine::{Control, Observer, RunView};
 use crate::store::Store;
-use crate::study::gate::{Check, Gate};
+use crate::study::gate::{Check, Gate, GateError};
 use crate::study::run::{self, Display, RunEnd, Summary};
 use crate::study::spec;
 use crate::study::state::{SlotState, Study};
@@ -100,7 +100,7 @@ pub struct RunFlags {
     pub boots: super::reboot::RebootArgs,
 }
 
-fn gate(s: &str) -> Result<Gate, String> {
+fn gate(s: &str) -> Result<Gate, GateError> {
     Gate::parse(s)
 }
 
@@ -486,7 +486,7 @@ fn gates(store: &Store, study: &Study, gates: &[Gate]) -> Result<Exit> {
     let cells = results::collect(store, study)?;
     let mut failed: Vec<Check> = Vec::new();
     for g in gates {
-        let checks = g.apply(&cells).map_err(anyhow::Error::msg)?;
+        let checks = g.apply(&cells)?;
         failed.extend(checks.into_iter().filter(|c| c.failed));
     }
     for c in &failed {
@@ -763,7 +763,7 @@ fn report(
         let runs = cells.iter_mut().flat_map(|c| c.runs.iter_mut());
         runs.for_each(|(_, _, r)| r.limits.deadline_ns = Some(d));
     }
-    let html = lib::report::render(&study, &cells).map_err(anyhow::Error::msg)?;
+    let html = lib::report::render(&study, &cells)?;
     let out = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{}.html", study.row.name)));
@@ -811,7 +811,7 @@ fn remove(db: Option<&Path>, name: &str) -> Result<Exit> {
 const TEMPLATE: &str = include_str!("../../assets/studies/new.toml");
 
 fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
-    spec::check_name(name).map_err(anyhow::Error::msg)?;
+    spec::check_name(name)?;
     let out = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));

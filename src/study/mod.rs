@@ -53,8 +53,9 @@ pub enum StudyError {
         pid: u32,
         host: String,
     },
-    #[error("{0}")]
-    Usage(String),
+    /// A stored run's histogram cannot be read back.
+    #[error(transparent)]
+    Histogram(#[from] crate::histogram::HistogramError),
 }
 
 /// `e` and its causes, joined by ": " (as `{:#}` prints an
