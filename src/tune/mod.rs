@@ -293,4 +293,28 @@ mod tests {
         assert!(!is_isolation_cpuset("rtscope-load-123"));
         assert!(is_isolation_cpuset("rtscope-rt"));
     }
+
+    /// A journal entry a setting cannot act on is named for what is wrong
+    /// with it, never filed with the settings' own refusals.
+    #[test]
+    fn journal_entries_a_setting_cannot_act_on_say_what_is_wrong() {
+        let t = crate::sysinfo::FakeTree::new(&[("/proc/1/stat", "1 (init) S 0\n")]);
+        let env = Env::new(t.root());
+        let change = |name: &str, key: &str| Planned::new(name, key, "a", "b").change;
+        let irqbalance = setting("irqbalance").unwrap();
+        let e = (irqbalance.restore)(&env, &change("irqbalance", "12")).unwrap_err();
+        assert!(matches!(e, SettingError::BadKey { .. }), "{e:?}");
+        assert_eq!(e.to_string(), "journal key '12' is not PID@START");
+        let tasks = setting("tasks").unwrap();
+        let e = (tasks.apply)(&env, &change("tasks", "/cg/tasks")).unwrap_err();
+        assert!(matches!(e, SettingError::MissingField("target")), "{e:?}");
+        assert_eq!(e.to_string(), "journal entry without target");
+        let dma = setting("dma-latency").unwrap();
+        let e = (dma.apply)(&env, &change("dma-latency", dma_latency::DEVICE)).unwrap_err();
+        assert!(matches!(e, SettingError::FakeTree(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "cannot start a holder process on a fake system tree"
+        );
+    }
 }
