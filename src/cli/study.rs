@@ -6,7 +6,7 @@
 use super::Exit;
 use crate::engine::{Control, Observer, RunView};
 use crate::store::Store;
-use crate::study::gate::{Check, Gate};
+use crate::study::gate::{Check, Gate, GateError};
 use crate::study::run::{self, Display, RunEnd, Summary};
 use crate::study::spec;
 use crate::study::state::{SlotState, Study};
@@ -100,7 +100,7 @@ pub struct RunFlags {
     pub boots: super::reboot::RebootArgs,
 }
 
-fn gate(s: &str) -> Result<Gate, String> {
+fn gate(s: &str) -> Result<Gate, GateError> {
     Gate::parse(s)
 }
 
@@ -486,7 +486,7 @@ fn gates(store: &Store, study: &Study, gates: &[Gate]) -> Result<Exit> {
     let cells = results::collect(store, study)?;
     let mut failed: Vec<Check> = Vec::new();
     for g in gates {
-        let checks = g.apply(&cells).map_err(anyhow::Error::msg)?;
+        let checks = g.apply(&cells)?;
         failed.extend(checks.into_iter().filter(|c| c.failed));
     }
     for c in &failed {
@@ -556,8 +556,7 @@ fn dry(spec: &spec::Spec, by_boot: bool) -> Result<Exit> {
         for s in group {
             n += 1;
             let cell = &cells[s.cell];
-            let r = check::cell_request(spec, cell, cell.label(), &[], None)
-                .map_err(anyhow::Error::msg)?;
+            let r = check::cell_request(spec, cell, cell.label(), &[], None)?;
             let kernel = if boots.any() {
                 format!(" [{}]", boots.label(&boots.needs[s.cell]))
             } else {
@@ -620,7 +619,7 @@ fn report(
         let runs = cells.iter_mut().flat_map(|c| c.runs.iter_mut());
         runs.for_each(|(_, _, r)| r.limits.deadline_ns = Some(d));
     }
-    let html = lib::report::render(&study, &cells).map_err(anyhow::Error::msg)?;
+    let html = lib::report::render(&study, &cells)?;
     let out = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{}.html", study.row.name)));
@@ -668,7 +667,7 @@ fn remove(db: Option<&Path>, name: &str) -> Result<Exit> {
 const TEMPLATE: &str = include_str!("../../assets/studies/new.toml");
 
 fn new(name: &str, output: Option<&Path>) -> Result<Exit> {
-    spec::check_name(name).map_err(anyhow::Error::msg)?;
+    spec::check_name(name)?;
     let out = output
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));
@@ -759,11 +758,15 @@ mod tests {
         assert!(check("load-cpus", &Value::Text("0".into())).is_ok());
         assert!(check("no-mlock", &Value::Bool(true)).is_ok());
         assert!(check("isolate", &Value::Bool(false)).is_ok());
-        let e = check("policy", &Value::Text("fast".into())).unwrap_err();
+        let e = check("policy", &Value::Text("fast".into()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown policy 'fast'"), "{e}");
-        let e = check("speed", &Value::Int(3)).unwrap_err();
+        let e = check("speed", &Value::Int(3)).unwrap_err().to_string();
         assert!(e.contains("unknown option"), "{e}");
-        let e = check("json", &Value::Text("-".into())).unwrap_err();
+        let e = check("json", &Value::Text("-".into()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not an option of a study"), "{e}");
     }
 }

@@ -12,6 +12,7 @@ use super::spec::{Setting, Spec};
 use crate::sysinfo::cmdline::{kernel_params, param_name};
 use crate::sysinfo::kernel_match::{self, Kernel};
 use crate::units::{format_cpu_list, parse_cpu_list};
+use thiserror::Error;
 
 /// Arguments a study may not set: the boot loader's and the root's.
 const NOT_SETTABLE: &[&str] = &["BOOT_IMAGE", "initrd", "root"];
@@ -26,30 +27,64 @@ pub struct Arg {
     pub text: String,
 }
 
+/// Why a command line of the study file is refused (each names the
+/// argument as written, or its name).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ArgError {
+    #[error("'{0}': quotes and backslashes are not taken in a command line here")]
+    Quoted(String),
+    #[error("'{0}' is not a kernel argument")]
+    NotAnArgument(String),
+    #[error("{0}= is the boot loader's: the study keeps the one the machine boots with")]
+    Loader(String),
+    #[error("{0} is given twice")]
+    Twice(String),
+}
+
+/// How the running boot differs from the one a cell needs.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum Mismatch {
+    #[error("the kernel is {running}, not {wanted}")]
+    Kernel { running: String, wanted: String },
+    /// An argument the study varies, which this cell's boot lacks.
+    #[error("the command line has {name}, which this boot has not")]
+    Extra { name: String },
+    #[error("{arg} is not on the command line")]
+    Missing { arg: String },
+    /// The argument with another value.
+    #[error("the command line has {running}, not {arg}")]
+    Other { running: String, arg: String },
+    /// On the command line, but the kernel shows otherwise (`shown`).
+    #[error("{arg} is on the command line but not in effect: {shown} says {effect}")]
+    NoEffect {
+        arg: String,
+        shown: &'static str,
+        effect: String,
+    },
+    #[error("{arg} is on the command line but the preemption model is {model}")]
+    Preempt { arg: String, model: String },
+}
+
 /// The kernel arguments in `text`, split at white space.
-pub fn parse_args(text: &str) -> Result<Vec<Arg>, String> {
+pub fn parse_args(text: &str) -> Result<Vec<Arg>, ArgError> {
     let mut out: Vec<Arg> = Vec::new();
     for t in text.split_whitespace() {
         if t.contains(['"', '\'', '\\']) {
-            return Err(format!(
-                "'{t}': quotes and backslashes are not taken in a command line here"
-            ));
+            return Err(ArgError::Quoted(t.to_string()));
         }
         let (name, value) = match t.split_once('=') {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (t, None),
         };
         if name.is_empty() || t == "--" {
-            return Err(format!("'{t}' is not a kernel argument"));
+            return Err(ArgError::NotAnArgument(t.to_string()));
         }
         if NOT_SETTABLE.contains(&name) {
-            return Err(format!(
-                "{name}= is the boot loader's: the study keeps the one the machine boots with"
-            ));
+            return Err(ArgError::Loader(name.to_string()));
         }
         let name = param_name(name);
         if out.iter().any(|a| a.name == name) {
-            return Err(format!("{name} is given twice"));
+            return Err(ArgError::Twice(name));
         }
         out.push(Arg {
             name,
@@ -187,11 +222,14 @@ impl Boots {
 
     /// Whether the running boot is the one `need` asks for: `Err` says
     /// what differs.
-    pub fn check(&self, need: &BootNeed, kernel: &Kernel) -> Result<(), String> {
+    pub fn check(&self, need: &BootNeed, kernel: &Kernel) -> Result<(), Mismatch> {
         if let Some(k) = &need.kernel
             && !kernel_match::satisfies(kernel, k)
         {
-            return Err(format!("the kernel is {}, not {k}", kernel.describe()));
+            return Err(Mismatch::Kernel {
+                running: kernel.describe(),
+                wanted: k.clone(),
+            });
         }
         for m in &self.managed {
             let wanted = need.args.iter().find(|a| &a.name == m);
@@ -199,12 +237,19 @@ impl Boots {
             match (wanted, running) {
                 (None, None) => {}
                 (None, Some(_)) => {
-                    return Err(format!("the command line has {m}, which this boot has not"));
+                    return Err(Mismatch::Extra { name: m.clone() });
                 }
-                (Some(a), None) => return Err(format!("{} is not on the command line", a.text)),
+                (Some(a), None) => {
+                    return Err(Mismatch::Missing {
+                        arg: a.text.clone(),
+                    });
+                }
                 (Some(a), Some(v)) if v != a.value => {
                     let had = v.map(|v| format!("{m}={v}")).unwrap_or_else(|| m.clone());
-                    return Err(format!("the command line has {had}, not {}", a.text));
+                    return Err(Mismatch::Other {
+                        running: had,
+                        arg: a.text.clone(),
+                    });
                 }
                 (Some(a), Some(_)) => effect(a, kernel)?,
             }
@@ -215,9 +260,9 @@ impl Boots {
 
 /// Whether an argument on the command line took effect, where the kernel
 /// shows it.
-fn effect(a: &Arg, kernel: &Kernel) -> Result<(), String> {
+fn effect(a: &Arg, kernel: &Kernel) -> Result<(), Mismatch> {
     let value = a.value.as_deref().unwrap_or("");
-    let cpus = |shown: &str, have: &[usize]| -> Result<(), String> {
+    let cpus = |shown: &'static str, have: &[usize]| -> Result<(), Mismatch> {
         // isolcpus=[flags,]CPUS: the flags are words, the CPUs the rest.
         let list: Vec<&str> = value
             .split(',')
@@ -232,10 +277,11 @@ fn effect(a: &Arg, kernel: &Kernel) -> Result<(), String> {
             } else {
                 format_cpu_list(have)
             };
-            return Err(format!(
-                "{} is on the command line but not in effect: {shown} says {have}",
-                a.text
-            ));
+            return Err(Mismatch::NoEffect {
+                arg: a.text.clone(),
+                shown,
+                effect: have,
+            });
         }
         Ok(())
     };
@@ -243,10 +289,10 @@ fn effect(a: &Arg, kernel: &Kernel) -> Result<(), String> {
         "isolcpus" => cpus("/sys/devices/system/cpu/isolated", &kernel.isolated_cpus),
         "nohz_full" => cpus("/sys/devices/system/cpu/nohz_full", &kernel.nohz_full_cpus),
         "preempt" => match kernel_match::model_named(value) {
-            Some(m) if !kernel.preemption_model.is(m) => Err(format!(
-                "{} is on the command line but the preemption model is {}",
-                a.text, kernel.preemption_model
-            )),
+            Some(m) if !kernel.preemption_model.is(m) => Err(Mismatch::Preempt {
+                arg: a.text.clone(),
+                model: kernel.preemption_model.to_string(),
+            }),
             _ => Ok(()),
         },
         _ => Ok(()),
@@ -313,9 +359,9 @@ cmdline = ["", "isolcpus=1 nohz_full=1"]
         );
         let plain = kernel("voluntary", "root=/dev/vda quiet", &[], &[]);
         assert_eq!(b.check(&b.needs[0], &plain), Ok(()));
-        let e = b.check(&b.needs[1], &plain).unwrap_err();
+        let e = b.check(&b.needs[1], &plain).unwrap_err().to_string();
         assert_eq!(e, "isolcpus=1 is not on the command line");
-        let e = b.check(&b.needs[2], &plain).unwrap_err();
+        let e = b.check(&b.needs[2], &plain).unwrap_err().to_string();
         assert!(e.contains("not rt"), "{e}");
         let isol = kernel(
             "voluntary",
@@ -325,17 +371,17 @@ cmdline = ["", "isolcpus=1 nohz_full=1"]
         );
         assert_eq!(b.check(&b.needs[1], &isol), Ok(()));
         // Never counted under the label without isolation.
-        let e = b.check(&b.needs[0], &isol).unwrap_err();
+        let e = b.check(&b.needs[0], &isol).unwrap_err().to_string();
         assert_eq!(e, "the command line has isolcpus, which this boot has not");
         // On the command line, not in effect (a kernel without NO_HZ_FULL).
         let half = kernel("voluntary", "isolcpus=1 nohz_full=1", &[1], &[]);
-        let e = b.check(&b.needs[1], &half).unwrap_err();
+        let e = b.check(&b.needs[1], &half).unwrap_err().to_string();
         assert_eq!(
             e,
             "nohz_full=1 is on the command line but not in effect: /sys/devices/system/cpu/nohz_full says no CPU"
         );
         let other = kernel("voluntary", "isolcpus=0 nohz_full=1", &[0], &[1]);
-        let e = b.check(&b.needs[1], &other).unwrap_err();
+        let e = b.check(&b.needs[1], &other).unwrap_err().to_string();
         assert_eq!(e, "the command line has isolcpus=0, not isolcpus=1");
     }
 
@@ -355,7 +401,8 @@ cmdline = ["", "isolcpus=1 nohz_full=1"]
         );
         let e = b
             .check(&b.needs[0], &kernel("voluntary", line, &[1], &[]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the preemption model is voluntary"), "{e}");
     }
 

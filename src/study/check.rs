@@ -5,10 +5,40 @@
 //! each mistake named by file, line and key. Touches nothing on the
 //! system. Also the measurement one cell asks for ([`cell_request`]).
 
+use super::boots::ArgError;
 use super::matrix::{self, Cell};
 use super::spec::{CMDLINE_KEY, KERNEL_KEY, Spec, SpecError, Value, is_boot_key};
-use crate::measure::{Request, Session, Settings};
+use crate::measure::settings::SettingsError;
+use crate::measure::{Request, Session, SessionError, Settings};
 use std::path::Path;
+use thiserror::Error;
+
+/// Why a study cannot set an option or a value, or measure a cell.
+#[derive(Debug, Error)]
+pub enum CheckError {
+    /// An option the study sets itself, or that makes no sense for one
+    /// of its runs (why).
+    #[error("not an option of a study's runs: {0}")]
+    NotInAStudy(&'static str),
+    #[error(
+        "unknown option: keys are measure's long options (`rtscope measure --help`), e.g. policy, timer, interval, priority, threads, load, isolate"
+    )]
+    UnknownOption,
+    /// A value `measure` does not take.
+    #[error(transparent)]
+    Value(#[from] SettingsError),
+    /// The kernel or the command line written other than as a string.
+    #[error("{key} is written as a string (e.g. {key} = \"{example}\")")]
+    NotText { key: String, example: &'static str },
+    #[error(transparent)]
+    Cmdline(#[from] ArgError),
+    /// A kernel requirement that names no model or release.
+    #[error(transparent)]
+    Kernel(Box<dyn std::error::Error + Send + Sync>),
+    /// A cell `measure` refuses as a whole.
+    #[error(transparent)]
+    Cell(#[from] SessionError),
+}
 
 /// Options a study sets itself, or that make no sense for one run of it.
 const NOT_IN_A_STUDY: &[(&str, &str)] = &[
@@ -65,27 +95,24 @@ const NOT_IN_A_STUDY: &[(&str, &str)] = &[
 ];
 
 /// Check that `key` is an option a study may set.
-pub fn check_key(key: &str) -> Result<(), String> {
+pub fn check_key(key: &str) -> Result<(), CheckError> {
     if let Some((_, why)) = NOT_IN_A_STUDY.iter().find(|(k, _)| *k == key) {
-        return Err(format!("not an option of a study's runs: {why}"));
+        return Err(CheckError::NotInAStudy(why));
     }
     if !Settings::has_key(key) {
-        return Err(
-            "unknown option: keys are measure's long options (`rtscope measure --help`), e.g. policy, timer, interval, priority, threads, load, isolate".into(),
-        );
+        return Err(CheckError::UnknownOption);
     }
     Ok(())
 }
 
 /// Check one option and its value (a `[fixed]` entry or one matrix value)
-/// alone: `Err(message)` if `measure` would refuse it, or if a study
-/// cannot set it (outputs, the duration).
-pub fn check_value(key: &str, value: &Value) -> Result<(), String> {
+/// alone: an error if `measure` would refuse it, or if a study cannot
+/// set it (outputs, the duration).
+pub fn check_value(key: &str, value: &Value) -> Result<(), CheckError> {
     check_key(key)?;
     let table = toml::Table::from_iter([(key.to_string(), value.to_toml())]);
-    Settings::from_table(table)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    Settings::from_table(table)?;
+    Ok(())
 }
 
 /// The measurement one cell asks for: its settings, run for the study's
@@ -97,17 +124,16 @@ pub fn cell_request(
     label: String,
     tags: &[(String, String)],
     store: Option<&Path>,
-) -> Result<Request, String> {
-    let mut settings = Settings::from_table(cell.table(&spec.fixed)).map_err(|e| e.to_string())?;
+) -> Result<Request, CheckError> {
+    let mut settings = Settings::from_table(cell.table(&spec.fixed))?;
     settings.duration_ns = Some(spec.duration_ns);
     settings.tags.extend_from_slice(tags);
     settings.db = store.map(Path::to_path_buf);
-    let why = |e: crate::measure::SessionError| format!("{:#}", anyhow::Error::from(e));
     // The command line recorded is what a user would type to measure this
     // cell alone.
-    let mut request = settings.request().map_err(why)?;
+    let mut request = settings.request()?;
     request.label = Some(label);
-    Session::check(&request).map_err(why)?;
+    Session::check(&request)?;
     Ok(request)
 }
 
@@ -152,30 +178,31 @@ fn shown(spec: &Spec, key: &str) -> String {
 }
 
 /// Check one value of the kernel or the command line.
-fn check_boot(key: &str, value: &Value) -> Result<(), String> {
+fn check_boot(key: &str, value: &Value) -> Result<(), CheckError> {
     let Value::Text(text) = value else {
-        return Err(format!(
-            "{key} is written as a string (e.g. {key} = \"{}\")",
-            if key == KERNEL_KEY {
+        return Err(CheckError::NotText {
+            key: key.to_string(),
+            example: if key == KERNEL_KEY {
                 "rt"
             } else {
                 "isolcpus=1 nohz_full=1"
-            }
-        ));
+            },
+        });
     };
     if key == CMDLINE_KEY {
-        return super::boots::parse_args(text).map(|_| ());
+        super::boots::parse_args(text)?;
+        return Ok(());
     }
-    crate::sysinfo::kernel_match::check(text)
+    crate::sysinfo::kernel_match::check(text).map_err(|e| CheckError::Kernel(e.into()))
 }
 
 /// Check `spec` (read from `file`) against what `measure` accepts.
 pub fn check(spec: &Spec, file: &str) -> Result<(), SpecError> {
-    let err = |line: usize, key: &str, message: String| SpecError {
+    let err = |line: usize, key: &str, e: CheckError| SpecError {
         file: file.to_string(),
         line,
         key: Some(shown(spec, key)),
-        message,
+        message: super::chain(&e),
     };
     for s in &spec.fixed {
         if is_boot_key(&s.key) {
@@ -193,11 +220,16 @@ pub fn check(spec: &Spec, file: &str) -> Result<(), SpecError> {
                 check_boot(&d.key, v).map_err(|m| err(d.line, &d.key, m))?;
                 continue;
             }
-            check_value(&d.key, v).map_err(|m| err(d.line, &d.key, format!("value '{v}': {m}")))?;
+            check_value(&d.key, v).map_err(|m| {
+                let mut e = err(d.line, &d.key, m);
+                e.message = format!("value '{v}': {}", e.message);
+                e
+            })?;
         }
     }
     for cell in matrix::cells(spec) {
-        if let Err(m) = cell_request(spec, &cell, cell.label(), &[], None) {
+        if let Err(e) = cell_request(spec, &cell, cell.label(), &[], None) {
+            let m = super::chain(&e);
             let (line, key) = blame(spec, &cell, &m);
             return Err(SpecError {
                 file: file.to_string(),

@@ -7,6 +7,22 @@
 
 use super::results::{CellResult, Metric};
 use crate::units::parse_micros_ns;
+use thiserror::Error;
+
+/// Why a gate was refused.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum GateError {
+    /// The text is not a gate (`why` says where it goes wrong).
+    #[error(
+        "--fail-if '{text}': {why} (write [KEY=VALUE,...:]METRIC>LIMIT, e.g. policy=fifo:max>200us; metrics p99, p99.99, max, avg, missed)"
+    )]
+    Syntax { text: String, why: String },
+    /// No cell with results matches the gate: not a pass.
+    #[error(
+        "--fail-if '{0}' selects no cell with results: check its KEY=VALUE against `rtscope study status`"
+    )]
+    NoCell(String),
+}
 
 /// One `--fail-if`.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,11 +44,10 @@ pub struct Check {
 }
 
 impl Gate {
-    pub fn parse(text: &str) -> Result<Gate, String> {
-        let bad = |why: &str| {
-            format!(
-                "--fail-if '{text}': {why} (write [KEY=VALUE,...:]METRIC>LIMIT, e.g. policy=fifo:max>200us; metrics p99, p99.99, max, avg, missed)"
-            )
+    pub fn parse(text: &str) -> Result<Gate, GateError> {
+        let bad = |why: &str| GateError::Syntax {
+            text: text.to_string(),
+            why: why.to_string(),
         };
         let (sel, cond) = match text.rsplit_once(':') {
             Some((s, c)) => (s, c),
@@ -64,7 +79,7 @@ impl Gate {
     }
 
     /// This gate against every cell it selects that has results.
-    pub fn apply(&self, cells: &[CellResult]) -> Result<Vec<Check>, String> {
+    pub fn apply(&self, cells: &[CellResult]) -> Result<Vec<Check>, GateError> {
         let checks: Vec<Check> = cells
             .iter()
             .filter(|c| c.cell.matches(&self.selector))
@@ -78,10 +93,7 @@ impl Gate {
             })
             .collect();
         if checks.is_empty() {
-            return Err(format!(
-                "--fail-if '{}' selects no cell with results: check its KEY=VALUE against `rtscope study status`",
-                self.text
-            ));
+            return Err(GateError::NoCell(self.text.clone()));
         }
         Ok(checks)
     }
@@ -126,11 +138,9 @@ mod tests {
         let all = Gate::parse("max>1ms").unwrap().apply(&cells).unwrap();
         assert!(all.iter().all(|c| !c.failed));
         assert_eq!(Gate::parse("missed>0").unwrap().limit, 0.0);
-        assert!(
-            Gate::parse("policy=rr:max>1ms")
-                .unwrap()
-                .apply(&cells)
-                .is_err()
+        assert_eq!(
+            Gate::parse("policy=rr:max>1ms").unwrap().apply(&cells),
+            Err(GateError::NoCell("policy=rr:max>1ms".into()))
         );
         for bad in [
             "max",

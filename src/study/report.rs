@@ -84,10 +84,22 @@ struct FigureView {
     caption: String,
 }
 
-fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, String> {
+/// Why a study's page could not be made (a bug, never the data).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A figure could not be drawn.
+    #[error(transparent)]
+    Figure(Box<dyn std::error::Error + Send + Sync>),
+    /// The page's template failed.
+    #[error(transparent)]
+    Page(#[from] crate::report::page::PageError),
+}
+
+fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, ReportError> {
     Ok(FigureView {
         id: id.into(),
-        svg: plot::svg::render_inline(fig, Size::REPORT, id)?,
+        svg: plot::svg::render_inline(fig, Size::REPORT, id)
+            .map_err(|e| ReportError::Figure(e.into()))?,
         caption,
     })
 }
@@ -860,7 +872,10 @@ fn merged_curve(name: String, color: usize, cells: &[&CellResult]) -> Option<Nam
 
 /// The figures: per dimension, then (when it adds something) per cell;
 /// and why some are missing.
-fn figures(study: &Study, cells: &[CellResult]) -> Result<(Vec<FigureView>, Vec<String>), String> {
+fn figures(
+    study: &Study,
+    cells: &[CellResult],
+) -> Result<(Vec<FigureView>, Vec<String>), ReportError> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     let mut drawn = 0;
@@ -903,7 +918,7 @@ fn dimension_figures(
     d: usize,
     dim: &super::spec::Dimension,
     cells: &[CellResult],
-) -> Result<Overlay, String> {
+) -> Result<Overlay, ReportError> {
     let curves: Vec<NamedHistogram> = dim
         .values
         .iter()
@@ -959,7 +974,7 @@ fn dimension_figures(
 }
 
 /// The histogram and exceedance of every cell `with` results.
-fn cell_figures(with: &[&CellResult]) -> Result<[FigureView; 2], String> {
+fn cell_figures(with: &[&CellResult]) -> Result<[FigureView; 2], ReportError> {
     let curves: Vec<NamedHistogram> = with
         .iter()
         .filter_map(|c| merged_curve(c.cell.label(), c.cell.index, &[c]))
@@ -1086,7 +1101,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
 // ------------------------------------------------------------ the page
 
 /// The one-page comparison of a study, as a self-contained HTML file.
-pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, String> {
+pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, ReportError> {
     let (figures, figures_missing) = figures(study, cells)?;
     let view = StudyView {
         title: format!("rtscope study: {}", study.row.name),
@@ -1100,7 +1115,7 @@ pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, String> {
         figures_missing,
         verdicts: cells.iter().map(|c| cell_verdict(study, c)).collect(),
     };
-    page::render(Page::Study, &view).map_err(|e| e.to_string())
+    Ok(page::render(Page::Study, &view)?)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use super::StudyError;
 use super::matrix::Cell;
 use super::state::{SlotState, SlotStatus, Study};
-use crate::histogram::Histogram;
+use crate::histogram::{Histogram, HistogramError};
 use crate::record::RunRecord;
 use crate::store::Store;
 
@@ -110,12 +110,12 @@ impl Metric {
 }
 
 /// Merge finished runs into one cell's numbers.
-pub fn merge(runs: &[&RunRecord]) -> Result<(Merged, Option<Histogram>), String> {
+pub fn merge(runs: &[&RunRecord]) -> Result<(Merged, Option<Histogram>), HistogramError> {
     let mut h: Option<Histogram> = None;
     let mut m = Merged::default();
     let mut weighted = 0.0;
     for r in runs {
-        let rh = r.overall_histogram().map_err(|e| e.to_string())?;
+        let rh = r.overall_histogram()?;
         match h.as_mut() {
             Some(acc) => acc.merge(&rh),
             None => h = Some(rh),
@@ -160,7 +160,7 @@ impl CellResult {
         cell: &Cell,
         slots: &[&SlotStatus],
         mut runs: Vec<(u32, i64, RunRecord)>,
-    ) -> Result<CellResult, String> {
+    ) -> Result<CellResult, HistogramError> {
         runs.sort_by_key(|r| r.0);
         let records: Vec<&RunRecord> = runs.iter().map(|r| &r.2).collect();
         let (merged, histogram) = merge(&records)?;
@@ -205,7 +205,7 @@ pub fn collect(store: &Store, study: &Study) -> Result<Vec<CellResult>, StudyErr
                 runs.push((s.slot.repetition, id, store.load(id)?));
             }
         }
-        out.push(CellResult::of(cell, &mine, runs).map_err(StudyError::Usage)?);
+        out.push(CellResult::of(cell, &mine, runs)?);
     }
     Ok(out)
 }

@@ -372,7 +372,7 @@ impl Reader<'_> {
         match key {
             "name" => {
                 let n = self.text(key, v, "the study's name")?;
-                check_name(&n).map_err(|m| self.err("", key, m))?;
+                check_name(&n).map_err(|m| self.err("", key, m.to_string()))?;
                 top.name = Some(n);
             }
             "description" => top.description = Some(self.text(key, v, "the description")?),
@@ -541,18 +541,25 @@ fn one_or_list(v: &toml::Value) -> toml::Value {
     }
 }
 
+/// Why a study's name is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("a study's name is 1 to 100 characters")]
+    Length,
+    #[error("'{0}': a study's name holds letters, digits and - _ . + only")]
+    Characters(String),
+}
+
 /// A study's name: what `study status NAME` and reports use.
-pub fn check_name(n: &str) -> Result<(), String> {
+pub fn check_name(n: &str) -> Result<(), NameError> {
     if n.is_empty() || n.len() > 100 {
-        return Err("a study's name is 1 to 100 characters".into());
+        return Err(NameError::Length);
     }
     if !n
         .chars()
         .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
     {
-        return Err(format!(
-            "'{n}': a study's name holds letters, digits and - _ . + only"
-        ));
+        return Err(NameError::Characters(n.to_string()));
     }
     Ok(())
 }

@@ -200,6 +200,9 @@ fn state_of(
             boot,
             why: why.to_string(),
         },
-        None => SlotState::Waiting { boot, why },
+        None => SlotState::Waiting {
+            boot,
+            why: why.to_string(),
+        },
     }
 }

@@ -151,7 +151,7 @@ fn extra_str<'a>(c: &'a Change, key: &str) -> &'a str {
 /// cgroup directory would have are created too.
 fn make_cgroup(env: &Env, dir: &str, files: &[&str]) -> Result<(), SettingError> {
     let path = env.root.path(dir);
-    std::fs::create_dir(&path).map_err(|e| format!("creating cpuset {dir} failed: {e}"))?;
+    std::fs::create_dir(&path).map_err(|e| refuse!("creating cpuset {dir} failed: {e}"))?;
     if !env.root.is_host() {
         for f in files {
             let _ = std::fs::write(path.join(f), "");

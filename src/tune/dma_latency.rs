@@ -69,18 +69,18 @@ fn holders(env: &Env, token: &str) -> Vec<(u32, u64)> {
 
 fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     if !env.root.is_host() {
-        return Err("cannot start a holder process on a fake system tree".into());
+        return Err(SettingError::FakeTree("start a holder process"));
     }
-    let token = token(c).ok_or("journal entry without token")?;
+    let token = token(c).ok_or(SettingError::MissingField("token"))?;
     let exe =
-        std::env::current_exe().map_err(|e| format!("finding the rtscope binary failed: {e}"))?;
+        std::env::current_exe().map_err(|e| refuse!("finding the rtscope binary failed: {e}"))?;
     let mut child = std::process::Command::new(exe)
         .args(["tune", "hold-dma-latency", &c.target, "--token", token])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .map_err(|e| format!("starting the cpu_dma_latency holder failed: {e}"))?;
+        .map_err(|e| refuse!("starting the cpu_dma_latency holder failed: {e}"))?;
     let mut line = String::new();
     if let Some(out) = child.stdout.take() {
         let _ = std::io::BufReader::new(out).read_line(&mut line);
@@ -143,17 +143,33 @@ fn current(env: &Env, c: &Change) -> Option<String> {
     })
 }
 
+/// Why the holder process could not hold the device.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    /// The device refused the request (no such device, no privilege).
+    #[error("holding {DEVICE} at {value_us} us failed")]
+    Open {
+        value_us: i32,
+        #[source]
+        io: std::io::Error,
+    },
+    /// The process that started the holder stopped listening.
+    #[error("telling the starting rtscope that the holder is ready failed")]
+    Ready(#[source] std::io::Error),
+}
+
 /// The holder process: detach, open the device, say "ready", and wait to
-/// be ended (the request ends with the process).
-pub fn hold(value_us: i32) -> anyhow::Result<()> {
+/// be ended (the request ends with the process). Returns only on an error.
+pub fn hold(value_us: i32) -> Result<(), HoldError> {
     use std::io::Write;
     let _ = rustix::process::setsid();
     let _held = crate::sys::dma::CpuDmaLatency::hold(std::path::Path::new(DEVICE), value_us)
-        .map_err(|e| anyhow::anyhow!("holding {DEVICE} at {value_us} us failed: {e}"))?;
+        .map_err(|io| HoldError::Open { value_us, io })?;
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "ready")?;
-        out.flush()?;
+        writeln!(out, "ready")
+            .and_then(|()| out.flush())
+            .map_err(HoldError::Ready)?;
     }
     loop {
         std::thread::sleep(Duration::from_secs(3600));

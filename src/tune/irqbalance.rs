@@ -28,6 +28,14 @@ fn parse_key(key: &str) -> Option<(u32, u64)> {
     Some((p.parse().ok()?, s.parse().ok()?))
 }
 
+/// The journal key `PID@START` as a [`SettingError`] when it is not one.
+fn read_key(key: &str) -> Result<(u32, u64), SettingError> {
+    parse_key(key).ok_or_else(|| SettingError::BadKey {
+        key: key.to_string(),
+        shape: "PID@START",
+    })
+}
+
 fn plan(env: &Env, _req: &Request) -> Result<Vec<Planned>, SettingError> {
     let daemons = irq::irqbalance(&env.root);
     if daemons.is_empty() {
@@ -59,9 +67,11 @@ fn signal(env: &Env, pid: u32, sig: i32) -> Result<(), SettingError> {
         // Fake trees (tests): record the state the signal would give.
         let stat = env
             .read(&format!("/proc/{pid}/stat"))
-            .ok_or_else(|| format!("process {pid} is gone"))?;
+            .ok_or_else(|| refuse!("process {pid} is gone"))?;
         let new_state = if sig == SIGSTOP { 'T' } else { 'S' };
-        let close = stat.rfind(')').ok_or("bad stat")?;
+        let close = stat
+            .rfind(')')
+            .ok_or_else(|| refuse!("/proc/{pid}/stat has no ')' after the command name"))?;
         let text = format!("{} {}{}", &stat[..=close], new_state, &stat[close + 3..]);
         return std::fs::write(env.root.path(&format!("/proc/{pid}/stat")), text)
             .map_err(|e| refuse!("{e}"));
@@ -82,7 +92,7 @@ fn wait_state(env: &Env, pid: u32, stopped: bool) -> bool {
 }
 
 fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
-    let (pid, start) = parse_key(&c.key).ok_or("bad key")?;
+    let (pid, start) = read_key(&c.key)?;
     if !process::same_task(&env.root, pid, start) {
         return Err(refuse!("irqbalance (pid {pid}) exited"));
     }
@@ -95,7 +105,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
 }
 
 fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
-    let (pid, start) = parse_key(&c.key).ok_or("bad key")?;
+    let (pid, start) = read_key(&c.key)?;
     let Some(t) = process::live_task(&env.root, pid, start) else {
         return Ok(Restored::Gone);
     };

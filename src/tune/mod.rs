@@ -112,26 +112,22 @@ pub enum SettingError {
     /// The file cannot be read back at all.
     #[error("{path} cannot be read back after writing '{value}'")]
     Unreadable { path: String, value: String },
-    /// A journal entry this version cannot act on (a missing field, a
-    /// key in the wrong shape).
-    #[error("{0}")]
-    Journal(&'static str),
+    /// A journal entry without a field the setting needs (written by
+    /// another version, or edited by hand).
+    #[error("journal entry without {0}")]
+    MissingField(&'static str),
+    /// A journal key the setting cannot read (`key`), with the shape it
+    /// takes (`shape`).
+    #[error("journal key '{key}' is not {shape}")]
+    BadKey { key: String, shape: &'static str },
+    /// Something only the real system can do, asked of a fake system tree
+    /// (unit tests).
+    #[error("cannot {0} on a fake system tree")]
+    FakeTree(&'static str),
     /// The setting's own reason, already worded for people (what failed,
     /// with what value, what to do).
     #[error("{0}")]
     Refused(String),
-}
-
-impl From<String> for SettingError {
-    fn from(why: String) -> SettingError {
-        SettingError::Refused(why)
-    }
-}
-
-impl From<&'static str> for SettingError {
-    fn from(why: &'static str) -> SettingError {
-        SettingError::Journal(why)
-    }
 }
 
 /// Errors compare by what they say (tests compare whole results).
@@ -296,5 +292,29 @@ mod tests {
         }
         assert!(!is_isolation_cpuset("rtscope-load-123"));
         assert!(is_isolation_cpuset("rtscope-rt"));
+    }
+
+    /// A journal entry a setting cannot act on is named for what is wrong
+    /// with it, never filed with the settings' own refusals.
+    #[test]
+    fn journal_entries_a_setting_cannot_act_on_say_what_is_wrong() {
+        let t = crate::sysinfo::FakeTree::new(&[("/proc/1/stat", "1 (init) S 0\n")]);
+        let env = Env::new(t.root());
+        let change = |name: &str, key: &str| Planned::new(name, key, "a", "b").change;
+        let irqbalance = setting("irqbalance").unwrap();
+        let e = (irqbalance.restore)(&env, &change("irqbalance", "12")).unwrap_err();
+        assert!(matches!(e, SettingError::BadKey { .. }), "{e:?}");
+        assert_eq!(e.to_string(), "journal key '12' is not PID@START");
+        let tasks = setting("tasks").unwrap();
+        let e = (tasks.apply)(&env, &change("tasks", "/cg/tasks")).unwrap_err();
+        assert!(matches!(e, SettingError::MissingField("target")), "{e:?}");
+        assert_eq!(e.to_string(), "journal entry without target");
+        let dma = setting("dma-latency").unwrap();
+        let e = (dma.apply)(&env, &change("dma-latency", dma_latency::DEVICE)).unwrap_err();
+        assert!(matches!(e, SettingError::FakeTree(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "cannot start a holder process on a fake system tree"
+        );
     }
 }

@@ -150,6 +150,41 @@ fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), SettingEr
     Ok(env.write(&fs.file(cpuset, file), &id.to_string())?)
 }
 
+/// Why a run's isolation could not be set up (or joined).
+#[derive(Debug, Error)]
+pub enum IsolateError {
+    #[error(
+        "--main-affinity cannot be combined with --isolate: the main thread runs on the housekeeping CPUs"
+    )]
+    MainAffinity,
+    #[error(
+        "--main-affinity cannot be used while `rtscope tune isolate` is in force (CPUs {isolated}): the main thread runs on the housekeeping CPUs; leave out --main-affinity"
+    )]
+    MainAffinityJoined { isolated: String },
+    /// `-a` names a CPU that `--isolate` leaves out.
+    #[error(
+        "-a includes CPU {cpu}, which --isolate {isolated} does not isolate: measure on the isolated CPUs (leave out -a)"
+    )]
+    AffinityOutside { cpu: usize, isolated: String },
+    /// Applying the isolation was refused or failed (rolled back).
+    #[error(transparent)]
+    Tune(#[from] TuneError),
+    /// This process could not join `rtscope-rt`.
+    #[error("placing rtscope on the isolated CPUs failed")]
+    Enter(#[source] SettingError),
+}
+
+/// [`isolate`] for callers that still take an `anyhow::Error` (the
+/// measure and characterize sessions); the cause chain is kept.
+pub fn for_measure(
+    isolate: Option<&[usize]>,
+    affinity: Option<&[usize]>,
+    main_affinity_given: bool,
+    stop: &AtomicBool,
+) -> anyhow::Result<Option<Isolation>> {
+    Ok(self::isolate(isolate, affinity, main_affinity_given, stop)?)
+}
+
 /// Set up isolation for a `measure` run.
 ///
 /// With `isolate`: apply `tune isolate` for this run (refused when a
@@ -159,12 +194,12 @@ fn move_to(env: &Env, cpuset: &str, file: &str, id: u32) -> Result<(), SettingEr
 /// place this process in `rtscope-rt` so its threads may use them.
 /// In both cases the main thread goes to the housekeeping CPUs, so
 /// `--main-affinity` is refused.
-pub fn for_measure(
+pub fn isolate(
     isolate: Option<&[usize]>,
     affinity: Option<&[usize]>,
     main_affinity_given: bool,
     stop: &AtomicBool,
-) -> anyhow::Result<Option<Isolation>> {
+) -> Result<Option<Isolation>, IsolateError> {
     let Some(cpus) = isolate else {
         return join(affinity, main_affinity_given);
     };
@@ -194,12 +229,10 @@ fn isolate_request(
     cpus: &[usize],
     affinity: Option<&[usize]>,
     main_affinity_given: bool,
-) -> anyhow::Result<Request> {
+) -> Result<Request, IsolateError> {
     let host = SysRoot::host();
     if main_affinity_given {
-        anyhow::bail!(
-            "--main-affinity cannot be combined with --isolate: the main thread runs on the housekeeping CPUs"
-        );
+        return Err(IsolateError::MainAffinity);
     }
     if crate::sys::sched::euid() != 0 {
         return Err(TuneError::NotRoot {
@@ -218,10 +251,10 @@ fn isolate_request(
     if let Some(a) = affinity
         && let Some(c) = a.iter().find(|c| !req.isolated.contains(c))
     {
-        anyhow::bail!(
-            "-a includes CPU {c}, which --isolate {} does not isolate: measure on the isolated CPUs (leave out -a)",
-            format_cpu_list(&req.isolated)
-        );
+        return Err(IsolateError::AffinityOutside {
+            cpu: *c,
+            isolated: format_cpu_list(&req.isolated),
+        });
     }
     Ok(req)
 }
@@ -307,7 +340,7 @@ pub fn joinable_cpus() -> Vec<usize> {
 fn join(
     affinity: Option<&[usize]>,
     main_affinity_given: bool,
-) -> anyhow::Result<Option<Isolation>> {
+) -> Result<Option<Isolation>, IsolateError> {
     let Some((env, isolated)) = joinable() else {
         return Ok(None);
     };
@@ -315,10 +348,9 @@ fn join(
         return Ok(None);
     }
     if main_affinity_given {
-        anyhow::bail!(
-            "--main-affinity cannot be used while `rtscope tune isolate` is in force (CPUs {}): the main thread runs on the housekeeping CPUs; leave out --main-affinity",
-            format_cpu_list(&isolated)
-        );
+        return Err(IsolateError::MainAffinityJoined {
+            isolated: format_cpu_list(&isolated),
+        });
     }
     let iso = Isolation {
         env,
@@ -337,9 +369,8 @@ fn join(
 impl Isolation {
     /// Place this whole process in `rtscope-rt` (threads created later
     /// inherit it).
-    fn enter(&self) -> anyhow::Result<()> {
-        move_to(&self.env, RT_NAME, "cgroup.procs", std::process::id())
-            .map_err(|e| anyhow::anyhow!("placing rtscope on the isolated CPUs failed: {e}"))
+    fn enter(&self) -> Result<(), IsolateError> {
+        move_to(&self.env, RT_NAME, "cgroup.procs", std::process::id()).map_err(IsolateError::Enter)
     }
 
     /// Move the calling thread (the control thread, once the measuring

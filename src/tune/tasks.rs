@@ -112,7 +112,7 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
         .extra
         .get("to")
         .and_then(|v| v.as_str())
-        .ok_or("journal entry without target")?;
+        .ok_or(SettingError::MissingField("target"))?;
     let mut moved = 0usize;
     let mut stay = std::collections::BTreeSet::new();
     let mut other_errors = Vec::new();

@@ -3,7 +3,7 @@
 
 use super::file;
 use super::journal::Change;
-use super::{Env, Planned, Request, Restored, Setting, SettingError};
+use super::{Env, Planned, Request, Restored, Setting, SettingError, refuse};
 use crate::units::{format_cpu_mask, parse_cpu_mask};
 
 pub const CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
@@ -25,7 +25,7 @@ fn plan(env: &Env, req: &Request) -> Result<Vec<Planned>, SettingError> {
             "no workqueue cpumask in this kernel",
         )]);
     };
-    let cpus = parse_cpu_mask(&raw).map_err(|e| format!("{CPUMASK}: {e}"))?;
+    let cpus = parse_cpu_mask(&raw).map_err(|e| refuse!("{CPUMASK}: {e}"))?;
     let target = req.off_isolated(&cpus);
     let p = Planned::new(SETTING.name, CPUMASK, raw.trim(), &format_cpu_mask(&target));
     Ok(vec![if target == cpus {

@@ -103,13 +103,24 @@ fn fits(k: &Installed, need: &BootNeed) -> bool {
     }
 }
 
+/// No installed kernel fits a boot configuration (`wanted`: its kernel
+/// requirement, or `any`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoKernel {
+    #[error("no kernel is installed in /boot (vmlinuz-*) to boot {wanted}")]
+    NoneInstalled { wanted: String },
+    /// Kernels are installed (`found`, described), none of them fits.
+    #[error("no kernel installed in /boot is {wanted} (found: {found})")]
+    NoneFits { wanted: String, found: String },
+}
+
 /// The kernel to boot for `need`: the home kernel (`home`) if it fits,
 /// else the newest that does; `Err` says what is installed.
 pub fn choose<'a>(
     need: &BootNeed,
     home: &str,
     installed: &'a [Installed],
-) -> Result<&'a Installed, String> {
+) -> Result<&'a Installed, NoKernel> {
     let fitting: Vec<&Installed> = installed.iter().filter(|k| fits(k, need)).collect();
     if let Some(k) = fitting.iter().find(|k| k.release == home) {
         return Ok(k);
@@ -117,17 +128,15 @@ pub fn choose<'a>(
     if let Some(k) = fitting.last() {
         return Ok(k);
     }
-    let req = need.kernel.as_deref().unwrap_or("any");
+    let wanted = need.kernel.as_deref().unwrap_or("any").to_string();
     if installed.is_empty() {
-        return Err(format!(
-            "no kernel is installed in /boot (vmlinuz-*) to boot {req}"
-        ));
+        return Err(NoKernel::NoneInstalled { wanted });
     }
     let found: Vec<String> = installed.iter().map(Installed::describe).collect();
-    Err(format!(
-        "no kernel installed in /boot is {req} (found: {})",
-        found.join(", ")
-    ))
+    Err(NoKernel::NoneFits {
+        wanted,
+        found: found.join(", "),
+    })
 }
 
 #[cfg(test)]
@@ -187,14 +196,16 @@ pub(crate) mod tests {
         // A model: the kernel built with it, or a dynamic one told so.
         assert_eq!(pick(need(Some("none"), "")).unwrap(), "6.1.0-9-amd64");
         assert_eq!(pick(need(Some("full"), "preempt=full")).unwrap(), home);
-        let e = pick(need(Some("full"), "")).unwrap_err();
+        let e = pick(need(Some("full"), "")).unwrap_err().to_string();
         assert!(
             e.starts_with("no kernel installed in /boot is full (found: 6.1.0-9-amd64 (none), "),
             "{e}"
         );
         assert_eq!(pick(need(Some("6.1.0-9*"), "")).unwrap(), "6.1.0-9-amd64");
         assert!(pick(need(Some("6.99*"), "")).is_err());
-        let e = choose(&need(Some("rt"), ""), home, &[]).unwrap_err();
+        let e = choose(&need(Some("rt"), ""), home, &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no kernel is installed"), "{e}");
     }
 }

@@ -18,8 +18,8 @@
 //! Pure, but for [`run`], which takes the steps.
 
 use super::Target;
-use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
+use thiserror::Error;
 
 /// rtscope's GRUB file: read by GRUB's 41_custom at every boot.
 pub const GRUB_CUSTOM: &str = "/boot/grub/custom.cfg";
@@ -204,9 +204,49 @@ pub fn is_ours(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.starts_with(MARK))
 }
 
+/// Why a step could not be taken.
+#[derive(Debug, Error)]
+pub enum StepError {
+    /// The step's program could not be started.
+    #[error("cannot run {program}")]
+    Spawn {
+        program: String,
+        #[source]
+        io: std::io::Error,
+    },
+    /// A step's command ended by a signal.
+    #[error("`{step}` was ended by signal {signal}")]
+    Killed { step: String, signal: i32 },
+    /// A step's command exited with a failure, and what it printed.
+    #[error("`{step}` failed ({status}): {said}")]
+    Failed {
+        step: String,
+        status: std::process::ExitStatus,
+        said: String,
+    },
+    /// A file rtscope would write is somebody else's.
+    #[error(
+        "{} exists and is not rtscope's: it is left as it is (use boot-method = \"kexec\" or \"hook\")",
+        path.display()
+    )]
+    NotOurs { path: PathBuf },
+    /// A file rtscope owns could not be written (the message names it).
+    #[error(transparent)]
+    Write(Box<dyn std::error::Error + Send + Sync>),
+    #[error("cannot remove {}", path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        io: std::io::Error,
+    },
+    /// No step to take (a method without a way to reboot).
+    #[error("nothing to run")]
+    Nothing,
+}
+
 /// Take `steps` under `root` (`/` but in tests): the first failure stops
 /// them, with what it printed.
-pub fn take(steps: &[Step], root: &Path) -> Result<()> {
+pub fn take(steps: &[Step], root: &Path) -> Result<(), StepError> {
     for s in steps {
         take_one(s, root)?;
     }
@@ -222,24 +262,21 @@ pub fn take(steps: &[Step], root: &Path) -> Result<()> {
 /// arranged boot (`kexec -u`), would break the reboot taking place. So a
 /// step ended by a signal, or one that fails while `going_down` says the
 /// system is stopping, counts as done.
-pub fn take_first(steps: &[Step], root: &Path, going_down: &dyn Fn() -> bool) -> Result<()> {
+pub fn take_first(
+    steps: &[Step],
+    root: &Path,
+    going_down: &dyn Fn() -> bool,
+) -> Result<(), StepError> {
     let mut last = None;
     for s in steps {
         match take_one(s, root) {
             Ok(()) => return Ok(()),
-            Err(e) if e.downcast_ref::<Killed>().is_some() || going_down() => return Ok(()),
+            Err(StepError::Killed { .. }) => return Ok(()),
+            Err(_) if going_down() => return Ok(()),
             Err(e) => last = Some(e),
         }
     }
-    Err(last.unwrap_or_else(|| anyhow::anyhow!("nothing to run")))
-}
-
-/// A step's command ended by a signal.
-#[derive(Debug, thiserror::Error)]
-#[error("`{step}` was ended by signal {signal}")]
-struct Killed {
-    step: String,
-    signal: i32,
+    Err(last.unwrap_or(StepError::Nothing))
 }
 
 /// Whether systemd says the system is shutting down (`systemctl
@@ -257,7 +294,7 @@ fn under(root: &Path, p: &Path) -> PathBuf {
     root.join(p.strip_prefix("/").unwrap_or(p))
 }
 
-fn take_one(s: &Step, root: &Path) -> Result<()> {
+fn take_one(s: &Step, root: &Path) -> Result<(), StepError> {
     match s {
         Step::Run { argv, env } => {
             let out = std::process::Command::new(&argv[0])
@@ -265,35 +302,40 @@ fn take_one(s: &Step, root: &Path) -> Result<()> {
                 .envs(env.iter().map(|(k, v)| (k, v)))
                 .stdin(std::process::Stdio::null())
                 .output()
-                .with_context(|| format!("cannot run {}", argv[0]))?;
+                .map_err(|io| StepError::Spawn {
+                    program: argv[0].clone(),
+                    io,
+                })?;
             if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
-                return Err(Killed {
+                return Err(StepError::Killed {
                     step: s.to_string(),
                     signal,
-                }
-                .into());
+                });
             }
             if !out.status.success() {
-                let said = String::from_utf8_lossy(&out.stderr);
-                bail!("`{s}` failed ({}): {}", out.status, said.trim());
+                return Err(StepError::Failed {
+                    step: s.to_string(),
+                    status: out.status,
+                    said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                });
             }
         }
         Step::Write { path, text } => {
             let p = under(root, path);
             let taken = p.symlink_metadata().ok();
             if taken.is_some_and(|m| m.file_type().is_symlink() || !is_ours(&p)) {
-                bail!(
-                    "{} exists and is not rtscope's: it is left as it is (use boot-method = \"kexec\" or \"hook\")",
-                    p.display()
-                );
+                return Err(StepError::NotOurs { path: p });
             }
-            crate::output::write_atomic(&p, text.as_bytes())?;
+            crate::output::write_atomic(&p, text.as_bytes())
+                .map_err(|e| StepError::Write(e.into()))?;
         }
         Step::Remove { path } => {
             let p = under(root, path);
             if is_ours(&p) {
-                std::fs::remove_file(&p)
-                    .with_context(|| format!("cannot remove {}", p.display()))?;
+                std::fs::remove_file(&p).map_err(|io| StepError::Remove {
+                    path: p.clone(),
+                    io,
+                })?;
             }
         }
     }

@@ -19,20 +19,46 @@ pub mod kernels;
 pub mod method;
 pub mod unit;
 
+use super::StudyError;
 use super::boots::BootNeed;
 use super::state::{SlotState, Study};
-use crate::store::Store;
 use crate::store::boots::{BootRow, BootState, RoundRow, RoundState};
 use crate::store::studies::StudyRow;
+use crate::store::{Store, StoreError};
 use crate::sysinfo::cmdline::param_name;
 use crate::sysinfo::kernel_match::Kernel;
-use anyhow::{Context, Result, bail};
 use kernels::Installed;
-use method::Method;
+use method::{Method, StepError};
 use std::path::Path;
+use thiserror::Error;
+use unit::UnitError;
 
 /// The label of the boot the study started from.
 pub const HOME: &str = "the boot the study started from";
+
+/// Why a round's step could not be taken.
+#[derive(Debug, Error)]
+pub enum RebootError {
+    #[error("the study's reboot plan in the store is unreadable")]
+    Plan(#[source] serde_json::Error),
+    #[error("a boot in the store is unreadable")]
+    Boot(#[source] serde_json::Error),
+    /// The boot back could not be arranged (the round stops).
+    #[error("the boot could not be arranged")]
+    Arrange(#[source] StepError),
+    /// Everything was arranged, but no way of rebooting worked.
+    #[error("the machine could not be rebooted")]
+    Reboot(#[source] StepError),
+    /// The round's reboots are used up and the machine is back home.
+    #[error("study '{name}': {detail}")]
+    Limit { name: String, detail: String },
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    #[error(transparent)]
+    Study(#[from] StudyError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// A boot to arrange.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,8 +101,8 @@ impl Plan {
         serde_json::to_string(self).expect("a plan serializes")
     }
 
-    pub fn parse(text: &str) -> Result<Plan> {
-        serde_json::from_str(text).context("the study's reboot plan in the store is unreadable")
+    pub fn parse(text: &str) -> Result<Plan, RebootError> {
+        serde_json::from_str(text).map_err(RebootError::Plan)
     }
 }
 
@@ -115,7 +141,7 @@ pub fn target_for(
     home: &Target,
     managed: &[String],
     installed: &[Installed],
-) -> Result<Target, String> {
+) -> Result<Target, kernels::NoKernel> {
     let k = kernels::choose(need, &home.release, installed)?;
     let mut words: Vec<String> = Vec::new();
     let mut after_init: Vec<String> = Vec::new();
@@ -218,7 +244,12 @@ pub fn decide(study: &Study, plan: &Plan, kernel: &Kernel, installed: &[Installe
             Ok(t) => {
                 first.get_or_insert(t);
             }
-            Err(why) => return Decision::Fail { config, why },
+            Err(e) => {
+                return Decision::Fail {
+                    config,
+                    why: e.to_string(),
+                };
+            }
         }
     }
     if let Some(t) = first {
@@ -247,7 +278,7 @@ pub fn reboots_taken(study: &Study) -> u32 {
 }
 
 /// The newest round and its plan, if the study has one.
-pub fn round_of(study: &Study) -> Result<Option<(RoundRow, Plan)>> {
+pub fn round_of(study: &Study) -> Result<Option<(RoundRow, Plan)>, RebootError> {
     match &study.round {
         Some(r) => Ok(Some((r.clone(), Plan::parse(&r.plan)?))),
         None => Ok(None),
@@ -261,7 +292,7 @@ pub fn arrive(
     study: &Study,
     kernel: &Kernel,
     boot_id: &str,
-) -> Result<Option<String>> {
+) -> Result<Option<String>, RebootError> {
     let Some(last) = asked(study) else {
         return Ok(None);
     };
@@ -270,8 +301,7 @@ pub fn arrive(
         store.end_boot(last.id, BootState::Cancelled, Some(why))?;
         return Ok(Some(format!("boot into {}: {why}", last.config)));
     }
-    let t: Target =
-        serde_json::from_str(&last.target).context("a boot in the store is unreadable")?;
+    let t: Target = serde_json::from_str(&last.target).map_err(RebootError::Boot)?;
     let check = if t.home {
         if t.is_running(kernel) {
             Ok(())
@@ -290,7 +320,7 @@ pub fn arrive(
             .iter()
             .find(|n| study.boots.label(n) == t.config)
         {
-            Some(n) => study.boots.check(n, kernel),
+            Some(n) => study.boots.check(n, kernel).map_err(|m| m.to_string()),
             None => Ok(()),
         }
     };
@@ -333,29 +363,30 @@ pub fn take(
     t: &Target,
     boot_id: &str,
     root: &Path,
-) -> Result<bool> {
+) -> Result<bool, RebootError> {
     let id = store.ask_boot(
         study.row.id,
         round,
         &t.config,
-        &serde_json::to_string(t)?,
+        &serde_json::to_string(t).expect("a target serializes"),
         boot_id,
     )?;
     if let Err(e) = method::take(&plan.method.arrange(t, &study.row.name), root) {
-        let why = format!("the boot could not be arranged: {e:#}");
+        let e = RebootError::Arrange(e);
+        let why = super::chain(&e);
         if t.home {
             store.end_boot(id, BootState::Cancelled, Some(&why))?;
-            bail!("{why}");
+            return Err(e);
         }
         store.end_boot(id, BootState::Failed, Some(&why))?;
         return Ok(false);
     }
     hold();
     if let Err(e) = method::take_first(&plan.method.reboot(), root, &method::system_stopping) {
-        let why = format!("the machine could not be rebooted: {e:#}");
-        store.end_boot(id, BootState::Cancelled, Some(&why))?;
+        let e = RebootError::Reboot(e);
+        store.end_boot(id, BootState::Cancelled, Some(&super::chain(&e)))?;
         let _ = method::take(&plan.method.cancel(&study.row.name), root);
-        bail!("{why}");
+        return Err(e);
     }
     Ok(true)
 }
@@ -368,7 +399,7 @@ pub fn end_round(
     state: RoundState,
     detail: &str,
     root: &Path,
-) -> Result<()> {
+) -> Result<(), RebootError> {
     let Some((round, plan)) = round_of(study)? else {
         return Ok(());
     };
@@ -410,7 +441,7 @@ pub fn after_runs(
     row: &StudyRow,
     here: &Here,
     say: &mut dyn FnMut(String),
-) -> Result<After> {
+) -> Result<After, RebootError> {
     let name = &row.name;
     loop {
         let study = Study::of_row(store, row.clone(), here.kernel)?;
@@ -476,7 +507,7 @@ fn within_limit(
     here: &Here,
     t: Target,
     say: &mut dyn FnMut(String),
-) -> Result<Target> {
+) -> Result<Target, RebootError> {
     if reboots_taken(study) < plan.max_reboots {
         return Ok(t);
     }
@@ -487,7 +518,10 @@ fn within_limit(
     );
     if is_home(plan, here.kernel) {
         end_round(store, study, RoundState::Stopped, &detail, here.root)?;
-        bail!("study '{name}': {detail}");
+        return Err(RebootError::Limit {
+            name: name.clone(),
+            detail,
+        });
     }
     say(format!("study '{name}': {detail}; booting back first"));
     Ok(plan.home.clone())

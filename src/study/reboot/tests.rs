@@ -51,7 +51,10 @@ fn study(kernel: &Kernel, done: &[usize], rows: Vec<BootRow>) -> Study {
                         boot: label,
                         why: b.detail.clone().unwrap_or_default(),
                     },
-                    None => SlotState::Waiting { boot: label, why },
+                    None => SlotState::Waiting {
+                        boot: label,
+                        why: why.to_string(),
+                    },
                 }
             } else {
                 SlotState::ToDo

@@ -7,8 +7,40 @@
 //! paths (a unit has no HOME).
 
 use super::method::MARK;
-use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why the unit could not be installed or removed.
+#[derive(Debug, Error)]
+pub enum UnitError {
+    /// A file or link of the unit's name that rtscope did not write.
+    #[error(
+        "{} exists and is not rtscope's: it is left as it is; remove it or rename the study",
+        path.display()
+    )]
+    NotOurs { path: PathBuf },
+    #[error("cannot create {}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        #[source]
+        io: std::io::Error,
+    },
+    /// The unit file could not be written (the message names it).
+    #[error(transparent)]
+    Write(Box<dyn std::error::Error + Send + Sync>),
+    #[error("cannot enable the unit ({})", link.display())]
+    Enable {
+        link: PathBuf,
+        #[source]
+        io: std::io::Error,
+    },
+    #[error("cannot remove {}", path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        io: std::io::Error,
+    },
+}
 
 /// The unit's name for study `name` (systemd's escaping for what a unit
 /// name cannot hold).
@@ -65,7 +97,7 @@ fn paths(root: &Path, study: &str) -> (PathBuf, PathBuf) {
 }
 
 /// Install and enable the unit under `root` (`/` but in tests).
-pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf> {
+pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf, UnitError> {
     let (file, link) = paths(root, study);
     for p in [&file, &link] {
         if let Ok(m) = p.symlink_metadata() {
@@ -76,21 +108,29 @@ pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf> 
                 super::method::is_ours(p)
             };
             if !ours {
-                bail!(
-                    "{} exists and is not rtscope's: it is left as it is; remove it or rename the study",
-                    p.display()
-                );
+                return Err(UnitError::NotOurs {
+                    path: p.to_path_buf(),
+                });
             }
         }
     }
     let dir = file.parent().expect("a unit has a folder");
-    std::fs::create_dir_all(dir.join("multi-user.target.wants"))
-        .with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("multi-user.target.wants")).map_err(|io| {
+        UnitError::CreateDir {
+            dir: dir.to_path_buf(),
+            io,
+        }
+    })?;
     // Written whole and synced: a power cut right after must find it.
-    crate::output::write_atomic(&file, text(study, command).as_bytes())?;
+    crate::output::write_atomic(&file, text(study, command).as_bytes())
+        .map_err(|e| UnitError::Write(e.into()))?;
     if link.symlink_metadata().is_err() {
-        std::os::unix::fs::symlink(Path::new("..").join(name(study)), &link)
-            .with_context(|| format!("cannot enable the unit ({})", link.display()))?;
+        std::os::unix::fs::symlink(Path::new("..").join(name(study)), &link).map_err(|io| {
+            UnitError::Enable {
+                link: link.clone(),
+                io,
+            }
+        })?;
     }
     for d in [dir.to_path_buf(), dir.join("multi-user.target.wants")] {
         let _ = std::fs::File::open(&d).and_then(|f| f.sync_all());
@@ -100,14 +140,17 @@ pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf> 
 }
 
 /// Remove the unit and its link, if they are rtscope's.
-pub fn remove(root: &Path, study: &str) -> Result<bool> {
+pub fn remove(root: &Path, study: &str) -> Result<bool, UnitError> {
     let (file, link) = paths(root, study);
     let mut removed = false;
     if link
         .symlink_metadata()
         .is_ok_and(|m| m.file_type().is_symlink())
     {
-        std::fs::remove_file(&link).with_context(|| format!("cannot remove {}", link.display()))?;
+        std::fs::remove_file(&link).map_err(|io| UnitError::Remove {
+            path: link.clone(),
+            io,
+        })?;
         removed = true;
     }
     if super::method::is_ours(&file)
@@ -115,7 +158,10 @@ pub fn remove(root: &Path, study: &str) -> Result<bool> {
             .symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink())
     {
-        std::fs::remove_file(&file).with_context(|| format!("cannot remove {}", file.display()))?;
+        std::fs::remove_file(&file).map_err(|io| UnitError::Remove {
+            path: file.clone(),
+            io,
+        })?;
         removed = true;
     }
     if removed {
