@@ -67,7 +67,7 @@ pub enum CharError {
     /// `--isolate` could not be set up (the tuning's own error, with its
     /// causes).
     #[error("isolating the CPUs")]
-    Isolation(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Isolation(#[source] crate::tune::session::IsolateError),
     /// The `--json` file cannot be written.
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),

@@ -114,8 +114,8 @@ pub fn run(
         progress.warning(w);
     }
     let isolation = match &settings.isolate {
-        Some(iso) => tune::session::for_measure(Some(iso), Some(&opts.cpus), false, stop)
-            .map_err(|e| CharError::Isolation(e.into()))?,
+        Some(iso) => tune::session::isolate(Some(iso), Some(&opts.cpus), false, stop)
+            .map_err(CharError::Isolation)?,
         None => None,
     };
     // Under isolation this process now sits on the isolated CPUs.

@@ -32,9 +32,9 @@ pub enum SessionError {
     StoreInterrupted(StoreError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The isolation could not be applied (its whole cause chain).
-    #[error("{0}")]
-    Isolation(String),
+    /// The isolation could not be applied (its causes as sources).
+    #[error(transparent)]
+    Isolation(#[from] crate::tune::session::IsolateError),
     /// Another rtscope measures these CPUs (or the locks failed).
     #[error(transparent)]
     CpusBusy(#[from] crate::cpulock::CpuLockError),

@@ -153,13 +153,12 @@ impl Session {
             return Err(SessionError::Interrupted);
         }
         let config = &request.config;
-        let isolation = isolation::for_measure(
+        let isolation = isolation::isolate(
             request.isolate.as_deref(),
             config.cpus.as_deref(),
             config.main_affinity.is_some(),
             stop,
-        )
-        .map_err(|e| SessionError::Isolation(format!("{e:#}")))?;
+        )?;
         if interrupted() {
             return Err(SessionError::Interrupted);
         }

@@ -34,7 +34,7 @@ pub enum CheckError {
     Cmdline(#[from] ArgError),
     /// A kernel requirement that names no model or release.
     #[error(transparent)]
-    Kernel(Box<dyn std::error::Error + Send + Sync>),
+    Kernel(#[from] crate::sysinfo::kernel_match::EmptyRequirement),
     /// A cell `measure` refuses as a whole.
     #[error(transparent)]
     Cell(#[from] SessionError),
@@ -193,7 +193,7 @@ fn check_boot(key: &str, value: &Value) -> Result<(), CheckError> {
         super::boots::parse_args(text)?;
         return Ok(());
     }
-    crate::sysinfo::kernel_match::check(text).map_err(|e| CheckError::Kernel(e.into()))
+    Ok(crate::sysinfo::kernel_match::check(text)?)
 }
 
 /// Check `spec` (read from `file`) against what `measure` accepts.

@@ -89,7 +89,7 @@ struct FigureView {
 pub enum ReportError {
     /// A figure could not be drawn.
     #[error(transparent)]
-    Figure(Box<dyn std::error::Error + Send + Sync>),
+    Figure(#[from] crate::report::plot::PlotError),
     /// The page's template failed.
     #[error(transparent)]
     Page(#[from] crate::report::page::PageError),
@@ -98,8 +98,7 @@ pub enum ReportError {
 fn figure(fig: &Figure, id: &str, caption: String) -> Result<FigureView, ReportError> {
     Ok(FigureView {
         id: id.into(),
-        svg: plot::svg::render_inline(fig, Size::REPORT, id)
-            .map_err(|e| ReportError::Figure(e.into()))?,
+        svg: plot::svg::render_inline(fig, Size::REPORT, id)?,
         caption,
     })
 }

@@ -125,11 +125,18 @@ pub fn release_matches(req: &str, release: &str) -> bool {
     glob(req, release)
 }
 
+/// A kernel requirement that names nothing.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "an empty kernel requirement: name a preemption model (rt, full, voluntary, none, lazy) or a release such as \"6.18*\""
+)]
+pub struct EmptyRequirement;
+
 /// Whether `req` is a requirement this module understands (every text
 /// is: a release pattern; an empty one is not).
-pub fn check(req: &str) -> Result<(), String> {
+pub fn check(req: &str) -> Result<(), EmptyRequirement> {
     if req.trim().is_empty() {
-        return Err("an empty kernel requirement: name a preemption model (rt, full, voluntary, none, lazy) or a release such as \"6.18*\"".into());
+        return Err(EmptyRequirement);
     }
     Ok(())
 }

@@ -174,17 +174,6 @@ pub enum IsolateError {
     Enter(#[source] SettingError),
 }
 
-/// [`isolate`] for callers that still take an `anyhow::Error` (the
-/// measure and characterize sessions); the cause chain is kept.
-pub fn for_measure(
-    isolate: Option<&[usize]>,
-    affinity: Option<&[usize]>,
-    main_affinity_given: bool,
-    stop: &AtomicBool,
-) -> anyhow::Result<Option<Isolation>> {
-    Ok(self::isolate(isolate, affinity, main_affinity_given, stop)?)
-}
-
 /// Set up isolation for a `measure` run.
 ///
 /// With `isolate`: apply `tune isolate` for this run (refused when a

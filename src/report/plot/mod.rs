@@ -28,14 +28,6 @@ pub enum PlotError {
     SvgHeader,
 }
 
-/// For the callers that still give their failures as text (the study's
-/// report); goes when they have a typed error of their own.
-impl From<PlotError> for String {
-    fn from(e: PlotError) -> String {
-        e.to_string()
-    }
-}
-
 /// How values are placed along an axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scale {

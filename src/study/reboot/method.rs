@@ -232,7 +232,7 @@ pub enum StepError {
     NotOurs { path: PathBuf },
     /// A file rtscope owns could not be written (the message names it).
     #[error(transparent)]
-    Write(Box<dyn std::error::Error + Send + Sync>),
+    Write(#[from] crate::output::OutputError),
     #[error("cannot remove {}", path.display())]
     Remove {
         path: PathBuf,
@@ -326,8 +326,7 @@ fn take_one(s: &Step, root: &Path) -> Result<(), StepError> {
             if taken.is_some_and(|m| m.file_type().is_symlink() || !is_ours(&p)) {
                 return Err(StepError::NotOurs { path: p });
             }
-            crate::output::write_atomic(&p, text.as_bytes())
-                .map_err(|e| StepError::Write(e.into()))?;
+            crate::output::write_atomic(&p, text.as_bytes())?;
         }
         Step::Remove { path } => {
             let p = under(root, path);

@@ -27,7 +27,7 @@ pub enum UnitError {
     },
     /// The unit file could not be written (the message names it).
     #[error(transparent)]
-    Write(Box<dyn std::error::Error + Send + Sync>),
+    Write(#[from] crate::output::OutputError),
     #[error("cannot enable the unit ({})", link.display())]
     Enable {
         link: PathBuf,
@@ -122,8 +122,7 @@ pub fn install(root: &Path, study: &str, command: &[String]) -> Result<PathBuf, 
         }
     })?;
     // Written whole and synced: a power cut right after must find it.
-    crate::output::write_atomic(&file, text(study, command).as_bytes())
-        .map_err(|e| UnitError::Write(e.into()))?;
+    crate::output::write_atomic(&file, text(study, command).as_bytes())?;
     if link.symlink_metadata().is_err() {
         std::os::unix::fs::symlink(Path::new("..").join(name(study)), &link).map_err(|io| {
             UnitError::Enable {
