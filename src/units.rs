@@ -219,6 +219,26 @@ pub fn us_cell_f(ns: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// How long a run lasted, as every view shows it: to the second from
+/// 10 s on, to 0.1 s from 1 s, else to the millisecond; so a run asked
+/// for 10 s that took 10.093 s reads `10s` in the list, its page, its
+/// verdict and a comparison alike.
+pub fn run_length(ns: u64) -> u64 {
+    let step = if ns >= 10 * S {
+        S
+    } else if ns >= S {
+        S / 10
+    } else {
+        MS
+    };
+    (ns + step / 2) / step * step
+}
+
+/// A run's length (see [`run_length`]), as [`fmt_duration`] writes it.
+pub fn fmt_run_length(ns: u64) -> String {
+    fmt_duration(run_length(ns))
+}
+
 /// A duration the way a person reads it: `"250us"`, `"2ms"`, `"1.5s"`,
 /// `"1h02m03s"`.
 pub fn fmt_duration(ns: u64) -> String {
@@ -328,6 +348,21 @@ pub(crate) fn trim_float(v: f64, unit: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_run_length_reads_the_same_everywhere() {
+        assert_eq!(fmt_run_length(10_093_000_000), "10s");
+        assert_eq!(fmt_run_length(9_960_000_000), "10s");
+        assert_eq!(fmt_run_length(2_049_000_000), "2s");
+        assert_eq!(fmt_run_length(2_051_000_000), "2.1s");
+        assert_eq!(fmt_run_length(250_400_000), "250ms");
+        assert_eq!(fmt_run_length(3_600_400_000_000), "1h00m00s");
+        assert_eq!(
+            crate::text::num::duration(run_length(10_093_000_000)),
+            "10 s"
+        );
+    }
+
     use super::*;
 
     #[test]

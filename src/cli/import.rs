@@ -8,7 +8,7 @@ use crate::import::file::Stored;
 use crate::import::{self, ImportOptions};
 use crate::record::{Quantity, RunRecord, Unknowable};
 use crate::store::Store;
-use crate::units::{fmt_duration, fmt_us};
+use crate::units::fmt_us;
 use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -105,7 +105,7 @@ fn describe(rec: &RunRecord) -> String {
             .unwrap_or(rec.source.kind.as_str()),
         rec.threads.len(),
         if rec.duration_ns > 0 {
-            fmt_duration(rec.duration_ns)
+            crate::units::fmt_run_length(rec.duration_ns)
         } else {
             "duration unknown".into()
         },

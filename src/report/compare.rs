@@ -709,7 +709,7 @@ impl Comparisons {
                 rec.fingerprint.preemption_model,
                 rec.overall.samples,
                 known(rec, crate::record::Unknowable::Duration, || {
-                    crate::units::fmt_duration(rec.duration_ns)
+                    crate::units::fmt_run_length(rec.duration_ns)
                 }),
                 rec.threads.len(),
                 if rec.threads.len() == 1 { "" } else { "s" },

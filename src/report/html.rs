@@ -477,7 +477,7 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
             known(rec, Unknowable::Duration, || {
                 format!(
                     "{} ({} hours)",
-                    num::duration(rec.duration_ns),
+                    num::duration(crate::units::run_length(rec.duration_ns)),
                     num::hours(rec.duration_ns)
                 )
             }),
@@ -918,7 +918,9 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
             })
         }),
         text_row("duration", &|r| {
-            known(r, Unknowable::Duration, || num::duration(r.duration_ns))
+            known(r, Unknowable::Duration, || {
+                num::duration(crate::units::run_length(r.duration_ns))
+            })
         }),
         text_row("samples", &|r| {
             known(r, Unknowable::Count, || num::count(r.overall.samples))
@@ -1096,7 +1098,10 @@ pub fn render_with(
                 r.name,
                 fmt_unix_utc(r.record.started_at_unix_ns),
                 known(&r.record, Unknowable::Duration, || {
-                    format!("{}", num::duration(r.record.duration_ns))
+                    format!(
+                        "{}",
+                        num::duration(crate::units::run_length(r.record.duration_ns))
+                    )
                 })
             )
         })

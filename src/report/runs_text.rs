@@ -114,7 +114,7 @@ fn list_row(r: &RunRow, q: Option<Quantity>, many_hosts: bool) -> Vec<String> {
         shorten(&or_unknown(&r.kernel_release), 28),
         or_unknown(&r.preemption_model),
         if r.duration_ns > 0 {
-            fmt_duration(r.duration_ns)
+            crate::units::fmt_run_length(r.duration_ns)
         } else {
             "unknown".into()
         },
@@ -208,7 +208,7 @@ fn show_facts(id: i64, row: &RunRow, rec: &RunRecord) -> Vec<(&'static str, Stri
         facts.push(("started", fmt_unix_utc(rec.started_at_unix_ns)));
     }
     let duration = if rec.duration_ns > 0 {
-        fmt_duration(rec.duration_ns)
+        crate::units::fmt_run_length(rec.duration_ns)
     } else {
         "unknown".into()
     };

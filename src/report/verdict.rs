@@ -132,7 +132,9 @@ impl Standing {
     /// does not count: nothing shows that it kept the CPUs busy.
     pub fn of(run: &RunRecord) -> Standing {
         let mut short = Vec::new();
-        let duration = known(run, Unknowable::Duration, || num::duration(run.duration_ns));
+        let duration = known(run, Unknowable::Duration, || {
+            num::duration(crate::units::run_length(run.duration_ns))
+        });
         let duration = if run.knows(Unknowable::Duration) {
             duration
         } else {
@@ -577,7 +579,7 @@ fn what_was_measured(run: &RunRecord) -> String {
         num::count(s.samples),
         known(run, Unknowable::Duration, || format!(
             "{} ({} hours)",
-            num::duration(run.duration_ns),
+            num::duration(crate::units::run_length(run.duration_ns)),
             num::hours(run.duration_ns)
         )),
         run.threads.len(),
@@ -632,7 +634,7 @@ fn limits_of_the_maximum(run: &RunRecord, class: Class, max: &str) -> Vec<String
             "The run lasted {}. Rare spikes take hours to show: Christophe Blaess's articles \
              on measuring real-time Linux let such tests run 12 hours or more, under heavy load \
              (OSADL's test farm measures for hours too).",
-            num::duration(run.duration_ns)
+            num::duration(crate::units::run_length(run.duration_ns))
         ));
     }
     limits

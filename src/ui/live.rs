@@ -215,7 +215,7 @@ impl LiveObserver {
         let rec = build::running(view, &self.ctx);
         let text = format!(
             "summary after {}:\n{}",
-            fmt_duration(rec.duration_ns),
+            crate::units::fmt_run_length(rec.duration_ns),
             (self.summary)(&rec)
         );
         match &self.multi {
