@@ -381,6 +381,12 @@ pub fn take(
         store.end_boot(id, BootState::Failed, Some(&why))?;
         return Ok(false);
     }
+    // Everything the next boot needs (the store, the unit, the binary it
+    // runs, the arranged boot's files) on disk before the reboot: a power
+    // cut between here and the reboot then boots into a study that
+    // resumes (a binary copied just before, still in the page cache, was
+    // seen truncated by one).
+    rustix::fs::sync();
     hold();
     if let Err(e) = method::take_first(&plan.method.reboot(), root, &method::system_stopping) {
         let e = RebootError::Reboot(e);
