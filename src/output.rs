@@ -450,13 +450,7 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600, "the file's mode is kept");
 
         let fifo = d.join("fifo");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        mkfifo(&fifo);
         check_writable(&fifo, "--json").unwrap();
         let f = fifo.clone();
         let reader = std::thread::spawn(move || std::fs::read(f).unwrap());
@@ -489,19 +483,18 @@ mod tests {
         std::fs::remove_dir_all(d).ok();
     }
 
+    fn mkfifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.unwrap().success(), "mkfifo {}", path.display());
+    }
+
     /// A FIFO that no process reads is not waited for without bound: a
     /// stop flag set before or during the wait ends it, saying so.
     #[test]
     fn a_fifo_without_reader_is_waited_for_until_stopped() {
         let d = temp("no-reader");
         let fifo = d.join("fifo");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        mkfifo(&fifo);
         let e = write_atomic_or_stop(&fifo, b"x", &AtomicBool::new(true)).unwrap_err();
         assert!(matches!(e, OutputError::Interrupted { .. }), "{e}");
         let stop = std::sync::Arc::new(AtomicBool::new(false));

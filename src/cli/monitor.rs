@@ -331,49 +331,17 @@ mod tests {
     /// window, checkpoint, label and tag: one way to a request.
     #[test]
     fn a_monitor_asks_what_measure_would_with_its_options() {
-        let monitor = request(&[
-            "monitor",
-            "--name",
-            "bench",
-            "-a",
-            "0",
-            "-i",
-            "500",
-            "-p",
-            "80",
-            "--deadline",
-            "300us",
-            "--tag",
-            "site=lab",
-            "--load",
-            "cpu",
-            "--window",
-            "10s",
-        ])
-        .unwrap();
-        let measure = request(&[
-            "measure",
-            "-a",
-            "0",
-            "-i",
-            "500",
-            "-p",
-            "80",
-            "--deadline",
-            "300us",
-            "--tag",
-            "site=lab",
-            "--tag",
-            "monitor=bench",
-            "--load",
-            "cpu",
-            "--window",
-            "10s",
-            "--checkpoint",
-            "60s",
-            "--label",
-            "monitor bench",
-        ])
+        // The options both take, then each one's own.
+        let both = "-a 0 -i 500 -p 80 --deadline 300us --tag site=lab --load cpu --window 10s";
+        let line = |head: &'static str, tail: &[&'static str]| -> Vec<&'static str> {
+            let words = head.split_whitespace().chain(both.split_whitespace());
+            words.chain(tail.iter().copied()).collect()
+        };
+        let monitor = request(&line("monitor --name bench", &[])).unwrap();
+        let measure = request(&line(
+            "measure --tag monitor=bench --checkpoint 60s",
+            &["--label", "monitor bench"],
+        ))
         .unwrap();
         let shown = |r: &Request| {
             let mut r = r.clone();

@@ -766,6 +766,18 @@ fn wait_within(mut child: std::process::Child, bound: Duration, what: &str) -> O
     child.wait_with_output().unwrap()
 }
 
+/// `rtscope --db URL ARGS...` started with its output captured.
+fn spawn_on(home: &Path, url: &str, args: &[&str]) -> std::process::Child {
+    rtscope(home)
+        .arg("--db")
+        .arg(url)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// A listener on 127.0.0.1 that accepts connections and never answers
 /// (a hung server); its port.
 fn hung_listener() -> u16 {
@@ -795,14 +807,7 @@ fn a_server_that_never_answers_ends_commands_with_status_2() {
             &["runs"],
             &["report", "last", "-o", html.to_str().unwrap()],
         ] {
-            let child = rtscope(dir.path())
-                .arg("--db")
-                .arg(&url)
-                .args(args)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
+            let child = spawn_on(dir.path(), &url, args);
             let o = wait_within(
                 child,
                 Duration::from_secs(60),
@@ -871,14 +876,7 @@ fn a_signal_ends_the_wait_for_a_server_that_never_answers() {
             "-INT",
         ),
     ] {
-        let child = rtscope(dir.path())
-            .arg("--db")
-            .arg(&url)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_on(dir.path(), &url, args);
         let t = Instant::now();
         std::thread::sleep(Duration::from_secs(1));
         kill(sig, &child);
