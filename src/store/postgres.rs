@@ -65,16 +65,7 @@ pub fn parse(url: &str) -> Result<postgres::Config> {
 pub fn error_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.message().to_string(),
-        None => {
-            let mut s = e.to_string();
-            let mut src = std::error::Error::source(e);
-            while let Some(c) = src {
-                s.push_str(": ");
-                s.push_str(&c.to_string());
-                src = c.source();
-            }
-            s
-        }
+        None => crate::text::chain(e),
     }
 }
 

@@ -202,7 +202,7 @@ pub fn check(spec: &Spec, file: &str) -> Result<(), SpecError> {
         file: file.to_string(),
         line,
         key: Some(shown(spec, key)),
-        message: super::chain(&e),
+        message: crate::text::chain(&e),
     };
     for s in &spec.fixed {
         if is_boot_key(&s.key) {
@@ -229,7 +229,7 @@ pub fn check(spec: &Spec, file: &str) -> Result<(), SpecError> {
     }
     for cell in matrix::cells(spec) {
         if let Err(e) = cell_request(spec, &cell, cell.label(), &[], None) {
-            let m = super::chain(&e);
+            let m = crate::text::chain(&e);
             let (line, key) = blame(spec, &cell, &m);
             return Err(SpecError {
                 file: file.to_string(),

@@ -58,16 +58,3 @@ pub enum StudyError {
     #[error(transparent)]
     Histogram(#[from] crate::histogram::HistogramError),
 }
-
-/// `e` and its causes, joined by ": " (as `{:#}` prints an
-/// `anyhow::Error`): for the text a study keeps in the store.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}

@@ -223,14 +223,14 @@ fn run_one(
     };
     let request = match cell_request(spec, cell, label, &tags, location) {
         Ok(r) => r,
-        Err(e) => return failed(super::chain(&e)),
+        Err(e) => return failed(crate::text::chain(&e)),
     };
     let session = match Session::prepare(request, stop) {
         Ok(s) => s,
         Err(SessionError::Interrupted | SessionError::StoreInterrupted(_)) => {
             return Ok(RunEnd::Interrupted);
         }
-        Err(e) => return failed(super::chain(&e)),
+        Err(e) => return failed(crate::text::chain(&e)),
     };
     let uuid = session.context().run_uuid.clone();
     let attempt = store.begin_attempt(study.row.id, slot.position, Some(&uuid), kernel)?;
@@ -243,7 +243,7 @@ fn run_one(
     };
     let (state, detail, end) = match outcome {
         Err(e) => {
-            let why = super::chain(&e);
+            let why = crate::text::chain(&e);
             (AttemptState::Failed, Some(why.clone()), RunEnd::Failed(why))
         }
         Ok(_) if stop.load(Ordering::SeqCst) => (

@@ -7,3 +7,17 @@
 pub mod escape;
 pub mod num;
 pub mod table;
+
+/// `e` and its causes, joined by ": " (as `{:#}` prints an
+/// `anyhow::Error`): for text kept or shown without
+/// anyhow (a study's store, a server's error).
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}

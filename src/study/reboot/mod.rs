@@ -373,7 +373,7 @@ pub fn take(
     )?;
     if let Err(e) = method::take(&plan.method.arrange(t, &study.row.name), root) {
         let e = RebootError::Arrange(e);
-        let why = super::chain(&e);
+        let why = crate::text::chain(&e);
         if t.home {
             store.end_boot(id, BootState::Cancelled, Some(&why))?;
             return Err(e);
@@ -390,7 +390,7 @@ pub fn take(
     hold();
     if let Err(e) = method::take_first(&plan.method.reboot(), root, &method::system_stopping) {
         let e = RebootError::Reboot(e);
-        store.end_boot(id, BootState::Cancelled, Some(&super::chain(&e)))?;
+        store.end_boot(id, BootState::Cancelled, Some(&crate::text::chain(&e)))?;
         let _ = method::take(&plan.method.cancel(&study.row.name), root);
         return Err(e);
     }
