@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 /// Parse a `KEY=VALUE` tag (the rule of `measure --tag`).
 pub use crate::measure::settings::parse::tag;
+use crate::measure::settings::parse::{deadline, micros};
 
 /// Tags as a map, refusing a key given twice.
 pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>> {
@@ -77,6 +78,18 @@ pub struct ImportArgs {
     /// nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// The loop's period, for files that do not say it (a cyclictest
+    /// histogram or status lines): its wake-ups are then judged against
+    /// it. Bare number: us (cyclictest's -i). A file that says another
+    /// interval is refused.
+    #[arg(long = "interval", value_name = "DUR", value_parser = deadline)]
+    pub interval_ns: Option<u64>,
+    /// With --interval: added to the interval of each next thread, as
+    /// cyclictest's -d. Default 0 (every thread at --interval);
+    /// cyclictest's own default is 500us, so a run made without -d 0
+    /// needs --distance 500us. Bare number: us.
+    #[arg(long = "distance", value_name = "DUR", requires = "interval_ns", value_parser = micros)]
+    pub distance_ns: Option<u64>,
 }
 
 /// One line on an imported run: its format, threads, samples (and the
@@ -160,6 +173,10 @@ fn read_all(args: &ImportArgs) -> Result<Vec<(PathBuf, RunRecord)>> {
     let options = ImportOptions {
         summary_unit_ns: if args.ns { 1 } else { 1000 },
         lenient: args.lenient,
+        interval: args.interval_ns.map(|interval_ns| import::GivenInterval {
+            interval_ns,
+            distance_ns: args.distance_ns.unwrap_or(0),
+        }),
     };
     let forced = args.format.as_deref().and_then(import::by_name);
     let tags = tag_map(&args.tags)?;

@@ -34,6 +34,25 @@ pub fn read_file(
     options: &ImportOptions,
     max_bytes: u64,
 ) -> Result<Vec<RunRecord>, ReadFileError> {
+    let mut recs = read_bytes(path, forced, options, max_bytes)?;
+    if let Some(given) = options.interval {
+        for rec in &mut recs {
+            super::give_interval(rec, given).map_err(|e| ReadFileError::Refused {
+                path: path.to_path_buf(),
+                line: None,
+                message: e.to_string(),
+            })?;
+        }
+    }
+    Ok(recs)
+}
+
+fn read_bytes(
+    path: &Path,
+    forced: Option<&'static Importer>,
+    options: &ImportOptions,
+    max_bytes: u64,
+) -> Result<Vec<RunRecord>, ReadFileError> {
     let bytes = crate::input::read_limited(path, max_bytes, "an import")?;
     if super::jitterdebugger::is_raw(path, &bytes) {
         return read_raw(path, &bytes, options);

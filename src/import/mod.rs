@@ -73,6 +73,8 @@ pub struct ImportOptions {
     /// Skip lines a reader refuses (listed in the record's warnings)
     /// instead of refusing the file.
     pub lenient: bool,
+    /// The period of a file that does not say it (`import --interval`).
+    pub interval: Option<GivenInterval>,
 }
 
 impl Default for ImportOptions {
@@ -80,8 +82,85 @@ impl Default for ImportOptions {
         ImportOptions {
             summary_unit_ns: 1000,
             lenient: false,
+            interval: None,
         }
     }
+}
+
+/// The period the user gives for a file that does not say it, as
+/// cyclictest's `-i` and `-d` set it: thread N wakes every
+/// `interval_ns + N × distance_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GivenInterval {
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+}
+
+impl GivenInterval {
+    /// The period of thread `index`.
+    pub fn of(self, index: u32) -> u64 {
+        self.interval_ns
+            .saturating_add(u64::from(index).saturating_mul(self.distance_ns))
+    }
+}
+
+/// Why a given interval was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum IntervalError {
+    #[error("it measures {0}, which has no period: --interval is for wake-up latencies")]
+    NoPeriod(&'static str),
+    #[error(
+        "it says thread {thread}'s interval is {said}, and --interval/--distance give {given}: leave them out, or correct them"
+    )]
+    Contradicts {
+        thread: u32,
+        said: String,
+        given: String,
+    },
+}
+
+/// Give `rec` the period its file did not say (and so a deadline to
+/// judge its wake-ups against). A record that knows its interval keeps
+/// it: a given one that agrees changes nothing, one that differs is
+/// refused.
+pub fn give_interval(rec: &mut RunRecord, given: GivenInterval) -> Result<(), IntervalError> {
+    use crate::record::{Quantity, Unknowable};
+    let q = Quantity::of(rec);
+    if q != Quantity::WakeupLatency {
+        return Err(IntervalError::NoPeriod(q.describe()));
+    }
+    let fmt = crate::units::fmt_duration;
+    if rec.knows(Unknowable::Interval) {
+        for t in &rec.threads {
+            if t.interval_ns != 0 && t.interval_ns != given.of(t.index) {
+                return Err(IntervalError::Contradicts {
+                    thread: t.index,
+                    said: fmt(t.interval_ns),
+                    given: fmt(given.of(t.index)),
+                });
+            }
+        }
+        return Ok(());
+    }
+    rec.options.interval_ns = given.interval_ns;
+    rec.options.distance_ns = given.distance_ns;
+    for t in &mut rec.threads {
+        t.interval_ns = given.of(t.index);
+    }
+    rec.source.unknown.retain(|u| *u != Unknowable::Interval);
+    rec.warnings.push(if given.distance_ns == 0 || rec.threads.len() < 2 {
+        format!(
+            "the file does not say its interval: {} given with --interval",
+            fmt(given.interval_ns)
+        )
+    } else {
+        format!(
+            "the file does not say its interval: {} for thread 0 and {} more for each next thread, given with --interval and --distance",
+            fmt(given.interval_ns),
+            fmt(given.distance_ns)
+        )
+    });
+    Ok(())
 }
 
 /// A file to read.
@@ -267,6 +346,65 @@ pub fn excerpt(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file(name: &str, interval: Option<GivenInterval>) -> Result<Vec<RunRecord>, String> {
+        let o = ImportOptions {
+            interval,
+            ..Default::default()
+        };
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name);
+        file::read_file(&path, None, &o, 1 << 30).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_given_interval_fills_what_the_file_left_unsaid_and_never_contradicts_it() {
+        use crate::record::Unknowable;
+        let hist = "tests/fixtures/import/cyclictest-2.7-hist.txt";
+        let before = &file(hist, None).unwrap()[0];
+        assert!(!before.knows(Unknowable::Interval));
+        assert_eq!(before.deadline_ns(), None);
+        let given = GivenInterval {
+            interval_ns: 1_000_000,
+            distance_ns: 500_000,
+        };
+        let r = &file(hist, Some(given)).unwrap()[0];
+        assert!(r.knows(Unknowable::Interval));
+        assert_eq!(r.deadline_ns(), Some(1_000_000));
+        let periods: Vec<u64> = r.threads.iter().map(|t| t.interval_ns).collect();
+        let want: Vec<u64> = (0..r.threads.len() as u64)
+            .map(|i| 1_000_000 + i * 500_000)
+            .collect();
+        assert_eq!(periods, want);
+        assert!(
+            r.warnings.iter().any(|w| w.contains("--interval")),
+            "{:?}",
+            r.warnings
+        );
+        r.validate().unwrap();
+
+        // A file that says its interval keeps it; another is refused.
+        let json = "tests/fixtures/import/cyclictest-2.x-ns.json";
+        let own = &file(json, None).unwrap()[0];
+        assert!(own.knows(Unknowable::Interval));
+        let same = GivenInterval {
+            interval_ns: own.threads[0].interval_ns,
+            distance_ns: own
+                .threads
+                .get(1)
+                .map_or(0, |t| t.interval_ns - own.threads[0].interval_ns),
+        };
+        assert_eq!(&file(json, Some(same)).unwrap()[0], own);
+        let other = GivenInterval {
+            interval_ns: own.threads[0].interval_ns + 1000,
+            distance_ns: 0,
+        };
+        let e = file(json, Some(other)).unwrap_err();
+        assert!(e.contains("interval is") && e.contains("--interval"), "{e}");
+
+        // oslat has no period.
+        let e = file("tests/fixtures/import-formats/oslat.txt", Some(given)).unwrap_err();
+        assert!(e.contains("no period"), "{e}");
+    }
 
     #[test]
     fn every_importer_describes_itself_and_names_are_unique() {

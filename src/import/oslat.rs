@@ -20,7 +20,7 @@
 use super::build::{self, RunIn, ThreadIn};
 use super::{ImportError, Importer, Source, excerpt, numbered_lines};
 use crate::histogram::Histogram;
-use crate::record::{Quantity, RunRecord};
+use crate::record::{Overflow, Quantity, RunRecord};
 use serde_json::Value;
 
 pub static IMPORTER: Importer = Importer {
@@ -93,6 +93,7 @@ struct Col {
 fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
     let mut h = Histogram::latency();
     let last = c.buckets.last().map(|b| b.0);
+    let mut overflow = None;
     for &(label, n) in &c.buckets {
         let at = build::bucket_ns(label.saturating_sub(1), 1000);
         match (Some(label) == last, c.max) {
@@ -100,11 +101,18 @@ fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
                 h.record(build::bucket_ns(max - 1, 1000));
                 h.record_n(at, n - 1);
                 *warn_overflow |= n > 1;
+                // The bucket's gaps lie anywhere from its lower end to
+                // the max: their values are unknown.
+                overflow = Some(Overflow {
+                    count: n,
+                    from_ns: label.saturating_sub(1).saturating_mul(1000),
+                });
             }
             _ => h.record_n(at, n),
         }
     }
     let mut t = ThreadIn::new(0);
+    t.overflow = overflow;
     t.cpu = Some(c.cpu);
     t.samples = h.total();
     t.hist = Some(h);
@@ -368,6 +376,21 @@ mod tests {
         assert_eq!(t.stats.max_ns, Some(12_293_000));
         assert_eq!(r.duration_ns, 3_000_000_000);
         assert!(r.warnings.iter().any(|w| w.contains("lower bounds")));
+        // The last bucket (032, "including overflows") holds gaps from
+        // 31 us up to the max: they are the thread's overflows.
+        let o = t
+            .stats
+            .overflow
+            .expect("the last bucket's gaps are overflows");
+        assert_eq!((o.count, o.from_ns), (477, 31_000));
+        assert_eq!(r.overall.overflow.map(|o| o.count), Some(477));
+    }
+
+    #[test]
+    fn a_last_bucket_below_the_max_is_no_overflow() {
+        let text = TEXT.replace("Maximum:\t 12293 (us)", "Maximum:\t 32 (us)");
+        let r = read(&text).unwrap();
+        assert_eq!(r.threads[0].stats.overflow, None);
     }
 
     #[test]

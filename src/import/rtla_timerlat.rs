@@ -175,6 +175,7 @@ fn context_record((context, hist, s): Ctx, resolution_ns: u64) -> ContextRecord 
         min_ns: s.min_ns,
         avg_ns: s.avg_ns,
         max_ns: s.max_ns,
+        overflow: s.overflow,
         ..Default::default()
     };
     stats.fill_quantiles(&hist);
@@ -382,6 +383,22 @@ mod tests {
         assert_eq!(t.contexts[0].context, LatencyContext::Irq);
         assert_eq!(t.contexts[0].stats.max_ns, Some(8000));
         assert_eq!(r.duration_ns, 10_000_000_000);
+    }
+
+    #[test]
+    fn a_side_contexts_overflows_are_kept() {
+        let text = "# RTLA timerlat histogram\n# Time unit is nanoseconds (ns)\n# Duration:   0 00:00:05\nIndex   IRQ-000   Thr-000\n1200          3         0\n1300          1         4\nover:         2         0\ncount:        6         4\nmin:       1234      1310\navg:       1290      1320\nmax:       9000      1350\n";
+        let r = read(text).unwrap();
+        let t = &r.threads[0];
+        assert_eq!(t.context, Some(LatencyContext::Thread));
+        assert_eq!(t.stats.overflow, None);
+        assert_eq!(t.contexts[0].context, LatencyContext::Irq);
+        let o = t.contexts[0]
+            .stats
+            .overflow
+            .expect("the IRQ context's over: samples");
+        assert_eq!(o.count, 2);
+        assert!(o.from_ns > 1300, "{o:?}");
     }
 
     #[test]
