@@ -3,28 +3,14 @@
 //! outcome to printed text and an exit code.
 
 use super::Exit;
-use super::{cpulist, duration};
-use crate::engine::{Fanout, Policy, TimerMethod};
+use crate::engine::{Fanout, TimerMethod};
 use crate::measure::{Request, Session, Settings, Status};
 use crate::metrics::MetricsObserver;
-use crate::sys::clock::Clock;
-use crate::trace::EventSet;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
-use crate::units::CpuList;
 use anyhow::{Context, Result, bail};
-use clap::{ArgAction, Args, ValueEnum};
+use clap::{ArgAction, Args};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-use crate::measure::settings::parse::{clock, deadline, micros, policy, timer};
-
-/// `--explain-events`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ExplainEventsArg {
-    #[default]
-    Lean,
-    Full,
-}
+use std::path::Path;
 
 /// Measure how late periodic real-time threads wake up (cyclictest's
 /// flags work).
@@ -50,61 +36,10 @@ pub enum ExplainEventsArg {
 #[derive(Args, Debug, Clone)]
 #[command(disable_help_flag = true)]
 pub struct MeasureArgs {
-    /// Pin threads to these CPUs, round-robin (e.g. 2-3 or 0,2). Without a
-    /// list, or without -a: every CPU this process may use.
-    #[arg(short = 'a', long = "affinity", value_name = "CPULIST", num_args = 0..=1, value_parser = cpulist)]
-    pub affinity: Option<Option<CpuList>>,
-
-    /// Number of threads. Without N (or without -t): one per CPU of -a.
-    /// At most 64 per CPU measured, 1024 in all.
-    #[arg(short = 't', long = "threads", value_name = "N", num_args = 0..=1)]
-    pub threads: Option<Option<usize>>,
-
-    /// Pin the main (non-real-time) thread to these CPUs.
-    #[arg(long = "main-affinity", alias = "mainaffinity", value_name = "CPULIST", value_parser = cpulist)]
-    pub main_affinity: Option<CpuList>,
-
-    /// Period of the threads; a bare number is in microseconds.
-    #[arg(short = 'i', long = "interval", value_name = "DUR", default_value = "1000", value_parser = micros)]
-    pub interval_ns: u64,
-
-    /// Added to the interval of each next thread (bare number: us).
-    /// Default 0: every thread at the same interval (cyclictest: 500us).
-    #[arg(short = 'd', long = "distance", value_name = "DUR", default_value = "0", value_parser = micros)]
-    pub distance_ns: u64,
-
-    /// Scheduling policy: other, batch, idle, fifo, rr or deadline.
-    #[arg(long = "policy", value_name = "NAME", default_value = "fifo", value_parser = policy)]
-    pub policy: Policy,
-
-    /// Priority of the threads (fifo, rr: 1-99). Default 95; 0 for other.
-    #[arg(
-        short = 'p',
-        long = "priority",
-        value_name = "PRIO",
-        allow_negative_numbers = true
-    )]
-    pub priority: Option<i32>,
-
-    /// Give thread N priority PRIO-N instead of PRIO for all.
-    #[arg(long = "priospread")]
-    pub priospread: bool,
-
-    /// SCHED_DEADLINE runtime (default: 10% of the period, at least 10us).
-    #[arg(long = "dl-runtime", value_name = "DUR", value_parser = micros)]
-    pub dl_runtime_ns: Option<u64>,
-    /// SCHED_DEADLINE relative deadline (default: the period).
-    #[arg(long = "dl-deadline", value_name = "DUR", value_parser = micros)]
-    pub dl_deadline_ns: Option<u64>,
-    /// SCHED_DEADLINE period (default: the interval).
-    #[arg(long = "dl-period", value_name = "DUR", value_parser = micros)]
-    pub dl_period_ns: Option<u64>,
-
-    /// How to wait: abs (clock_nanosleep TIMER_ABSTIME), rel
-    /// (clock_nanosleep relative), nanosleep, itimer (setitimer + SIGALRM,
-    /// one thread), posix (timer_create + signal), timerfd.
-    #[arg(long = "timer", value_name = "METHOD", value_parser = timer)]
-    pub timer: Option<TimerMethod>,
+    /// The measurement: every option that is a setting, declared once in
+    /// [`Settings`] (the same keys in study files and remote runs).
+    #[command(flatten)]
+    pub settings: Settings,
 
     /// cyclictest's -n: clock_nanosleep (rtscope's default anyway).
     #[arg(short = 'n', long = "nanosleep")]
@@ -119,66 +54,9 @@ pub struct MeasureArgs {
     /// cyclictest's -x: POSIX timers (= --timer posix).
     #[arg(short = 'x', long = "posix_timers", alias = "posix-timers")]
     pub posix_timers: bool,
-
-    /// Clock of deadlines and wake-ups: monotonic (0) or realtime (1).
-    #[arg(short = 'c', long = "clock", value_name = "CLOCK", default_value = "monotonic", value_parser = clock)]
-    pub clock: Clock,
-
-    /// Run for this long (bare number: seconds; 10m, 1h, 2d). Default:
-    /// until Ctrl-C.
-    #[arg(short = 'D', long = "duration", value_name = "DUR", value_parser = duration)]
-    pub duration_ns: Option<u64>,
-
-    /// Stop each thread after this many wake-ups.
-    #[arg(short = 'l', long = "loops", value_name = "N")]
-    pub loops: Option<u64>,
-
-    /// Measure this long first and keep it apart from the result (bare
-    /// number: seconds).
-    #[arg(long = "warmup", value_name = "DUR", default_value = "0", value_parser = duration)]
-    pub warmup_ns: u64,
-
-    /// Length of a window of the min/avg/max-over-time series.
-    #[arg(long = "window", value_name = "DUR", default_value = "1s", value_parser = duration)]
-    pub window_ns: u64,
-
-    /// Record only the late wake-up, not the periods it missed
-    /// (cyclictest's counting). Missed periods are still counted.
-    #[arg(long = "no-omission-correction")]
-    pub no_omission_correction: bool,
-
     /// cyclictest's -m: lock memory (rtscope's default anyway).
-    #[arg(short = 'm', long = "mlockall")]
+    #[arg(short = 'm', long = "mlockall", conflicts_with = "no_mlock")]
     pub mlockall: bool,
-    /// Do not lock memory (mlockall) before measuring.
-    #[arg(long = "no-mlock", conflicts_with = "mlockall")]
-    pub no_mlock: bool,
-
-    /// Value held on /dev/cpu_dma_latency during the run, in us.
-    #[arg(long = "latency", value_name = "US", default_value_t = 0)]
-    pub latency_us: i32,
-    /// Leave /dev/cpu_dma_latency alone (CPUs may enter deep idle states).
-    #[arg(long = "no-dma-latency", conflicts_with = "latency_us")]
-    pub no_dma_latency: bool,
-
-    /// Stop the run when a latency exceeds this (bare number: us); exit 1.
-    #[arg(short = 'b', long = "breaktrace", value_name = "DUR", value_parser = micros)]
-    pub break_ns: Option<u64>,
-    /// With -b: write a marker into the kernel trace and stop tracing.
-    #[arg(long = "tracemark")]
-    pub tracemark: bool,
-
-    /// Exit 1 if any thread's maximum exceeds this (bare number: us). The
-    /// run goes on; everything is written first.
-    #[arg(long = "max-latency", value_name = "DUR", value_parser = micros)]
-    pub max_latency_ns: Option<u64>,
-
-    /// The deadline a wake-up is judged against (bare number: us; 250us,
-    /// 2ms). Default: the period, past which a wake-up has missed its
-    /// next deadline. The verdict says first whether it was met; it sets
-    /// no exit status (--max-latency does). Recorded with the run.
-    #[arg(long = "deadline", value_name = "DUR", value_parser = deadline)]
-    pub deadline_ns: Option<u64>,
 
     /// No live display; print only the summary at the end.
     #[arg(short = 'q', long = "quiet")]
@@ -187,87 +65,6 @@ pub struct MeasureArgs {
     /// per thread per second, on standard error).
     #[arg(long = "live", conflicts_with = "quiet")]
     pub live: bool,
-
-    /// Print cyclictest's histogram (N rows of 1us) on standard output at
-    /// the end (the summary goes to standard error).
-    #[arg(short = 'h', long = "histogram", value_name = "N")]
-    pub histogram: Option<usize>,
-    /// Like -h, with an extra all-threads column.
-    #[arg(
-        short = 'H',
-        long = "histofall",
-        value_name = "N",
-        conflicts_with = "histogram"
-    )]
-    pub histofall: Option<usize>,
-    /// Write the cyclictest histogram here instead of standard output
-    /// (rows: -h N, default 1000).
-    #[arg(long = "histfile", value_name = "FILE")]
-    pub histfile: Option<PathBuf>,
-
-    /// Write the run record here; - for standard output. The layout is
-    /// rtscope's run record (`rtscope schema`), not cyclictest's.
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Isolate these CPUs for this run only and measure on them (cpusets,
-    /// IRQs, governor ...: as `rtscope tune isolate`); everything is put
-    /// back at the end, on Ctrl-C, SIGTERM or an error. Needs root.
-    #[arg(long = "isolate", value_name = "CPULIST", value_parser = cpulist)]
-    pub isolate: Option<CpuList>,
-
-    /// Explain every wake-up at least ABOVE late (bare number: us; default
-    /// 100us) from kernel trace events while the run goes on: what ran
-    /// instead, which IRQ, for how long. Uses a tracefs instance of its
-    /// own (mounted if needed, removed at the end). Needs root.
-    #[arg(long = "explain", value_name = "ABOVE", num_args = 0..=1, default_missing_value = "100", value_parser = micros)]
-    pub explain_ns: Option<u64>,
-
-    /// Trace events --explain records: "lean" (the default) leaves out
-    /// the events every timer wake-up of a measured thread writes before
-    /// it runs (timer interrupt, hrtimer expiry, wake-ups) and filters
-    /// out its switches to idle, so the thread pays next to nothing;
-    /// "full" records them too, naming the timer's own part and the
-    /// wake-up, at a cost on the project's VM of about a tenth of the
-    /// average latency at 1ms and a third at 100us. See docs/explain.md.
-    #[arg(
-        long = "explain-events",
-        value_name = "SET",
-        value_enum,
-        default_value = "lean",
-        requires = "explain_ns"
-    )]
-    pub explain_events: ExplainEventsArg,
-
-    /// Do not save the run in the run store (by default every run is
-    /// saved, as it goes: see --checkpoint and --db).
-    #[arg(long = "no-save")]
-    pub no_save: bool,
-
-    /// Measure even when another rtscope measures the same CPUs (by
-    /// default refused, naming it: both measurements would be disturbed).
-    #[arg(long = "force")]
-    pub force: bool,
-    /// What is being tried, shown by `rtscope runs` and in reports (e.g.
-    /// "PREEMPT_RT, CPU 1 isolated").
-    #[arg(long = "label", value_name = "TEXT")]
-    pub label: Option<String>,
-    /// Host name the run records (default: this machine's, from
-    /// /proc/sys/kernel/hostname): the board's name in a shared store,
-    /// selected later with `rtscope runs --host NAME`.
-    #[arg(long = "host", value_name = "NAME", value_parser = host_name)]
-    pub host: Option<String>,
-    /// KEY=VALUE fact about the run (repeatable), e.g. --tag load=hackbench.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::measure::settings::parse::tag)]
-    pub tags: Vec<(String, String)>,
-    /// Save the state of the run in the store every DUR while it runs
-    /// (bare number: seconds; at least 1s): a killed run or a power cut
-    /// loses at most this much.
-    #[arg(long = "checkpoint", value_name = "DUR", default_value = "10s", value_parser = duration, conflicts_with = "no_save")]
-    pub checkpoint_ns: u64,
-
-    #[command(flatten)]
-    pub load: super::load::LoadArgs,
 
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
@@ -321,61 +118,20 @@ impl MeasureArgs {
             .filter(|(on, _)| *on)
             .map(|(_, m)| *m)
             .collect();
-        if chosen.len() > 1 || (self.timer.is_some() && !chosen.is_empty()) {
+        let timer = self.settings.timer;
+        if chosen.len() > 1 || (timer.is_some() && !chosen.is_empty()) {
             bail!("conflicting timer options: choose one of --timer, -r, -s, -x");
         }
-        Ok(self.timer.or(chosen.first().copied()))
+        Ok(timer.or(chosen.first().copied()))
     }
 
-    /// The measurement these flags describe, saved in `db` (`--db`).
+    /// The measurement these flags describe, saved in `db` (`--db`):
+    /// the settings, with the timer cyclictest's flags ask for.
     pub fn settings(&self, db: Option<&Path>) -> Result<Settings> {
         Ok(Settings {
-            affinity: self.affinity.clone().flatten().map(|c| c.0),
-            threads: self.threads.flatten(),
-            main_affinity: self.main_affinity.clone().map(|c| c.0),
-            interval_ns: Some(self.interval_ns),
-            distance_ns: Some(self.distance_ns),
-            policy: Some(self.policy),
-            priority: self.priority,
-            priospread: self.priospread,
-            dl_runtime_ns: self.dl_runtime_ns,
-            dl_deadline_ns: self.dl_deadline_ns,
-            dl_period_ns: self.dl_period_ns,
             timer: self.timer()?,
-            clock: Some(self.clock),
-            duration_ns: self.duration_ns,
-            loops: self.loops,
-            warmup_ns: Some(self.warmup_ns),
-            window_ns: Some(self.window_ns),
-            no_omission_correction: self.no_omission_correction,
-            no_mlock: self.no_mlock,
-            latency_us: (!self.no_dma_latency).then_some(self.latency_us),
-            no_dma_latency: self.no_dma_latency,
-            break_ns: self.break_ns,
-            tracemark: self.tracemark,
-            max_latency_ns: self.max_latency_ns,
-            deadline_ns: self.deadline_ns,
-            histogram: self.histogram,
-            histofall: self.histofall,
-            histfile: self.histfile.clone(),
-            json: self.json.clone(),
-            isolate: self.isolate.clone().map(|c| c.0),
-            explain_ns: self.explain_ns,
-            explain_events: self.explain_ns.map(|_| match self.explain_events {
-                ExplainEventsArg::Full => EventSet::Full,
-                ExplainEventsArg::Lean => EventSet::Lean,
-            }),
-            no_save: self.no_save,
-            force: self.force,
-            label: self.label.clone(),
-            host: self.host.clone(),
-            tags: self.tags.clone(),
-            checkpoint_ns: (!self.no_save).then_some(self.checkpoint_ns),
-            load: self.load.load.clone(),
-            load_file: self.load.load_file.clone(),
-            load_cpus: self.load.load_cpus.clone().map(|c| c.0),
-            load_dir: self.load.load_dir.clone(),
             db: db.map(Path::to_path_buf),
+            ..self.settings.clone()
         })
     }
 
@@ -405,17 +161,18 @@ pub struct Display {
 
 pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
     let request = args.request(db)?;
-    if let Some(d) = args.duration_ns
-        && args.warmup_ns > 0
-        && args.warmup_ns >= d
+    let warmup_ns = args.settings.warmup_ns.unwrap_or(0);
+    if let Some(d) = args.settings.duration_ns
+        && warmup_ns > 0
+        && warmup_ns >= d
         // Above the maximum, the plan refuses it: one message, not two.
-        && args.warmup_ns <= crate::engine::plan::MAX_WARMUP_NS
+        && warmup_ns <= crate::engine::plan::MAX_WARMUP_NS
     {
         eprintln!(
             "rtscope: warning: --warmup {} is as long as -D {} or longer: the run lasts {} and only its last {} is measured",
-            crate::units::fmt_duration(args.warmup_ns),
+            crate::units::fmt_duration(warmup_ns),
             crate::units::fmt_duration(d),
-            crate::units::fmt_duration(args.warmup_ns.saturating_add(d)),
+            crate::units::fmt_duration(warmup_ns.saturating_add(d)),
             crate::units::fmt_duration(d)
         );
     }
@@ -500,7 +257,9 @@ fn run_request(
 mod tests {
     use super::*;
     use crate::measure::settings::{ALIASES, KEYS};
+    use crate::trace::EventSet;
     use clap::{CommandFactory, Parser};
+    use std::path::PathBuf;
 
     #[derive(Parser, Debug)]
     #[command(name = "measure", disable_help_flag = true)]
@@ -529,12 +288,12 @@ mod tests {
             longs.push(long);
             let excluded = NOT_SETTINGS.iter().any(|(k, _)| *k == long);
             assert!(
-                KEYS.contains(&long) != excluded,
+                KEYS.iter().any(|k| *k == long) != excluded,
                 "--{long}: make it a key of measure::Settings, or say in NOT_SETTINGS why not"
             );
             for alias in a.get_all_aliases().unwrap_or_default() {
                 assert!(
-                    excluded || ALIASES.contains(&(alias, long)),
+                    excluded || ALIASES.iter().any(|p| *p == (alias, long)),
                     "alias --{alias} of --{long} is not read by Settings"
                 );
             }

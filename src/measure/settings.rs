@@ -1,15 +1,18 @@
 //! [`Settings`]: one measurement described as data, keyed by `rtscope
 //! measure`'s long options (`interval`, `policy`, `load-cpus`, ...), typed
 //! (times in ns, a [`Policy`], CPU lists, the store's location), and read
-//! from what people write: `measure`'s flags lower into it (`src/cli/`),
+//! from what people write: it declares `measure`'s options (its fields'
+//! `#[arg]`s, which `src/cli/measure.rs` flattens into the command), and
 //! a study cell is its `[fixed]` and `[matrix]` values read as TOML into
 //! it. One conversion, [`Settings::request`], makes the [`Request`]; one
 //! function, [`Settings::command_line`], writes it back as the `rtscope
-//! measure` command that asks for it.
+//! measure` command that asks for it. Adding an option of `measure` is
+//! adding a field here (and its use in [`Settings::request`]).
 //!
 //! A key left out means `measure`'s default (every field is `None`,
 //! `false` or empty in [`Settings::default`]); `false` for any key leaves
-//! it out, as a flag not given. Knows no clap and touches nothing.
+//! it out, as a flag not given. Touches nothing; shows nothing but the
+//! options' help.
 
 use super::error::SessionError;
 use super::outputs::{HistOutput, Outputs};
@@ -22,11 +25,14 @@ use crate::trace::EventSet;
 use crate::units::{
     ParseError, format_cpu_list, parse_cpu_list, parse_duration_ns, parse_micros_ns,
 };
+use clap::builder::{ArgPredicate, PossibleValuesParser, TypedValueParser};
+use clap::{Arg, Args, Command};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 /// `--explain` without a threshold: 100us.
 pub const DEFAULT_EXPLAIN_NS: u64 = 100_000;
@@ -35,128 +41,284 @@ pub const DEFAULT_CHECKPOINT_NS: u64 = 10_000_000_000;
 /// Rows of the cyclictest histogram `--histfile` writes without -h.
 pub const DEFAULT_HIST_ROWS: usize = 1000;
 
-/// One measurement, as `measure`'s long options name it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// A CPU list (`2-3`, `0,2`). A name of its own so that clap takes a
+/// field of this type as one value, not as a list of values.
+pub type Cpus = Vec<usize>;
+
+/// One measurement, as `measure`'s long options name it. Each field is
+/// declared once, here: its `#[arg]` makes `measure`'s option (the doc
+/// comment is its `--help`), its `#[serde]` the key of a study file and
+/// of the settings sent to a board, spelled as the option's long name
+/// (a unit test holds them equal). A value a flag takes is parsed by the
+/// same function of [`parse`] for both. Defaults shown by `--help` are
+/// given when the flag is not (so flags always say them); a file leaves
+/// the key out (`None`: the same default, applied by [`Settings::config`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Settings {
-    /// CPUs the threads are pinned to, round-robin (`true` or none: every
-    /// CPU this process may use).
+    /// Pin threads to these CPUs, round-robin (e.g. 2-3 or 0,2). Without a
+    /// list, or without -a: every CPU this process may use.
+    // In a file: `true`, as `-a` without a list.
+    #[arg(short = 'a', long = "affinity", value_name = "CPULIST", num_args = 0..=1, value_parser = parse::cpus)]
     #[serde(deserialize_with = "de_all_cpus", serialize_with = "ser_cpus")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<Vec<usize>>,
-    /// Number of threads (`true` or none: one per CPU).
+    pub affinity: Option<Cpus>,
+
+    /// Number of threads. Without N (or without -t): one per CPU of -a.
+    /// At most 64 per CPU measured, 1024 in all.
+    // In a file: `true`, as `-t` without N.
+    #[arg(short = 't', long = "threads", value_name = "N", num_args = 0..=1)]
     #[serde(
         deserialize_with = "de_threads",
         skip_serializing_if = "Option::is_none"
     )]
     pub threads: Option<usize>,
+
+    /// Pin the main (non-real-time) thread to these CPUs.
+    #[arg(long = "main-affinity", alias = "mainaffinity", value_name = "CPULIST", value_parser = parse::cpus)]
     #[serde(alias = "mainaffinity", deserialize_with = "de_cpus")]
     #[serde(serialize_with = "ser_cpus", skip_serializing_if = "Option::is_none")]
-    pub main_affinity: Option<Vec<usize>>,
+    pub main_affinity: Option<Cpus>,
+
+    /// Period of the threads; a bare number is in microseconds.
+    #[arg(short = 'i', long = "interval", value_name = "DUR", default_value = "1000", value_parser = parse::micros)]
     #[serde(rename = "interval", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub interval_ns: Option<u64>,
+
+    /// Added to the interval of each next thread (bare number: us).
+    /// Default 0: every thread at the same interval (cyclictest: 500us).
+    #[arg(short = 'd', long = "distance", value_name = "DUR", default_value = "0", value_parser = parse::micros)]
     #[serde(rename = "distance", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub distance_ns: Option<u64>,
+
+    /// Scheduling policy: other, batch, idle, fifo, rr or deadline.
+    #[arg(long = "policy", value_name = "NAME", default_value = "fifo", value_parser = parse::policy)]
     #[serde(
         deserialize_with = "de_policy",
         skip_serializing_if = "Option::is_none"
     )]
     pub policy: Option<Policy>,
+
+    /// Priority of the threads (fifo, rr: 1-99). Default 95; 0 for other.
+    #[arg(
+        short = 'p',
+        long = "priority",
+        value_name = "PRIO",
+        allow_negative_numbers = true
+    )]
     #[serde(
         deserialize_with = "de_number",
         skip_serializing_if = "Option::is_none"
     )]
     pub priority: Option<i32>,
+
+    /// Give thread N priority PRIO-N instead of PRIO for all.
+    #[arg(long = "priospread")]
     #[serde(skip_serializing_if = "is_false")]
     pub priospread: bool,
+
+    /// SCHED_DEADLINE runtime (default: 10% of the period, at least 10us).
+    #[arg(long = "dl-runtime", value_name = "DUR", value_parser = parse::micros)]
     #[serde(rename = "dl-runtime", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub dl_runtime_ns: Option<u64>,
+    /// SCHED_DEADLINE relative deadline (default: the period).
+    #[arg(long = "dl-deadline", value_name = "DUR", value_parser = parse::micros)]
     #[serde(rename = "dl-deadline", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub dl_deadline_ns: Option<u64>,
+    /// SCHED_DEADLINE period (default: the interval).
+    #[arg(long = "dl-period", value_name = "DUR", value_parser = parse::micros)]
     #[serde(rename = "dl-period", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub dl_period_ns: Option<u64>,
+
+    /// How to wait: abs (clock_nanosleep TIMER_ABSTIME), rel
+    /// (clock_nanosleep relative), nanosleep, itimer (setitimer + SIGALRM,
+    /// one thread), posix (timer_create + signal), timerfd.
+    #[arg(long = "timer", value_name = "METHOD", value_parser = parse::timer)]
     #[serde(deserialize_with = "de_timer", skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerMethod>,
+
+    /// Clock of deadlines and wake-ups: monotonic (0) or realtime (1).
+    #[arg(short = 'c', long = "clock", value_name = "CLOCK", default_value = "monotonic", value_parser = parse::clock)]
     #[serde(deserialize_with = "de_clock", skip_serializing_if = "Option::is_none")]
     pub clock: Option<Clock>,
+
+    /// Run for this long (bare number: seconds; 10m, 1h, 2d). Default:
+    /// until Ctrl-C.
+    #[arg(short = 'D', long = "duration", value_name = "DUR", value_parser = parse::seconds)]
     #[serde(rename = "duration", deserialize_with = "de_seconds")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub duration_ns: Option<u64>,
+
+    /// Stop each thread after this many wake-ups.
+    #[arg(short = 'l', long = "loops", value_name = "N")]
     #[serde(
         deserialize_with = "de_number",
         skip_serializing_if = "Option::is_none"
     )]
     pub loops: Option<u64>,
+
+    /// Measure this long first and keep it apart from the result (bare
+    /// number: seconds).
+    #[arg(long = "warmup", value_name = "DUR", default_value = "0", value_parser = parse::seconds)]
     #[serde(rename = "warmup", deserialize_with = "de_seconds")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub warmup_ns: Option<u64>,
+
+    /// Length of a window of the min/avg/max-over-time series.
+    #[arg(long = "window", value_name = "DUR", default_value = "1s", value_parser = parse::seconds)]
     #[serde(rename = "window", deserialize_with = "de_seconds")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub window_ns: Option<u64>,
+
+    /// Record only the late wake-up, not the periods it missed
+    /// (cyclictest's counting). Missed periods are still counted.
+    #[arg(long = "no-omission-correction")]
     #[serde(skip_serializing_if = "is_false")]
     pub no_omission_correction: bool,
+
+    /// Do not lock memory (mlockall) before measuring.
+    #[arg(long = "no-mlock")]
     #[serde(skip_serializing_if = "is_false")]
     pub no_mlock: bool,
-    /// The value held on /dev/cpu_dma_latency, in us (none: 0).
+
+    /// Value held on /dev/cpu_dma_latency during the run, in us.
+    // None with --no-dma-latency (the flag gives no default then).
+    #[arg(long = "latency", value_name = "US", default_value = "0", default_value_if("no_dma_latency", "true", None::<&str>))]
     #[serde(rename = "latency", deserialize_with = "de_number")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<i32>,
+    /// Leave /dev/cpu_dma_latency alone (CPUs may enter deep idle states).
+    #[arg(long = "no-dma-latency", conflicts_with = "latency_us")]
     #[serde(skip_serializing_if = "is_false")]
     pub no_dma_latency: bool,
+
+    /// Stop the run when a latency exceeds this (bare number: us); exit 1.
+    #[arg(short = 'b', long = "breaktrace", value_name = "DUR", value_parser = parse::micros)]
     #[serde(rename = "breaktrace", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub break_ns: Option<u64>,
+    /// With -b: write a marker into the kernel trace and stop tracing.
+    #[arg(long = "tracemark")]
     #[serde(skip_serializing_if = "is_false")]
     pub tracemark: bool,
+
+    /// Exit 1 if any thread's maximum exceeds this (bare number: us). The
+    /// run goes on; everything is written first.
+    #[arg(long = "max-latency", value_name = "DUR", value_parser = parse::micros)]
     #[serde(rename = "max-latency", deserialize_with = "de_micros")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub max_latency_ns: Option<u64>,
-    /// The deadline a wake-up is judged against (none: the period).
+
+    /// The deadline a wake-up is judged against (bare number: us; 250us,
+    /// 2ms). Default: the period, past which a wake-up has missed its
+    /// next deadline. The verdict says first whether it was met; it sets
+    /// no exit status (--max-latency does). Recorded with the run.
+    #[arg(long = "deadline", value_name = "DUR", value_parser = parse::deadline)]
     #[serde(rename = "deadline", deserialize_with = "de_deadline")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub deadline_ns: Option<u64>,
-    /// Rows of cyclictest's histogram (`-h`).
+
+    /// Print cyclictest's histogram (N rows of 1us) on standard output at
+    /// the end (the summary goes to standard error).
+    #[arg(short = 'h', long = "histogram", value_name = "N")]
     #[serde(
         deserialize_with = "de_number",
         skip_serializing_if = "Option::is_none"
     )]
     pub histogram: Option<usize>,
-    /// Rows of cyclictest's histogram with an all-threads column (`-H`).
+    /// Like -h, with an extra all-threads column.
+    #[arg(
+        short = 'H',
+        long = "histofall",
+        value_name = "N",
+        conflicts_with = "histogram"
+    )]
     #[serde(
         deserialize_with = "de_number",
         skip_serializing_if = "Option::is_none"
     )]
     pub histofall: Option<usize>,
+    /// Write the cyclictest histogram here instead of standard output
+    /// (rows: -h N, default 1000).
+    #[arg(long = "histfile", value_name = "FILE")]
     #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub histfile: Option<PathBuf>,
+
+    /// Write the run record here; - for standard output. The layout is
+    /// rtscope's run record (`rtscope schema`), not cyclictest's.
+    #[arg(long = "json", value_name = "FILE")]
     #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub json: Option<PathBuf>,
+
+    /// Isolate these CPUs for this run only and measure on them (cpusets,
+    /// IRQs, governor ...: as `rtscope tune isolate`); everything is put
+    /// back at the end, on Ctrl-C, SIGTERM or an error. Needs root.
+    #[arg(long = "isolate", value_name = "CPULIST", value_parser = parse::cpus)]
     #[serde(deserialize_with = "de_cpus", serialize_with = "ser_cpus")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub isolate: Option<Vec<usize>>,
-    /// Explain wake-ups at least this late (`true`: 100us).
+    pub isolate: Option<Cpus>,
+
+    /// Explain every wake-up at least ABOVE late (bare number: us; default
+    /// 100us) from kernel trace events while the run goes on: what ran
+    /// instead, which IRQ, for how long. Uses a tracefs instance of its
+    /// own (mounted if needed, removed at the end). Needs root.
+    // In a file: `true`, as --explain without ABOVE.
+    #[arg(long = "explain", value_name = "ABOVE", num_args = 0..=1, default_missing_value = "100", value_parser = parse::micros)]
     #[serde(rename = "explain", deserialize_with = "de_explain")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub explain_ns: Option<u64>,
+
+    /// Trace events --explain records: "lean" (the default) leaves out
+    /// the events every timer wake-up of a measured thread writes before
+    /// it runs (timer interrupt, hrtimer expiry, wake-ups) and filters
+    /// out its switches to idle, so the thread pays next to nothing;
+    /// "full" records them too, naming the timer's own part and the
+    /// wake-up, at a cost on the project's VM of about a tenth of the
+    /// average latency at 1ms and a third at 100us. See docs/explain.md.
+    // None without --explain (the flag gives its default with it only).
+    #[arg(
+        long = "explain-events",
+        value_name = "SET",
+        value_parser = PossibleValuesParser::new(["lean", "full"]).try_map(|s| parse::events(&s)),
+        default_value_if("explain_ns", ArgPredicate::IsPresent, "lean"),
+        requires = "explain_ns"
+    )]
     #[serde(deserialize_with = "de_events", serialize_with = "ser_events")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain_events: Option<EventSet>,
+
+    /// Do not save the run in the run store (by default every run is
+    /// saved, as it goes: see --checkpoint and --db).
+    #[arg(long = "no-save")]
     #[serde(skip_serializing_if = "is_false")]
     pub no_save: bool,
+
+    /// Measure even when another rtscope measures the same CPUs (by
+    /// default refused, naming it: both measurements would be disturbed).
+    #[arg(long = "force")]
     #[serde(skip_serializing_if = "is_false")]
     pub force: bool,
+    /// What is being tried, shown by `rtscope runs` and in reports (e.g.
+    /// "PREEMPT_RT, CPU 1 isolated").
+    #[arg(long = "label", value_name = "TEXT")]
     #[serde(deserialize_with = "de_text", skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Host name the run records (default: this machine's, from
+    /// /proc/sys/kernel/hostname): the board's name in a shared store,
+    /// selected later with `rtscope runs --host NAME`.
+    #[arg(long = "host", value_name = "NAME", value_parser = parse::host)]
     #[serde(deserialize_with = "de_host", skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    /// `KEY=VALUE` facts (`--tag`, repeatable), in the order given.
+    /// KEY=VALUE fact about the run (repeatable), e.g. --tag load=hackbench.
+    // Kept in the order given; in a file one `KEY=VALUE` or a list.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse::tag)]
     #[serde(
         rename = "tag",
         deserialize_with = "de_tags",
@@ -164,77 +326,82 @@ pub struct Settings {
     )]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<(String, String)>,
+    /// Save the state of the run in the store every DUR while it runs
+    /// (bare number: seconds; at least 1s): a killed run or a power cut
+    /// loses at most this much.
+    // None with --no-save (the flag gives no default then).
+    #[arg(long = "checkpoint", value_name = "DUR", default_value = "10s", default_value_if("no_save", "true", None::<&str>), value_parser = parse::seconds, conflicts_with = "no_save")]
     #[serde(rename = "checkpoint", deserialize_with = "de_seconds")]
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub checkpoint_ns: Option<u64>,
+
+    /// Measure under this load: a profile (rtscope load --list) with
+    /// optional settings, e.g. hell, hell:steady,
+    /// rt-interference:prio=60,70,80, hell:period=10s:active=3s-6s.
+    #[arg(long = "load", value_name = "PROFILE[:K=V]...", help_heading = "Load")]
     #[serde(deserialize_with = "de_text", skip_serializing_if = "Option::is_none")]
     pub load: Option<String>,
+    /// Measure under a load profile read from this TOML file (same
+    /// vocabulary as the built-in profiles: rtscope load --print hell).
+    #[arg(
+        long = "load-file",
+        value_name = "FILE",
+        conflicts_with = "load",
+        help_heading = "Load"
+    )]
     #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_file: Option<PathBuf>,
+    /// Run the load on these CPUs only (e.g. the housekeeping CPUs).
+    /// Default: every CPU this process may use.
+    #[arg(long = "load-cpus", value_name = "CPULIST", value_parser = parse::cpus, help_heading = "Load")]
     #[serde(deserialize_with = "de_cpus", serialize_with = "ser_cpus")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub load_cpus: Option<Vec<usize>>,
+    pub load_cpus: Option<Cpus>,
+    /// Directory for the load's scratch files (a subdirectory
+    /// rtscope-load-PID is made and removed). Default: /var/tmp.
+    #[arg(long = "load-dir", value_name = "DIR", help_heading = "Load")]
     #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_dir: Option<PathBuf>,
+
     /// The run store (`--db`: a file or a PostgreSQL URL); none: the
-    /// default store ([`crate::store::locate`]).
+    /// default store ([`crate::store::locate`]). No option of its own:
+    /// the global `--db` sets it.
+    #[arg(skip)]
     #[serde(deserialize_with = "de_store", serialize_with = "ser_path")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<PathBuf>,
 }
 
-/// Every key of [`Settings`], in the order [`Settings::command_line`]
-/// writes them (a unit test keeps it equal to the fields).
-pub const KEYS: &[&str] = &[
-    "affinity",
-    "threads",
-    "main-affinity",
-    "interval",
-    "distance",
-    "policy",
-    "priority",
-    "priospread",
-    "dl-runtime",
-    "dl-deadline",
-    "dl-period",
-    "timer",
-    "clock",
-    "duration",
-    "loops",
-    "warmup",
-    "window",
-    "no-omission-correction",
-    "no-mlock",
-    "latency",
-    "no-dma-latency",
-    "breaktrace",
-    "tracemark",
-    "max-latency",
-    "deadline",
-    "histogram",
-    "histofall",
-    "histfile",
-    "json",
-    "isolate",
-    "explain",
-    "explain-events",
-    "no-save",
-    "force",
-    "label",
-    "host",
-    "tag",
-    "checkpoint",
-    "load",
-    "load-file",
-    "load-cpus",
-    "load-dir",
-    "db",
-];
+/// `measure`'s options that [`Settings`] declares, as a command of their
+/// own: what [`KEYS`] and [`ALIASES`] are read from.
+pub fn options() -> Command {
+    Settings::augment_args(Command::new("measure").disable_help_flag(true))
+}
 
-/// Other names a key is read under (cyclictest's spelling).
-pub const ALIASES: &[(&str, &str)] = &[("mainaffinity", "main-affinity")];
+static OPTIONS: LazyLock<Command> = LazyLock::new(options);
+
+/// Every key of [`Settings`], in the order of its fields (the order
+/// [`Settings::command_line`] writes them): the long name of each field's
+/// option, then `db` (the global `--db`).
+pub static KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let longs = OPTIONS.get_arguments().filter_map(Arg::get_long);
+    longs.chain(["db"]).collect()
+});
+
+/// Other names a key is read under (cyclictest's spelling), with the key:
+/// the options' aliases.
+pub static ALIASES: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+    let mut pairs = Vec::new();
+    for a in OPTIONS.get_arguments() {
+        if let Some(long) = a.get_long() {
+            let aliases = a.get_all_aliases().unwrap_or_default();
+            pairs.extend(aliases.into_iter().map(|alias| (alias, long)));
+        }
+    }
+    pairs
+});
 
 /// Why settings read from a file were refused.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -244,7 +411,7 @@ pub struct SettingsError(pub String);
 impl Settings {
     /// Whether `key` names a setting (or one of its aliases).
     pub fn has_key(key: &str) -> bool {
-        KEYS.contains(&key) || ALIASES.iter().any(|(a, _)| *a == key)
+        KEYS.iter().any(|k| *k == key) || ALIASES.iter().any(|(a, _)| *a == key)
     }
 
     /// Read settings from a TOML table (keys as [`KEYS`] spell them).

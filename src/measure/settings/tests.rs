@@ -62,9 +62,91 @@ fn keys_are_the_fields_and_read_back_what_they_write() {
     let mut keys = KEYS.to_vec();
     written.sort();
     keys.sort();
-    assert_eq!(written, keys, "KEYS must list every field of Settings");
+    assert_eq!(
+        written, keys,
+        "every field's key (#[serde]) must be its option's long name (#[arg]); db alone has no option"
+    );
     assert_eq!(Settings::from_table(table).unwrap(), all);
     assert!(Settings::default().to_table().is_empty());
+}
+
+/// What `measure`'s flags make of `words` (after `rtscope measure`).
+fn from_flags(words: &[String]) -> Result<Settings, clap::Error> {
+    use clap::FromArgMatches;
+    let line = std::iter::once("measure").chain(words.iter().map(String::as_str));
+    Settings::from_arg_matches(&options().try_get_matches_from(line)?)
+}
+
+/// A flag and its key cannot go out of step: the command line written
+/// from every key (each `--KEY VALUE`) is read back by the flags into the
+/// same settings, so each key is its option's long name and each value
+/// reads the same from a flag as from a file.
+#[test]
+fn the_flags_read_back_the_command_line_of_every_key() {
+    let mut s = every_field();
+    // One of each pair the flags refuse together.
+    s.histofall = None;
+    s.no_dma_latency = false;
+    s.no_save = false;
+    s.load_file = None;
+    s.db = None;
+    let words = s.command_line();
+    let read = from_flags(&words[2..]).unwrap_or_else(|e| panic!("{words:?}: {e}"));
+    assert_eq!(read, s, "{words:?}");
+    // And the other of each pair.
+    let t = Settings {
+        histofall: Some(200),
+        no_dma_latency: true,
+        no_save: true,
+        load_file: Some("l.toml".into()),
+        ..Settings::default()
+    };
+    let read = from_flags(&t.command_line()[2..]).unwrap();
+    assert_eq!((read.histofall, read.no_dma_latency), (Some(200), true));
+    assert_eq!((read.no_save, read.load_file), (true, t.load_file));
+    // A flag refused with its opposite, as the request refuses the keys.
+    let both = ["--latency", "5", "--no-dma-latency"].map(String::from);
+    assert!(from_flags(&both).is_err());
+}
+
+/// Without flags, the defaults `--help` shows, given as values (an
+/// opposite flag drops them); a file leaves them out.
+#[test]
+fn the_flags_give_the_defaults_they_show() {
+    let d = from_flags(&[]).unwrap();
+    assert_eq!(d.interval_ns, Some(1_000_000));
+    assert_eq!(d.distance_ns, Some(0));
+    assert_eq!(d.policy, Some(Policy::Fifo));
+    assert_eq!(d.clock, Some(Clock::Monotonic));
+    assert_eq!((d.warmup_ns, d.window_ns), (Some(0), Some(1_000_000_000)));
+    assert_eq!(d.latency_us, Some(0));
+    assert_eq!(d.checkpoint_ns, Some(DEFAULT_CHECKPOINT_NS));
+    assert_eq!((d.explain_ns, d.explain_events), (None, None));
+    let words = ["--no-dma-latency", "--no-save", "--explain"].map(String::from);
+    let o = from_flags(&words).unwrap();
+    assert_eq!((o.latency_us, o.checkpoint_ns), (None, None));
+    assert_eq!(o.explain_ns, Some(DEFAULT_EXPLAIN_NS));
+    assert_eq!(o.explain_events, Some(EventSet::Lean));
+    assert_eq!(
+        from_flags(&d.command_line()[2..]).unwrap(),
+        d,
+        "the defaults written out read back"
+    );
+}
+
+/// An option's alias (cyclictest's spelling) is read as its key in a file.
+#[test]
+fn aliases_read_as_their_key() {
+    assert!(ALIASES.contains(&("mainaffinity", "main-affinity")));
+    let table = every_field().to_table();
+    for (alias, key) in ALIASES.iter() {
+        let value = table[*key].clone();
+        let by_alias =
+            Settings::from_table(toml::Table::from_iter([(alias.to_string(), value.clone())]));
+        let by_key = Settings::from_table(toml::Table::from_iter([(key.to_string(), value)]));
+        assert_eq!(by_alias, by_key, "{alias} = {key}");
+        assert!(Settings::has_key(alias) && Settings::has_key(key));
+    }
 }
 
 #[test]
