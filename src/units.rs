@@ -126,8 +126,10 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, ParseError> {
     Ok(cpus)
 }
 
-/// A parsed CPU list, as a clap value.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A parsed CPU list, as a clap value (in a request to a board: the
+/// CPUs, a list of numbers).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct CpuList(pub Vec<usize>);
 
 impl std::str::FromStr for CpuList {

@@ -37,7 +37,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 ///
 /// Exit status: 0 done (even when a self-check failed: it is printed and
 /// saved), 2 bad options, missing privileges or a system error.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CharacterizeArgs {
     /// Run only these benchmarks (comma-separated, in the registry's
     /// order). Default: all.
@@ -108,6 +109,12 @@ pub struct CharacterizeArgs {
     /// List the benchmarks, what each times, and exit.
     #[arg(long = "list")]
     pub list: bool,
+
+    /// The command line the characterization records: empty, this
+    /// process's; in a request from a workstation (`--on`), the one typed
+    /// there (not `rtscope __request characterize FILE`).
+    #[arg(skip)]
+    pub command_line: Vec<String>,
 }
 
 /// Tells the terminal how the characterization goes.
@@ -179,7 +186,11 @@ impl CharacterizeArgs {
             json: self.json.clone(),
             label: self.label.clone(),
             host: self.host.clone(),
-            command_line: crate::redact::own_command_line(),
+            command_line: if self.command_line.is_empty() {
+                crate::redact::own_command_line()
+            } else {
+                crate::redact::command_line(&self.command_line)
+            },
             save: !self.no_save,
             store: None,
             force: self.force,

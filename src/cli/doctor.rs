@@ -20,7 +20,8 @@ use std::path::PathBuf;
 ///
 /// Exit status: 0 (even with warnings), or with --strict 1 when any check
 /// warns or fails; 2 on bad options.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DoctorArgs {
     /// CPUs that will run real-time work. Default: the CPUs isolated by
     /// rtscope tune, else by isolcpus, else nohz_full, else every online CPU.

@@ -37,7 +37,8 @@ use std::path::PathBuf;
 ///
 /// Exit status: 0 explained (or nothing reached the threshold), 2 the run
 /// was measured without --explain, or bad input.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExplainArgs {
     /// A run measured with --explain: id, `last`, uuid prefix, or a run
     /// record file.

@@ -15,7 +15,8 @@ fn addr(s: &str) -> Result<SocketAddr, metrics::BadAddr> {
     metrics::parse_addr(s)
 }
 
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MetricsArgs {
     /// Serve Prometheus metrics on http://ADDR:PORT/metrics while
     /// measuring: per-CPU latency histograms (buckets 1us..10s, 1-2-5),

@@ -63,6 +63,7 @@ pub mod push;
 pub mod reboot;
 pub mod remote;
 pub mod report;
+pub mod request;
 pub mod runs;
 pub mod schema;
 pub mod study;
@@ -172,6 +173,9 @@ pub enum Command {
     /// Internal: measure the settings of a file (a remote run).
     #[command(name = "__measure-settings", hide = true)]
     MeasureSettings(remote::MeasureSettingsArgs),
+    /// Internal: run the command of a request file (sent by `--on`).
+    #[command(name = "__request", hide = true)]
+    Request(request::RequestArgs),
     /// Internal: runs of this store, for a workstation to copy.
     #[command(name = "__export", hide = true)]
     Export(remote::ExportArgs),
@@ -244,6 +248,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             | Command::RtInterference(_)
             | Command::BoardInfo(_)
             | Command::Export(_)
+            // The command it holds does these checks.
+            | Command::Request(_)
     );
     // A command that measures refuses to start under an isolation a dead
     // rtscope left (it confines this process too), except a study that
@@ -298,5 +304,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::BoardInfo(args) => remote::board_info(&args, cli.db.as_deref()),
         Command::MeasureSettings(args) => remote::measure_settings(&args, cli.db.as_deref()),
         Command::Export(args) => remote::export(&args, cli.db.as_deref()),
+        Command::Request(args) => request::run(&args, cli.db.as_deref()),
     }
 }

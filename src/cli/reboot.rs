@@ -19,7 +19,8 @@ use std::path::Path;
 
 /// The options of a study's reboots, flattened into `study`'s and
 /// `study resume`'s own.
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RebootArgs {
     /// Reboot into each boot configuration the study names (kernel,
     /// cmdline) when this boot owes no more runs: a systemd unit resumes

@@ -1,9 +1,13 @@
 //! Remote runs on the command line: the global `--on BOARD` (with
 //! `--binary` and `--ssh-config`), `rtscope boards`, `attach` and `fetch`,
 //! and the hidden commands a board's rtscope answers (`__board-info`,
-//! `__measure-settings`, `__export`). Maps flags to `crate::remote`.
+//! `__measure-settings`, `__export`; `__request` is in `request`). Maps
+//! flags to `crate::remote`; a forwarded command is edited as typed values
+//! of its request (never as words) for the board.
 
 use super::measure::MeasureArgs;
+use super::request::{self, Forwarded, Request};
+use super::study::StudyCommand;
 use super::{Cli, Command, Exit};
 use crate::remote::{self, Board, BoardsFile, Options, Remote, job};
 use crate::store::Store;
@@ -109,9 +113,6 @@ pub struct ExportArgs {
 /// The commands `--on` runs on a board.
 const REMOTE_COMMANDS: &str = "measure, doctor, tune, explain, characterize, study and runs";
 
-/// Global options that name a value (left out of what a board is sent).
-const GLOBAL_VALUED: &[&str] = &["--db", "--on", "--binary", "--ssh-config"];
-
 pub fn boards(args: &BoardsArgs) -> Result<Exit> {
     let mut file = BoardsFile::load_default()?;
     match args.command.clone().unwrap_or(BoardsCommand::List) {
@@ -214,15 +215,12 @@ pub fn fetch(cli: &Cli, args: &FetchArgs) -> Result<Exit> {
 
 /// `rtscope --on BOARD COMMAND ...`.
 pub fn on(cli: &Cli, board: &str) -> Result<Exit> {
-    match &cli.command {
-        Command::Measure(args) => measure_on(cli, board, args),
-        Command::Doctor(_)
-        | Command::Tune(_)
-        | Command::Explain(_)
-        | Command::Characterize(_)
-        | Command::Study(_)
-        | Command::Runs(_) => forward(cli, board),
-        _ => bail!(
+    if let Command::Measure(args) = &cli.command {
+        return measure_on(cli, board, args);
+    }
+    match Forwarded::of(&cli.command) {
+        Some(command) => forward(cli, board, command),
+        None => bail!(
             "--on works with {REMOTE_COMMANDS}; run other commands here, on the runs `rtscope fetch` copied"
         ),
     }
@@ -247,54 +245,87 @@ fn measure_on(cli: &Cli, board: &str, args: &MeasureArgs) -> Result<Exit> {
     exit_of(job::measure(&remote, settings, &show, &mut local)?)
 }
 
-/// Run the command on the board as it was typed (global options left
-/// out): one that measures (characterize, a study) detached from the
-/// link as `measure` is, then its runs copied here; the others in the
-/// foreground.
-fn forward(cli: &Cli, board: &str) -> Result<Exit> {
-    let words = command_words(&std::env::args().collect::<Vec<_>>());
-    let (words, json) = match &cli.command {
-        Command::Characterize(a) => point_json(words, a.json.as_deref()),
-        _ => (words, None),
-    };
-    let measures = matches!(cli.command, Command::Characterize(ref a) if !a.list)
+/// Run the command on the board, sent as a typed [`Request`] (global
+/// options are no part of it): one that measures (characterize, a study)
+/// detached from the link as `measure` is, then its runs copied here; the
+/// others in the foreground.
+fn forward(cli: &Cli, board: &str, mut command: Forwarded) -> Result<Exit> {
+    let measures = matches!(command, Forwarded::Characterize(ref a) if !a.list)
         || super::study_goes_on(&cli.command);
     let mut local = if measures {
         Some(local_store(cli.db.as_deref())?)
     } else {
         None
     };
-    let rebooting = rebooting_study(&cli.command)?;
-    let words = match &rebooting {
-        Some((_, ask)) if !ask.is_empty() => {
-            confirm_here(ask, board)?;
-            let mut w = words;
-            w.push("--yes".into());
-            w
-        }
-        _ => words,
-    };
-    let remote = connect(cli, board)?;
-    let words = for_board(&remote, &cli.command, words)?;
-    if let Some(here) = study_report_file(&cli.command) {
-        return report_here(&remote, words, &here);
+    let rebooting = rebooting_study(&command)?;
+    if let Some((_, ask)) = &rebooting
+        && !ask.is_empty()
+    {
+        confirm_here(ask, board)?;
+        confirmed(&mut command);
     }
-    if let Some((name, _)) = rebooting {
-        return exit_of(job::rebooting_study(&remote, &words, &name, &mut local)?);
+    let json = json_wanted(&command);
+    let remote = connect(cli, board)?;
+    reads_requests(&remote)?;
+    if let Some((file, there)) = for_board(&mut command, &remote.board.name, &remote.dir) {
+        copy_study_file(&remote, &file, &there)?;
+    }
+    if let Some(here) = study_report_file(&command) {
+        return report_here(&remote, command, &here);
+    }
+    let name = command.name();
+    if let Some((study, _)) = rebooting {
+        let request = request_text(command)?;
+        return exit_of(job::rebooting_study(&remote, &request, &study, &mut local)?);
     }
     let code = if measures {
-        job::detached(&remote, &words, json, &mut local)?
+        let wants_json = json.is_some();
+        let request = |dir: &str| {
+            if wants_json {
+                json_there(&mut command, format!("{dir}/{}", job::RECORD_JSON).into());
+            }
+            request_text(command).map_err(|e| remote::RemoteError::Local(format!("{e:#}")))
+        };
+        job::detached(&remote, name, request, json, &mut local)?
     } else {
-        remote.foreground(&words)?
+        remote.foreground_request(name, request_text(command)?.as_bytes())?
     };
     exit_of(code)
+}
+
+/// The request of `command`, as the board reads it.
+fn request_text(command: Forwarded) -> Result<String> {
+    Request::new(command)
+        .to_json()
+        .context("writing the request for the board")
+}
+
+/// Refuse a board whose rtscope cannot read this rtscope's requests (an
+/// older one, or another build: `--binary`, or one found under
+/// `target/`), before anything runs there.
+fn reads_requests(remote: &Remote) -> Result<()> {
+    if remote.request == Some(request::VERSION) {
+        return Ok(());
+    }
+    let reads = match remote.request {
+        None => "reads no requests (it is older than them: it runs measure only)".to_string(),
+        Some(v) => format!("reads requests of version {v}"),
+    };
+    bail!(
+        "the rtscope on board {} ({}, version {}) {reads}; this rtscope {} sends commands other than measure as requests of version {}: give --binary FILE a build of this version for the board",
+        remote.board.name,
+        remote.bin,
+        remote.version,
+        env!("CARGO_PKG_VERSION"),
+        request::VERSION
+    )
 }
 
 /// A study started or resumed with `--reboot`: its name, and the
 /// question to ask here before the board may reboot (empty: the file
 /// says `reboot = true`, or `--yes` was given).
-fn rebooting_study(command: &Command) -> Result<Option<(String, String)>> {
-    let Command::Study(a) = command else {
+fn rebooting_study(command: &Forwarded) -> Result<Option<(String, String)>> {
+    let Forwarded::Study(a) = command else {
         return Ok(None);
     };
     let (flags, name, allowed) = match &a.command {
@@ -305,7 +336,7 @@ fn rebooting_study(command: &Command) -> Result<Option<(String, String)>> {
             let spec = crate::study::spec::parse(&text, &file.display().to_string())?;
             (&a.run, spec.name, spec.reboot.allowed)
         }
-        Some(super::study::StudyCommand::Resume { name, run }) if run.boots.reboot => {
+        Some(StudyCommand::Resume { name, run }) if run.boots.reboot => {
             let Some(name) = name else {
                 bail!("name the study: --on BOARD study resume NAME --reboot");
             };
@@ -321,6 +352,17 @@ fn rebooting_study(command: &Command) -> Result<Option<(String, String)>> {
         )
     };
     Ok(Some((name, ask)))
+}
+
+/// The reboots were confirmed here: the board is told `--yes`.
+fn confirmed(command: &mut Forwarded) {
+    if let Forwarded::Study(a) = command {
+        match &mut a.command {
+            None => a.run.boots.yes = true,
+            Some(StudyCommand::Resume { run, .. }) => run.boots.yes = true,
+            Some(_) => {}
+        }
+    }
 }
 
 /// Ask here (the board has no terminal to ask on) before a study reboots
@@ -340,12 +382,12 @@ fn confirm_here(question: &str, board: &str) -> Result<()> {
 }
 
 /// Where `study report` writes here (its -o, else NAME.html as there).
-fn study_report_file(command: &Command) -> Option<PathBuf> {
-    let Command::Study(a) = command else {
+fn study_report_file(command: &Forwarded) -> Option<PathBuf> {
+    let Forwarded::Study(a) = command else {
         return None;
     };
     match &a.command {
-        Some(super::study::StudyCommand::Report { name, output, .. }) => Some(
+        Some(StudyCommand::Report { name, output, .. }) => Some(
             output
                 .clone()
                 .unwrap_or_else(|| format!("{}.html", name.as_deref().unwrap_or("study")).into()),
@@ -354,9 +396,18 @@ fn study_report_file(command: &Command) -> Option<PathBuf> {
     }
 }
 
+/// `study report`'s page written to `there` (on the board).
+fn report_to(command: &mut Forwarded, there: PathBuf) {
+    if let Forwarded::Study(a) = command
+        && let Some(StudyCommand::Report { output, .. }) = &mut a.command
+    {
+        *output = Some(there);
+    }
+}
+
 /// `study report` on the board, its page written there in rtscope's
 /// directory, then copied to `here` and removed there.
-fn report_here(remote: &Remote, words: Vec<String>, here: &Path) -> Result<Exit> {
+fn report_here(remote: &Remote, mut command: Forwarded, here: &Path) -> Result<Exit> {
     crate::output::check_writable(here, "report file")?;
     let there = format!(
         "{}/reports/{}.html",
@@ -364,9 +415,9 @@ fn report_here(remote: &Remote, words: Vec<String>, here: &Path) -> Result<Exit>
         &crate::record::new_run_uuid()[..12]
     );
     remote.mkdir(&format!("{}/reports", remote.dir))?;
-    let mut words = without_option(words, &["-o", "--output"]);
-    words.extend(["-o".to_string(), there.clone()]);
-    let code = remote.foreground(&words)?;
+    report_to(&mut command, there.clone().into());
+    let name = command.name();
+    let code = remote.foreground_request(name, request_text(command)?.as_bytes())?;
     let page = remote.get(&there)?;
     let _ = remote.link.run(
         &format!("rm -f {}", remote::ssh::quote(&there)),
@@ -380,111 +431,59 @@ fn report_here(remote: &Remote, words: Vec<String>, here: &Path) -> Result<Exit>
     exit_of(code)
 }
 
-/// Whether `word` is option `name` with its value glued on
-/// (`--output=X`, `-oX`).
-fn glued(name: &str, word: &str) -> bool {
-    if name.starts_with("--") {
-        word.starts_with(&format!("{name}="))
-    } else {
-        word.len() > name.len() && word.starts_with(name) && !word.starts_with("--")
+/// The `--json FILE` a command wants here (characterize's): the board
+/// writes it in the run folder, and it is copied to FILE here.
+fn json_wanted(command: &Forwarded) -> Option<PathBuf> {
+    match command {
+        Forwarded::Characterize(a) => a.json.clone(),
+        _ => None,
     }
 }
 
-/// `words` without option `names` and its value (`-o X`, `--output X`,
-/// `--output=X`, `-oX`).
-fn without_option(words: Vec<String>, names: &[&str]) -> Vec<String> {
-    let mut out = Vec::with_capacity(words.len());
-    let mut it = words.into_iter();
-    while let Some(w) = it.next() {
-        if names.contains(&w.as_str()) {
-            it.next();
-        } else if !names.iter().any(|n| glued(n, &w)) {
-            out.push(w);
-        }
-    }
-    out
-}
-
-/// `--json FILE` of a forwarded command: the board writes it in the run
-/// folder, and it is copied to FILE here.
-fn point_json(words: Vec<String>, json: Option<&Path>) -> (Vec<String>, Option<PathBuf>) {
-    let Some(file) = json else {
-        return (words, None);
-    };
-    let mut out = Vec::with_capacity(words.len());
-    let mut it = words.into_iter();
-    while let Some(w) = it.next() {
-        if w == "--json" {
-            it.next();
-            out.extend(["--json".to_string(), job::JSON_HERE.to_string()]);
-        } else if w.starts_with("--json=") {
-            out.push(format!("--json={}", job::JSON_HERE));
-        } else {
-            out.push(w);
-        }
-    }
-    (out, Some(file.to_path_buf()))
-}
-
-/// The words of the command after `rtscope`, global options removed.
-fn command_words(argv: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 1;
-    while i < argv.len() {
-        let a = &argv[i];
-        if GLOBAL_VALUED.contains(&a.as_str()) {
-            i += 2;
-            continue;
-        }
-        if GLOBAL_VALUED
-            .iter()
-            .any(|g| a.starts_with(&format!("{g}=")))
-        {
-            i += 1;
-            continue;
-        }
-        if a == "--" {
-            out.extend(argv[i..].iter().cloned());
-            break;
-        }
-        out.push(a.clone());
-        i += 1;
-    }
-    out
-}
-
-/// The words as the board needs them: files named on the command line
-/// that live here copied there (a study file), their words pointed at the
-/// copies; a characterization recorded under the board's name, as a
-/// measurement is.
-fn for_board(remote: &Remote, command: &Command, mut words: Vec<String>) -> Result<Vec<String>> {
-    if let Command::Characterize(a) = command
-        && a.host.is_none()
-        && !a.list
+/// The command's `--json` written to `there` (on the board).
+fn json_there(command: &mut Forwarded, there: PathBuf) {
+    if let Forwarded::Characterize(a) = command
+        && a.json.is_some()
     {
-        words.extend(["--host".to_string(), remote.board.name.clone()]);
+        a.json = Some(there);
     }
-    if let Command::Study(a) = command
-        && a.command.is_none()
-        && let Some(file) = &a.file
-    {
-        let dir = format!("{}/studies", remote.dir);
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "study.toml".into());
-        let there = format!("{dir}/{name}");
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read the study file {}", file.display()))?;
-        let text = with_board_host(&text, &remote.board.name);
-        remote.mkdir(&dir)?;
-        remote.put(&there, text.as_bytes())?;
-        let given = file.to_string_lossy();
-        for w in words.iter_mut().filter(|w| **w == given) {
-            *w = there.clone();
+}
+
+/// The command as board `board` (rtscope's directory there: `dir`) runs
+/// it: a characterization recorded under the board's name, as a
+/// measurement is, with the command line typed here; a study file pointed
+/// at its copy there, `studies/FILE`. Gives the study file to copy and
+/// where.
+fn for_board(command: &mut Forwarded, board: &str, dir: &str) -> Option<(PathBuf, String)> {
+    match command {
+        Forwarded::Characterize(a) if !a.list => {
+            a.host.get_or_insert_with(|| board.to_string());
+            a.command_line = crate::redact::own_command_line();
+            None
         }
+        Forwarded::Study(a) if a.command.is_none() => {
+            let file = a.file.as_mut()?;
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "study.toml".into());
+            let there = format!("{dir}/studies/{name}");
+            let here = std::mem::replace(file, there.clone().into());
+            Some((here, there))
+        }
+        _ => None,
     }
-    Ok(words)
+}
+
+/// Copy the study file `here` to `there` on the board, its runs recorded
+/// under the board's name.
+fn copy_study_file(remote: &Remote, here: &Path, there: &str) -> Result<()> {
+    let text = std::fs::read_to_string(here)
+        .with_context(|| format!("cannot read the study file {}", here.display()))?;
+    let text = with_board_host(&text, &remote.board.name);
+    remote.mkdir(&format!("{}/studies", remote.dir))?;
+    remote.put(there, text.as_bytes())?;
+    Ok(())
 }
 
 /// A study file whose runs are recorded under the board's name (`host`
@@ -526,6 +525,7 @@ pub fn board_info(_: &BoardInfoArgs, db: Option<&Path>) -> Result<Exit> {
     let store = crate::store::locate(db)?;
     outln!("store={}", store.display());
     outln!("version={}", env!("CARGO_PKG_VERSION"));
+    outln!("request={}", request::VERSION);
     Ok(Exit::Ok)
 }
 
@@ -570,64 +570,174 @@ pub fn export(args: &ExportArgs, db: Option<&Path>) -> Result<Exit> {
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<String> {
-        s.split(' ').map(str::to_string).collect()
+    fn parsed(args: &str) -> Cli {
+        use clap::Parser;
+        let mut v = vec!["rtscope".to_string()];
+        v.extend(args.split_whitespace().map(str::to_string));
+        Cli::try_parse_from(v).unwrap()
+    }
+
+    fn forwarded(args: &str) -> Forwarded {
+        Forwarded::of(&parsed(args).command).unwrap()
+    }
+
+    /// The request's JSON, read back as a command.
+    fn round_trip(command: Forwarded) -> (String, Forwarded) {
+        let text = request_text(command).unwrap();
+        let back = Request::parse(&text).unwrap().command;
+        (text, back)
     }
 
     #[test]
-    fn global_options_are_left_out_of_what_a_board_is_sent() {
-        let argv = words("rtscope --db x.db --on pi doctor --strict --ssh-config=c --binary b");
-        assert_eq!(command_words(&argv), words("doctor --strict"));
-        let argv = words("rtscope tune --on=pi --isolate 1 -- --db");
-        assert_eq!(command_words(&argv), words("tune --isolate 1 -- --db"));
+    fn global_options_are_no_part_of_what_a_board_is_sent() {
+        let cli = parsed(
+            "--db globaldb.db --on boardname doctor --strict --ssh-config=sshcfg --binary binfile",
+        );
+        assert_eq!(cli.on.as_deref(), Some("boardname"));
+        let (text, back) = round_trip(Forwarded::of(&cli.command).unwrap());
+        for global in [
+            "globaldb",
+            "boardname",
+            "sshcfg",
+            "binfile",
+            "\"db\"",
+            "\"on\"",
+        ] {
+            assert!(!text.contains(global), "{global} in {text}");
+        }
+        let Forwarded::Doctor(a) = back else {
+            panic!("{back:?}")
+        };
+        assert!(a.strict && !a.json);
+        // What follows `--` is the command's, never a global option.
+        let (text, _) = round_trip(forwarded("--on=pi explain -- --db"));
+        assert!(text.contains("\"run\": \"--db\""), "{text}");
     }
 
     #[test]
-    fn an_output_option_is_taken_out_in_every_spelling() {
-        for w in [
+    fn a_study_sent_to_a_board_runs_its_copy_there() {
+        let mut c = forwarded("--on pi study /home/me/s.toml -q --reboot --yes");
+        let copy = for_board(&mut c, "pi", "/root/.cache/rtscope");
+        assert_eq!(
+            copy,
+            Some((
+                PathBuf::from("/home/me/s.toml"),
+                "/root/.cache/rtscope/studies/s.toml".to_string()
+            ))
+        );
+        let (_, back) = round_trip(c);
+        let Forwarded::Study(a) = back else {
+            panic!("{back:?}")
+        };
+        assert_eq!(
+            a.file.as_deref(),
+            Some(Path::new("/root/.cache/rtscope/studies/s.toml"))
+        );
+        // Only the study's file: a word equal to it elsewhere is left.
+        assert!(a.run.quiet && a.run.boots.reboot && a.run.boots.yes);
+        let mut c = forwarded("study s.toml --fail-if s.toml=x:max>1ms");
+        for_board(&mut c, "pi", "/d");
+        let Forwarded::Study(a) = c else { panic!() };
+        assert_eq!(a.file.as_deref(), Some(Path::new("/d/studies/s.toml")));
+        assert_eq!(a.run.fail_if[0].text, "s.toml=x:max>1ms");
+        // Other study commands name no file to copy.
+        for line in ["study status s", "study resume s", "study report s"] {
+            assert_eq!(for_board(&mut forwarded(line), "pi", "/d"), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_characterization_is_recorded_under_the_board_and_its_json_comes_here() {
+        let mut c = forwarded("characterize --json /tmp/c.json -D 1s");
+        assert_eq!(json_wanted(&c).as_deref(), Some(Path::new("/tmp/c.json")));
+        assert_eq!(for_board(&mut c, "pi", "/d"), None);
+        json_there(&mut c, "/d/runs/J/record.json".into());
+        let (_, back) = round_trip(c);
+        let Forwarded::Characterize(a) = back else {
+            panic!("{back:?}")
+        };
+        assert_eq!(a.json.as_deref(), Some(Path::new("/d/runs/J/record.json")));
+        assert_eq!(a.host.as_deref(), Some("pi"));
+        assert_eq!(a.per_bench_ns, 1_000_000_000);
+        assert_eq!(a.command_line, crate::redact::own_command_line());
+        // A host given stays; a list records nothing; no --json, none.
+        let mut c = forwarded("characterize --host mine");
+        for_board(&mut c, "pi", "/d");
+        json_there(&mut c, "/d/record.json".into());
+        let Forwarded::Characterize(a) = c else {
+            panic!()
+        };
+        assert_eq!((a.host.as_deref(), a.json), (Some("mine"), None));
+        let mut c = forwarded("characterize --list");
+        for_board(&mut c, "pi", "/d");
+        let Forwarded::Characterize(a) = c else {
+            panic!()
+        };
+        assert_eq!(a.host, None);
+    }
+
+    #[test]
+    fn a_study_report_is_written_there_then_copied_here() {
+        for line in [
             "study report s -o a.html --fail-if max>1ms",
             "study report s --output a.html --fail-if max>1ms",
             "study report s --output=a.html --fail-if max>1ms",
             "study report s -oa.html --fail-if max>1ms",
         ] {
+            let mut c = forwarded(line);
             assert_eq!(
-                without_option(words(w), &["-o", "--output"]),
-                words("study report s --fail-if max>1ms"),
-                "{w}"
+                study_report_file(&c),
+                Some(PathBuf::from("a.html")),
+                "{line}"
             );
+            report_to(&mut c, "/d/reports/x.html".into());
+            let (_, back) = round_trip(c);
+            let Forwarded::Study(a) = back else {
+                panic!("{back:?}")
+            };
+            let Some(StudyCommand::Report {
+                name,
+                output,
+                fail_if,
+                ..
+            }) = a.command
+            else {
+                panic!("{line}")
+            };
+            assert_eq!(name.as_deref(), Some("s"));
+            assert_eq!(output.as_deref(), Some(Path::new("/d/reports/x.html")));
+            assert_eq!(fail_if[0].text, "max>1ms");
+        }
+        assert_eq!(
+            study_report_file(&forwarded("study report s")),
+            Some(PathBuf::from("s.html"))
+        );
+        assert_eq!(study_report_file(&forwarded("study status s")), None);
+    }
+
+    #[test]
+    fn a_reboot_confirmed_here_is_a_yes_there() {
+        for line in ["study s.toml --reboot", "study resume s --reboot"] {
+            let mut c = forwarded(line);
+            confirmed(&mut c);
+            let (_, back) = round_trip(c);
+            let Forwarded::Study(a) = back else { panic!() };
+            let run = match a.command {
+                None => a.run,
+                Some(StudyCommand::Resume { run, .. }) => run,
+                other => panic!("{other:?}"),
+            };
+            assert!(run.boots.reboot && run.boots.yes, "{line}");
         }
     }
 
     #[test]
-    fn a_json_file_is_written_here_not_there() {
-        let (w, j) = point_json(
-            words("characterize --json /tmp/c.json -D 1s"),
-            Some(Path::new("/tmp/c.json")),
-        );
-        assert_eq!(
-            w,
-            words(&format!("characterize --json {} -D 1s", job::JSON_HERE))
-        );
-        assert_eq!(j.as_deref(), Some(Path::new("/tmp/c.json")));
-        let (w, _) = point_json(
-            words("characterize --json=/tmp/c.json"),
-            Some(Path::new("/tmp/c.json")),
-        );
-        assert_eq!(w, words(&format!("characterize --json={}", job::JSON_HERE)));
-    }
-
-    #[test]
     fn a_rebooting_study_is_named_and_asked_for_here() {
-        use clap::Parser;
         let dir =
             std::env::temp_dir().join(format!("rtscope-reb-{}", crate::record::new_run_uuid()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("s.toml");
-        let cmd = |args: &str| {
-            let mut v = vec!["rtscope".to_string()];
-            v.extend(args.split_whitespace().map(str::to_string));
-            crate::cli::Cli::try_parse_from(v).unwrap().command
-        };
+        let cmd = |args: &str| forwarded(args);
         std::fs::write(&f, "name = \"s\"\nduration = 1\nkernel = [\"rt\"]\n").unwrap();
         let file = f.display().to_string();
         let (name, ask) = rebooting_study(&cmd(&format!("study {file} --reboot")))

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 /// RTSCOPE_DB (default: $XDG_DATA_HOME/rtscope/rtscope.db; else, for
 /// root, /var/lib/rtscope/rtscope.db when it exists or HOME is unset;
 /// else ~/.local/share/rtscope/rtscope.db).
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunsArgs {
     /// List only the runs measured on host NAME (the fingerprint's host
     /// name, or what `measure --host` recorded).
@@ -48,7 +49,8 @@ pub struct RunsArgs {
     pub action: Option<RunsAction>,
 }
 
-#[derive(Subcommand, Debug, Clone)]
+#[derive(Subcommand, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum RunsAction {
     /// List the stored runs, oldest first (the default). Latencies in us.
     List,
@@ -77,7 +79,8 @@ pub enum RunsAction {
     Export(ExportArgs),
 }
 
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExportArgs {
     /// Run id, `last`, the start of its uuid, or a run record file.
     pub run: String,

@@ -59,7 +59,8 @@ use std::sync::atomic::Ordering;
 /// Exit status: 0 done (or stopped by a signal: resume continues), 1 a
 /// --fail-if gate failed, 2 a bad study file, bad options or a system
 /// error.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[command(verbatim_doc_comment, args_conflicts_with_subcommands = true)]
 pub struct StudyArgs {
     #[command(subcommand)]
@@ -80,7 +81,8 @@ pub struct StudyArgs {
 }
 
 /// Flags of the commands that run a study.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunFlags {
     /// No progress bar; one line per run on standard error.
     #[arg(short = 'q', long = "quiet")]
@@ -104,7 +106,8 @@ fn gate(s: &str) -> Result<Gate, GateError> {
     Gate::parse(s)
 }
 
-#[derive(Subcommand, Debug, Clone)]
+#[derive(Subcommand, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum StudyCommand {
     /// Write a commented example study file NAME.toml to start from.
     New {

@@ -35,7 +35,8 @@ use std::sync::atomic::AtomicBool;
 /// (it joins the isolation by itself).
 ///
 /// Exit status: 0 done, 2 refused or failed (nothing left half-applied).
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct TuneArgs {
     #[command(subcommand)]
@@ -58,7 +59,8 @@ pub struct TuneArgs {
     pub json: bool,
 }
 
-#[derive(Subcommand, Debug, Clone)]
+#[derive(Subcommand, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum TuneAction {
     /// Isolate CPUS for real-time work until `rtscope tune --revert`.
     Isolate(IsolateArgs),
@@ -73,7 +75,8 @@ pub enum TuneAction {
     },
 }
 
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IsolateArgs {
     /// CPUs to reserve for real-time work (e.g. 1, 2-3).
     #[arg(value_name = "CPUS", value_parser = cpulist)]

@@ -1,12 +1,14 @@
 //! A measurement on a board: sent as [`Settings`] (a TOML file in a run
-//! folder on the board, never a command line rebuilt by hand), started
+//! folder on the board, never a command line rebuilt by hand), or a
+//! study or a characterization sent as a request (`request.json`, written
+//! by the command layer: `rtscope __request` runs it there), started
 //! detached from the SSH session (`systemd-run` where systemd runs, else
 //! `setsid`), so a dropped link never stops it; followed from here (its
 //! output shown as it comes, the link re-made when it returns); stopped
 //! on Ctrl-C; copied into the local store as it goes and at its end.
 //!
-//! The run folder `DIR/runs/JOB/` on the board holds `settings.toml`,
-//! `job.toml` (this machine's output paths, for `attach`), `out` and `err`
+//! The run folder `DIR/runs/JOB/` on the board holds `settings.toml` (or
+//! `request.json`), `job.toml` (this machine's output paths, for `attach`), `out` and `err`
 //! (the run's output), `pid`, `uuid` (the run's, once it is known) and
 //! `exit` (its exit status, once it has ended). It is removed once the
 //! run is whole in the local store; the run stays in the board's store.
@@ -128,14 +130,16 @@ pub fn measure(
     job.follow(local, &Signals::install()?)
 }
 
-/// Run `rtscope WORDS` on the board detached (a study, a
-/// characterization), followed as a measurement is; once it has ended,
-/// every run of the board's store not whole here is copied. `json`: a
-/// `--json` file wanted here, written there as `record.json`, which the
-/// words name as [`JSON_HERE`].
+/// Run a request on the board detached (a study, a characterization),
+/// followed as a measurement is; once it has ended, every run of the
+/// board's store not whole here is copied. `name`: the command's;
+/// `request` gives the request's text for the run folder it is given;
+/// `json`: a `--json` file wanted here, which the request writes there as
+/// [`RECORD_JSON`] in the folder.
 pub fn detached(
     remote: &Remote,
-    words: &[String],
+    name: &str,
+    request: impl FnOnce(&str) -> Result<String, RemoteError>,
     json: Option<PathBuf>,
     local: &mut Option<Store>,
 ) -> Result<i32, RemoteError> {
@@ -146,23 +150,15 @@ pub fn detached(
     let mut job = Job::new(remote, outputs)?;
     job.make_folder()?;
     job.write_job_file()?;
-    let there = format!("{}/record.json", job.dir);
-    let words: Vec<String> = words
-        .iter()
-        .map(|w| {
-            if w == JSON_HERE {
-                there.clone()
-            } else {
-                w.clone()
-            }
-        })
-        .collect();
-    job.start(&words)?;
+    job.start_request(name, &request(&job.dir)?)?;
     job.follow(local, &Signals::install()?)
 }
 
-/// The word [`detached`] replaces with the board's `record.json`.
-pub const JSON_HERE: &str = "@RTSCOPE-JSON@";
+/// The record a run folder's command writes for a `--json` wanted here.
+pub const RECORD_JSON: &str = "record.json";
+
+/// The request file of a run folder.
+const REQUEST: &str = "request.json";
 
 impl<'a> Job<'a> {
     /// A new run folder's name (nothing is made yet); the local files
@@ -229,7 +225,7 @@ impl<'a> Job<'a> {
         let r = self.remote;
         self.make_folder()?;
         if self.outputs.json.is_some() {
-            settings.json = Some(format!("{}/record.json", self.dir).into());
+            settings.json = Some(format!("{}/{RECORD_JSON}", self.dir).into());
         }
         if self.outputs.histfile.is_some() {
             settings.histfile = Some(format!("{}/hist.txt", self.dir).into());
@@ -251,6 +247,19 @@ impl<'a> Job<'a> {
         let text = toml::to_string(&settings.to_table()).unwrap_or_default();
         r.put(&format!("{}/settings.toml", self.dir), text.as_bytes())?;
         self.write_job_file()
+    }
+
+    /// Write `request` (of command `name`) into the folder and start
+    /// `rtscope __request NAME` of it there, detached from this SSH
+    /// session.
+    fn start_request(&self, name: &str, request: &str) -> Result<(), RemoteError> {
+        self.remote
+            .put(&format!("{}/{REQUEST}", self.dir), request.as_bytes())?;
+        self.start(&[
+            "__request".to_string(),
+            name.to_string(),
+            REQUEST.to_string(),
+        ])
     }
 
     /// Start `rtscope WORDS` in the folder, detached from this SSH
@@ -503,7 +512,7 @@ tail -c +$(({eo} + 1)) err 2>/dev/null | head -c $((e - {eo}))"#,
     fn write_outputs(&self) -> Result<bool, RemoteError> {
         let mut all = true;
         for (want, file) in [
-            (&self.outputs.json, "record.json"),
+            (&self.outputs.json, RECORD_JSON),
             (&self.outputs.histfile, "hist.txt"),
         ] {
             let Some(to) = want else { continue };
@@ -655,8 +664,8 @@ struct StudyLook {
     status: Option<serde_json::Value>,
 }
 
-/// `study FILE --reboot` (or `study resume NAME --reboot`) on a board:
-/// the first runner started detached as any study; then the study
+/// `study FILE --reboot` (or `study resume NAME --reboot`) on a board,
+/// its `request`: the first runner started detached as any study; then the study
 /// followed, not the runner, since the board reboots and a unit there
 /// resumes it after each boot: its boots shown as they are asked and
 /// taken, the link lost while the board reboots waited for (up to 20
@@ -664,14 +673,14 @@ struct StudyLook {
 /// when the study's round of reboots has ended (done, stopped, paused).
 pub fn rebooting_study(
     remote: &Remote,
-    words: &[String],
+    request: &str,
     name: &str,
     local: &mut Option<Store>,
 ) -> Result<i32, RemoteError> {
     let mut job = Job::new(remote, LocalOutputs::default())?;
     job.make_folder()?;
     job.write_job_file()?;
-    job.start(words)?;
+    job.start_request("study", request)?;
     let since = job.started_ns()?;
     let signals = Signals::install()?;
     let board = remote.board.name.clone();

@@ -72,6 +72,11 @@ pub struct Remote {
     pub bin: String,
     /// The board's run store (its rtscope's default).
     pub store: String,
+    /// The version of the rtscope there (`rtscope --version`).
+    pub version: String,
+    /// The version of the requests it reads (`None`: an rtscope older
+    /// than requests, which runs `measure` only).
+    pub request: Option<u32>,
     /// `systemd-run` can start detached units there.
     pub systemd: bool,
 }
@@ -144,23 +149,26 @@ impl Remote {
             b"",
             Duration::from_secs(30),
         )?;
-        let store = info
-            .stdout_text()
-            .lines()
-            .find_map(|l| l.strip_prefix("store=").map(str::to_string))
-            .ok_or_else(|| {
-                RemoteError::Board(format!(
-                    "rtscope on board {} did not say where its store is ({})",
-                    board.name,
-                    info.last_error()
-                ))
-            })?;
+        let said = |key: &str| {
+            info.stdout_text()
+                .lines()
+                .find_map(|l| l.strip_prefix(key).map(str::to_string))
+        };
+        let store = said("store=").ok_or_else(|| {
+            RemoteError::Board(format!(
+                "rtscope on board {} did not say where its store is ({})",
+                board.name,
+                info.last_error()
+            ))
+        })?;
         Ok(Remote {
             board,
             link,
             dir: probe.dir,
             bin,
             store,
+            version: said("version=").unwrap_or_else(|| "?".into()),
+            request: said("request=").and_then(|v| v.parse().ok()),
             systemd: probe.systemd,
         })
     }
@@ -172,7 +180,7 @@ impl Remote {
 
     /// Run `rtscope ARGS` on the board in the foreground, its output
     /// shown here; its exit status.
-    pub fn foreground(&self, args: &[String]) -> Result<i32, RemoteError> {
+    fn foreground(&self, args: &[String]) -> Result<i32, RemoteError> {
         let words: Vec<String> = args.iter().map(|a| quote(a)).collect();
         let script = format!("{} {}", self.rtscope(), words.join(" "));
         let tty = std::io::IsTerminal::is_terminal(&std::io::stdin())
@@ -185,6 +193,24 @@ impl Remote {
             )));
         }
         Ok(code)
+    }
+
+    /// Run a request of command `name` (`rtscope __request NAME FILE`: a
+    /// command sent as data) on the board in the foreground, its output
+    /// shown here; its exit status. Its file, in `requests/` there, is
+    /// removed after.
+    pub fn foreground_request(&self, name: &str, request: &[u8]) -> Result<i32, RemoteError> {
+        let dir = format!("{}/requests", self.dir);
+        let file = format!("{dir}/{}.json", &crate::record::new_run_uuid()[..12]);
+        self.mkdir(&dir)?;
+        self.put(&file, request)?;
+        let code = self.foreground(&["__request".to_string(), name.to_string(), file.clone()]);
+        let _ = self.link.run(
+            &format!("rm -f {}", quote(&file)),
+            b"",
+            Duration::from_secs(30),
+        );
+        code
     }
 
     /// Run `script` on the board, which must succeed: a failed link is

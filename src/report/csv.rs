@@ -7,8 +7,9 @@ use crate::histogram::HistogramError;
 use crate::record::{LatencyStats, RunRecord, Unknowable};
 use std::fmt::Write;
 
-/// Which table to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which table to write (`summary`, `histogram`, `windows`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Table {
     Summary,
     Histogram,

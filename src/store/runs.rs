@@ -11,8 +11,9 @@ use crate::kinds::{Named, SourceKind};
 use crate::record::{RunRecord, RunStatus, WindowPoint};
 use crate::sysinfo::owner::{Liveness, Owner};
 
-/// How a stored run stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a stored run stands (in serde: its name, as [`RunState::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RunState {
     /// Its process is measuring it now (checkpoints are being written).
     Running,

@@ -24,8 +24,9 @@ pub enum GateError {
     NoCell(String),
 }
 
-/// One `--fail-if`.
-#[derive(Clone, Debug, PartialEq)]
+/// One `--fail-if` (in serde: its text, read again by [`Gate::parse`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Gate {
     pub text: String,
     pub selector: Vec<(String, String)>,
@@ -41,6 +42,19 @@ pub struct Check {
     pub cell: String,
     pub value: f64,
     pub failed: bool,
+}
+
+impl TryFrom<String> for Gate {
+    type Error = GateError;
+    fn try_from(text: String) -> Result<Gate, GateError> {
+        Gate::parse(&text)
+    }
+}
+
+impl From<Gate> for String {
+    fn from(gate: Gate) -> String {
+        gate.text
+    }
 }
 
 impl Gate {
