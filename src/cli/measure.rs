@@ -8,6 +8,7 @@ use crate::engine::{Fanout, Policy, TimerMethod};
 use crate::measure::{Request, Session, Settings, Status};
 use crate::metrics::MetricsObserver;
 use crate::sys::clock::Clock;
+use crate::text::rank::Rows;
 use crate::trace::EventSet;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::CpuList;
@@ -187,6 +188,11 @@ pub struct MeasureArgs {
     /// per thread per second, on standard error).
     #[arg(long = "live", conflicts_with = "quiet")]
     pub live: bool,
+    /// A row for every thread in the summary at the end and in the live
+    /// display. By default, above 16 threads, the 8 worst (by max, then
+    /// p99) and one line for the others.
+    #[arg(long = "all")]
+    pub all: bool,
 
     /// Print cyclictest's histogram (N rows of 1us) on standard output at
     /// the end (the summary goes to standard error).
@@ -283,6 +289,7 @@ pub struct MeasureArgs {
 pub const NOT_SETTINGS: &[(&str, &str)] = &[
     ("quiet", "how the command shows progress"),
     ("live", "how the command shows progress"),
+    ("all", "how the command shows its threads"),
     ("help", "prints help"),
     ("metrics", "the command serves the endpoint"),
     ("metrics-auth", "the command serves the endpoint"),
@@ -401,6 +408,8 @@ pub struct Display {
     pub quiet: bool,
     /// `--live`.
     pub live: bool,
+    /// `--all`: a row for every thread.
+    pub all: bool,
 }
 
 pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
@@ -422,6 +431,7 @@ pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
     let display = Display {
         quiet: args.quiet,
         live: args.live,
+        all: args.all,
     };
     run_request(request, display, &args.metrics, None)
 }
@@ -462,7 +472,11 @@ fn run_request(
         session.plan(),
         session.context(),
         signals.clone(),
-        crate::report::summary::render,
+        if display.all {
+            crate::report::summary::render_all
+        } else {
+            crate::report::summary::render
+        },
     );
     let outcome = match &metrics {
         Some(m) => {
@@ -476,7 +490,7 @@ fn run_request(
     };
     // A closed standard output (`| head`) must not turn into an error now
     // that everything is written.
-    let table = outcome.summary_text();
+    let table = outcome.summary_text(Rows::from_all(display.all));
     if outcome.stdout_taken {
         let _ = std::io::stderr().write_all(table.as_bytes());
     } else {
