@@ -6,6 +6,7 @@ use super::Exit;
 use crate::engine::{Fanout, TimerMethod};
 use crate::measure::{Request, Session, Settings, Status};
 use crate::metrics::MetricsObserver;
+use crate::text::rank::Rows;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Args};
@@ -65,6 +66,11 @@ pub struct MeasureArgs {
     /// per thread per second, on standard error).
     #[arg(long = "live", conflicts_with = "quiet")]
     pub live: bool,
+    /// A row for every thread in the summary at the end and in the live
+    /// display. By default, above 16 threads, the 8 worst (by max, then
+    /// p99) and one line for the others.
+    #[arg(long = "all")]
+    pub all: bool,
 
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
@@ -80,6 +86,7 @@ pub struct MeasureArgs {
 pub const NOT_SETTINGS: &[(&str, &str)] = &[
     ("quiet", "how the command shows progress"),
     ("live", "how the command shows progress"),
+    ("all", "how the command shows its threads"),
     ("help", "prints help"),
     ("metrics", "the command serves the endpoint"),
     ("metrics-auth", "the command serves the endpoint"),
@@ -157,6 +164,8 @@ pub struct Display {
     pub quiet: bool,
     /// `--live`.
     pub live: bool,
+    /// `--all`: a row for every thread.
+    pub all: bool,
 }
 
 pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
@@ -179,6 +188,7 @@ pub fn run(args: &MeasureArgs, db: Option<&Path>) -> Result<Exit> {
     let display = Display {
         quiet: args.quiet,
         live: args.live,
+        all: args.all,
     };
     run_request(request, display, &args.metrics, None)
 }
@@ -219,7 +229,11 @@ fn run_request(
         session.plan(),
         session.context(),
         signals.clone(),
-        crate::report::summary::render,
+        if display.all {
+            crate::report::summary::render_all
+        } else {
+            crate::report::summary::render
+        },
     );
     let outcome = match &metrics {
         Some(m) => {
@@ -233,7 +247,7 @@ fn run_request(
     };
     // A closed standard output (`| head`) must not turn into an error now
     // that everything is written.
-    let table = outcome.summary_text();
+    let table = outcome.summary_text(Rows::from_all(display.all));
     if outcome.stdout_taken {
         let _ = std::io::stderr().write_all(table.as_bytes());
     } else {

@@ -291,7 +291,7 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
     }
     let threads = session.plan().threads.len() as u64;
     let outcome = session.run(&mut Fanout::new(parts), &signals.stop)?;
-    eprint!("{}", outcome.summary_text());
+    eprint!("{}", outcome.summary_text(crate::text::rank::Rows::Fit));
     eprintln!(
         "rtscope: monitor saved {} ({} each)",
         crate::text::num::counted(roller.stored, "window", "windows"),

@@ -545,6 +545,7 @@ pub fn measure_settings(args: &MeasureSettingsArgs, db: Option<&Path>) -> Result
         super::measure::Display {
             quiet: args.quiet,
             live: args.live,
+            all: false,
         },
         &args.metrics,
         args.uuid_file.as_deref(),

@@ -7,6 +7,7 @@ use crate::kinds::SourceKind;
 use crate::record::Quantity;
 use crate::report::{csv, histfile, runs_text};
 use crate::store::{self, Store};
+use crate::text::rank::Rows;
 use crate::ui::interrupt::WaitSignals;
 use crate::{output, runref};
 use anyhow::{Context, Result, bail};
@@ -59,6 +60,10 @@ pub enum RunsAction {
     Show {
         /// Run id, `last`, or the start of its uuid.
         run: String,
+        /// A row for every thread in the summary table (by default,
+        /// above 16 threads, the 8 worst and one line for the others).
+        #[arg(long = "all")]
+        all: bool,
     },
     /// Give a run a new label ("" removes it).
     Relabel {
@@ -188,7 +193,7 @@ pub fn run(args: &RunsArgs, db: Option<&Path>) -> Result<Exit> {
     match args.action.clone().unwrap_or(RunsAction::List) {
         RunsAction::List => list(args, db, s),
         RunsAction::Relabel { run, label } => relabel(db, &run, &label, s),
-        RunsAction::Show { run } => show(db, &run, s),
+        RunsAction::Show { run, all } => show(db, &run, Rows::from_all(all), s),
         RunsAction::Rm { runs } => remove(db, &runs, s),
         RunsAction::Export(e) => export(db, &e, s),
     }
@@ -286,7 +291,7 @@ fn relabel(db: Option<&Path>, reference: &str, label: &str, signals: &WaitSignal
     Ok(Exit::Ok)
 }
 
-fn show(db: Option<&Path>, reference: &str, signals: &WaitSignals) -> Result<Exit> {
+fn show(db: Option<&Path>, reference: &str, rows: Rows, signals: &WaitSignals) -> Result<Exit> {
     let s = signals.during(|stop| runref::open_store(db, reference, stop))?;
     let id = s.resolve(reference)?;
     if s.is_characterization(id)? {
@@ -298,7 +303,7 @@ fn show(db: Option<&Path>, reference: &str, signals: &WaitSignals) -> Result<Exi
     }
     let rec = s.load(id)?;
     let row = s.row(id)?.context("the run vanished while being read")?;
-    out!("{}", runs_text::render_show(id, &row, &rec));
+    out!("{}", runs_text::render_show(id, &row, &rec, rows));
     Ok(Exit::Ok)
 }
 

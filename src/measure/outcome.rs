@@ -59,9 +59,10 @@ impl Outcome {
         }
     }
 
-    /// The summary table, where the run was saved and the load line.
-    pub fn summary_text(&self) -> String {
-        let mut table = summary::render(&self.record);
+    /// The summary table (with the thread rows `rows` asks for), where
+    /// the run was saved and the load line.
+    pub fn summary_text(&self, rows: crate::text::rank::Rows) -> String {
+        let mut table = summary::render_rows(&self.record, rows);
         if let Some(s) = &self.saved {
             table.push_str(&format!(
                 "saved as run {} in {} (rtscope runs show {})\n",

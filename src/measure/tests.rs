@@ -219,7 +219,7 @@ fn a_short_session_measures_and_writes_its_record() {
     assert_eq!(back.run_uuid, outcome.record.run_uuid);
     assert_eq!(back.overall.samples, outcome.record.overall.samples);
     assert_eq!(back.label.as_deref(), Some("session test"));
-    let summary = outcome.summary_text();
+    let summary = outcome.summary_text(crate::text::rank::Rows::Fit);
     assert!(
         summary.starts_with("Latency in microseconds (us)"),
         "{summary}"

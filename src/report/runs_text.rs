@@ -6,6 +6,7 @@ use crate::kinds::SourceKind;
 use crate::record::{Quantity, RunRecord, Unknowable};
 use crate::store::{RunRow, RunState};
 use crate::text::num;
+use crate::text::rank::Rows;
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 
 /// What the state column says.
@@ -164,7 +165,7 @@ fn aligned(table: &[Vec<String>], numeric: &[bool]) -> String {
 /// The details of one run (pure, for tests): a `key: value` line per
 /// fact, the fingerprint's other values, the warnings, then the summary
 /// table.
-pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
+pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord, rows: Rows) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     for (k, v) in show_facts(id, row, rec) {
@@ -180,7 +181,7 @@ pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord) -> String {
         let _ = writeln!(out, "warning:     {w}");
     }
     out.push('\n');
-    out.push_str(&summary::render(rec));
+    out.push_str(&summary::render_rows(rec, rows));
     out
 }
 
@@ -453,7 +454,7 @@ mod tests {
         let rec = crate::record::synthetic(&[vec![1000, 2000]]);
         let mut r = row(3);
         r.state = RunState::Interrupted;
-        let text = render_show(3, &r, &rec);
+        let text = render_show(3, &r, &rec, Rows::Fit);
         assert!(text.contains("interrupted: its process ended"), "{text}");
         assert!(text.contains("kernel 6.1.0-test"));
         assert!(text.contains("p99.99"));

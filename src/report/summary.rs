@@ -1,12 +1,15 @@
 //! The end-of-run summary table: one row per thread and one for all
-//! threads, in microseconds with 0.1 µs precision; for a run measured
+//! threads, in microseconds with 0.1 µs precision (above
+//! [`MANY_THREADS`] threads, the [`WORST_ROWS`] worst, ranked by max then
+//! p99, and a line for the others, unless `--all`); for a run measured
 //! with `--explain`, a line per thread on why its largest wake-up was
 //! late, and the counts (`super::why`). An import's overflows (samples
 //! its source counted beyond its histogram, values unknown) get a line.
 
 use super::known;
-use crate::record::{LatencyStats, METRICS, RunRecord, Unknowable};
-use crate::units::{fmt_duration, us_cell_f, us1};
+use crate::record::{LatencyStats, METRICS, RunRecord, ThreadRecord, Unknowable};
+use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
+use crate::units::{fmt_duration, format_cpu_list, us_cell_f, us1};
 use std::fmt::Write;
 
 fn header() -> Vec<String> {
@@ -35,10 +38,71 @@ fn missed_unknown(run: &RunRecord) -> &'static str {
     }
 }
 
-/// The summary table of `run` (latencies in µs).
+/// The threads of `run`, worst first: by max, then p99, then p99.9
+/// (highest first), ties in thread order.
+pub fn worst_first(run: &RunRecord) -> Vec<&ThreadRecord> {
+    let keys: Vec<_> = run
+        .threads
+        .iter()
+        .map(|t| (t.stats.max_ns, t.stats.p99_ns, t.stats.p999_ns))
+        .collect();
+    rank::worst_first(&keys)
+        .into_iter()
+        .map(|i| &run.threads[i])
+        .collect()
+}
+
+/// The summary table of `run` (latencies in µs), the worst threads only
+/// when there are many ([`Rows::Fit`]).
 pub fn render(run: &RunRecord) -> String {
+    render_rows(run, Rows::Fit)
+}
+
+/// The summary table of `run` with a row for every thread (`--all`).
+pub fn render_all(run: &RunRecord) -> String {
+    render_rows(run, Rows::All)
+}
+
+/// The line on the threads a summarised table leaves out: how many, on
+/// which CPUs, and the range of their max and p99.
+fn others_line(others: &[&ThreadRecord]) -> String {
+    let cpus: Vec<usize> = others
+        .iter()
+        .filter_map(|t| t.cpu)
+        .map(|c| c as usize)
+        .collect();
+    let on = if cpus.is_empty() {
+        String::new()
+    } else {
+        format!(" (CPU {})", format_cpu_list(&cpus))
+    };
+    let span = |name: &str, r: Option<(u64, u64)>| match r {
+        Some((lo, hi)) if lo == hi => format!("{name} {}us", us1(hi)),
+        Some((lo, hi)) => format!("{name} {}us to {}us", us1(lo), us1(hi)),
+        None => format!("{name} -"),
+    };
+    format!(
+        "the other {} threads{on}: {}, {}",
+        others.len(),
+        span("max", rank::range(others.iter().map(|t| t.stats.max_ns))),
+        span("p99", rank::range(others.iter().map(|t| t.stats.p99_ns)))
+    )
+}
+
+/// The summary table of `run` (latencies in µs), with the thread rows
+/// `rows` asks for.
+pub fn render_rows(run: &RunRecord, rows_shown: Rows) -> String {
+    let summarise = rows_shown.summarises(run.threads.len());
+    let (shown, others): (Vec<&ThreadRecord>, Vec<&ThreadRecord>) = if summarise {
+        let ranked = worst_first(run);
+        let (a, b) = ranked.split_at(WORST_ROWS.min(ranked.len()));
+        (a.to_vec(), b.to_vec())
+    } else {
+        (run.threads.iter().collect(), Vec::new())
+    };
+    let worst = shown.len();
     let mut rows: Vec<Vec<String>> = vec![header()];
-    for t in &run.threads {
+    for t in shown {
         let mut r = vec![
             t.index.to_string(),
             t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
@@ -62,7 +126,24 @@ pub fn render(run: &RunRecord) -> String {
         out,
         "Latency in microseconds (us); count = periods recorded, missed = periods that began before the thread woke for an earlier one (no wake-up of their own)"
     );
-    out.push_str(&crate::text::table::render(&rows));
+    if summarise {
+        let _ = writeln!(
+            out,
+            "{} threads (more than {MANY_THREADS}): the {} worst, ranked by max then p99; --all prints every thread",
+            run.threads.len(),
+            worst
+        );
+    }
+    let table = crate::text::table::render(&rows);
+    match table.trim_end_matches('\n').rsplit_once('\n') {
+        // The others between the worst rows and the all-threads row.
+        Some((worst_rows, all_row)) if summarise => {
+            let _ = writeln!(out, "{worst_rows}");
+            let _ = writeln!(out, "{}", others_line(&others));
+            let _ = writeln!(out, "{all_row}");
+        }
+        _ => out.push_str(&table),
+    }
     if !run.knows(Unknowable::MissedPeriods) {
         let _ = writeln!(out, "missed: unknown ({})", missed_unknown(run));
     }
@@ -119,4 +200,102 @@ pub fn render(run: &RunRecord) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+
+    /// `n` threads on CPUs 0..n: thread i's max is 10 µs + i ns, but
+    /// thread 77 reaches 500 µs and threads 3 and 100 both 400 µs (100
+    /// with the higher p99).
+    fn many(n: usize) -> RunRecord {
+        let threads: Vec<Vec<u64>> = (0..n)
+            .map(|i| {
+                let mut v = vec![2_000; 200];
+                v.push(10_000 + i as u64);
+                match i {
+                    77 => v.push(500_000),
+                    3 => v.push(400_000),
+                    100 => v.extend([400_000, 300_000, 300_000, 300_000]),
+                    _ => {}
+                }
+                v
+            })
+            .collect();
+        synthetic(&threads)
+    }
+
+    /// The thread column of each row of the table (the lines between
+    /// the rule and the end, "all" included).
+    fn row_threads(text: &str) -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("---"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("max "))
+            .filter(|l| !l.starts_with("the other"))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn many_threads_show_the_worst_first_and_summarise_the_rest() {
+        let run = many(128);
+        let text = render(&run);
+        let rows = row_threads(&text);
+        assert_eq!(rows.len(), WORST_ROWS + 1, "{text}");
+        assert_eq!(&rows[..3], ["77", "100", "3"], "{text}");
+        // Then the highest max of the ordinary threads: 127, 126, ...
+        assert_eq!(&rows[3..WORST_ROWS], ["127", "126", "125", "124", "123"]);
+        assert!(
+            text.contains(
+                "128 threads (more than 16): the 8 worst, ranked by max then p99; --all prints every thread"
+            ),
+            "{text}"
+        );
+        let others = text
+            .lines()
+            .find(|l| l.starts_with("the other"))
+            .expect("a line for the others");
+        assert_eq!(
+            others,
+            "the other 120 threads (CPU 0-2,4-76,78-99,101-122): max 10.0us to 10.1us, p99 2.0us"
+        );
+        // The others line sits above the all-threads row, which stays.
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| *l == others).unwrap();
+        assert!(lines[at + 1].starts_with("all "), "{text}");
+        assert!(text.contains("max 500.0us at cycle 42"), "{text}");
+        assert!(text.lines().count() < 24, "{text}");
+    }
+
+    #[test]
+    fn all_prints_every_thread_in_thread_order() {
+        let run = many(128);
+        let text = render_all(&run);
+        let rows = row_threads(&text);
+        assert_eq!(rows.len(), 129, "{text}");
+        let expected: Vec<String> = (0..128)
+            .map(|i| i.to_string())
+            .chain(["all".into()])
+            .collect();
+        assert_eq!(rows, expected);
+        assert!(!text.contains("the other"), "{text}");
+        assert!(!text.contains("--all"), "{text}");
+    }
+
+    #[test]
+    fn up_to_the_threshold_the_table_is_as_it_was() {
+        for n in [1, 2, MANY_THREADS] {
+            let run = many(n);
+            assert_eq!(render(&run), render_all(&run));
+            let rows = row_threads(&render(&run));
+            let expected = n + usize::from(n > 1);
+            assert_eq!(rows.len(), expected);
+            assert_eq!(rows[0], "0");
+        }
+        let run = many(MANY_THREADS + 1);
+        assert_eq!(row_threads(&render(&run)).len(), WORST_ROWS + 1);
+    }
 }

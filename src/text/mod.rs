@@ -6,6 +6,7 @@
 
 pub mod escape;
 pub mod num;
+pub mod rank;
 pub mod table;
 
 /// `e` and its causes, joined by ": " (as `{:#}` prints an
