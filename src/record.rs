@@ -25,6 +25,9 @@ pub const SCHEMA_NAME: &str = "rtscope.run";
 /// knows.
 pub const METRICS: [&str; 8] = ["min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"];
 
+/// A run's facts given as `--tag KEY=VALUE`, by key.
+pub type Tags = BTreeMap<String, String>;
+
 /// One measurement run, whether measured by rtscope or imported.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunRecord {
@@ -40,7 +43,7 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub tags: BTreeMap<String, String>,
+    pub tags: Tags,
     /// Wall-clock time of the first measured deadline (after warm-up).
     pub started_at_unix_ns: u64,
     /// Wall-clock time at which measuring stopped (`None` while running).

@@ -11,17 +11,11 @@ use crate::store::Store;
 use crate::units::fmt_us;
 use anyhow::Result;
 use clap::Args;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Parse a `KEY=VALUE` tag (the rule of `measure --tag`).
 pub use crate::measure::settings::parse::tag;
-use crate::measure::settings::parse::{deadline, micros};
-
-/// Tags as a map, refusing a key given twice.
-pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>> {
-    Ok(crate::measure::settings::parse::tag_map(tags)?)
-}
+use crate::measure::settings::parse::{deadline, micros, tag_map};
 
 fn format_name(s: &str) -> Result<String, String> {
     import::by_name(s)

@@ -545,7 +545,7 @@ impl Settings {
     }
 
     /// Tags as a map, refusing a key given twice.
-    fn tag_map(&self) -> Result<BTreeMap<String, String>, SessionError> {
+    fn tag_map(&self) -> Result<crate::record::Tags, SessionError> {
         parse::tag_map(&self.tags).map_err(|e| SessionError::Usage(e.to_string()))
     }
 
@@ -708,7 +708,7 @@ pub mod parse {
     }
 
     /// `--tag` pairs as a map, refusing a key given twice.
-    pub fn tag_map(tags: &[(String, String)]) -> Result<BTreeMap<String, String>, ValueError> {
+    pub fn tag_map(tags: &[(String, String)]) -> Result<crate::record::Tags, ValueError> {
         let mut m = BTreeMap::new();
         for (k, v) in tags {
             if m.insert(k.clone(), v.clone()).is_some() {

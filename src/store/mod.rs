@@ -183,13 +183,13 @@ impl StoreError {
                 if pe.is_connection() {
                     StoreError::Unreachable {
                         url: path.display().to_string(),
-                        detail: postgres::error_text(p),
+                        detail: pglink::error_text(p),
                     }
                 } else {
                     StoreError::Sql {
                         path: path.to_path_buf(),
                         what: what.to_string(),
-                        detail: postgres::error_text(p),
+                        detail: pglink::error_text(p),
                     }
                 }
             }

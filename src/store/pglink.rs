@@ -135,7 +135,7 @@ pub enum ConnectError {
     #[error("cannot start the connection's thread: {0}")]
     Thread(std::io::Error),
     /// The server refused or could not be reached.
-    #[error("{}", super::postgres::error_text(.0))]
+    #[error("{}", error_text(.0))]
     Failed(postgres::Error),
     /// Being opened, not yet done within the wait asked for.
     #[error("connecting again (in the background)")]
@@ -394,6 +394,14 @@ fn pg_row(r: &postgres::Row) -> Result<Row, DbError> {
         vals.push(v.unwrap_or(Value::Null));
     }
     Ok(Row(vals))
+}
+
+/// The text of a PostgreSQL error: the server's message when there is one.
+pub fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => crate::text::chain(e),
+    }
 }
 
 #[cfg(test)]

@@ -61,14 +61,6 @@ pub fn parse(url: &str) -> Result<postgres::Config> {
     Ok(config)
 }
 
-/// The text of a PostgreSQL error: the server's message when there is one.
-pub fn error_text(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => crate::text::chain(e),
-    }
-}
-
 /// Connect with `config` (`shown`: the URL for messages), the whole
 /// handshake bounded by its `connect_timeout`, and ended early when
 /// `stop` is set ([`StoreError::ConnectInterrupted`]).
