@@ -220,6 +220,15 @@ fn measures(command: &Command) -> bool {
     }
 }
 
+/// A command line as clap parses it (words split at spaces, `rtscope`
+/// put in front), for the tests of the commands that take a parsed one.
+#[cfg(test)]
+pub(crate) fn parse_line(line: &str) -> Cli {
+    use clap::Parser;
+    let words = line.split_whitespace().map(str::to_string);
+    Cli::try_parse_from(std::iter::once("rtscope".to_string()).chain(words)).unwrap()
+}
+
 /// `study FILE` or `study resume`: a study measures (not a dry run).
 pub(crate) fn study_goes_on(command: &Command) -> bool {
     match command {

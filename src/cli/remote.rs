@@ -571,12 +571,7 @@ pub fn export(args: &ExportArgs, db: Option<&Path>) -> Result<Exit> {
 mod tests {
     use super::*;
 
-    fn parsed(args: &str) -> Cli {
-        use clap::Parser;
-        let mut v = vec!["rtscope".to_string()];
-        v.extend(args.split_whitespace().map(str::to_string));
-        Cli::try_parse_from(v).unwrap()
-    }
+    use super::super::parse_line as parsed;
 
     fn forwarded(args: &str) -> Forwarded {
         Forwarded::of(&parsed(args).command).unwrap()

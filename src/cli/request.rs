@@ -179,10 +179,7 @@ mod tests {
     use super::*;
 
     fn command(args: &str) -> Command {
-        use clap::Parser;
-        let mut v = vec!["rtscope".to_string()];
-        v.extend(args.split_whitespace().map(str::to_string));
-        Cli::try_parse_from(v).unwrap().command
+        super::super::parse_line(args).command
     }
 
     #[test]
