@@ -10,7 +10,7 @@ use super::plan::{Plan, Policy};
 use super::preflight;
 use super::shared::{LiveStats, SharedStats, StatsSnapshot};
 use super::thread::{self, Gate, LateWakeup, LoopEnd, SetupMsg, SetupStep, ThreadCtx, TraceMark};
-use super::window::{SERIES_CAPACITY, SeriesBuilder, WindowStat};
+use super::window::{SERIES_BUDGET, SERIES_CAPACITY, SERIES_MIN, SeriesBuilder, WindowStat};
 use crate::record::{BreakEvent, EndReason, SampleAt, WindowSeries};
 use crate::sys::clock::{self, Clock};
 use crate::sys::{dma, errno, mem, sched, signal};
@@ -24,8 +24,23 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use thiserror::Error;
 
-/// Capacity of each thread's window queue (windows, not samples).
-const WINDOW_QUEUE: usize = 4096;
+/// Each thread's window queue holds this much time of windows: a
+/// collector held up this long (a slow disk under a checkpoint, a store
+/// that answers late) loses none.
+const WINDOW_QUEUE_SPAN_NS: u64 = 30_000_000_000;
+/// Bounds of a window queue, in windows (not samples): 64 windows of 1 s
+/// (the default) are 64 s, 3 000 of the 10 ms minimum are 30 s. Each
+/// entry is 56 bytes, locked in memory like the rest: a fixed 4096 cost
+/// 229 KB a thread.
+const WINDOW_QUEUE_MIN: usize = 64;
+const WINDOW_QUEUE_MAX: usize = 4096;
+/// Each measuring thread's stack. It is locked in memory whole (mlockall),
+/// so it is a cost per thread; it holds the 64 KB that
+/// [`mem::prefault_stack`] touches and the thread's own frames. Every
+/// timer method, --explain and a break ran in 80 KB (64 KB did not: the
+/// prefault alone fills it): the frames take under 16 KB, and 128 KB leaves
+/// them four times that. 256 KB cost 128 MB more at 1024 threads.
+const THREAD_STACK: usize = 128 * 1024;
 /// Capacity of each thread's queue of late wake-ups (drained every tick).
 const LATE_QUEUE: usize = 1024;
 /// How often the control thread wakes up (the observers' ticks).
@@ -443,7 +458,7 @@ fn spawn(
     };
     for t in &plan.threads {
         let stats = Arc::new(SharedStats::new());
-        let (producer, consumer) = rtrb::RingBuffer::new(WINDOW_QUEUE);
+        let (producer, consumer) = rtrb::RingBuffer::new(window_queue(cfg.window_ns));
         let (late, late_queue) = rtrb::RingBuffer::new(LATE_QUEUE);
         stats.set_late_floor(late_floor(0, collected.late_above_ns));
         let ctx = ThreadCtx {
@@ -465,7 +480,7 @@ fn spawn(
         let (gate, tx) = (threads.gate.clone(), ready.clone());
         let handle = std::thread::Builder::new()
             .name(format!("rtscope-m{}", t.index))
-            .stack_size(256 * 1024)
+            .stack_size(THREAD_STACK)
             .spawn(move || thread::thread_main(ctx, gate, tx))
             .map_err(|source| EngineError::Spawn {
                 index: t.index,
@@ -478,9 +493,29 @@ fn spawn(
         collected.exceedances.push(Exceedances::new());
         collected
             .series
-            .push(SeriesBuilder::new(cfg.window_ns, SERIES_CAPACITY));
+            .push(SeriesBuilder::new(cfg.window_ns, series_capacity(n)));
     }
     Ok((threads, collected))
+}
+
+/// A thread's window queue for windows of `window_ns`: room for
+/// [`WINDOW_QUEUE_SPAN_NS`] of them, within the bounds.
+fn window_queue(window_ns: u64) -> usize {
+    let windows = WINDOW_QUEUE_SPAN_NS / window_ns.max(1);
+    (windows as usize).clamp(WINDOW_QUEUE_MIN, WINDOW_QUEUE_MAX)
+}
+
+/// Points kept per thread's series when `threads` threads measure: the
+/// full [`SERIES_CAPACITY`] up to 64 threads, then less (a power of two)
+/// so that the series of all threads together stay within 2^19 points
+/// (25 MB), never under [`SERIES_MIN`] a thread (a day in windows of
+/// 85 s at 512 threads and more). A day-long run fills its series, so
+/// this, not the run's length, bounds their memory: 393 KB a thread at
+/// 8192 points, 49 KB at 1024.
+fn series_capacity(threads: usize) -> usize {
+    let points = (SERIES_BUDGET / threads.max(1)).clamp(SERIES_MIN, SERIES_CAPACITY);
+    // A power of two, as the columns grow by doubling: none overshoots.
+    1 << points.ilog2()
 }
 
 /// Wait for every thread's set-up; the first failure, if any.
@@ -688,6 +723,36 @@ mod tests {
     use super::*;
     use crate::engine::{MeasureConfig, TimerMethod};
     use crate::sys::alloc_audit::hot_allocations;
+
+    #[test]
+    fn a_window_queue_holds_thirty_seconds_within_its_bounds() {
+        assert_eq!(window_queue(1_000_000_000), WINDOW_QUEUE_MIN);
+        assert_eq!(window_queue(100_000_000), 300);
+        assert_eq!(window_queue(crate::engine::plan::MIN_WINDOW_NS), 3000);
+        assert_eq!(window_queue(1_000_000), WINDOW_QUEUE_MAX);
+        assert_eq!(window_queue(0), WINDOW_QUEUE_MAX);
+    }
+
+    #[test]
+    fn series_share_a_budget_above_64_threads() {
+        for t in [1, 2, 16, 64] {
+            assert_eq!(series_capacity(t), SERIES_CAPACITY, "{t} threads");
+        }
+        assert_eq!(series_capacity(65), 4096);
+        assert_eq!(series_capacity(128), 4096);
+        assert_eq!(series_capacity(192), 2048);
+        assert_eq!(series_capacity(256), 2048);
+        assert_eq!(series_capacity(1024), SERIES_MIN);
+        assert_eq!(series_capacity(100_000), SERIES_MIN);
+        for t in 1..=1024 {
+            let c = series_capacity(t);
+            assert!(c.is_power_of_two(), "{t}: {c}");
+            assert!(
+                t <= 64 || t * c <= SERIES_BUDGET || c == SERIES_MIN,
+                "{t}: {c}"
+            );
+        }
+    }
 
     /// The hot loop allocates nothing, with every timer method that can
     /// run inside the test process (`itimer`'s SIGALRM is process-wide and

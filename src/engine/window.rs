@@ -135,8 +135,16 @@ pub struct SeriesBuilder {
     capacity: usize,
 }
 
-/// Points kept per thread before neighbours are merged.
+/// Points kept per thread before neighbours are merged (at most).
 pub const SERIES_CAPACITY: usize = 8192;
+/// Points kept per thread when many threads measure (at least).
+pub const SERIES_MIN: usize = 1024;
+/// Points of all threads' series together, above 64 threads.
+pub const SERIES_BUDGET: usize = 1 << 19;
+/// Points a series reserves at first: it grows as windows come (on the
+/// collector, never a measuring thread), so a short run does not hold a
+/// day's worth of points per thread.
+const SERIES_RESERVE: usize = 64;
 
 impl SeriesBuilder {
     pub fn new(window_ns: u64, capacity: usize) -> SeriesBuilder {
@@ -153,7 +161,7 @@ impl SeriesBuilder {
             &mut series.p99_ns,
             &mut series.missed,
         ] {
-            col.reserve_exact(capacity);
+            col.reserve(SERIES_RESERVE.min(capacity));
         }
         SeriesBuilder {
             series,
