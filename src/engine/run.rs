@@ -457,17 +457,15 @@ fn spawn(
         t0_unix_ns: 0,
     };
     for t in &plan.threads {
-        let stats = Arc::new(SharedStats::new());
         let (producer, consumer) = rtrb::RingBuffer::new(window_queue(cfg.window_ns));
         let (late, late_queue) = rtrb::RingBuffer::new(LATE_QUEUE);
-        stats.set_late_floor(late_floor(0, collected.late_above_ns));
         let ctx = ThreadCtx {
             plan: t.clone(),
             policy: cfg.policy,
             deadline: plan.deadline,
             timer: cfg.timer,
             clock: cfg.clock,
-            shared: stats.clone(),
+            late_floor: late_floor(0, collected.late_above_ns),
             windows: producer,
             window_ns: cfg.window_ns,
             warmup_periods: plan.warmup_periods(t),
@@ -487,7 +485,6 @@ fn spawn(
                 source,
             })?;
         threads.handles.push(handle);
-        collected.shared.push(stats);
         collected.consumers.push(consumer);
         collected.late_queues.push(late_queue);
         collected.exceedances.push(Exceedances::new());
@@ -518,12 +515,18 @@ fn series_capacity(threads: usize) -> usize {
     1 << points.ilog2()
 }
 
-/// Wait for every thread's set-up; the first failure, if any.
-fn wait_ready(plan: &Plan, ready: mpsc::Receiver<SetupMsg>) -> Option<EngineError> {
+/// Wait for every thread's set-up and take the stats each allocated on
+/// its CPU, in plan order; the first failure, if any.
+fn wait_ready(
+    plan: &Plan,
+    ready: mpsc::Receiver<SetupMsg>,
+    collected: &mut Collected,
+) -> Option<EngineError> {
     let mut failure = None;
+    let mut shared: Vec<Option<Arc<SharedStats>>> = vec![None; plan.threads.len()];
     for _ in 0..plan.threads.len() {
         match ready.recv() {
-            Ok(SetupMsg::Ready) => {}
+            Ok(SetupMsg::Ready { index, shared: s }) => shared[index] = Some(s),
             Ok(SetupMsg::Failed { index, step, error }) => {
                 if failure.is_none() {
                     let t = &plan.threads[index];
@@ -543,6 +546,18 @@ fn wait_ready(plan: &Plan, ready: mpsc::Receiver<SetupMsg>) -> Option<EngineErro
             Err(_) => break,
         }
     }
+    // A thread that never said (it died in set-up) measured nothing: empty
+    // stats, done, keep the others' places.
+    collected.shared = shared
+        .into_iter()
+        .map(|s| {
+            s.unwrap_or_else(|| {
+                let s = SharedStats::new();
+                s.done.store(true, SeqCst);
+                Arc::new(s)
+            })
+        })
+        .collect();
     failure
 }
 
@@ -671,7 +686,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer) -> Result<Outcome, EngineEr
     let (ready_tx, ready_rx) = mpsc::channel();
     let (threads, mut collected) = spawn(plan, hygiene.tracemark.clone(), &ready_tx)?;
     drop(ready_tx);
-    if let Some(e) = wait_ready(plan, ready_rx) {
+    if let Some(e) = wait_ready(plan, ready_rx, &mut collected) {
         // Dropping the threads aborts and joins them.
         return Err(e);
     }
@@ -723,6 +738,41 @@ mod tests {
     use super::*;
     use crate::engine::{MeasureConfig, TimerMethod};
     use crate::sys::alloc_audit::hot_allocations;
+
+    /// Each thread allocates its stats on its own CPU and hands them back;
+    /// the control side keeps them in plan order whatever order the
+    /// threads were ready in: the stats of thread i are those its thread
+    /// `rtscope-m{i}` writes (its tid, read while it runs).
+    #[test]
+    fn each_thread_s_stats_are_its_own_in_plan_order() {
+        struct Names(Vec<String>);
+        impl Observer for Names {
+            fn started(&mut self, view: &RunView) {
+                for i in 0..view.thread_count() {
+                    let tid = view.stats_handle(i).tid.load(SeqCst);
+                    let comm = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+                        .unwrap_or_default();
+                    self.0.push(comm.trim().to_string());
+                }
+            }
+        }
+        let config = MeasureConfig {
+            threads: Some(6),
+            interval_ns: 1_000_000,
+            duration_ns: Some(100_000_000),
+            window_ns: 10_000_000,
+            policy: Policy::Other,
+            lock_memory: false,
+            dma_latency_us: None,
+            ..Default::default()
+        };
+        let plan = Plan::build(config, &[0]).unwrap();
+        let mut names = Names(Vec::new());
+        let out = run(&plan, &mut names).unwrap();
+        let want: Vec<String> = (0..6).map(|i| format!("rtscope-m{i}")).collect();
+        assert_eq!(names.0, want);
+        assert_eq!(out.snapshot.threads.len(), 6);
+    }
 
     #[test]
     fn a_window_queue_holds_thirty_seconds_within_its_bounds() {

@@ -26,7 +26,12 @@ pub struct ThreadCtx {
     pub deadline: Option<DeadlineParams>,
     pub timer: TimerMethod,
     pub clock: Clock,
-    pub shared: Arc<SharedStats>,
+    /// The first late floor of the thread's [`SharedStats`], which the
+    /// thread itself allocates once it runs on its CPU (so that on a NUMA
+    /// machine its histogram, written at every wake-up, is on the CPU's
+    /// own node: memory is placed where it is first touched, and mlockall
+    /// touches it as it is allocated).
+    pub late_floor: u64,
     pub windows: rtrb::Producer<WindowStat>,
     pub window_ns: u64,
     pub warmup_periods: u64,
@@ -34,7 +39,7 @@ pub struct ThreadCtx {
     pub correct: bool,
     pub break_ns: Option<u64>,
     pub tracemark: Option<Arc<TraceMark>>,
-    /// Wake-ups at least `shared.late_floor()` late go here (for
+    /// Wake-ups at least the shared stats' `late_floor()` late go here (for
     /// explaining, and the control thread's table of exceedances).
     pub late: rtrb::Producer<LateWakeup>,
 }
@@ -103,7 +108,11 @@ pub enum SetupStep {
 }
 
 pub enum SetupMsg {
-    Ready,
+    /// Set up on its CPU; the stats it allocated there.
+    Ready {
+        index: usize,
+        shared: Arc<SharedStats>,
+    },
     Failed {
         index: usize,
         step: SetupStep,
@@ -148,7 +157,9 @@ impl TraceMark {
     }
 }
 
-fn setup(ctx: &ThreadCtx) -> Result<Waiter, (SetupStep, io::Error)> {
+/// The thread's set-up, on its CPU: its [`SharedStats`] allocated there,
+/// its stack and histogram touched, its timer made.
+fn setup(ctx: &ThreadCtx) -> Result<(Waiter, Arc<SharedStats>), (SetupStep, io::Error)> {
     // Control signals go to the control thread, never here.
     let _ = signal::control_signals().block();
     if let Some(cpu) = ctx.plan.cpu {
@@ -163,26 +174,22 @@ fn setup(ctx: &ThreadCtx) -> Result<Waiter, (SetupStep, io::Error)> {
         p => sched::set_scheduler_current(p.into(), ctx.plan.priority),
     };
     sched_result.map_err(|e| (SetupStep::Scheduler, e))?;
+    let shared = Arc::new(SharedStats::new());
+    shared.set_late_floor(ctx.late_floor);
+    shared.tid.store(sched::gettid(), Relaxed);
     mem::prefault_stack();
-    ctx.shared.prefault();
-    Waiter::new(ctx.timer, ctx.clock, sched::gettid()).map_err(|e| (SetupStep::Timer, e))
+    shared.prefault();
+    let waiter =
+        Waiter::new(ctx.timer, ctx.clock, sched::gettid()).map_err(|e| (SetupStep::Timer, e))?;
+    Ok((waiter, shared))
 }
 
 /// Body of a measuring thread. Reports readiness on `ready`, waits at the
 /// gate, measures, and returns how the loop ended; marks itself done
 /// however it ends.
 pub fn thread_main(ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>) -> LoopEnd {
-    let shared = Arc::clone(&ctx.shared);
-    let end = run_thread(ctx, gate, ready);
-    shared.done.store(true, SeqCst);
-    end
-}
-
-fn run_thread(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>) -> LoopEnd {
     let index = ctx.plan.index;
-    let tid = sched::gettid();
-    ctx.shared.tid.store(tid, Relaxed);
-    let mut waiter = match setup(&ctx) {
+    let (waiter, shared) = match setup(&ctx) {
         Ok(w) => w,
         Err((step, error)) => {
             let _ = ready.send(SetupMsg::Failed { index, step, error });
@@ -190,8 +197,23 @@ fn run_thread(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>
             return LoopEnd::NotStarted;
         }
     };
+    let end = run_thread(ctx, &shared, waiter, gate, ready);
+    shared.done.store(true, SeqCst);
+    end
+}
+
+fn run_thread(
+    mut ctx: ThreadCtx,
+    shared: &Arc<SharedStats>,
+    mut waiter: Waiter,
+    gate: Arc<Gate>,
+    ready: mpsc::Sender<SetupMsg>,
+) -> LoopEnd {
     let mut acc = WindowAcc::new();
-    let _ = ready.send(SetupMsg::Ready);
+    let _ = ready.send(SetupMsg::Ready {
+        index: ctx.plan.index,
+        shared: Arc::clone(shared),
+    });
     drop(ready);
     gate.wait();
     if gate.abort.load(SeqCst) {
@@ -212,12 +234,21 @@ fn run_thread(mut ctx: ThreadCtx, gate: Arc<Gate>, ready: mpsc::Sender<SetupMsg>
         .end_ns
         .load(SeqCst)
         .saturating_add(t0.saturating_sub(planned_t0));
-    let end = measure_loop(&mut ctx, &mut waiter, &mut acc, &gate, first, t0, end);
+    let end = measure_loop(
+        &mut ctx,
+        shared,
+        &mut waiter,
+        &mut acc,
+        &gate,
+        first,
+        t0,
+        end,
+    );
     waiter.stop();
     if let Some(last) = acc.finish()
         && ctx.windows.push(last).is_err()
     {
-        ctx.shared.record_dropped_window();
+        shared.record_dropped_window();
     }
     end
 }
@@ -238,8 +269,10 @@ fn push_or_count<T>(q: &mut rtrb::Producer<T>, item: T, dropped: impl FnOnce()) 
 // function so that what runs every period can be read, and proven, in
 // one place.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn measure_loop(
     ctx: &mut ThreadCtx,
+    shared: &SharedStats,
     waiter: &mut Waiter,
     acc: &mut WindowAcc,
     gate: &Gate,
@@ -254,7 +287,6 @@ fn measure_loop(
     let clock = ctx.clock;
     let correct = ctx.correct;
     let window_ns = ctx.window_ns;
-    let shared = &*ctx.shared;
     let mut period: u64 = 0;
     let mut deadline = first;
     let mut wakeups: u64 = 0;
