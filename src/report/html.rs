@@ -1182,6 +1182,7 @@ mod tests {
             min_khz: Some(800_000),
             max_khz: Some(3_600_000),
             idle_states: vec![idle("POLL", 0, false), idle("C1", 2, disabled)],
+            ..Default::default()
         };
         r.fingerprint.cpus = vec![cpu(0, false), cpu(1, false), cpu(2, true)];
         let load = load(&r);
