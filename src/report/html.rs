@@ -957,8 +957,8 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
     let has_hist = rec.threads.iter().any(|t| !t.histogram.buckets.is_empty());
     if has_hist {
         let many = if rec.threads.len() > data::MAX_THREAD_CURVES {
-            " With this many CPUs, all of them together and the CPUs with the highest and \
-             lowest maximum are drawn; the table above has every CPU."
+            " With this many threads, all of them together and the 8 worst (by max, then \
+             p99) are drawn, the others as one grey range; the heat strip above has every one."
         } else {
             ""
         };
@@ -992,7 +992,10 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
             }
         }
         if rec.threads.len() > data::MAX_THREAD_CURVES {
-            caption.push_str("; with this many CPUs, the extremes over all CPUs are shown");
+            caption.push_str(
+                "; with this many threads, the maximum of the 8 worst (by max, then p99), and \
+                 the others' maxima as one grey range",
+            );
         }
         if !t.bands.is_empty() {
             caption.push_str("; strips above the chart: when each part of the load was on");
@@ -1507,7 +1510,7 @@ mod tests {
             want.push("all".into());
             assert_eq!(thread_cells(&html), want, "{n} threads");
             assert!(!html.contains("<details"), "{n} threads: nothing folded");
-            assert!(!html.contains("the other "), "{n} threads");
+            assert!(!html.contains("class=\"others\""), "{n} threads");
             let strips = html.matches("<svg id=\"run-1-heat\"").count();
             assert_eq!(strips, usize::from(n > 8), "{n} threads");
         }
