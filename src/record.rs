@@ -868,6 +868,28 @@ pub struct FingerprintCpu {
     pub max_khz: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub idle_states: Vec<FingerprintIdleState>,
+    /// The core within its package (`topology/core_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_id: Option<u32>,
+    /// The package, or socket (`topology/physical_package_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_id: Option<u32>,
+    /// The NUMA node (none on a kernel without NUMA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<u32>,
+    /// The hardware threads of this CPU's core, itself included (kernel
+    /// list, e.g. "5,69").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smt_siblings: Option<String>,
+}
+
+impl FingerprintCpu {
+    /// Where the CPU sits, fields a comparison leaves out: records
+    /// written before they existed would otherwise differ from newer
+    /// ones of the same machine, which `cpu_model`, `cpus_online` and
+    /// `smt` already tell apart.
+    pub const PLACE: &'static [&'static str] =
+        &["core_id", "package_id", "numa_node", "smt_siblings"];
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -909,13 +931,20 @@ impl Fingerprint {
         out
     }
 
-    /// The comparable part: every flattened field except [`Self::NOT_COMPARED`].
+    /// The comparable part: every flattened field except
+    /// [`Self::NOT_COMPARED`] and where each CPU sits
+    /// ([`FingerprintCpu::PLACE`]).
     pub fn comparable(&self) -> BTreeMap<String, String> {
         let mut f = self.flatten();
         f.retain(|k, _| {
-            !Self::NOT_COMPARED
-                .iter()
-                .any(|n| k == n || k.starts_with(&format!("{n}.")))
+            let place = k
+                .strip_prefix("cpus.")
+                .and_then(|r| r.split_once('.'))
+                .is_some_and(|(_, field)| FingerprintCpu::PLACE.contains(&field));
+            !place
+                && !Self::NOT_COMPARED
+                    .iter()
+                    .any(|n| k == n || k.starts_with(&format!("{n}.")))
         });
         f
     }

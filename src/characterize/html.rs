@@ -77,6 +77,7 @@ pub fn noise_figures(c: &Characterization) -> Option<(Figure, Figure)> {
         },
         series,
         bands: Vec::new(),
+        areas: Vec::new(),
     };
     Some((hist, over_time))
 }

@@ -19,7 +19,7 @@ use super::{NamedRun, fairness, known, why_svg};
 use crate::explain::{Completeness, Explanation};
 use crate::histogram::HistogramError;
 use crate::record::{METRICS, Quantity, RunRecord, ThreadRecord, Unknowable};
-use crate::text::num;
+use crate::text::{num, rank};
 use crate::units::{fmt_unix_utc, us_cell_f, us1};
 use serde::Serialize;
 use thiserror::Error;
@@ -96,6 +96,10 @@ struct RunView {
     facts: Vec<Pair>,
     verdict: VerdictView,
     summary: Table,
+    /// With many threads, every thread's row, folded.
+    every: Option<Table>,
+    /// With many threads, the heat strip of every thread.
+    heat: Option<FigureView>,
     figures: Vec<FigureView>,
     missing: Vec<String>,
     warnings: Vec<String>,
@@ -165,55 +169,179 @@ const HIST_CAPTION: &str = "Latency histogram on log scales, as cyclictest's 1 �
 const EXCEEDANCE_CAPTION: &str = "Exceedance: the share of periods later than x. It shows the \
     tail honestly, down to one sample in N (the lowest step); the dot marks the maximum.";
 
-fn summary_table(run: &RunRecord) -> Table {
-    let head: Vec<String> = ["thread", "CPU", "policy", "interval", "count"]
+/// The cells of a thread's (or all threads') statistics: count, the
+/// metrics, missed periods.
+fn stat_cells(run: &RunRecord, s: &crate::record::LatencyStats) -> Vec<String> {
+    let mut out = vec![num::count(s.samples)];
+    out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
+    out.push(known(run, Unknowable::MissedPeriods, || {
+        num::count(s.missed_periods)
+    }));
+    out
+}
+
+fn summary_head() -> Vec<String> {
+    ["thread", "CPU", "policy", "interval", "count"]
         .into_iter()
         .chain(METRICS)
         .chain(["missed"])
         .map(str::to_string)
-        .collect();
-    let cells = |s: &crate::record::LatencyStats| {
-        let mut out = vec![num::count(s.samples)];
-        out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
-        out.push(known(run, Unknowable::MissedPeriods, || {
-            num::count(s.missed_periods)
-        }));
-        out
-    };
-    let mut rows = Vec::new();
-    for t in &run.threads {
-        let mut r = vec![
-            t.index.to_string(),
-            t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-            format!(
-                "{} {}",
-                t.policy,
-                known(run, Unknowable::Priority, || t.priority.to_string())
-            ),
-            if t.interval_ns > 0 || run.knows(Unknowable::Interval) {
-                num::period(t.interval_ns)
-            } else {
-                "unknown".into()
-            },
-        ];
-        r.extend(cells(&t.stats));
-        rows.push(TableRow::plain(r));
-    }
+        .collect()
+}
+
+fn thread_row(run: &RunRecord, t: &ThreadRecord) -> TableRow {
+    let mut r = vec![
+        t.index.to_string(),
+        t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+        format!(
+            "{} {}",
+            t.policy,
+            known(run, Unknowable::Priority, || t.priority.to_string())
+        ),
+        if t.interval_ns > 0 || run.knows(Unknowable::Interval) {
+            num::period(t.interval_ns)
+        } else {
+            "unknown".into()
+        },
+    ];
+    r.extend(stat_cells(run, &t.stats));
+    TableRow::plain(r)
+}
+
+fn all_row(run: &RunRecord) -> TableRow {
+    let mut r = vec!["all".into(), String::new(), String::new(), String::new()];
+    r.extend(stat_cells(run, &run.overall));
+    let mut row = TableRow::plain(r);
+    row.class = "total".into();
+    row
+}
+
+const SUMMARY_CAPTION: &str = "Wake-up latency per thread, in microseconds (µs). count: periods \
+    recorded; missed: periods that began before the thread woke for an earlier one (no wake-up \
+    of their own).";
+
+/// Every thread in thread order, and all of them together.
+fn summary_table(run: &RunRecord) -> Table {
+    let mut rows: Vec<TableRow> = run.threads.iter().map(|t| thread_row(run, t)).collect();
     if run.threads.len() > 1 {
-        let mut r = vec!["all".into(), String::new(), String::new(), String::new()];
-        r.extend(cells(&run.overall));
-        let mut row = TableRow::plain(r);
-        row.class = "total".into();
-        rows.push(row);
+        rows.push(all_row(run));
     }
     Table {
-        caption: "Wake-up latency per thread, in microseconds (µs). count: periods recorded; \
-                  missed: periods that began before the thread woke for an earlier one (no \
-                  wake-up of their own)."
-            .into(),
-        head,
+        caption: SUMMARY_CAPTION.into(),
+        head: summary_head(),
         rows,
         numeric_from: 4,
+    }
+}
+
+/// `lo–hi` in µs, or one value when they agree.
+fn us_range(r: Option<(u64, u64)>) -> String {
+    match r {
+        Some((lo, hi)) if lo == hi => us1(hi),
+        Some((lo, hi)) => format!("{}–{}", us1(lo), us1(hi)),
+        None => "-".into(),
+    }
+}
+
+/// The row of the threads a ranked table leaves out: how many, on which
+/// CPUs (a compact list), their periods, and the range of their p99 and
+/// max.
+fn others_row(run: &RunRecord, others: &[usize]) -> TableRow {
+    let threads: Vec<&ThreadRecord> = others.iter().map(|i| &run.threads[*i]).collect();
+    let cpus: Vec<usize> = threads
+        .iter()
+        .filter_map(|t| t.cpu.map(|c| c as usize))
+        .collect();
+    let mut r = vec![
+        format!("the other {}", threads.len()),
+        crate::units::format_cpu_list(&cpus),
+        String::new(),
+        String::new(),
+        num::count(threads.iter().map(|t| t.stats.samples).sum()),
+    ];
+    r.extend(METRICS.iter().map(|m| match *m {
+        "p99" => us_range(rank::range(threads.iter().map(|t| t.stats.p99_ns))),
+        "max" => us_range(rank::range(threads.iter().map(|t| t.stats.max_ns))),
+        _ => String::new(),
+    }));
+    r.push(String::new());
+    let mut row = TableRow::plain(r);
+    row.class = "others".into();
+    row
+}
+
+/// The per-CPU view of a run: the table (above [`rank::MANY_THREADS`]
+/// threads, the [`rank::WORST_ROWS`] worst, a row for the others and the
+/// all row, with the full table to fold), and above
+/// [`data::MAX_THREAD_CURVES`] threads, where the figures stop drawing
+/// each thread, the heat strip that shows every one.
+struct PerCpu {
+    table: Table,
+    every: Option<Table>,
+    heat: Option<FigureView>,
+}
+
+fn per_cpu(run: &RunRecord, anchor: &str) -> PerCpu {
+    let n = run.threads.len();
+    let ranked = super::summary::ranked(run);
+    let heat = (n > data::MAX_THREAD_CURVES).then(|| {
+        let mut ranks = vec![0; n];
+        for (r, i) in ranked.iter().enumerate() {
+            ranks[*i] = r;
+        }
+        let grouped = run
+            .fingerprint
+            .cpus
+            .iter()
+            .any(|c| c.numa_node.is_some() || c.core_id.is_some());
+        FigureView {
+            id: format!("{anchor}-heat"),
+            svg: super::heat_svg::strip(run, &format!("{anchor}-heat"), &ranks, rank::WORST_ROWS),
+            caption: format!(
+                "Every thread at a glance: one row per thread{}, its {} on one logarithmic \
+                 colour scale (darker is later; hover a cell for its value). The {} worst \
+                 threads, by max then p99, are numbered on the right.",
+                if grouped {
+                    ", grouped by NUMA node and package and ordered by core as the system \
+                     fingerprint places its CPUs"
+                } else {
+                    " in CPU order"
+                },
+                super::heat_svg::COLUMNS.join(", "),
+                rank::WORST_ROWS.min(n)
+            ),
+        }
+    });
+    if !rank::Rows::Fit.summarises(n) {
+        return PerCpu {
+            table: summary_table(run),
+            every: None,
+            heat,
+        };
+    }
+    let (worst, others) = ranked.split_at(rank::WORST_ROWS.min(n));
+    let mut rows: Vec<TableRow> = worst
+        .iter()
+        .map(|i| thread_row(run, &run.threads[*i]))
+        .collect();
+    rows.push(others_row(run, others));
+    rows.push(all_row(run));
+    let mut every = summary_table(run);
+    every.caption = format!("Every thread, in thread order. {SUMMARY_CAPTION}");
+    PerCpu {
+        table: Table {
+            caption: format!(
+                "The {} worst of {n} threads, ranked by max then p99, then the others in one \
+                 row (their CPUs, and the range of their p99 and max) and all threads \
+                 together; every thread is in the table folded below. {SUMMARY_CAPTION}",
+                worst.len()
+            ),
+            head: summary_head(),
+            rows,
+            numeric_from: 4,
+        },
+        every: Some(every),
+        heat,
     }
 }
 
@@ -546,14 +674,7 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
             ),
         ),
         pair("timer", format!("{} on the {} clock", o.timer, o.clock)),
-        pair(
-            "CPUs",
-            o.cpus
-                .iter()
-                .map(|c| c.map(|c| c.to_string()).unwrap_or_else(|| "any".into()))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
+        pair("CPUs", cpus_line(&o.cpus)),
         pair("warm-up", num::duration(o.warmup_ns)),
         pair(
             "window",
@@ -601,6 +722,33 @@ fn setup(rec: &RunRecord) -> Vec<Pair> {
         ));
     }
     out
+}
+
+/// The threads' CPUs as a compact list (`0-3,8,10-127`), with how many
+/// threads when several share a CPU and how many were not pinned.
+fn cpus_line(cpus: &[Option<u32>]) -> String {
+    let pinned: Vec<usize> = cpus.iter().flatten().map(|c| *c as usize).collect();
+    let free = cpus.len() - pinned.len();
+    let list = crate::units::format_cpu_list(&pinned);
+    let mut distinct = pinned.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut out = Vec::new();
+    if !pinned.is_empty() {
+        out.push(if distinct.len() < pinned.len() {
+            format!("{list} ({} threads)", pinned.len())
+        } else {
+            list
+        });
+    }
+    if free > 0 {
+        out.push(if free == cpus.len() && free == 1 {
+            "any".into()
+        } else {
+            format!("any ({})", num::counted(free as u64, "thread", "threads"))
+        });
+    }
+    out.join(", ")
 }
 
 fn load(rec: &RunRecord) -> Vec<Pair> {
@@ -809,8 +957,8 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
     let has_hist = rec.threads.iter().any(|t| !t.histogram.buckets.is_empty());
     if has_hist {
         let many = if rec.threads.len() > data::MAX_THREAD_CURVES {
-            " With this many CPUs, all of them together and the CPUs with the highest and \
-             lowest maximum are drawn; the table above has every CPU."
+            " With this many threads, all of them together and the 8 worst (by max, then \
+             p99) are drawn, the others as one grey range; the heat strip above has every one."
         } else {
             ""
         };
@@ -844,7 +992,10 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
             }
         }
         if rec.threads.len() > data::MAX_THREAD_CURVES {
-            caption.push_str("; with this many CPUs, the extremes over all CPUs are shown");
+            caption.push_str(
+                "; with this many threads, the maximum of the 8 worst (by max, then p99), and \
+                 the others' maxima as one grey range",
+            );
         }
         if !t.bands.is_empty() {
             caption.push_str("; strips above the chart: when each part of the load was on");
@@ -853,12 +1004,15 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
         figures.push(figure(&t, &format!("{anchor}-timeline"), caption)?);
     }
     let why = why_view(&anchor, rec);
+    let per_cpu = per_cpu(rec, &anchor);
     Ok(RunView {
         anchor,
         name: r.name.clone(),
         facts: facts(r),
         verdict: verdict::verdict(rec).into(),
-        summary: summary_table(rec),
+        summary: per_cpu.table,
+        every: per_cpu.every,
+        heat: per_cpu.heat,
         figures,
         missing: missing(rec),
         warnings: rec.warnings.clone(),
@@ -1182,6 +1336,7 @@ mod tests {
             min_khz: Some(800_000),
             max_khz: Some(3_600_000),
             idle_states: vec![idle("POLL", 0, false), idle("C1", 2, disabled)],
+            ..Default::default()
         };
         r.fingerprint.cpus = vec![cpu(0, false), cpu(1, false), cpu(2, true)];
         let load = load(&r);
@@ -1300,6 +1455,165 @@ mod tests {
         x.timeline[0].what = "<img src=x> runs".into();
         let html = render(&name_runs(vec![("a.json".into(), r)]), None).unwrap();
         assert!(!html.contains("<img"), "escaped everywhere");
+    }
+
+    /// `n` threads on CPUs 0..n, thread i's max 10 µs + i ns, but thread
+    /// `n * 3 / 5` reaches 900 µs: the bad CPU to find.
+    fn many(n: usize) -> RunRecord {
+        let bad = n * 3 / 5;
+        let threads: Vec<Vec<u64>> = (0..n)
+            .map(|i| {
+                let mut v = vec![2_000 + i as u64; 100];
+                v.push(10_000 + i as u64);
+                if i == bad {
+                    v.push(900_000);
+                }
+                v
+            })
+            .collect();
+        synthetic(&threads)
+    }
+
+    /// The page without its folded `<details>` parts.
+    fn unfolded(html: &str) -> String {
+        let mut out = String::new();
+        let mut rest = html;
+        while let Some(a) = rest.find("<details") {
+            out.push_str(&rest[..a]);
+            let b = rest[a..].find("</details>").expect("closed") + a;
+            rest = &rest[b + "</details>".len()..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The thread cells (first column) of the per-thread table's rows.
+    fn thread_cells(html: &str) -> Vec<String> {
+        let at = html.find("<h3>Latency per CPU</h3>").expect("the table");
+        let table = &html[at..at + html[at..].find("</table>").unwrap()];
+        table
+            .split("<tr")
+            .skip(2)
+            .map(|r| {
+                let c = &r[r.find("<td").unwrap()..];
+                let c = &c[c.find('>').unwrap() + 1..];
+                c[..c.find("</td>").unwrap()].to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn few_threads_keep_the_table_in_thread_order_without_a_strip() {
+        for n in [2, 16] {
+            let html = render(&name_runs(vec![("a.json".into(), many(n))]), None).unwrap();
+            let mut want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            want.push("all".into());
+            assert_eq!(thread_cells(&html), want, "{n} threads");
+            assert!(!html.contains("<details"), "{n} threads: nothing folded");
+            assert!(!html.contains("class=\"others\""), "{n} threads");
+            let strips = html.matches("<svg id=\"run-1-heat\"").count();
+            assert_eq!(strips, usize::from(n > 8), "{n} threads");
+        }
+        let html = render(&name_runs(vec![("a.json".into(), many(2))]), None).unwrap();
+        assert!(html.contains("by 2 threads on CPUs 0-1,"), "the evidence");
+        assert!(html.contains("<dt>CPUs</dt><dd>0-1</dd>"));
+        // 16 threads: one strip row per thread.
+        let html = render(&name_runs(vec![("a.json".into(), many(16))]), None).unwrap();
+        assert_eq!(html.matches("<g class=\"row\">").count(), 16);
+    }
+
+    #[test]
+    fn many_threads_rank_the_worst_fold_the_rest_and_strip_every_one() {
+        let html = render(&name_runs(vec![("a.json".into(), many(128))]), None).unwrap();
+        let cells = thread_cells(&html);
+        // The bad thread first, then the highest max of the others.
+        assert_eq!(
+            cells,
+            [
+                "76",
+                "127",
+                "126",
+                "125",
+                "124",
+                "123",
+                "122",
+                "121",
+                "the other 120",
+                "all"
+            ]
+        );
+        let others = &html[html.find("<tr class=\"others\">").unwrap()..];
+        let others = &others[..others.find("</tr>").unwrap()];
+        assert!(
+            others.contains("<td class=\"\">0-75,77-120</td>"),
+            "{others}"
+        );
+        assert!(others.contains(">10.0–10.1</td>"), "max range: {others}");
+        // Outside <details>, at most ~20 per-thread rows.
+        let top = unfolded(&html);
+        let shown = thread_cells(&top);
+        assert_eq!(shown.len(), 10, "{shown:?}");
+        assert!(shown.len() <= 20);
+        // Folded: every thread and the all row, in thread order.
+        let every = &html[html.find("<details class=\"every\">").unwrap()..];
+        let every = &every[..every.find("</details>").unwrap()];
+        assert!(every.contains("<summary>Every thread (128), in thread order</summary>"));
+        assert_eq!(
+            every.matches("<tr>").count() + every.matches("<tr class").count(),
+            130
+        );
+        // The strip: 128 rows, a title on every cell, the worst named.
+        let strip = &html[html.find("<svg id=\"run-1-heat\"").unwrap()..];
+        let strip = &strip[..strip.find("</svg>").unwrap()];
+        assert_eq!(strip.matches("<g class=\"row\">").count(), 128);
+        assert_eq!(
+            strip.matches("<rect").count(),
+            128 * 5 + 11,
+            "cells and legend"
+        );
+        assert!(strip.contains("<title>CPU 76, max: 900 µs</title>"));
+        assert!(strip.contains(">#1 900 µs</text>"));
+        assert!(strip.contains(">unknown</text>"), "the legend");
+        // The evidence and set-up name the CPUs compactly.
+        assert!(html.contains("by 128 threads on CPUs 0-127,"));
+        assert!(!html.contains("CPU 0, 1, 2"));
+        // Nothing wider than the page: the strip shrinks, no fixed widths.
+        assert!(html.contains("svg.heat { display: block; max-width: 100%;"));
+        assert!(!html.contains("min-width: 1"), "no fixed wide width");
+    }
+
+    #[test]
+    fn the_strip_groups_cpus_by_node_and_core_where_the_fingerprint_says() {
+        use crate::record::FingerprintCpu;
+        let mut r = many(32);
+        // Two nodes of 8 cores with 2 threads each: CPU c and c+16 share
+        // core c % 8 of node (c % 16) / 8.
+        r.fingerprint.cpus = (0..32u32)
+            .map(|c| FingerprintCpu {
+                cpu: c,
+                core_id: Some(c % 8),
+                package_id: Some((c % 16) / 8),
+                numa_node: Some((c % 16) / 8),
+                smt_siblings: Some(format!("{},{}", c % 16, c % 16 + 16)),
+                ..Default::default()
+            })
+            .collect();
+        let html = render(&name_runs(vec![("a.json".into(), r)]), None).unwrap();
+        let strip = &html[html.find("<svg id=\"run-1-heat\"").unwrap()..];
+        let strip = &strip[..strip.find("</svg>").unwrap()];
+        let a = strip
+            .find("NUMA node 0, package 0 (CPUs 0-7,16-23)")
+            .unwrap();
+        let b = strip
+            .find("NUMA node 1, package 1 (CPUs 8-15,24-31)")
+            .unwrap();
+        assert!(a < b);
+        // Siblings side by side: CPU 0 then CPU 16 on core 0.
+        let c0 = strip.find(">CPU 0 (core 0)<").unwrap();
+        let c16 = strip.find(">CPU 16 (core 0)<").unwrap();
+        let c1 = strip.find(">CPU 1 (core 1)<").unwrap();
+        assert!(a < c0 && c0 < c16 && c16 < c1 && c1 < b);
+        assert!(html.contains("grouped by NUMA node"));
     }
 
     fn only_svg_namespace(html: &str) -> bool {

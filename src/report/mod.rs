@@ -7,6 +7,7 @@ pub mod compare;
 pub mod csv;
 pub mod exceedances;
 pub mod fairness;
+pub mod heat_svg;
 pub mod histfile;
 pub mod html;
 pub mod monitor;

@@ -95,6 +95,7 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
         },
         series,
         bands: Vec::new(),
+        areas: Vec::new(),
     })
 }
 

@@ -41,15 +41,17 @@ fn missed_unknown(run: &RunRecord) -> &'static str {
 /// The threads of `run`, worst first: by max, then p99, then p99.9
 /// (highest first), ties in thread order.
 pub fn worst_first(run: &RunRecord) -> Vec<&ThreadRecord> {
+    ranked(run).into_iter().map(|i| &run.threads[i]).collect()
+}
+
+/// The positions in `run.threads` of [`worst_first`]'s order.
+pub fn ranked(run: &RunRecord) -> Vec<usize> {
     let keys: Vec<_> = run
         .threads
         .iter()
         .map(|t| (t.stats.max_ns, t.stats.p99_ns, t.stats.p999_ns))
         .collect();
     rank::worst_first(&keys)
-        .into_iter()
-        .map(|i| &run.threads[i])
-        .collect()
 }
 
 /// The summary table of `run` (latencies in µs), the worst threads only

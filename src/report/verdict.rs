@@ -569,11 +569,13 @@ pub fn overflow_text(run: &RunRecord) -> Option<String> {
 /// CPUs, interval, policy and priority.
 fn what_was_measured(run: &RunRecord) -> String {
     let s = &run.overall;
-    let cpus: Vec<String> = run
+    // A compact list (`0-127`): 128 threads are not 128 numbers.
+    let cpus: Vec<usize> = run
         .threads
         .iter()
-        .filter_map(|t| t.cpu.map(|c| c.to_string()))
+        .filter_map(|t| t.cpu.map(|c| c as usize))
         .collect();
+    let list = crate::units::format_cpu_list(&cpus);
     format!(
         "{} periods measured over {} by {} thread{}{}, every {}, policy {} priority {}.",
         num::count(s.samples),
@@ -587,7 +589,10 @@ fn what_was_measured(run: &RunRecord) -> String {
         if cpus.is_empty() {
             String::new()
         } else {
-            format!(" on CPU {}", cpus.join(", "))
+            format!(
+                " on CPU{} {list}",
+                if list.contains([',', '-']) { "s" } else { "" }
+            )
         },
         known(run, Unknowable::Interval, || num::period(
             run.options.interval_ns

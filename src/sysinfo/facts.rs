@@ -27,6 +27,8 @@ pub struct CpuFacts {
     pub idle_states: Vec<IdleState>,
     /// Hardware threads of this CPU's core, itself included.
     pub siblings: Vec<usize>,
+    /// Its core, package and NUMA node, where sysfs says.
+    pub place: topology::Place,
 }
 
 #[derive(Clone, Debug)]
@@ -83,6 +85,7 @@ impl Facts {
                 freq: cpufreq::cpufreq(root, c),
                 idle_states: cpuidle::states(root, c),
                 siblings: topology::siblings(root, c),
+                place: topology::place(root, c),
             })
             .collect();
         let board = board::board(root, &uname.machine);

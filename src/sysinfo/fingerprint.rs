@@ -126,6 +126,10 @@ fn cpu(c: &CpuFacts) -> FingerprintCpu {
                 disabled: s.disabled,
             })
             .collect(),
+        core_id: c.place.core_id.map(|v| v as u32),
+        package_id: c.place.package_id.map(|v| v as u32),
+        numa_node: c.place.numa_node.map(|v| v as u32),
+        smt_siblings: c.place.siblings.as_ref().map(|s| format_cpu_list(s)),
     }
 }
 
@@ -153,6 +157,7 @@ mod tests {
                 "CONFIG_HZ=1000\nCONFIG_HIGH_RES_TIMERS=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_RCU_BOOST=y\nCONFIG_RCU_NOCB_CPU=y\nCONFIG_PREEMPT_RCU=y\n".into(),
             ),
             ("/sys/devices/system/cpu/online".into(), "0-3\n".into()),
+            ("/sys/devices/system/node/node0/cpulist".into(), "0-3\n".into()),
             ("/sys/devices/system/cpu/nohz_full".into(), "2-3\n".into()),
             ("/sys/devices/system/cpu/smt/control".into(), "on\n".into()),
             ("/sys/devices/system/cpu/smt/active".into(), "1\n".into()),
@@ -167,6 +172,8 @@ mod tests {
             let d = format!("/sys/devices/system/cpu/cpu{cpu}");
             let sib = if cpu < 2 { "0-1" } else { "2-3" };
             files.push((format!("{d}/topology/thread_siblings_list"), sib.into()));
+            files.push((format!("{d}/topology/core_id"), format!("{}\n", cpu / 2)));
+            files.push((format!("{d}/topology/physical_package_id"), "0\n".into()));
             files.push((
                 format!("{d}/cpufreq/scaling_governor"),
                 "powersave\n".into(),
@@ -256,6 +263,32 @@ mod tests {
         let d = a.differences(&c);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].0, "cpus.2.governor");
+    }
+
+    #[test]
+    fn each_cpu_is_placed_but_its_place_is_not_compared() {
+        let t = rt_box();
+        let fp = take(&t.root());
+        let c3 = &fp.cpus[3];
+        assert_eq!(
+            (c3.core_id, c3.package_id, c3.numa_node),
+            (Some(1), Some(0), Some(0))
+        );
+        assert_eq!(c3.smt_siblings.as_deref(), Some("2-3"));
+        assert_eq!(fp.flatten()["cpus.3.smt_siblings"], "2-3");
+        // A record written before CPUs were placed compares equal.
+        let mut old = fp.clone();
+        for c in &mut old.cpus {
+            (c.core_id, c.package_id, c.numa_node, c.smt_siblings) = (None, None, None, None);
+        }
+        assert_eq!(fp.comparable_hash(), old.comparable_hash());
+        assert!(fp.differences(&old).is_empty());
+        // A tree that does not say leaves the fields out of the JSON.
+        let bare = FakeTree::new(&[("/sys/devices/system/cpu/online", "0\n")]);
+        let fp = take(&bare.root());
+        assert_eq!(fp.cpus.len(), 1);
+        let json = serde_json::to_string(&fp.cpus[0]).unwrap();
+        assert_eq!(json, r#"{"cpu":0}"#);
     }
 
     #[test]

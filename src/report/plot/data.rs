@@ -8,7 +8,7 @@
 //! run (classes widen, steps and windows are merged, keeping maxima), so
 //! a report of a day-long run on 64 CPUs stays small.
 
-use super::{Axis, Band, Figure, SUMMARY_COLOR, Scale, Series, Stroke, TimeUnit, Unit};
+use super::{Area, Axis, Band, Figure, SUMMARY_COLOR, Scale, Series, Stroke, TimeUnit, Unit};
 use crate::histogram::{Histogram, HistogramError, bucket_index, bucket_value};
 use crate::record::{RunRecord, ThreadRecord, WindowPoint, WindowSeries};
 use std::collections::BTreeMap;
@@ -20,9 +20,9 @@ const STEPS_PER_DECADE: f64 = 200.0;
 /// Points per timeline series, at most (windows are merged).
 const MAX_WINDOWS: usize = 1200;
 /// Above this many threads, figures of one run stop drawing a curve per
-/// thread (unreadable, and heavy): histograms and exceedance show all
-/// threads together with the threads of the highest and lowest maximum,
-/// timelines the extremes over all CPUs.
+/// thread (unreadable, and heavy): they draw the worst this many (by
+/// max, then p99) and the others as one shaded range, "the other N
+/// threads" (histograms and exceedance also all threads together).
 pub const MAX_THREAD_CURVES: usize = 8;
 
 /// How a thread is named in legends: `CPU 3`, or `thread 2` when not
@@ -148,7 +148,19 @@ fn class_series(name: String, color: usize, stroke: Stroke, h: &Histogram, w: u6
 }
 
 fn hist_figure(title: String, curves: Vec<(String, usize, Stroke, Histogram)>) -> Figure {
-    let hists: Vec<&Histogram> = curves.iter().map(|c| &c.3).collect();
+    hist_figure_with(title, curves, None).0
+}
+
+/// The figure of `curves`, its classes also keeping `shaded` (the
+/// merged histogram of a shaded range) under the point budget; with the
+/// class width, in ns.
+fn hist_figure_with(
+    title: String,
+    curves: Vec<(String, usize, Stroke, Histogram)>,
+    shaded: Option<&Histogram>,
+) -> (Figure, u64) {
+    let mut hists: Vec<&Histogram> = curves.iter().map(|c| &c.3).collect();
+    hists.extend(shaded);
     let w = class_width_ns(&hists);
     let series: Vec<Series> = curves
         .iter()
@@ -165,19 +177,23 @@ fn hist_figure(title: String, curves: Vec<(String, usize, Stroke, Histogram)>) -
     } else {
         format!("{} µs", w / 1000)
     };
-    Figure {
-        title,
-        x: latency_axis(lo, hi),
-        y: Axis {
-            title: format!("samples per {class} class (log scale)"),
-            scale: Scale::Log,
-            unit: Unit::Count,
-            min: 0.5,
-            max: decade_ceil(ymax),
+    (
+        Figure {
+            title,
+            x: latency_axis(lo, hi),
+            y: Axis {
+                title: format!("samples per {class} class (log scale)"),
+                scale: Scale::Log,
+                unit: Unit::Count,
+                min: 0.5,
+                max: decade_ceil(ymax),
+            },
+            series,
+            bands: vec![],
+            areas: vec![],
         },
-        series,
-        bands: vec![],
-    }
+        w,
+    )
 }
 
 fn min_max(it: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -188,34 +204,49 @@ fn min_max(it: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
         })
 }
 
-/// The threads a figure of one run draws, with their legend names: all of
-/// them up to [`MAX_THREAD_CURVES`], else the one with the highest and
-/// the one with the lowest maximum.
-fn drawn_threads(run: &RunRecord) -> Vec<(usize, String)> {
-    if run.threads.len() <= MAX_THREAD_CURVES {
-        return run
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (i, thread_name(run, t)))
-            .collect();
-    }
-    let key = |i: &usize| {
-        let s = &run.threads[*i].stats;
-        (
-            s.max_ns.unwrap_or(0),
-            s.p9999_ns.unwrap_or(0),
-            std::cmp::Reverse(*i),
-        )
-    };
-    let idx: Vec<usize> = (0..run.threads.len()).collect();
-    let worst = *idx.iter().max_by_key(|i| key(i)).expect("threads");
-    let best = *idx.iter().min_by_key(|i| key(i)).expect("threads");
+/// The threads a figure of one run draws, with their legend names, and
+/// the others it shades as one range: all of them up to
+/// [`MAX_THREAD_CURVES`], else the worst that many (by max, then p99,
+/// then p99.9).
+fn drawn_threads(run: &RunRecord) -> (Vec<(usize, String)>, Vec<usize>) {
     let name = |i: usize| thread_name(run, &run.threads[i]);
-    vec![
-        (worst, format!("{} (highest max)", name(worst))),
-        (best, format!("{} (lowest max)", name(best))),
-    ]
+    if run.threads.len() <= MAX_THREAD_CURVES {
+        return (
+            (0..run.threads.len()).map(|i| (i, name(i))).collect(),
+            vec![],
+        );
+    }
+    let keys: Vec<_> = run
+        .threads
+        .iter()
+        .map(|t| (t.stats.max_ns, t.stats.p99_ns, t.stats.p999_ns))
+        .collect();
+    let ranked = crate::text::rank::worst_first(&keys);
+    let (worst, others) = ranked.split_at(MAX_THREAD_CURVES);
+    (
+        worst.iter().map(|i| (*i, name(*i))).collect(),
+        others.to_vec(),
+    )
+}
+
+/// The legend name of the shaded range of `n` threads.
+fn others_name(n: usize) -> String {
+    format!("the other {n} threads")
+}
+
+/// Runs of `(x, lower, upper)` from per-key ranges, broken where keys
+/// are not consecutive.
+fn area_segments(points: impl Iterator<Item = (u64, f64, f64, f64)>) -> Vec<Vec<(f64, f64, f64)>> {
+    let mut segs: Vec<Vec<(f64, f64, f64)>> = Vec::new();
+    let mut prev: Option<u64> = None;
+    for (k, x, lo, hi) in points {
+        match (prev, segs.last_mut()) {
+            (Some(p), Some(seg)) if p + 1 == k => seg.push((x, lo, hi)),
+            _ => segs.push(vec![(x, lo, hi)]),
+        }
+        prev = Some(k);
+    }
+    segs
 }
 
 /// Latency histogram of one run, one curve per thread (beyond
@@ -223,8 +254,8 @@ fn drawn_threads(run: &RunRecord) -> Vec<(usize, String)> {
 /// highest and the lowest maximum).
 pub fn hist_run(run: &RunRecord, title: &str) -> Result<Figure, HistogramError> {
     let mut curves = Vec::new();
-    let drawn = drawn_threads(run);
-    if drawn.len() < run.threads.len() {
+    let (drawn, others) = drawn_threads(run);
+    if !others.is_empty() {
         curves.push((
             format!("all {} CPUs", run.threads.len()),
             SUMMARY_COLOR,
@@ -236,7 +267,35 @@ pub fn hist_run(run: &RunRecord, title: &str) -> Result<Figure, HistogramError> 
         let h = run.threads[i].histogram.to_histogram()?;
         curves.push((name, k, Stroke::Solid, h));
     }
-    Ok(hist_figure(title.into(), curves))
+    let rest = others
+        .iter()
+        .map(|i| run.threads[*i].histogram.to_histogram())
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut merged = Histogram::new(crate::histogram::LATENCY_SUB_BITS);
+    for h in &rest {
+        merged.merge(h);
+    }
+    let (mut fig, w) =
+        hist_figure_with(title.into(), curves, (!rest.is_empty()).then_some(&merged));
+    if !rest.is_empty() {
+        let per: Vec<BTreeMap<u64, Class>> = rest.iter().map(|h| classes(h, w)).collect();
+        let keys: std::collections::BTreeSet<u64> =
+            per.iter().flat_map(|c| c.keys().copied()).collect();
+        let w_us = w as f64 / 1e3;
+        let floor = fig.y.min;
+        let points = keys.into_iter().map(|k| {
+            let counts = per.iter().map(|c| c.get(&k).map_or(0, |c| c.count));
+            let (lo, hi) = counts.fold((u64::MAX, 0), |(a, b), v| (a.min(v), b.max(v)));
+            let x = (k as f64 + 0.5) * w_us;
+            (k, x, (lo as f64).max(floor), hi as f64)
+        });
+        fig.areas.push(Area {
+            name: others_name(rest.len()),
+            color: SUMMARY_COLOR,
+            segments: area_segments(points),
+        });
+    }
+    Ok(fig)
 }
 
 /// Latency histograms of several runs (all threads of each), overlaid.
@@ -368,6 +427,7 @@ fn exceedance_figure(title: String, curves: Vec<ExceedanceCurve>) -> Figure {
         },
         series,
         bands: vec![],
+        areas: vec![],
     }
 }
 
@@ -376,7 +436,8 @@ fn exceedance_figure(title: String, curves: Vec<ExceedanceCurve>) -> Figure {
 /// together in bold when there are several.
 pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, HistogramError> {
     let mut curves = Vec::new();
-    for (k, (i, name)) in drawn_threads(run).into_iter().enumerate() {
+    let (drawn, others) = drawn_threads(run);
+    for (k, (i, name)) in drawn.into_iter().enumerate() {
         let t = &run.threads[i];
         curves.push(ExceedanceCurve {
             name,
@@ -395,7 +456,43 @@ pub fn exceedance_run(run: &RunRecord, title: &str) -> Result<Figure, HistogramE
             Stroke::Bold,
         )?);
     }
-    Ok(exceedance_figure(title.into(), curves))
+    let mut fig = exceedance_figure(title.into(), curves);
+    if !others.is_empty() {
+        fig.areas.push(exceedance_area(run, &others, &fig)?);
+    }
+    Ok(fig)
+}
+
+/// The range of P(latency > x) across `others`, on a grid of
+/// [`STEPS_PER_DECADE`] points a decade over the figure's x axis; a
+/// share of 0 is drawn at the figure's floor.
+fn exceedance_area(
+    run: &RunRecord,
+    others: &[usize],
+    fig: &Figure,
+) -> Result<Area, HistogramError> {
+    let hists = others
+        .iter()
+        .map(|i| run.threads[*i].histogram.to_histogram())
+        .collect::<Result<Vec<_>, _>>()?;
+    let (lo_us, hi_us) = (fig.x.min, fig.x.max);
+    let steps = ((hi_us / lo_us).log10() * STEPS_PER_DECADE).ceil().max(1.0) as u64;
+    let floor = fig.y.min;
+    let points = (0..=steps).filter_map(|k| {
+        let x = lo_us * 10f64.powf(k as f64 / STEPS_PER_DECADE);
+        let ns = (x * 1e3) as u64;
+        let shares = hists
+            .iter()
+            .filter(|h| h.total() > 0)
+            .map(|h| h.count_above(ns) as f64 / h.total() as f64);
+        let (lo, hi) = shares.fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p), b.max(p)));
+        (hi > 0.0).then(|| (k, x, lo.max(floor), hi))
+    });
+    Ok(Area {
+        name: others_name(others.len()),
+        color: SUMMARY_COLOR,
+        segments: area_segments(points),
+    })
 }
 
 /// Exceedance of several runs (all threads of each), overlaid.
@@ -562,6 +659,7 @@ fn timeline_figure(
         y: latency_axis(lo, hi),
         series,
         bands,
+        areas: vec![],
     }
 }
 
@@ -638,33 +736,65 @@ pub fn timeline_run(run: &RunRecord, title: &str) -> Option<Figure> {
                 unit,
             ));
         }
-    } else {
-        let all = combine_threads(&per_thread);
-        series.push(series_of(
-            "max of all CPUs".into(),
-            0,
-            Stroke::Solid,
-            &all,
-            |p| p.max_ns,
-            unit,
-        ));
-        series.push(series_of(
-            "highest p99 of a CPU".into(),
-            0,
-            Stroke::Dashed,
-            &all,
-            |p| p.p99_ns,
-            unit,
-        ));
+    }
+    let mut areas = Vec::new();
+    if with_windows.len() > MAX_THREAD_CURVES {
+        // The worst threads' max per window, and the others' range.
+        let (drawn, _) = drawn_threads(run);
+        let pos = |i: usize| {
+            with_windows
+                .iter()
+                .position(|t| std::ptr::eq(*t, &run.threads[i]))
+        };
+        let mut shown = Vec::new();
+        for (k, (i, name)) in drawn.into_iter().enumerate() {
+            if let Some(p) = pos(i) {
+                shown.push(p);
+                series.push(series_of(
+                    format!("{name} max"),
+                    k,
+                    Stroke::Solid,
+                    &per_thread[p],
+                    |p| p.max_ns,
+                    unit,
+                ));
+            }
+        }
+        let rest: Vec<&Vec<(f64, Option<WindowPoint>)>> = (0..per_thread.len())
+            .filter(|p| !shown.contains(p))
+            .map(|p| &per_thread[p])
+            .collect();
+        let len = rest.iter().map(|r| r.len()).max().unwrap_or(0);
+        let points = (0..len).filter_map(|w| {
+            let maxima = rest
+                .iter()
+                .filter_map(|r| r.get(w).and_then(|(_, p)| p.as_ref().map(|p| p.max_ns)));
+            let t = rest.iter().find_map(|r| r.get(w).map(|(t, _)| *t))?;
+            let (lo, hi) = maxima
+                .filter(|v| *v > 0)
+                .fold((u64::MAX, 0), |(a, b), v| (a.min(v), b.max(v)));
+            (hi > 0).then(|| (w as u64, t / unit.ns(), lo as f64 / 1e3, hi as f64 / 1e3))
+        });
+        areas.push(Area {
+            name: format!("{} max", others_name(rest.len())),
+            color: SUMMARY_COLOR,
+            segments: area_segments(points),
+        });
     }
     let bands = load_bands(run, unit);
-    Some(timeline_figure(
-        title.into(),
-        unit,
-        run.duration_ns,
-        series,
-        bands,
-    ))
+    let mut fig = timeline_figure(title.into(), unit, run.duration_ns, series, bands);
+    // The range widens the latency axis when it reaches past the lines.
+    let span = areas
+        .iter()
+        .flat_map(|a| a.segments.iter().flatten())
+        .flat_map(|(_, lo, hi)| [*lo, *hi]);
+    if let Some((lo, hi)) = min_max(span) {
+        let all_lo = lo.min(fig.y.min);
+        let all_hi = hi.max(fig.y.max);
+        fig.y = latency_axis(all_lo, all_hi);
+    }
+    fig.areas = areas;
+    Some(fig)
 }
 
 /// Max per window of several runs (over all threads of each), overlaid on
@@ -944,23 +1074,54 @@ mod tests {
 
     #[test]
     fn many_threads_are_summarised_and_runs_overlay() {
+        // Thread i's max is 50 µs − i ns: threads 0..8 are the worst.
         let vals: Vec<Vec<u64>> = (0..12).map(|i| vec![1000 + i, 50_000 - i]).collect();
-        let run = with_windows(synthetic(&vals), &[1000, 2000]);
-        let f = timeline_run(&run, "t").unwrap();
-        assert_eq!(f.series.len(), 2);
-        assert_eq!(f.series[0].name, "max of all CPUs");
+        let mut run = with_windows(synthetic(&vals), &[1000, 2000]);
+        // Thread 10's windows reach 80 µs and 3 µs: the range shows them.
+        run.threads[10].windows.max_ns = vec![3000, 80_000];
         let names = |f: &Figure| f.series.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
-        let h = hist_run(&run, "t").unwrap();
+        let worst: Vec<String> = (0..8).map(|i| format!("CPU {i}")).collect();
+        let f = timeline_run(&run, "t").unwrap();
+        let want: Vec<String> = worst.iter().map(|n| format!("{n} max")).collect();
+        assert_eq!(names(&f), want);
+        assert_eq!(f.areas.len(), 1);
+        assert_eq!(f.areas[0].name, "the other 4 threads max");
         assert_eq!(
-            names(&h),
-            ["all 12 CPUs", "CPU 0 (highest max)", "CPU 11 (lowest max)"]
+            f.areas[0].segments,
+            vec![vec![(0.5, 1.0, 3.0), (1.5, 2.0, 80.0)]]
         );
+        assert!(f.y.max >= 80.0, "the axis holds the range");
+        let h = hist_run(&run, "t").unwrap();
+        let mut want = vec!["all 12 CPUs".to_string()];
+        want.extend(worst.iter().cloned());
+        assert_eq!(names(&h), want);
+        assert_eq!(h.areas[0].name, "the other 4 threads");
+        // Classes 1 µs (each of the others has one sample there) and 50
+        // µs (49.99 µs falls in a bucket whose value is 50.0 µs).
+        let seg: Vec<(f64, f64, f64)> = h.areas[0].segments.iter().flatten().copied().collect();
+        assert_eq!(seg, vec![(1.5, 1.0, 1.0), (50.5, 1.0, 1.0)]);
         assert!(h.y.title.contains("1 µs"), "classes stay fine");
         let e = exceedance_run(&run, "t").unwrap();
-        assert_eq!(
-            names(&e),
-            ["CPU 0 (highest max)", "CPU 11 (lowest max)", "all CPUs"]
+        let mut want = worst.clone();
+        want.push("all CPUs".into());
+        assert_eq!(names(&e), want);
+        let band = &e.areas[0];
+        assert_eq!(band.name, "the other 4 threads");
+        // Between 1 µs and 49.99 µs each of the others has half its samples above.
+        let mid: Vec<_> = band
+            .segments
+            .iter()
+            .flatten()
+            .filter(|(x, _, _)| *x > 2.0 && *x < 40.0)
+            .collect();
+        assert!(!mid.is_empty());
+        assert!(
+            mid.iter().all(|(_, lo, hi)| *lo == 0.5 && *hi == 0.5),
+            "{mid:?}"
         );
+        // Drawn: the range is in the SVG and the legend.
+        let svg = super::super::svg::render(&h, super::super::Size::REPORT).unwrap();
+        assert!(svg.contains("the other 4 threads"));
         let a = synthetic(&[vec![1000, 2000]]);
         let b = with_windows(synthetic(&[vec![5000]]), &[5000]);
         let runs = [("a", &a), ("b", &b)];

@@ -281,10 +281,18 @@ struct LegendEntry {
 enum LegendKind {
     Line(Stroke),
     Band,
+    Area,
 }
 
 fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
     let mut out: Vec<LegendEntry> = Vec::new();
+    for a in &fig.areas {
+        out.push(LegendEntry {
+            text: a.name.clone(),
+            color: series_rgb(a.color),
+            kind: LegendKind::Area,
+        });
+    }
     for s in &fig.series {
         out.push(LegendEntry {
             text: s.name.clone(),
@@ -451,6 +459,9 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
         let (px, py) = chart.plotting_area().get_pixel_range();
         draw_lanes(&chart_area, fig, &lanes, (px.start, px.end), py.start)?;
     }
+    for a in &fig.areas {
+        draw_area(&mut chart, fig, a)?;
+    }
     // Summaries first and wide, so the curves they summarise stay
     // visible on top of them.
     let mut order: Vec<&super::Series> = fig.series.iter().collect();
@@ -507,6 +518,38 @@ fn on_axes(fig: &Figure, points: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .iter()
         .filter_map(|(x, y)| Some((to_axis(&fig.x, *x)?, to_axis(&fig.y, *y)?)))
         .collect()
+}
+
+/// One shaded range: each run of points as a translucent polygon (the
+/// upper curve forward, the lower back), with a thin outline.
+fn draw_area<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    fig: &Figure,
+    a: &super::Area,
+) -> DrawResult {
+    let color = series_rgb(a.color);
+    for seg in &a.segments {
+        let upper: Vec<(f64, f64)> = seg.iter().map(|(x, _, hi)| (*x, *hi)).collect();
+        let lower: Vec<(f64, f64)> = seg.iter().rev().map(|(x, lo, _)| (*x, *lo)).collect();
+        let mut ring = on_axes(fig, &upper);
+        ring.extend(on_axes(fig, &lower));
+        if ring.len() < 3 {
+            continue;
+        }
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                ring.clone(),
+                color.mix(0.22).filled(),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                ring,
+                color.mix(0.45).stroke_width(1),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// One series: its segments as lines (a lone point as a dot), then its
@@ -576,6 +619,13 @@ fn draw_legend_entry<DB: DrawingBackend>(
             area.draw(&Rectangle::new(
                 [(x, mid - LANE / 2), (x + SWATCH, mid + LANE / 2)],
                 e.color.filled(),
+            ))
+            .map_err(err)?;
+        }
+        LegendKind::Area => {
+            area.draw(&Rectangle::new(
+                [(x, mid - 6), (x + SWATCH, mid + 6)],
+                e.color.mix(0.22).filled(),
             ))
             .map_err(err)?;
         }

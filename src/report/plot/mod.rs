@@ -168,6 +168,18 @@ pub struct Band {
     pub x1: f64,
 }
 
+/// A shaded region between a lower and an upper curve (the range of
+/// many threads drawn as one), under the series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Area {
+    pub name: String,
+    /// Index into the palette ([`SUMMARY_COLOR`] for grey).
+    pub color: usize,
+    /// Runs of `(x, lower, upper)`, x increasing; a gap between runs is
+    /// left empty.
+    pub segments: Vec<Vec<(f64, f64, f64)>>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
     pub title: String,
@@ -175,12 +187,18 @@ pub struct Figure {
     pub y: Axis,
     pub series: Vec<Series>,
     pub bands: Vec<Band>,
+    /// Shaded ranges, drawn first and named in the legend.
+    pub areas: Vec<Area>,
 }
 
 impl Figure {
     /// True when nothing can be drawn.
     pub fn is_empty(&self) -> bool {
         self.series.iter().all(|s| s.points().next().is_none())
+            && self
+                .areas
+                .iter()
+                .all(|a| a.segments.iter().all(Vec::is_empty))
     }
 }
 
