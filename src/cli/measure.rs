@@ -234,6 +234,7 @@ fn run_request(
         } else {
             crate::report::summary::render
         },
+        Rows::from_all(display.all),
     );
     let outcome = match &metrics {
         Some(m) => {

@@ -11,6 +11,7 @@ use crate::measure::{Request, Session, Status};
 use crate::metrics::MetricsObserver;
 use crate::monitor::{MonitorConfig, WindowRoller};
 use crate::store::Store;
+use crate::text::rank::Rows;
 use crate::ui::live::{LiveMode, LiveObserver, Signals};
 use crate::units::{CpuList, fmt_duration};
 use anyhow::{Context, Result, bail};
@@ -125,6 +126,11 @@ pub struct MonitorArgs {
     /// the summary at the end, for journald).
     #[arg(long = "live")]
     pub live: bool,
+    /// A line for every thread in the live display and a row for every
+    /// thread in the summary at the end. By default, above 16 threads,
+    /// the 8 worst (by max) and one line for the others.
+    #[arg(long = "all")]
+    pub all: bool,
 
     #[command(flatten)]
     pub load: super::load::LoadArgs,
@@ -280,7 +286,12 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
         session.plan(),
         session.context(),
         signals.clone(),
-        crate::report::summary::render,
+        if args.all {
+            crate::report::summary::render_all
+        } else {
+            crate::report::summary::render
+        },
+        Rows::from_all(args.all),
     );
     let mut exporter = metrics
         .as_ref()
@@ -291,7 +302,7 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
     }
     let threads = session.plan().threads.len() as u64;
     let outcome = session.run(&mut Fanout::new(parts), &signals.stop)?;
-    eprint!("{}", outcome.summary_text(crate::text::rank::Rows::Fit));
+    eprint!("{}", outcome.summary_text(Rows::from_all(args.all)));
     eprintln!(
         "rtscope: monitor saved {} ({} each)",
         crate::text::num::counted(roller.stored, "window", "windows"),

@@ -198,7 +198,7 @@ pub fn render_rows(run: &RunRecord, rows_shown: Rows) -> String {
             us1(run.limits.break_ns.unwrap_or(0))
         );
     }
-    for line in super::why::summary_lines(run) {
+    for line in super::why::summary_lines(run, rows_shown) {
         let _ = writeln!(out, "{line}");
     }
     out

@@ -9,6 +9,8 @@ use crate::explain::text::split_lines;
 use crate::explain::{Completeness, Culprit, Explanation, IrqThreadSplit, SplitUnknown};
 use crate::record::{ExplainRecord, RunRecord};
 use crate::text::num;
+use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
+use crate::units::format_cpu_list;
 
 /// What a share of the latency was, in the few kinds a reader compares
 /// at a glance (the parts name each culprit).
@@ -196,9 +198,11 @@ pub fn item_split_lines(run: &ExplainRecord, x: &Explanation) -> Vec<String> {
 
 /// The lines the terminal summary adds for a run measured with
 /// `--explain`: one per thread (its largest explained wake-up, or that
-/// its maximum was not explained), then the counts. Empty without
+/// its maximum was not explained), then the counts. Above
+/// [`MANY_THREADS`] such lines ([`Rows::Fit`]), the [`WORST_ROWS`] of
+/// the largest wake-ups first and a line for the others. Empty without
 /// `explain`.
-pub fn summary_lines(run: &RunRecord) -> Vec<String> {
+pub fn summary_lines(run: &RunRecord, rows: Rows) -> Vec<String> {
     let Some(x) = &run.explain else {
         return vec![];
     };
@@ -206,7 +210,43 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
     if let Some(nothing) = nothing_line(x) {
         out.push(nothing);
     }
+    let threads = thread_lines(run, x);
+    if rows.summarises(threads.len()) {
+        let keys: Vec<u64> = threads.iter().map(|t| t.latency_ns).collect();
+        let ranked = rank::worst_first(&keys);
+        let (worst, others) = ranked.split_at(WORST_ROWS.min(ranked.len()));
+        out.push(format!(
+            "{} threads with a wake-up to explain (more than {MANY_THREADS}): the {} largest; --all prints every thread",
+            threads.len(),
+            worst.len()
+        ));
+        out.extend(worst.iter().map(|&i| threads[i].line.clone()));
+        let others: Vec<&ThreadLine> = others.iter().map(|&i| &threads[i]).collect();
+        out.push(others_line(&others));
+    } else {
+        out.extend(threads.into_iter().map(|t| t.line));
+    }
+    if out.iter().any(|l| l.contains(MARK)) {
+        out.push(LEAN_CAVEAT.to_string());
+    }
+    out.push(counts_line(x));
+    out
+}
+
+/// One thread's line of the terminal summary, and what ranks it.
+struct ThreadLine {
+    /// Its largest explained wake-up, or its max when none is.
+    latency_ns: u64,
+    cpu: Option<usize>,
+    explained: bool,
+    line: String,
+}
+
+/// Each thread's line, in thread order, then explanations of threads
+/// the record does not list (a record from elsewhere).
+fn thread_lines(run: &RunRecord, x: &ExplainRecord) -> Vec<ThreadLine> {
     let best = largest_per_thread(x);
+    let mut out = Vec::new();
     for t in &run.threads {
         let max = t.stats.max_ns.filter(|m| *m >= x.threshold_ns);
         match best.iter().find(|e| e.spike.thread == t.index) {
@@ -216,42 +256,75 @@ pub fn summary_lines(run: &RunRecord) -> Vec<String> {
                 } else {
                     "largest explained"
                 };
-                out.push(format!(
-                    "{} {what} {}: {}",
-                    who(e),
-                    num::latency(e.spike.latency_ns),
-                    short_cause(e)
-                ));
+                out.push(ThreadLine {
+                    latency_ns: e.spike.latency_ns,
+                    cpu: Some(e.spike.cpu),
+                    explained: true,
+                    line: format!(
+                        "{} {what} {}: {}",
+                        who(e),
+                        num::latency(e.spike.latency_ns),
+                        short_cause(e)
+                    ),
+                });
             }
             None => {
                 if let Some(m) = max {
                     let cpu = t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
-                    out.push(format!(
-                        "thread {} (CPU {cpu}) max {}: not explained",
-                        t.index,
-                        num::latency(m)
-                    ));
+                    out.push(ThreadLine {
+                        latency_ns: m,
+                        cpu: t.cpu.map(|c| c as usize),
+                        explained: false,
+                        line: format!(
+                            "thread {} (CPU {cpu}) max {}: not explained",
+                            t.index,
+                            num::latency(m)
+                        ),
+                    });
                 }
             }
         }
     }
-    // Explanations of threads the record does not list (a record from
-    // elsewhere): still shown.
     for e in &best {
         if !run.threads.iter().any(|t| t.index == e.spike.thread) {
-            out.push(format!(
-                "{} max {}: {}",
-                who(e),
-                num::latency(e.spike.latency_ns),
-                short_cause(e)
-            ));
+            out.push(ThreadLine {
+                latency_ns: e.spike.latency_ns,
+                cpu: Some(e.spike.cpu),
+                explained: true,
+                line: format!(
+                    "{} max {}: {}",
+                    who(e),
+                    num::latency(e.spike.latency_ns),
+                    short_cause(e)
+                ),
+            });
         }
     }
-    if out.iter().any(|l| l.contains(MARK)) {
-        out.push(LEAN_CAVEAT.to_string());
-    }
-    out.push(counts_line(x));
     out
+}
+
+/// The line on the threads a summarised list leaves out: how many, how
+/// many of them explained, on which CPUs, the range of their wake-ups.
+fn others_line(others: &[&ThreadLine]) -> String {
+    let mut cpus: Vec<usize> = others.iter().filter_map(|t| t.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let on = if cpus.is_empty() {
+        String::new()
+    } else {
+        format!(" (CPU {})", format_cpu_list(&cpus))
+    };
+    let explained = others.iter().filter(|t| t.explained).count();
+    let span = match rank::range(others.iter().map(|t| Some(t.latency_ns))) {
+        Some((lo, hi)) if lo == hi => num::latency(hi),
+        Some((lo, hi)) => format!("{} to {}", num::latency(lo), num::latency(hi)),
+        None => "-".into(),
+    };
+    format!(
+        "the other {} threads{on}: {explained} explained, {} not; largest wake-ups {span}",
+        others.len(),
+        others.len() - explained
+    )
 }
 
 /// The cause for the terminal summary: the lean set's caveat, which
@@ -355,6 +428,7 @@ pub fn synthetic(thread: u32, cpu: usize, latency_ns: u64, lost: bool) -> Explan
 mod tests {
     use super::*;
     use crate::record::synthetic as run_of;
+    use crate::text::rank::WORST_ROWS;
 
     fn explained(run: &RunRecord, lost_on: Option<u32>) -> ExplainRecord {
         let explanations: Vec<Explanation> = run
@@ -407,7 +481,7 @@ mod tests {
     fn summary_lines_name_each_threads_largest_and_the_counts() {
         let mut run = run_of(&[vec![5_000, 20_000_000], vec![4_000, 300_000]]);
         run.explain = Some(explained(&run, Some(1)));
-        let lines = summary_lines(&run);
+        let lines = summary_lines(&run, Rows::Fit);
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(
             lines[0].starts_with(
@@ -429,6 +503,81 @@ mod tests {
         );
     }
 
+    /// `n` threads: thread i's max is 200 µs + i µs, thread 77's 5 ms,
+    /// thread 3's 4 ms; thread 11 stays below the threshold, thread 10's
+    /// maximum is not explained; the others' are.
+    fn many(n: usize) -> RunRecord {
+        let threads: Vec<Vec<u64>> = (0..n as u64)
+            .map(|i| {
+                let max = match i {
+                    77 => 5_000_000,
+                    3 => 4_000_000,
+                    11 => 50_000,
+                    _ => 200_000 + i * 1_000,
+                };
+                vec![5_000, max]
+            })
+            .collect();
+        let mut run = run_of(&threads);
+        let mut x = explained(&run, None);
+        x.explanations
+            .retain(|e| e.spike.thread != 10 && e.spike.thread != 11);
+        x.spikes_seen = n as u64;
+        x.spikes_explained = x.explanations.len() as u64;
+        run.explain = Some(x);
+        run
+    }
+
+    /// The thread of each thread line.
+    fn threads_named(lines: &[String]) -> Vec<u32> {
+        lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("thread "))
+            .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn few_threads_have_a_line_each_in_thread_order() {
+        let run = many(2);
+        let lines = summary_lines(&run, Rows::Fit);
+        assert_eq!(threads_named(&lines), [0, 1]);
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        let run = many(16);
+        let lines = summary_lines(&run, Rows::Fit);
+        assert_eq!(lines, summary_lines(&run, Rows::All));
+        let expected: Vec<u32> = (0..16).filter(|i| *i != 11).collect();
+        assert_eq!(threads_named(&lines), expected);
+        assert_eq!(lines[10], "thread 10 (CPU 10) max 210 µs: not explained");
+        assert!(!lines.iter().any(|l| l.contains("--all")));
+    }
+
+    #[test]
+    fn many_threads_show_the_largest_first_and_summarise_the_rest() {
+        let run = many(128);
+        let lines = summary_lines(&run, Rows::Fit);
+        assert_eq!(lines.len(), 1 + WORST_ROWS + 1 + 1, "{lines:#?}");
+        assert_eq!(
+            lines[0],
+            "127 threads with a wake-up to explain (more than 16): the 8 largest; --all prints every thread"
+        );
+        assert_eq!(threads_named(&lines), [77, 3, 127, 126, 125, 124, 123, 122]);
+        assert!(
+            lines[1].starts_with("thread 77 (CPU 77) max 5.00 ms: blocked by rtscope-hog"),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(
+            lines[WORST_ROWS + 1],
+            "the other 119 threads (CPU 0-2,4-10,12-76,78-121): 118 explained, 1 not; largest wake-ups 200 µs to 321 µs"
+        );
+        assert!(lines[WORST_ROWS + 2].starts_with("explain: 126 of 128 wake-ups"));
+        let all = summary_lines(&run, Rows::All);
+        assert_eq!(all.len(), 127 + 1);
+        let expected: Vec<u32> = (0..128).filter(|i| *i != 11).collect();
+        assert_eq!(threads_named(&all), expected);
+    }
+
     #[test]
     fn the_lean_sets_caveat_is_said_once() {
         let mut run = run_of(&[vec![5_000, 400_000], vec![4_000, 300_000]]);
@@ -442,7 +591,7 @@ mod tests {
         }
         x.spikes_seen = 2;
         run.explain = Some(x);
-        let lines = summary_lines(&run);
+        let lines = summary_lines(&run, Rows::Fit);
         let text = lines.join("\n");
         assert_eq!(lines.len(), 4, "{text}");
         assert!(
@@ -517,11 +666,11 @@ mod tests {
             threshold_ns: 100_000,
             ..Default::default()
         });
-        let lines = summary_lines(&run);
+        let lines = summary_lines(&run, Rows::Fit);
         assert_eq!(lines[0], "no wake-up reached 100 µs: nothing to explain");
         assert_eq!(lines.len(), 2, "{lines:#?}");
         run.explain = None;
-        assert!(summary_lines(&run).is_empty());
+        assert!(summary_lines(&run, Rows::Fit).is_empty());
     }
 
     #[test]
@@ -532,7 +681,7 @@ mod tests {
             spikes_seen: 1,
             ..Default::default()
         });
-        let lines = summary_lines(&run);
+        let lines = summary_lines(&run, Rows::Fit);
         assert_eq!(lines[0], "thread 0 (CPU 0) max 900 µs: not explained");
     }
 }

@@ -1,14 +1,22 @@
 //! The live display of `measure`: one refreshed line per thread
 //! (T / CPU / P / I / C / Min / Act / Avg / Max, with units) and a
 //! progress bar with ETA on a terminal; plain lines once a second with
-//! `--live` on a pipe; nothing with `-q`. Also the control signals:
+//! `--live` on a pipe; nothing with `-q`. Above
+//! [`MANY_THREADS`] threads (unless `--all`) it keeps to one screen: the
+//! [`WORST_ROWS`] worst threads so far (by max, then the p99 of their
+//! last window), a line for the others and one for all threads; the
+//! number of lines drawn is fixed when the run starts ([`frame_len`]),
+//! so every redraw moves the cursor over as many lines as it printed.
+//! Also the control signals:
 //! SIGINT / SIGTERM / SIGHUP end the run cleanly (a second one exits at
 //! once), SIGUSR1 prints the summary so far.
 
 use crate::engine::build::{self, RecordContext};
-use crate::engine::{Control, Observer, Plan, RunView};
+use crate::engine::shared::LiveStats;
+use crate::engine::{Control, Observer, Plan, RunView, ThreadPlan};
 use crate::record::RunRecord;
-use crate::units::{fmt_duration, us_cell, us_cell_f};
+use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
+use crate::units::{fmt_duration, format_cpu_list, us_cell, us_cell_f, us1};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -80,6 +88,7 @@ pub struct LiveObserver {
     last_draw: Option<Instant>,
     duration_ns: Option<u64>,
     summary: Summarize,
+    rows: Rows,
 }
 
 /// Renders the summary so far for SIGUSR1 (the caller's: the end-of-run
@@ -93,6 +102,7 @@ impl LiveObserver {
         ctx: &RecordContext,
         signals: Signals,
         summary: Summarize,
+        rows: Rows,
     ) -> LiveObserver {
         let mut o = LiveObserver {
             mode,
@@ -104,11 +114,12 @@ impl LiveObserver {
             last_draw: None,
             duration_ns: plan.config.duration_ns,
             summary,
+            rows,
         };
         if mode == LiveMode::Terminal {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
             let style = ProgressStyle::with_template("{msg}").expect("static template");
-            for _ in &plan.threads {
+            for _ in 0..frame_len(plan.threads.len(), rows) {
                 o.lines
                     .push(multi.add(ProgressBar::new_spinner().with_style(style.clone())));
             }
@@ -133,44 +144,6 @@ impl LiveObserver {
         o
     }
 
-    /// The fields of thread `i`'s line, each with its rank: when the
-    /// line is too wide, the highest ranks go first (0: always kept).
-    fn fields(view: &RunView, i: usize) -> Vec<(String, u8)> {
-        let t = &view.plan.threads[i];
-        let l = view.live(i);
-        let mut f = vec![
-            (format!("T:{i:>3}"), 0),
-            (format!("({:>7})", view.tid(i)), 7),
-            (
-                format!(
-                    "CPU:{:>3}",
-                    t.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
-                ),
-                0,
-            ),
-            (format!("P:{:>2}", t.priority), 5),
-            (format!("I:{:>7}", fmt_duration(t.interval_ns)), 6),
-            (format!("C:{:>10}", l.wakeups), 3),
-            (format!("Min:{:>9}us", us_cell(l.min_ns)), 2),
-            (format!("Act:{:>9}us", us_cell(l.last_ns)), 4),
-            (format!("Avg:{:>9}us", us_cell_f(l.avg_ns)), 1),
-            (format!("Max:{:>10}us", us_cell(l.max_ns)), 0),
-        ];
-        if l.missed > 0 {
-            f.push((format!("missed:{}", l.missed), 0));
-        }
-        f
-    }
-
-    fn line(view: &RunView, i: usize, columns: Option<u16>) -> String {
-        let fields = Self::fields(view, i);
-        match columns {
-            // A line as wide as the terminal wraps on some: one less.
-            Some(c) => fit(fields, usize::from(c).saturating_sub(1)),
-            None => fit(fields, usize::MAX),
-        }
-    }
-
     fn draw(&mut self, view: &RunView) {
         let now = Instant::now();
         let every = match self.mode {
@@ -188,8 +161,10 @@ impl LiveObserver {
         match self.mode {
             LiveMode::Terminal => {
                 let columns = crate::sys::term::columns(&std::io::stderr());
-                for i in 0..view.thread_count() {
-                    self.lines[i].set_message(Self::line(view, i, columns));
+                let frame = frame(&threads(view), self.rows, columns);
+                debug_assert_eq!(frame.len(), self.lines.len());
+                for (bar, line) in self.lines.iter().zip(frame) {
+                    bar.set_message(line);
                 }
                 if let Some(p) = &self.progress {
                     match self.duration_ns {
@@ -203,8 +178,8 @@ impl LiveObserver {
                 // record or the histogram, and a closed pipe must not end
                 // the run.
                 let mut err = std::io::stderr().lock();
-                for i in 0..view.thread_count() {
-                    let _ = writeln!(err, "{}", Self::line(view, i, None));
+                for line in frame(&threads(view), self.rows, None) {
+                    let _ = writeln!(err, "{line}");
                 }
             }
             LiveMode::Off => {}
@@ -283,6 +258,135 @@ impl Observer for LiveObserver {
     }
 }
 
+/// One thread as the live view shows it.
+#[derive(Clone, Debug)]
+struct Thread {
+    plan: ThreadPlan,
+    tid: i32,
+    live: LiveStats,
+    /// The p99 of its last finished window that holds samples.
+    recent_p99_ns: Option<u64>,
+}
+
+/// Every thread of `view`, now.
+fn threads(view: &RunView) -> Vec<Thread> {
+    (0..view.thread_count())
+        .map(|i| Thread {
+            plan: view.plan.threads[i].clone(),
+            tid: view.tid(i),
+            live: view.live(i),
+            recent_p99_ns: view.last_window(i).map(|(_, w)| w.p99_ns),
+        })
+        .collect()
+}
+
+/// The lines the live view of `threads` threads draws (the progress bar
+/// aside): one per thread, or above [`MANY_THREADS`] ([`Rows::Fit`]) the
+/// worst [`WORST_ROWS`], the others and all threads. Fixed for a run.
+pub fn frame_len(threads: usize, rows: Rows) -> usize {
+    if rows.summarises(threads) {
+        WORST_ROWS.min(threads) + 2
+    } else {
+        threads
+    }
+}
+
+/// The lines of one redraw, [`frame_len`] of them, each at most one
+/// less than `columns` wide (it never wraps, so the cursor moves back
+/// over exactly the lines printed).
+fn frame(threads: &[Thread], rows: Rows, columns: Option<u16>) -> Vec<String> {
+    // A line as wide as the terminal wraps on some: one less.
+    let width = columns.map_or(usize::MAX, |c| usize::from(c).saturating_sub(1));
+    if !rows.summarises(threads.len()) {
+        return threads.iter().map(|t| fit(fields(t), width)).collect();
+    }
+    let keys: Vec<_> = threads
+        .iter()
+        .map(|t| (t.live.max_ns, t.recent_p99_ns))
+        .collect();
+    let ranked = rank::worst_first(&keys);
+    let (worst, others) = ranked.split_at(WORST_ROWS.min(ranked.len()));
+    let mut out: Vec<String> = worst
+        .iter()
+        .map(|&i| fit(fields(&threads[i]), width))
+        .collect();
+    let others: Vec<&Thread> = others.iter().map(|&i| &threads[i]).collect();
+    out.push(fit(others_fields(&others), width));
+    out.push(fit(all_fields(threads), width));
+    out
+}
+
+/// The fields of a thread's line, each with its rank: when the line is
+/// too wide, the highest ranks go first (0: always kept).
+fn fields(t: &Thread) -> Vec<(String, u8)> {
+    let (p, l) = (&t.plan, &t.live);
+    let mut f = vec![
+        (format!("T:{:>3}", p.index), 0),
+        (format!("({:>7})", t.tid), 7),
+        (
+            format!(
+                "CPU:{:>3}",
+                p.cpu.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
+            ),
+            0,
+        ),
+        (format!("P:{:>2}", p.priority), 5),
+        (format!("I:{:>7}", fmt_duration(p.interval_ns)), 6),
+        (format!("C:{:>10}", l.wakeups), 3),
+        (format!("Min:{:>9}us", us_cell(l.min_ns)), 2),
+        (format!("Act:{:>9}us", us_cell(l.last_ns)), 4),
+        (format!("Avg:{:>9}us", us_cell_f(l.avg_ns)), 1),
+        (format!("Max:{:>10}us", us_cell(l.max_ns)), 0),
+    ];
+    if l.missed > 0 {
+        f.push((format!("missed:{}", l.missed), 0));
+    }
+    f
+}
+
+/// The line on the threads not shown: how many, on which CPUs, and the
+/// range of their max.
+fn others_fields(others: &[&Thread]) -> Vec<(String, u8)> {
+    let cpus: Vec<usize> = others.iter().filter_map(|t| t.plan.cpu).collect();
+    let max = match rank::range(others.iter().map(|t| t.live.max_ns)) {
+        Some((lo, hi)) if lo == hi => format!("max {}us", us1(hi)),
+        Some((lo, hi)) => format!("max {}us to {}us", us1(lo), us1(hi)),
+        None => "max -".into(),
+    };
+    let mut f = vec![(format!("the other {} threads", others.len()), 0)];
+    if !cpus.is_empty() {
+        f.push((format!("(CPU {})", format_cpu_list(&cpus)), 2));
+    }
+    f.push((max, 0));
+    f.push(("(--all shows every thread)".into(), 1));
+    f
+}
+
+/// The line of all threads together: their wake-ups, the lowest min,
+/// the average weighted by wake-ups, the highest max, the missed periods.
+fn all_fields(threads: &[Thread]) -> Vec<(String, u8)> {
+    let wakeups: u64 = threads.iter().map(|t| t.live.wakeups).sum();
+    let missed: u64 = threads.iter().map(|t| t.live.missed).sum();
+    let (sum, n) = threads
+        .iter()
+        .filter_map(|t| t.live.avg_ns.map(|a| (a, t.live.wakeups)))
+        .fold((0.0, 0u64), |(s, n), (a, w)| (s + a * w as f64, n + w));
+    let avg = (n > 0).then(|| sum / n as f64);
+    let min = threads.iter().filter_map(|t| t.live.min_ns).min();
+    let max = threads.iter().filter_map(|t| t.live.max_ns).max();
+    let mut f = vec![
+        (format!("all {} threads", threads.len()), 0),
+        (format!("C:{wakeups:>10}"), 3),
+        (format!("Min:{:>9}us", us_cell(min)), 2),
+        (format!("Avg:{:>9}us", us_cell_f(avg)), 1),
+        (format!("Max:{:>10}us", us_cell(max)), 0),
+    ];
+    if missed > 0 {
+        f.push((format!("missed:{missed}"), 0));
+    }
+    f
+}
+
 /// `fields` joined by spaces in at most `width` characters: the fields of
 /// highest rank are left out first; when those of rank 0 are still too
 /// wide, the line is cut (it never wraps).
@@ -307,7 +411,141 @@ fn fit(mut fields: Vec<(String, u8)>, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fit;
+    use super::*;
+
+    /// `n` threads on CPUs 0..n: thread i's max is 10 µs + i ns, but
+    /// thread 77 reaches 500 µs and threads 3 and 100 both 400 µs (100
+    /// with the higher p99 in its last window); thread 5 has measured
+    /// nothing yet.
+    fn many(n: usize) -> Vec<Thread> {
+        (0..n)
+            .map(|i| {
+                let (max, p99) = match i {
+                    77 => (500_000, 3_000),
+                    3 => (400_000, 3_000),
+                    100 => (400_000, 9_000),
+                    _ => (10_000 + i as u64, 2_000),
+                };
+                let measured = i != 5;
+                Thread {
+                    plan: ThreadPlan {
+                        index: i,
+                        cpu: Some(i),
+                        priority: 95,
+                        interval_ns: 1_000_000,
+                    },
+                    tid: 1000 + i as i32,
+                    live: LiveStats {
+                        wakeups: if measured { 100 } else { 0 },
+                        missed: u64::from(i == 100),
+                        min_ns: measured.then_some(1_000),
+                        last_ns: measured.then_some(2_000),
+                        avg_ns: measured.then_some(2_000.0 + i as f64),
+                        max_ns: measured.then_some(max),
+                    },
+                    recent_p99_ns: measured.then_some(p99),
+                }
+            })
+            .collect()
+    }
+
+    /// The thread number of each thread line (`T: 12`).
+    fn shown(lines: &[String]) -> Vec<usize> {
+        lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("T:"))
+            .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn up_to_sixteen_threads_a_line_each_in_thread_order() {
+        for n in [2, MANY_THREADS] {
+            let t = many(n);
+            let lines = frame(&t, Rows::Fit, Some(200));
+            assert_eq!(lines.len(), n);
+            assert_eq!(lines.len(), frame_len(n, Rows::Fit));
+            assert_eq!(shown(&lines), (0..n).collect::<Vec<_>>());
+            assert_eq!(lines, frame(&t, Rows::All, Some(200)));
+        }
+        let two = frame(&many(2), Rows::Fit, None);
+        assert_eq!(
+            two[1],
+            "T:  1 (   1001) CPU:  1 P:95 I:    1ms C:       100 Min:      1.0us Act:      2.0us Avg:      2.0us Max:      10.0us"
+        );
+    }
+
+    #[test]
+    fn many_threads_fit_one_screen_worst_first() {
+        let t = many(128);
+        let lines = frame(&t, Rows::Fit, Some(120));
+        assert_eq!(lines.len(), WORST_ROWS + 2);
+        assert_eq!(lines.len(), frame_len(128, Rows::Fit));
+        // 100 before 3: same max, higher recent p99.
+        assert_eq!(shown(&lines), [77, 100, 3, 127, 126, 125, 124, 123]);
+        assert_eq!(
+            lines[WORST_ROWS],
+            "the other 120 threads (CPU 0-2,4-76,78-99,101-122) max 10.0us to 10.1us (--all shows every thread)"
+        );
+        assert!(
+            lines[WORST_ROWS + 1].starts_with("all 128 threads C:     12700 Min:      1.0us"),
+            "{}",
+            lines[WORST_ROWS + 1]
+        );
+        assert!(lines[WORST_ROWS + 1].ends_with("Max:     500.0us missed:1"));
+        for l in &lines {
+            assert!(l.chars().count() <= 119, "{l}");
+        }
+    }
+
+    #[test]
+    fn seventeen_threads_summarise_and_all_shows_every_line() {
+        let t = many(17);
+        let lines = frame(&t, Rows::Fit, None);
+        assert_eq!(lines.len(), WORST_ROWS + 2);
+        assert!(lines[WORST_ROWS].starts_with("the other 9 threads (CPU "));
+        let all = frame(&many(128), Rows::All, Some(100));
+        assert_eq!(all.len(), 128);
+        assert_eq!(frame_len(128, Rows::All), 128);
+        assert_eq!(shown(&all), (0..128).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_lines_drawn_stay_the_same_in_number_and_never_wrap() {
+        // However the ranking changes between redraws and however narrow
+        // the terminal, a redraw prints the lines the bars were made for,
+        // each shorter than the terminal is wide.
+        let mut t = many(128);
+        for (round, columns) in [(0, 200u16), (1, 80), (2, 40), (3, 10)] {
+            t[round * 30].live.max_ns = Some(900_000 + round as u64);
+            let lines = frame(&t, Rows::Fit, Some(columns));
+            assert_eq!(lines.len(), frame_len(t.len(), Rows::Fit));
+            assert_eq!(shown(&lines)[0], round * 30, "{lines:?}");
+            for l in &lines {
+                assert!(!l.contains('\n'));
+                assert!(l.chars().count() < usize::from(columns), "{columns}: {l}");
+            }
+        }
+        // No thread has measured yet: still the same lines.
+        let mut idle = many(20);
+        for x in &mut idle {
+            x.live = LiveStats::default();
+            x.recent_p99_ns = None;
+        }
+        let lines = frame(&idle, Rows::Fit, Some(120));
+        assert_eq!(lines.len(), WORST_ROWS + 2);
+        assert_eq!(shown(&lines), (0..WORST_ROWS).collect::<Vec<_>>());
+        assert!(
+            lines[WORST_ROWS].contains(" max -"),
+            "{}",
+            lines[WORST_ROWS]
+        );
+        assert!(
+            lines[WORST_ROWS + 1].contains("Max:         -us"),
+            "{}",
+            lines[WORST_ROWS + 1]
+        );
+    }
 
     fn fields() -> Vec<(String, u8)> {
         vec![
