@@ -446,7 +446,8 @@ fn spawn(
         handles: Vec::with_capacity(n),
     };
     let mut collected = Collected {
-        shared: Vec::with_capacity(n),
+        // Filled by wait_ready: each thread allocates its own.
+        shared: Vec::new(),
         consumers: Vec::with_capacity(n),
         series: Vec::with_capacity(n),
         late_queues: Vec::with_capacity(n),

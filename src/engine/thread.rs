@@ -174,13 +174,13 @@ fn setup(ctx: &ThreadCtx) -> Result<(Waiter, Arc<SharedStats>), (SetupStep, io::
         p => sched::set_scheduler_current(p.into(), ctx.plan.priority),
     };
     sched_result.map_err(|e| (SetupStep::Scheduler, e))?;
+    let tid = sched::gettid();
     let shared = Arc::new(SharedStats::new());
     shared.set_late_floor(ctx.late_floor);
-    shared.tid.store(sched::gettid(), Relaxed);
+    shared.tid.store(tid, Relaxed);
     mem::prefault_stack();
     shared.prefault();
-    let waiter =
-        Waiter::new(ctx.timer, ctx.clock, sched::gettid()).map_err(|e| (SetupStep::Timer, e))?;
+    let waiter = Waiter::new(ctx.timer, ctx.clock, tid).map_err(|e| (SetupStep::Timer, e))?;
     Ok((waiter, shared))
 }
 

@@ -103,25 +103,38 @@ fn place(run: &RunRecord, cpu: Option<u32>) -> Place {
         .unwrap_or((None, None, None))
 }
 
+/// Where the fingerprint places each thread of `run`, in thread order;
+/// `None` when it places none of them (the strip is then in CPU order).
+fn places(run: &RunRecord) -> Option<Vec<Place>> {
+    let places: Vec<Place> = run.threads.iter().map(|t| place(run, t.cpu)).collect();
+    places
+        .iter()
+        .any(|p| *p != (None, None, None))
+        .then_some(places)
+}
+
+/// Whether the strip of `run` is grouped by NUMA node and package (the
+/// fingerprint places some measured CPU) rather than in CPU order.
+pub fn grouped(run: &RunRecord) -> bool {
+    places(run).is_some()
+}
+
 /// The threads in the strip's order, labelled: grouped by NUMA node (or
 /// package) and ordered by core where the fingerprint says, else in CPU
 /// order; unpinned threads last.
 fn rows(run: &RunRecord) -> Vec<Row<'_>> {
-    let placed = |t: &ThreadRecord| place(run, t.cpu);
-    let topology = run.threads.iter().any(|t| placed(t) != (None, None, None));
+    let places = places(run);
+    let topology = places.is_some();
+    let placed = |i: usize| places.as_ref().map_or((None, None, None), |p| p[i]);
     let mut order: Vec<usize> = (0..run.threads.len()).collect();
     order.sort_by_key(|&i| {
         let t = &run.threads[i];
-        let (node, pkg, core) = if topology {
-            placed(t)
-        } else {
-            (None, None, None)
-        };
+        let (node, pkg, core) = placed(i);
         (
             t.cpu.is_none(),
-            node.map_or(u32::MAX, |n| n),
-            pkg.map_or(u32::MAX, |p| p),
-            core.map_or(u32::MAX, |c| c),
+            node.unwrap_or(u32::MAX),
+            pkg.unwrap_or(u32::MAX),
+            core.unwrap_or(u32::MAX),
             t.cpu,
             t.index,
         )
@@ -130,18 +143,12 @@ fn rows(run: &RunRecord) -> Vec<Row<'_>> {
     let mut last: Option<(Option<u32>, Option<u32>)> = None;
     for pos in order {
         let t = &run.threads[pos];
-        let (node, pkg, core) = if topology {
-            placed(t)
-        } else {
-            (None, None, None)
-        };
+        let (node, pkg, core) = placed(pos);
         let key = (node, pkg);
         let group = (topology && last != Some(key)).then(|| {
-            let cpus: Vec<usize> = run
-                .threads
-                .iter()
-                .filter(|o| o.cpu.is_some() && (placed(o).0, placed(o).1) == key)
-                .filter_map(|o| o.cpu.map(|c| c as usize))
+            let cpus: Vec<usize> = (0..run.threads.len())
+                .filter(|&o| (placed(o).0, placed(o).1) == key)
+                .filter_map(|o| run.threads[o].cpu.map(|c| c as usize))
                 .collect();
             let mut name = match (node, pkg) {
                 (Some(n), Some(p)) => format!("NUMA node {n}, package {p}"),

@@ -289,11 +289,7 @@ fn per_cpu(run: &RunRecord, anchor: &str) -> PerCpu {
         for (r, i) in ranked.iter().enumerate() {
             ranks[*i] = r;
         }
-        let grouped = run
-            .fingerprint
-            .cpus
-            .iter()
-            .any(|c| c.numa_node.is_some() || c.core_id.is_some());
+        let grouped = super::heat_svg::grouped(run);
         FigureView {
             id: format!("{anchor}-heat"),
             svg: super::heat_svg::strip(run, &format!("{anchor}-heat"), &ranks, rank::WORST_ROWS),
