@@ -1,7 +1,8 @@
 //! `rtscope load`: run a load by itself (until Ctrl-C or -D), list the
-//! profiles and parts, print a profile's TOML; the `--load*` flags that
-//! `measure` shares; and the two hidden subcommands the load runs as
-//! (`__load-supervisor`, `__rt-interference`).
+//! profiles and parts, print a profile's TOML; and the two hidden
+//! subcommands the load runs as (`__load-supervisor`, `__rt-interference`).
+//! The `--load*` flags of `measure` and `monitor` are
+//! [`crate::measure::settings::LoadSettings`].
 
 use super::Exit;
 use super::{cpulist, duration};
@@ -14,44 +15,6 @@ use crate::units::{CpuList, fmt_duration};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
-
-/// The load flags of `measure`.
-#[derive(Args, Debug, Clone, Default)]
-pub struct LoadArgs {
-    /// Measure under this load: a profile (rtscope load --list) with
-    /// optional settings, e.g. hell, hell:steady,
-    /// rt-interference:prio=60,70,80, hell:period=10s:active=3s-6s.
-    #[arg(long = "load", value_name = "PROFILE[:K=V]...", help_heading = "Load")]
-    pub load: Option<String>,
-    /// Measure under a load profile read from this TOML file (same
-    /// vocabulary as the built-in profiles: rtscope load --print hell).
-    #[arg(
-        long = "load-file",
-        value_name = "FILE",
-        conflicts_with = "load",
-        help_heading = "Load"
-    )]
-    pub load_file: Option<PathBuf>,
-    /// Run the load on these CPUs only (e.g. the housekeeping CPUs).
-    /// Default: every CPU this process may use.
-    #[arg(long = "load-cpus", value_name = "CPULIST", value_parser = cpulist, help_heading = "Load")]
-    pub load_cpus: Option<CpuList>,
-    /// Directory for the load's scratch files (a subdirectory
-    /// rtscope-load-PID is made and removed). Default: /var/tmp.
-    #[arg(long = "load-dir", value_name = "DIR", help_heading = "Load")]
-    pub load_dir: Option<PathBuf>,
-}
-
-impl LoadArgs {
-    pub fn request(&self) -> LoadRequest {
-        LoadRequest {
-            spec: self.load.clone(),
-            file: self.load_file.clone(),
-            cpus: self.load_cpus.clone().map(|c| c.0),
-            dir: self.load_dir.clone(),
-        }
-    }
-}
 
 /// Generate a load without measuring, until Ctrl-C or -D
 ///

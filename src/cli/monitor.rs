@@ -6,7 +6,7 @@
 use super::Exit;
 use super::{cpulist, duration};
 use crate::engine::{Fanout, Observer, Policy};
-use crate::measure::settings::{Settings, parse::micros};
+use crate::measure::settings::{LoadSettings, Settings, parse::micros};
 use crate::measure::{Request, Session, Status};
 use crate::metrics::MetricsObserver;
 use crate::monitor::{MonitorConfig, WindowRoller};
@@ -133,7 +133,7 @@ pub struct MonitorArgs {
     pub all: bool,
 
     #[command(flatten)]
-    pub load: super::load::LoadArgs,
+    pub load: LoadSettings,
 
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
@@ -198,7 +198,6 @@ impl MonitorArgs {
         }
         let mut tags = self.tags.clone();
         tags.push(("monitor".into(), self.name.clone()));
-        let load = self.load.request();
         Ok(Settings {
             affinity: self.affinity.clone().map(|c| c.0),
             interval_ns: Some(self.interval_ns),
@@ -215,10 +214,7 @@ impl MonitorArgs {
             host: self.host.clone(),
             tags,
             force: self.force,
-            load: load.spec,
-            load_file: load.file,
-            load_cpus: load.cpus,
-            load_dir: load.dir,
+            load: self.load.clone(),
             db: db.map(Path::to_path_buf),
             ..Settings::default()
         })
@@ -336,6 +332,26 @@ mod tests {
             Line::Monitor(m) => m.request(db),
             Line::Measure(m) => m.request(db),
         }
+    }
+
+    /// The load flags are `measure`'s ([`LoadSettings`]).
+    #[test]
+    fn a_monitor_reads_the_load_flags() {
+        let words = ["x", "monitor", "--load", "hell", "--load-cpus", "1"];
+        let Line::Monitor(m) = Line::try_parse_from(words).unwrap() else {
+            panic!("not a monitor");
+        };
+        let want = LoadSettings {
+            load: Some("hell".into()),
+            load_cpus: Some(vec![1]),
+            ..LoadSettings::default()
+        };
+        assert_eq!(m.load, want);
+        let r = m.request(None).unwrap();
+        assert_eq!(r.load.spec.as_deref(), Some("hell"));
+        assert_eq!(r.load.cpus, Some(vec![1]));
+        let both = ["x", "monitor", "--load", "hell", "--load-file", "l.toml"];
+        assert!(Line::try_parse_from(both).is_err());
     }
 
     /// A monitor measures as `measure` would with the same options, its

@@ -53,8 +53,10 @@ pub type Cpus = Vec<usize>;
 /// same function of [`parse`] for both. Defaults shown by `--help` are
 /// given when the flag is not (so flags always say them); a file leaves
 /// the key out (`None`: the same default, applied by [`Settings::config`]).
+/// A file is read with [`Settings::from_table`], which refuses a key that
+/// is none of these.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(default, rename_all = "kebab-case")]
 pub struct Settings {
     /// Pin threads to these CPUs, round-robin (e.g. 2-3 or 0,2). Without a
     /// list, or without -a: every CPU this process may use.
@@ -335,6 +337,27 @@ pub struct Settings {
     #[serde(serialize_with = "ser_time", skip_serializing_if = "Option::is_none")]
     pub checkpoint_ns: Option<u64>,
 
+    /// The load the measurement runs under (`--load`, `--load-file`,
+    /// `--load-cpus`, `--load-dir`; the same keys in a file).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub load: LoadSettings,
+
+    /// The run store (`--db`: a file or a PostgreSQL URL); none: the
+    /// default store ([`crate::store::locate`]). No option of its own:
+    /// the global `--db` sets it.
+    #[arg(skip)]
+    #[serde(deserialize_with = "de_store", serialize_with = "ser_path")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<PathBuf>,
+}
+
+/// The load a measurement runs under: the `--load*` options of `measure`
+/// and `monitor` (both flatten it: `measure` through [`Settings`]), and
+/// the same keys in a file. Declared as [`Settings`]' fields are.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
+#[serde(default, rename_all = "kebab-case")]
+pub struct LoadSettings {
     /// Measure under this load: a profile (rtscope load --list) with
     /// optional settings, e.g. hell, hell:steady,
     /// rt-interference:prio=60,70,80, hell:period=10s:active=3s-6s.
@@ -364,14 +387,19 @@ pub struct Settings {
     #[serde(deserialize_with = "de_path", serialize_with = "ser_path")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_dir: Option<PathBuf>,
+}
 
-    /// The run store (`--db`: a file or a PostgreSQL URL); none: the
-    /// default store ([`crate::store::locate`]). No option of its own:
-    /// the global `--db` sets it.
-    #[arg(skip)]
-    #[serde(deserialize_with = "de_store", serialize_with = "ser_path")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub db: Option<PathBuf>,
+impl LoadSettings {
+    /// The load these settings ask for (none without `load` or
+    /// `load-file`).
+    pub fn request(&self) -> LoadRequest {
+        LoadRequest {
+            spec: self.load.clone(),
+            file: self.load_file.clone(),
+            cpus: self.load_cpus.clone(),
+            dir: self.load_dir.clone(),
+        }
+    }
 }
 
 /// `measure`'s options that [`Settings`] declares, as a command of their
@@ -403,6 +431,17 @@ pub static ALIASES: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(
     pairs
 });
 
+/// The keys an unknown key's message lists: each key, then its aliases
+/// (the list serde's `deny_unknown_fields` gave).
+static EXPECTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut names = Vec::new();
+    for key in KEYS.iter() {
+        names.push(*key);
+        names.extend(ALIASES.iter().filter(|(_, k)| k == key).map(|(a, _)| *a));
+    }
+    names
+});
+
 /// Why settings read from a file were refused.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 #[error("{0}")]
@@ -414,8 +453,16 @@ impl Settings {
         KEYS.iter().any(|k| *k == key) || ALIASES.iter().any(|(a, _)| *a == key)
     }
 
-    /// Read settings from a TOML table (keys as [`KEYS`] spell them).
+    /// Read settings from a TOML table (keys as [`KEYS`] spell them, or
+    /// [`ALIASES`]). A key that is neither is refused here, as serde's
+    /// `deny_unknown_fields` words it (which cannot be used on a struct
+    /// with a flattened field, as [`Settings::load`] is): read settings
+    /// through this function only.
     pub fn from_table(table: toml::Table) -> Result<Settings, SettingsError> {
+        if let Some(key) = table.keys().find(|k| !Settings::has_key(k)) {
+            let e: de::value::Error = de::Error::unknown_field(key, EXPECTED.as_slice());
+            return Err(SettingsError(e.to_string()));
+        }
         toml::Value::Table(table)
             .try_into()
             .map_err(|e: toml::de::Error| SettingsError(e.message().trim().to_string()))
@@ -470,12 +517,7 @@ impl Settings {
         Ok(Request {
             config: self.config(),
             isolate: self.isolate.clone(),
-            load: LoadRequest {
-                spec: self.load.clone(),
-                file: self.load_file.clone(),
-                cpus: self.load_cpus.clone(),
-                dir: self.load_dir.clone(),
-            },
+            load: self.load.request(),
             checkpoint_ns: (!self.no_save)
                 .then_some(self.checkpoint_ns.unwrap_or(DEFAULT_CHECKPOINT_NS)),
             outputs: Outputs {
@@ -572,8 +614,8 @@ impl Settings {
                 "--no-save",
             ),
             (
-                self.load.is_some(),
-                self.load_file.is_some(),
+                self.load.load.is_some(),
+                self.load.load_file.is_some(),
                 "--load <PROFILE[:K=V]...>",
                 "--load-file <FILE>",
             ),

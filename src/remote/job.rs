@@ -230,10 +230,10 @@ impl<'a> Job<'a> {
         if self.outputs.histfile.is_some() {
             settings.histfile = Some(format!("{}/hist.txt", self.dir).into());
         }
-        if let Some(f) = settings.load_file.take() {
+        if let Some(f) = settings.load.load_file.take() {
             let to = format!("{}/load.toml", self.dir);
             r.put(&to, &super::read_local(&f)?)?;
-            settings.load_file = Some(to.into());
+            settings.load.load_file = Some(to.into());
         }
         if let Some(f) = &show.metrics_auth {
             r.put(

@@ -42,10 +42,12 @@ fn every_field() -> Settings {
         host: Some("board".into()),
         tags: vec![("a".into(), "1".into()), ("b".into(), "2".into())],
         checkpoint_ns: Some(30_000_000_000),
-        load: Some("hell".into()),
-        load_file: Some("l.toml".into()),
-        load_cpus: Some(vec![0, 2, 3]),
-        load_dir: Some("/tmp".into()),
+        load: LoadSettings {
+            load: Some("hell".into()),
+            load_file: Some("l.toml".into()),
+            load_cpus: Some(vec![0, 2, 3]),
+            load_dir: Some("/tmp".into()),
+        },
         db: Some("s.db".into()),
     }
 }
@@ -88,7 +90,7 @@ fn the_flags_read_back_the_command_line_of_every_key() {
     s.histofall = None;
     s.no_dma_latency = false;
     s.no_save = false;
-    s.load_file = None;
+    s.load.load_file = None;
     s.db = None;
     let words = s.command_line();
     let read = from_flags(&words[2..]).unwrap_or_else(|e| panic!("{words:?}: {e}"));
@@ -98,12 +100,15 @@ fn the_flags_read_back_the_command_line_of_every_key() {
         histofall: Some(200),
         no_dma_latency: true,
         no_save: true,
-        load_file: Some("l.toml".into()),
+        load: LoadSettings {
+            load_file: Some("l.toml".into()),
+            ..LoadSettings::default()
+        },
         ..Settings::default()
     };
     let read = from_flags(&t.command_line()[2..]).unwrap();
     assert_eq!((read.histofall, read.no_dma_latency), (Some(200), true));
-    assert_eq!((read.no_save, read.load_file), (true, t.load_file));
+    assert_eq!((read.no_save, read.load), (true, t.load));
     // A flag refused with its opposite, as the request refuses the keys.
     let both = ["--latency", "5", "--no-dma-latency"].map(String::from);
     assert!(from_flags(&both).is_err());
@@ -222,7 +227,7 @@ fn values_read_as_people_write_them() {
     assert_eq!(s.clock, Some(Clock::Realtime));
     assert_eq!(s.priority, Some(70));
     assert_eq!(s.main_affinity, Some(vec![0]));
-    assert_eq!(s.load_cpus, Some(vec![0, 1]));
+    assert_eq!(s.load.load_cpus, Some(vec![0, 1]));
     let t = read("tag = \"k=v\"\n").unwrap();
     assert_eq!(t.tags, [("k".to_string(), "v".to_string())]);
 }
@@ -258,13 +263,58 @@ fn mistakes_are_refused_with_the_flags_words() {
     );
 }
 
+/// The load keys read into [`LoadSettings`] (flattened into the
+/// settings), and the load asked for carries them.
+#[test]
+fn the_load_keys_read_into_the_load_settings() {
+    let s = read("load = \"hell\"\nload-cpus = \"0\"\n").unwrap();
+    assert_eq!(s.load.load.as_deref(), Some("hell"));
+    let load = s.load.request();
+    assert_eq!(load.spec.as_deref(), Some("hell"));
+    assert_eq!(load.cpus, Some(vec![0]));
+    assert_eq!((load.file, load.dir), (None, None));
+    assert_eq!(s.request().unwrap().load.cpus, Some(vec![0]));
+    let both = read("load = \"hell\"\nload-file = \"l.toml\"\n").unwrap();
+    let e = both.request().unwrap_err().to_string();
+    let want = "the argument '--load <PROFILE[:K=V]...>' cannot be used with '--load-file <FILE>'";
+    assert!(e.contains(want), "{e}");
+}
+
+/// A key that is no setting is refused naming it and listing the keys
+/// (with the aliases, as serde's `deny_unknown_fields` did), also beside
+/// the load's keys, which the settings read through a flattened struct.
+#[test]
+fn an_unknown_key_is_refused_naming_it() {
+    let e = read("speed = 3\n").unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "unknown field `speed`, expected one of `affinity`, `threads`, `main-affinity`, `mainaffinity`, `interval`, "
+        ),
+        "{e}"
+    );
+    assert!(
+        e.ends_with("`checkpoint`, `load`, `load-file`, `load-cpus`, `load-dir`, `db`"),
+        "{e}"
+    );
+    for key in KEYS.iter() {
+        assert!(e.contains(&format!("`{key}`")), "{key}: {e}");
+    }
+    let e = read("load = \"hell\"\nload-cpu = \"0\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("unknown field `load-cpu`, expected one of"),
+        "{e}"
+    );
+}
+
 #[test]
 fn the_request_carries_every_setting() {
     let mut s = every_field();
     s.histofall = None;
     s.no_dma_latency = false;
     s.no_save = false;
-    s.load_file = None;
+    s.load.load_file = None;
     let r = s.request().unwrap();
     assert_eq!(r.config.cpus, Some(vec![0, 1]));
     assert_eq!(r.config.dma_latency_us, Some(5));
