@@ -47,20 +47,34 @@ pub use session::{Outcome, Saved, Settings, run};
 /// Why a characterization could not be made.
 #[derive(Debug, Error)]
 pub enum CharError {
+    /// `--only` names a benchmark the registry does not have.
     #[error("unknown benchmark '{name}': valid names are {valid}")]
     UnknownBench { name: String, valid: String },
+    /// Options that cannot work, refused before anything runs: a value
+    /// out of range, CPUs offline or not allowed, options that do not go
+    /// together. The text names the option and what to give.
     #[error("{0}")]
     Invalid(String),
+    /// SCHED_FIFO at the asked priority is not allowed to this process
+    /// ([`privilege_refusal`]: not root, no CAP_SYS_NICE, RLIMIT_RTPRIO
+    /// too low).
     #[error("{0}")]
     Privilege(String),
+    /// A system call of a benchmark or of its set-up failed (`what`: the
+    /// call, with advice when there is some).
     #[error("{what} failed: {err}")]
     Sys { what: String, err: std::io::Error },
+    /// A benchmark's thread ended because another of its threads failed
+    /// (that one's error is the one reported).
     #[error("another thread of the benchmark failed to start")]
     Aborted,
-    #[error("interrupted")]
-    Interrupted,
+    /// The CPUs this process may use cannot be read.
     #[error("sched_getaffinity failed")]
     Affinity(#[source] std::io::Error),
+    /// `--explain`: kernel tracing could not start (no tracefs, not
+    /// permitted, an event missing): the system's refusal, not an option.
+    #[error("--explain: tracing could not start: {0}")]
+    Explain(crate::trace::TraceError),
     /// Another rtscope measures these CPUs (or the locks failed).
     #[error(transparent)]
     CpusBusy(#[from] crate::cpulock::CpuLockError),
@@ -71,8 +85,11 @@ pub enum CharError {
     /// The `--json` file cannot be written.
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
+    /// The characterization cannot be written as JSON (`--json`).
     #[error("serializing the characterization")]
     Serialize(#[source] serde_json::Error),
+    /// The engine's hygiene (memory locking, cpu_dma_latency) failed
+    /// other than by mlockall, which is [`CharError::Sys`].
     #[error(transparent)]
     Engine(EngineError),
 }

@@ -203,9 +203,7 @@ fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
         Some(_) => {
             let mut cfg = TraceConfig::for_cpus(ctx.cpus);
             cfg.reader_cpus = Some(ctx.housekeeping.clone());
-            Some(Recorder::start(&cfg).map_err(|e| {
-                CharError::Invalid(format!("--explain: tracing could not start: {e}"))
-            })?)
+            Some(Recorder::start(&cfg).map_err(CharError::Explain)?)
         }
         None => None,
     };
@@ -281,6 +279,31 @@ mod tests {
             assert_eq!(gap, d.largest_gaps[0].gap_ns);
         }
         assert!(offer.take().is_none(), "taking empties the slot");
+    }
+
+    #[test]
+    fn tracing_that_cannot_start_is_an_explain_error() {
+        // No CPU to trace: the recorder refuses before touching tracefs.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let ctx = Ctx {
+            cpus: &[],
+            per_bench_ns: 1_000_000,
+            interval_ns: 1_000,
+            priority: 3,
+            clock_read_ns: 0,
+            stop: &stop,
+            explain_above_ns: Some(10_000),
+            housekeeping: vec![0],
+        };
+        let e = run(&ctx).err().unwrap();
+        assert!(
+            matches!(e, CharError::Explain(crate::trace::TraceError::NoCpus)),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "--explain: tracing could not start: no CPU to trace was given"
+        );
     }
 
     #[test]

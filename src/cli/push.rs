@@ -4,8 +4,8 @@
 
 use super::Exit;
 use crate::runref;
+use crate::store::Store;
 use crate::store::push::{Pushed, push_one};
-use crate::store::{Store, StoreError};
 use crate::ui::interrupt::WaitSignals;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -43,11 +43,10 @@ pub fn run(args: &PushArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     ids.dedup();
     let mut to = signals.during(|stop| Store::open_or_stop(&args.to, stop))?;
     if same_store(&from, &to) {
-        return Err(StoreError::Invalid(format!(
+        anyhow::bail!(
             "push: the source and the destination are the same store ({})",
             to.path().display()
-        ))
-        .into());
+        );
     }
     let dest = to.path().display().to_string();
     let (mut copied, mut there, mut running) = (0, 0, 0);

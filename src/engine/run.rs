@@ -48,16 +48,24 @@ pub const TICK: Duration = Duration::from_millis(50);
 /// Time between "all threads ready" and the first deadline.
 const START_DELAY_NS: u64 = 20_000_000;
 
+/// Why [`run`] could not start measuring (nothing was measured).
 #[derive(Debug, Error)]
 pub enum EngineError {
+    /// The plan's real-time policy is not allowed to this process (not
+    /// root, no CAP_SYS_NICE, RLIMIT_RTPRIO below the priority): the text
+    /// is [`preflight::realtime_refusal`]'s, with what to do.
     #[error("{0}")]
     Privilege(String),
+    /// Memory could not be locked (mlockall).
     #[error(
         "mlockall failed ({0}): raise the locked-memory limit (ulimit -l unlimited, or memlock in /etc/security/limits.conf), run as root, or use --no-mlock"
     )]
     Mlock(io::Error),
+    /// The control thread could not be pinned to `--main-affinity`'s CPUs.
     #[error("could not pin the main thread to CPUs {cpus}: {source}")]
     MainAffinity { cpus: String, source: io::Error },
+    /// A measuring thread could not be set up (`what`: the call that
+    /// failed, e.g. its affinity or scheduling policy; `hint`: advice).
     #[error("thread {index}{on}: {what} failed: {source}{hint}")]
     ThreadSetup {
         index: usize,
@@ -66,6 +74,7 @@ pub enum EngineError {
         source: io::Error,
         hint: String,
     },
+    /// A measuring thread could not be created.
     #[error("could not start measuring thread {index}: {source}")]
     Spawn { index: usize, source: io::Error },
 }

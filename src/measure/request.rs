@@ -90,7 +90,7 @@ impl Request {
                 ));
             }
             if crate::sys::sched::euid() != 0 {
-                return Err(SessionError::Usage(
+                return Err(SessionError::Privilege(
                     "--explain reads kernel trace events (tracefs) and needs root: run with sudo, or leave out --explain".into(),
                 ));
             }

@@ -227,3 +227,13 @@ fn a_short_session_measures_and_writes_its_record() {
     assert!(summary.contains("count"), "{summary}");
     assert!(summary.contains("missed"), "{summary}");
 }
+
+#[test]
+fn an_explain_error_reads_its_cause_once() {
+    let e = SessionError::from(crate::trace::TraceError::NoCpus);
+    assert!(matches!(e, SessionError::Explain(_)));
+    assert_eq!(
+        crate::text::chain(&e),
+        "--explain: no CPU to trace was given"
+    );
+}

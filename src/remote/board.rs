@@ -244,10 +244,10 @@ impl BoardsFile {
         );
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
-                .map_err(|e| RemoteError::Usage(format!("cannot make {}: {e}", dir.display())))?;
+                .map_err(|e| RemoteError::Local(format!("cannot make {}: {e}", dir.display())))?;
         }
         crate::output::write_atomic(&self.path, text.as_bytes())
-            .map_err(|e| RemoteError::Usage(format!("{e:#}")))
+            .map_err(|e| RemoteError::Local(format!("{e:#}")))
     }
 }
 

@@ -26,21 +26,32 @@ use ssh::{Link, Ran, quote};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Why a remote command could not be done (each is exit 2).
+/// Why a remote command could not be done (each is exit 2). Four kinds a
+/// caller tells apart (a follow retries on [`RemoteError::Link`] only);
+/// each message is worded where it is made (what failed, on which board,
+/// what to do).
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
-    /// Bad input: a URL, a name, a binary.
+    /// Bad input given here: a board URL or name, the boards file, a
+    /// `--binary` that is not one for the board, a local file to send or
+    /// write that cannot be.
     #[error("{0}")]
     Usage(String),
-    /// The board was not reached, or the link broke.
+    /// The board was not reached, or the link broke (ssh's exit 255, or
+    /// no answer); what ran there goes on.
     #[error("{0}")]
     Link(String),
-    /// The board answered, but refused or failed.
+    /// The board answered, but refused or failed (its rtscope's or
+    /// shell's own error, a record it sent that cannot be read).
     #[error("{0}")]
     Board(String),
-    /// Something on this machine failed.
+    /// Something on this machine failed: running ssh, a directory, a
+    /// signal handler, a file written here.
     #[error("{0}")]
     Local(String),
+    /// The local run store, into which the board's runs are copied.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 impl RemoteError {

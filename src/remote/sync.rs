@@ -102,15 +102,12 @@ pub fn copy(
             receive_characterization(remote, local, run)?
         } else {
             receive(local, &run.uuid, run.state, run.samples, || {
-                export(remote, &run.uuid)
-                    .and_then(|e| {
-                        e.record.ok_or_else(|| {
-                            RemoteError::Board(format!("run {} came without its record", run.uuid))
-                        })
+                export(remote, &run.uuid).and_then(|e| {
+                    e.record.ok_or_else(|| {
+                        RemoteError::Board(format!("run {} came without its record", run.uuid))
                     })
-                    .map_err(|e| crate::store::StoreError::Invalid(e.to_string()))
-            })
-            .map_err(|e| RemoteError::Local(format!("{e}")))?
+                })
+            })?
         };
         done.push((run.clone(), pushed));
     }
@@ -123,8 +120,7 @@ fn receive_characterization(
     local: &mut Store,
     run: &Listed,
 ) -> Result<Pushed, RemoteError> {
-    let here = |e: crate::store::StoreError| RemoteError::Local(e.to_string());
-    if let Some(id) = local.find_uuid(&run.uuid).map_err(here)? {
+    if let Some(id) = local.find_uuid(&run.uuid)? {
         return Ok(Pushed::AlreadyThere { id });
     }
     if run.state == RunState::Running {
@@ -136,10 +132,8 @@ fn receive_characterization(
             run.uuid
         ))
     })?;
-    let id = local.begin_characterization(&c).map_err(here)?;
-    local
-        .save_characterization(id, &c, run.state)
-        .map_err(here)?;
+    let id = local.begin_characterization(&c)?;
+    local.save_characterization(id, &c, run.state)?;
     Ok(Pushed::Copied { id })
 }
 
@@ -261,6 +255,29 @@ pub fn export_here(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::test_util::TempStore;
+
+    #[test]
+    fn a_copy_keeps_the_boards_error_and_the_local_stores_apart() {
+        let t = TempStore::new("sync-errors");
+        let mut local = Store::open(&t.db()).unwrap();
+        let uuid = crate::record::new_run_uuid();
+        // The board's failure to send the record stays the board's.
+        let e = receive(&mut local, &uuid, RunState::Complete, 1, || {
+            Err(RemoteError::Board("run came without its record".into()))
+        })
+        .unwrap_err();
+        assert!(matches!(e, RemoteError::Board(_)), "{e:?}");
+        // The local store's refusal is the local store's, typed.
+        let mut rec = crate::record::synthetic(&[vec![1000]]);
+        rec.run_uuid = uuid.clone();
+        rec.schema = "not-rtscope".into();
+        let e = receive(&mut local, &uuid, RunState::Complete, 1, || Ok(rec)).unwrap_err();
+        assert!(
+            matches!(e, RemoteError::Store(StoreError::InvalidRecord(_))),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn list_lines_round_trip() {

@@ -31,7 +31,10 @@ fn record_stub(c: &Characterization) -> String {
 fn head_json(c: &Characterization) -> Result<String> {
     let mut head = c.clone();
     head.results.clear();
-    serde_json::to_string(&head).map_err(|e| StoreError::Invalid(format!("characterization: {e}")))
+    serde_json::to_string(&head).map_err(|e| StoreError::Encode {
+        what: "the characterization".into(),
+        detail: e.to_string(),
+    })
 }
 
 fn cpus_text(c: &Characterization) -> String {
@@ -109,7 +112,10 @@ impl Store {
             .iter()
             .map(|r| serde_json::to_string(r).map(|j| (r, j)))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| StoreError::Invalid(format!("characterization row: {e}")))?;
+            .map_err(|e| StoreError::Encode {
+                what: "a result of the characterization".into(),
+                detail: e.to_string(),
+            })?;
         let mut tx = self.tx("saving a characterization")?;
         tx.execute(
             "UPDATE runs SET status = ?2, label = ?3, duration_ns = ?4, samples = ?5, \

@@ -139,10 +139,7 @@ impl RunSaver {
         interval_ns: u64,
     ) -> Result<RunSaver> {
         if interval_ns < MIN_INTERVAL_NS {
-            return Err(StoreError::Invalid(format!(
-                "--checkpoint {} is below the 1s minimum",
-                crate::units::fmt_duration(interval_ns)
-            )));
+            return Err(StoreError::CheckpointTooShort { interval_ns });
         }
         let rec = build::record(
             plan,
@@ -439,6 +436,15 @@ mod tests {
         )
         .err()
         .unwrap();
+        assert!(
+            matches!(
+                e,
+                StoreError::CheckpointTooShort {
+                    interval_ns: 100_000_000
+                }
+            ),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("below the 1s minimum"), "{e}");
     }
 }

@@ -49,30 +49,39 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// What went wrong with the store, with what to do about it.
 #[derive(Debug, Error)]
 pub enum StoreError {
+    /// No `--db`, no `RTSCOPE_DB`, and no directory for the default store.
     #[error(
         "no run store location: neither XDG_DATA_HOME nor HOME is set (root then uses /var/lib/rtscope/rtscope.db); choose a file with --db PATH or RTSCOPE_DB"
     )]
     NoLocation,
+    /// The directory an SQLite store goes in cannot be made.
     #[error(
         "cannot create the directory of the run store {path}: {err}; choose another file with --db PATH"
     )]
     CreateDir { path: PathBuf, err: std::io::Error },
+    /// An SQLite store's file cannot be opened or set up (a directory,
+    /// no permission, WAL mode refused); `detail` says which.
     #[error(
         "cannot open the run store {path}: {detail}; check the path and its permissions, or choose another file with --db PATH"
     )]
     Open { path: PathBuf, detail: String },
+    /// The file is not an SQLite database (SQLite's NOTADB).
     #[error(
         "{path} is not an rtscope run store (it is not an SQLite database, or it is damaged); move it aside or choose another file with --db PATH"
     )]
     NotADatabase { path: PathBuf },
+    /// A database of another program (its application id is not ours).
     #[error(
         "{path} is an SQLite database of another program, not an rtscope run store; choose another file with --db PATH"
     )]
     NotOurs { path: PathBuf },
+    /// SQLite found the store damaged (its CORRUPT); `detail` is its
+    /// message.
     #[error(
         "the run store {path} is damaged ({detail}); copy it aside (sqlite3 {path} .recover may save its runs) and use a new file"
     )]
     Corrupt { path: PathBuf, detail: String },
+    /// The store was written by a newer rtscope (schema version `found`).
     #[error(
         "the run store {path} has schema version {found}, newer than this rtscope understands ({known}); upgrade rtscope, or choose another file with --db PATH"
     )]
@@ -81,44 +90,77 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    /// Another process held the store for longer than [`BUSY_TIMEOUT`].
     #[error(
         "the run store {path} is locked by another process (waited {waited_s} s); try again when it has finished"
     )]
     Locked { path: PathBuf, waited_s: u64 },
+    /// The disk of the store is full (`what`: what was being done).
     #[error(
         "no space left on the disk of the run store {path} while {what}; nothing was changed: free some space and try again"
     )]
     Full { path: PathBuf, what: String },
+    /// The store may not be written by this process.
     #[error("the run store {path} is read-only ({what}); use a writable file with --db PATH")]
     ReadOnly { path: PathBuf, what: String },
+    /// Any other failure of the database while doing `what`, with the
+    /// database's own message.
     #[error("{what} in the run store {path} failed: {detail}")]
     Sql {
         path: PathBuf,
         what: String,
         detail: String,
     },
+    /// A run reference (id, `last`, uuid prefix) that names no run.
     #[error("no run '{reference}' in {path}: `rtscope runs` lists the stored runs")]
     NoRun { reference: String, path: PathBuf },
+    /// A run asked for by reference, and the store does not exist.
     #[error("no run '{reference}': the run store {path} does not exist yet (nothing was saved)")]
     NoStore { reference: String, path: PathBuf },
+    /// A uuid prefix that matches more than one stored run.
+    #[error(
+        "run reference '{reference}' matches several runs: give more digits of the uuid, or the id"
+    )]
+    Ambiguous { reference: String },
+    /// A stored run whose parts cannot be read back (`detail` says which).
     #[error("run {id} in {path} cannot be read: {detail}")]
     BadRun {
         id: i64,
         path: PathBuf,
         detail: String,
     },
+    /// A relabel asked of a run that is being measured (its next
+    /// checkpoint would write the old label back).
+    #[error("run {id} is being measured now: relabel it once it has ended")]
+    RelabelRunning { id: i64 },
+    /// A checkpoint interval below [`checkpoint::MIN_INTERVAL_NS`].
+    #[error(
+        "--checkpoint {} is below the 1s minimum",
+        crate::units::fmt_duration(*interval_ns)
+    )]
+    CheckpointTooShort { interval_ns: u64 },
+    /// A part of a record or characterization (`what`) that cannot be laid
+    /// out in the store's format (its JSON, a histogram blob); `detail` is
+    /// the encoder's message. Nothing of it was written.
+    #[error("cannot store {what}: {detail}")]
+    Encode { what: String, detail: String },
+    /// The PostgreSQL server did not answer, or the connection broke.
     #[error(
         "cannot reach the PostgreSQL run store {url}: {detail}; check that the server runs and accepts connections, and the URL (postgresql://USER@HOST:PORT/DBNAME)"
     )]
     Unreachable { url: String, detail: String },
+    /// A signal ended the wait for the PostgreSQL server.
     #[error(
         "interrupted while connecting to the PostgreSQL run store {url}: a signal ended the wait for the server (nothing was read or written)"
     )]
     ConnectInterrupted { url: String },
+    /// A `postgresql://` URL that cannot be parsed.
     #[error(
         "'{url}' is not a usable PostgreSQL URL: {detail}; write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME"
     )]
     BadUrl { url: String, detail: String },
+    /// The run ended while its PostgreSQL store was unreachable: it is
+    /// kept whole in the local spool, as run `id` there.
     #[error(
         "the PostgreSQL store {url} could not be reached when the run ended: the whole run is kept in the local spool {} as run {id}; send it when the server is back with: rtscope --db {} push {id} --to {url}",
         spool.display(), spool.display()
@@ -128,12 +170,12 @@ pub enum StoreError {
         spool: PathBuf,
         id: i64,
     },
+    /// A store location ([`check_location`]) that is neither a file path
+    /// nor a PostgreSQL URL; the text says what is wrong with it.
     #[error(
         "{0}; a run store is an SQLite file (--db PATH) or a PostgreSQL database (--db postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME)"
     )]
     BadLocation(String),
-    #[error("{0}")]
-    Invalid(String),
     /// A record refused before it is saved ([`RunRecord::validate`]).
     ///
     /// [`RunRecord::validate`]: crate::record::RunRecord::validate
@@ -488,8 +530,7 @@ impl Store {
     /// ([`StoreError::ConnectInterrupted`]). An SQLite file never waits.
     pub fn open_or_stop(path: &Path, stop: &AtomicBool) -> Result<Store> {
         if is_url(path) {
-            return postgres::open(&path.to_string_lossy(), true, stop)?
-                .ok_or_else(|| StoreError::Invalid("the PostgreSQL store was not created".into()));
+            return postgres::open(&path.to_string_lossy(), stop);
         }
         // What this call creates (directories, the file and SQLite's side
         // files) is removed again when the open fails (a full disk left
@@ -577,7 +618,7 @@ impl Store {
     /// when `stop` is set ([`StoreError::ConnectInterrupted`]).
     pub fn open_existing_or_stop(path: &Path, stop: &AtomicBool) -> Result<Option<Store>> {
         if is_url(path) {
-            return postgres::open(&path.to_string_lossy(), false, stop);
+            return postgres::open_existing(&path.to_string_lossy(), stop);
         }
         if !path.exists() {
             return Ok(None);

@@ -117,11 +117,32 @@ fn meta(db: &mut Db, key: &str) -> Result<i64, DbError> {
         .unwrap_or(0))
 }
 
-/// Open the PostgreSQL store at `url`. `create`: make and migrate the
-/// schema of an empty database; without it an empty database is `None`
-/// (read commands never create a store). `stop` (set by a signal) ends
-/// the wait for the server's first answer.
-pub fn open(url: &str, create: bool, stop: &AtomicBool) -> Result<Option<Store>> {
+/// Open the PostgreSQL store at `url`, making and migrating the schema
+/// of an empty database. `stop` (set by a signal) ends the wait for the
+/// server's first answer.
+pub fn open(url: &str, stop: &AtomicBool) -> Result<Store> {
+    let (store, version, _) = connect_ours(url, stop)?;
+    migrate(&store, version)?;
+    let _ = super::runs::mark_interrupted(&store);
+    Ok(store)
+}
+
+/// [`open`] for commands that only read: an empty database is `None`
+/// (they never create a store).
+pub fn open_existing(url: &str, stop: &AtomicBool) -> Result<Option<Store>> {
+    let (store, version, fresh) = connect_ours(url, stop)?;
+    if fresh {
+        return Ok(None);
+    }
+    migrate(&store, version)?;
+    let _ = super::runs::mark_interrupted(&store);
+    Ok(Some(store))
+}
+
+/// Connect to `url` and refuse a database that is not an rtscope store,
+/// or one of a newer schema: the store, its schema version, and whether
+/// the database is empty.
+fn connect_ours(url: &str, stop: &AtomicBool) -> Result<(Store, i64, bool)> {
     let config = parse(url)?;
     let shown = crate::redact::url(url);
     let store = Store::from_pg(connect_config(&config, &shown, stop)?, shown);
@@ -139,12 +160,7 @@ pub fn open(url: &str, create: bool, stop: &AtomicBool) -> Result<Option<Store>>
             known: CURRENT_VERSION,
         });
     }
-    if fresh && !create {
-        return Ok(None);
-    }
-    migrate(&store, version)?;
-    let _ = super::runs::mark_interrupted(&store);
-    Ok(Some(store))
+    Ok((store, version, fresh))
 }
 
 /// Bring the database up to [`CURRENT_VERSION`], in one transaction

@@ -4,7 +4,7 @@
 //! fingerprint, tags) in one transaction, keyed by its uuid, so pushing
 //! twice copies nothing the second time.
 
-use super::{Result, RunState, Store};
+use super::{Result, RunState, Store, StoreError};
 
 /// What happened to one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub enum Pushed {
 
 /// Copy run `id` of `from` into `to`, unless `to` already holds its uuid.
 pub fn push_one(from: &Store, to: &mut Store, id: i64) -> Result<Pushed> {
-    let row = from.row(id)?.ok_or_else(|| super::StoreError::NoRun {
+    let row = from.row(id)?.ok_or_else(|| StoreError::NoRun {
         reference: id.to_string(),
         path: from.path().to_path_buf(),
     })?;
@@ -37,15 +37,17 @@ pub fn push_one(from: &Store, to: &mut Store, id: i64) -> Result<Pushed> {
 /// on a board) into `to`: inserted when `to` has no run of that uuid,
 /// its parts rewritten when `to` holds it cut short and this copy is
 /// further on, else left alone. `load` gives the whole record, and is
-/// called only when it is needed. A running run's checkpoint may be
-/// copied this way: it is completed by a later call.
-pub fn receive(
+/// called only when it is needed; its error is returned as it is (a
+/// board's failure stays the board's), the store's become `E`. A running
+/// run's checkpoint may be copied this way: it is completed by a later
+/// call.
+pub fn receive<E: From<StoreError>>(
     to: &mut Store,
     uuid: &str,
     state: RunState,
     samples: u64,
-    load: impl FnOnce() -> Result<crate::record::RunRecord>,
-) -> Result<Pushed> {
+    load: impl FnOnce() -> Result<crate::record::RunRecord, E>,
+) -> Result<Pushed, E> {
     if let Some(there) = to.find_uuid(uuid)? {
         let theirs = to.row(there)?;
         let behind = theirs.is_some_and(|t| {
@@ -60,7 +62,7 @@ pub fn receive(
         super::runs::write_parts(&mut tx, there, &mut rec, &mut Default::default())
             .map_err(|e| e.into_store(&path))?;
         tx.commit()
-            .map_err(|e| super::StoreError::from_db(&path, "completing a run", e))?;
+            .map_err(|e| StoreError::from_db(&path, "completing a run", e))?;
         return Ok(Pushed::Completed { id: there });
     }
     let rec = load()?;
@@ -69,7 +71,7 @@ pub fn receive(
         // Another host pushed the same run meanwhile: it is there.
         Err(e) => match to.find_uuid(uuid)? {
             Some(there) => Ok(Pushed::AlreadyThere { id: there }),
-            None => Err(e),
+            None => Err(e.into()),
         },
     }
 }

@@ -287,9 +287,7 @@ impl Store {
             path: path.clone(),
         })?;
         if row.state == RunState::Running {
-            return Err(StoreError::Invalid(format!(
-                "run {id} is being measured now: relabel it once it has ended"
-            )));
+            return Err(StoreError::RelabelRunning { id });
         }
         let err = |e| StoreError::from_db(&path, "relabelling a run", e);
         let mut tx = self.tx("relabelling a run")?;
@@ -372,9 +370,9 @@ impl Store {
                 })
                 .map_err(|e| self.err("finding a run", e))?;
             if ids.len() > 1 {
-                return Err(StoreError::Invalid(format!(
-                    "run reference '{reference}' matches several runs: give more digits of the uuid, or the id"
-                )));
+                return Err(StoreError::Ambiguous {
+                    reference: reference.to_string(),
+                });
             }
             found = ids.first().copied();
         }
@@ -573,8 +571,11 @@ pub(crate) fn mark_interrupted(store: &Store) -> Result<usize> {
 
 /// A failure while writing parts of a run.
 pub(crate) enum WriteError {
+    /// The database refused a statement.
     Db(DbError),
-    Invalid(String),
+    /// A part of the record cannot be laid out in the store's format
+    /// ([`StoreError::Encode`]).
+    Encode { what: String, detail: String },
 }
 
 impl From<DbError> for WriteError {
@@ -587,7 +588,7 @@ impl WriteError {
     pub(crate) fn into_store(self, path: &std::path::Path) -> StoreError {
         match self {
             WriteError::Db(e) => StoreError::from_db(path, "saving a run", e),
-            WriteError::Invalid(m) => StoreError::Invalid(m),
+            WriteError::Encode { what, detail } => StoreError::Encode { what, detail },
         }
     }
 }
@@ -602,7 +603,10 @@ pub(crate) fn write_parts(
     rec: &mut RunRecord,
     cursor: &mut WindowCursor,
 ) -> Result<(), WriteError> {
-    let head = codec::head_json(rec).map_err(|e| WriteError::Invalid(e.to_string()))?;
+    let head = codec::head_json(rec).map_err(|e| WriteError::Encode {
+        what: "the run".into(),
+        detail: e.to_string(),
+    })?;
     let rec = &*rec;
     write_head(tx, id, rec, head)?;
     write_tags(tx, id, rec)?;
@@ -656,8 +660,10 @@ fn write_tags(tx: &mut Tx, id: i64, rec: &RunRecord) -> Result<(), WriteError> {
 /// longer has (and their windows) go.
 fn write_thread_data(tx: &mut Tx, id: i64, rec: &RunRecord) -> Result<(), WriteError> {
     for (i, t) in rec.threads.iter().enumerate() {
-        let blob = codec::encode_histogram(&t.histogram)
-            .map_err(|e| WriteError::Invalid(format!("thread {i}: {e}")))?;
+        let blob = codec::encode_histogram(&t.histogram).map_err(|e| WriteError::Encode {
+            what: format!("thread {i} of the run"),
+            detail: e.to_string(),
+        })?;
         tx.execute(
             "INSERT INTO thread_data (run_id, thread, histogram, outliers_json) \
              VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id, thread) DO UPDATE SET \
@@ -845,6 +851,63 @@ mod tests {
         // A second insert of the same uuid is refused, nothing changes.
         assert!(s.insert(&rec).is_err());
         assert_eq!(s.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_uuid_prefix_of_several_runs_is_ambiguous() {
+        let t = TempStore::new("ambiguous");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut a = synthetic(&[vec![1000]]);
+        a.run_uuid = format!("abcdef01{}", &a.run_uuid[8..]);
+        let mut b = a.clone();
+        b.run_uuid = format!("abcdef02{}", &a.run_uuid[8..]);
+        s.insert(&a).unwrap();
+        s.insert(&b).unwrap();
+        let e = s.resolve("abcdef").unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Ambiguous { reference } if reference == "abcdef"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("matches several runs"), "{e}");
+    }
+
+    #[test]
+    fn a_running_run_is_not_relabelled() {
+        let t = TempStore::new("relabel-running");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut rec = synthetic(&[vec![1000]]);
+        rec.status = RunStatus::Running;
+        let mut tx = s.tx("t").unwrap();
+        let id = insert_row(&mut tx, &rec, Some(&Owner::this_process())).unwrap();
+        tx.commit().unwrap();
+        let e = s.relabel(id, Some("x")).unwrap_err();
+        assert!(
+            matches!(e, StoreError::RelabelRunning { id: i } if i == id),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_histogram_the_blob_cannot_hold_is_an_encode_error() {
+        let t = TempStore::new("encode");
+        let s = Store::open(&t.db()).unwrap();
+        let mut rec = synthetic(&[vec![1000], vec![2000]]);
+        rec.threads[1].histogram.encoding = "hdr".into();
+        let path = s.path().to_path_buf();
+        let mut tx = s.tx("t").unwrap();
+        let id = insert_row(&mut tx, &rec, None).unwrap();
+        let e = write_parts(&mut tx, id, &mut rec, &mut WindowCursor::default())
+            .err()
+            .unwrap()
+            .into_store(&path);
+        assert!(
+            matches!(&e, StoreError::Encode { what, .. } if what == "thread 1 of the run"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot store thread 1 of the run: histogram encoding 'hdr' cannot be stored"
+        );
     }
 
     #[test]

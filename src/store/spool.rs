@@ -4,7 +4,7 @@
 //! lost. A run is spooled under its own uuid; `rtscope push` (or the
 //! run's own next checkpoint, once the server is back) sends it on.
 
-use super::{Result, Store, StoreError};
+use super::{Result, Store};
 use std::path::PathBuf;
 
 /// File name of the spool inside the default store's directory.
@@ -19,11 +19,8 @@ pub fn path() -> PathBuf {
     }
 }
 
-/// Open (create) the spool.
+/// Open (create) the spool; its errors are [`Store::open`]'s, which name
+/// the spool's file.
 pub fn open() -> Result<Store> {
-    let p = path();
-    Store::open(&p).map_err(|e| match e {
-        e @ StoreError::Full { .. } => e,
-        other => StoreError::Invalid(format!("the local spool {}: {other}", p.display())),
-    })
+    Store::open(&path())
 }

@@ -80,9 +80,13 @@ pub enum TuneError {
 pub enum Outcome {
     /// Dry run: would be changed.
     Planned,
+    /// Not changed: the reason (already as wanted, `--skip`, nothing to
+    /// change on this system).
     Skipped(String),
+    /// Changed; what the setting noted about it, if anything.
     Done(Option<String>),
-    /// Not required and refused by the system (listed, not fatal).
+    /// Not required and refused by the system (listed, not fatal): the
+    /// [`SettingError`]'s message, as the journal keeps it.
     Refused(String),
 }
 

@@ -125,7 +125,16 @@ pub enum SettingError {
     #[error("cannot {0} on a fake system tree")]
     FakeTree(&'static str),
     /// The setting's own reason, already worded for people (what failed,
-    /// with what value, what to do).
+    /// with what value, what to do; built with `refuse!`): the system
+    /// refused or did not do what was asked (no task could be moved, a
+    /// process that did not stop or resume, a partition the kernel found
+    /// invalid, a holder that did not start), the system is in a state
+    /// the setting cannot work from (no cpuset controller, another
+    /// tuning's cpuset), a value it cannot take (`--hold-dma-latency`
+    /// below 0), or a journal entry naming a setting or cpuset version
+    /// this rtscope does not know. Kept as one variant: like the others
+    /// it is only printed and journaled, and nothing would branch on
+    /// which of these it is.
     #[error("{0}")]
     Refused(String),
 }
