@@ -2,7 +2,7 @@
 //! (T / CPU / P / I / C / Min / Act / Avg / Max, with units) and a
 //! progress bar with ETA on a terminal; plain lines once a second with
 //! `--live` on a pipe; nothing with `-q`. Above
-//! [`MANY_THREADS`] threads (unless `--all`) it keeps to one screen: the
+//! [`MANY_THREADS`](rank::MANY_THREADS) threads (unless `--all`) it keeps to one screen: the
 //! [`WORST_ROWS`] worst threads so far (by max, then the p99 of their
 //! last window), a line for the others and one for all threads; the
 //! number of lines drawn is fixed when the run starts ([`frame_len`]),
@@ -15,7 +15,7 @@ use crate::engine::build::{self, RecordContext};
 use crate::engine::shared::LiveStats;
 use crate::engine::{Control, Observer, Plan, RunView, ThreadPlan};
 use crate::record::RunRecord;
-use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
+use crate::text::rank::{self, Rows, WORST_ROWS};
 use crate::units::{fmt_duration, format_cpu_list, us_cell, us_cell_f, us1};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -281,7 +281,7 @@ fn threads(view: &RunView) -> Vec<Thread> {
 }
 
 /// The lines the live view of `threads` threads draws (the progress bar
-/// aside): one per thread, or above [`MANY_THREADS`] ([`Rows::Fit`]) the
+/// aside): one per thread, or above [`MANY_THREADS`](rank::MANY_THREADS) ([`Rows::Fit`]) the
 /// worst [`WORST_ROWS`], the others and all threads. Fixed for a run.
 pub fn frame_len(threads: usize, rows: Rows) -> usize {
     if rows.summarises(threads) {
@@ -460,7 +460,7 @@ mod tests {
 
     #[test]
     fn up_to_sixteen_threads_a_line_each_in_thread_order() {
-        for n in [2, MANY_THREADS] {
+        for n in [2, rank::MANY_THREADS] {
             let t = many(n);
             let lines = frame(&t, Rows::Fit, Some(200));
             assert_eq!(lines.len(), n);
