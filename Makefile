@@ -135,28 +135,56 @@ run: build
 # failed image build fails the suite. Where the lab cannot run (no room,
 # no qemu for this machine, RTSCOPE_LAB=0) it prints one SKIP line and the
 # rest runs as before.
+#
+# `make test` runs the suite in chains side by side (make -j4), each
+# starting as soon as what it needs is built, so that the tests of one
+# architecture run while another still builds (docs/lab.md says what each
+# costs):
+#   suite-host       the x86_64 static build, its package and the tests'
+#                    build; then the library's unit tests, tests/it but
+#                    its ARM part, and the amd64 lab once its image is ready;
+#   suite-arch       the arm64 and armhf builds and packages; then tests/it's
+#                    ARM part (tests/it/arch.rs) against them;
+#   suite-lab-arm64  the arm64 build; then the arm64 lab once its image is
+#                    ready (guests run one at a time across the chains).
+# A chain that fails fails `make test`; the others run to their end. The
+# library's unit tests built for each board and run under qemu-user are
+# `make test-arm`'s: with Debian's compiler, slower than rustup's, their
+# builds would cost the suite about 12 CPU-minutes an architecture
+# (docs/lab.md).
 LAB_ARCHS = amd64 $(filter arm64,$(ARM_ARCHS))
 LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
 TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
 	$(call LAB_ARM64,RTSCOPE_STATIC_BIN_ARM64=$(abspath $(call arm_bin,arm64))) $(ARM_ENV)
-.PHONY: lab-start test-builds test-build-host
+SUITE = $(STATIC_CARGO) test --release --locked --target $(HOST)
+# Each chain's start and end, with the time, in make test's output.
+said = @echo "== $(1) $$(date -u +%H:%M:%S)"
+.PHONY: lab-start test-builds test-build-host suite-host suite-arch suite-lab-arm64
 lab-start: deps $(if $(ARM_ARCHS),cross-deps)
 	scripts/lab/background start $(LAB_ARCHS)
-# Everything the suite runs, built: `make test` builds these side by side
-# (make -j3), then runs them one part at a time. The library's unit tests
-# under qemu-user are left to `make test-arm`: their two builds and runs
-# would add about a quarter of an hour to a suite already over its hour
-# on this 2-CPU machine (docs/lab.md); make test runs the ARM builds
-# themselves (tests/it/arch.rs) and boots the arm64 guest.
 test-builds: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a))
 test-build-host: static
-	$(STATIC_CARGO) test --release --locked --target $(HOST) --no-run
-test: deps lab-start
-	$(MAKE) -j3 --output-sync=target test-builds
+	$(SUITE) --no-run
+suite-host: deb test-build-host
+	$(call said,suite-host: tests built; the amd64 lab image next)
 	lab=$$(scripts/lab/background wait amd64) && \
-	lab_arm64=$$($(call LAB_ARM64,scripts/lab/background wait arm64)) && \
-	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) \
-	    $(STATIC_CARGO) test --release --locked --target $(HOST)
+	RTSCOPE_LAB_IMAGE=$$lab $(TEST_ENV) $(SUITE) -- --skip arch:: --skip arm64::
+	$(call said,suite-host: done)
+suite-arch: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a))
+	$(call said,suite-arch: ARM builds and packages made)
+	$(TEST_ENV) $(SUITE) --test it -- arch::
+	$(call said,suite-arch: done)
+suite-lab-arm64: static-arm64 test-build-host
+	$(call said,suite-lab-arm64: arm64 build made; the arm64 lab image next)
+	lab_arm64=$$(scripts/lab/background wait arm64) && \
+	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) $(SUITE) --test lab -- arm64::
+	$(call said,suite-lab-arm64: done)
+test: deps lab-start
+	$(call said,make test: set-up done)
+	$(MAKE) -k -j4 --output-sync=line suite-host \
+	    $(if $(ARM_ARCHS),suite-arch) \
+	    $(call LAB_ARM64,suite-lab-arm64)
+	$(call said,make test: done)
 
 # The lab alone: build (or reuse) the guest image, then boot each kernel
 # with its job (tests/lab). A guest by hand: scripts/lab/run --help.

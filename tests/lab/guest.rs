@@ -11,9 +11,37 @@ use std::sync::Mutex;
 
 static ONE_GUEST: Mutex<()> = Mutex::new(());
 
-/// Held while a guest runs: one at a time, each wants both CPUs.
-pub fn one_guest() -> std::sync::MutexGuard<'static, ()> {
-    ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
+/// Held while a guest runs: one at a time, each wants both CPUs. `make
+/// test` runs the amd64 and the arm64 lab in two processes side by side
+/// (each beside other work), so the turn is also a lock on a file the two
+/// share (flock: released when the process ends, however it ends).
+pub struct GuestTurn {
+    _thread: std::sync::MutexGuard<'static, ()>,
+    _process: std::fs::File,
+}
+
+pub fn one_guest() -> GuestTurn {
+    let thread = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let path = std::env::temp_dir().join("rtscope-lab-guest.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("the lab's guest lock {}: {e}", path.display()));
+    let waited = std::time::Instant::now();
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .unwrap_or_else(|e| panic!("the lab's guest lock {}: {e}", path.display()));
+    if waited.elapsed().as_secs() >= 5 {
+        eprintln!(
+            "lab: waited {:.0} s for the other lab's guest to end",
+            waited.elapsed().as_secs_f64()
+        );
+    }
+    GuestTurn {
+        _thread: thread,
+        _process: file,
+    }
 }
 
 /// A guest architecture: the variables that name its image and its
