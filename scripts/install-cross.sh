@@ -60,11 +60,15 @@ for arch in $archs; do
 done
 
 echo "install-cross: installing$missing" >&2
+# One apt at a time (scripts/install-deps.sh takes the same lock; apt-get
+# runs without its descriptor, so nothing it starts keeps the lock).
+exec 9>>/tmp/rtscope-apt.lock
+flock -w 900 9 || die "another apt of rtscope's held /tmp/rtscope-apt.lock for 15 minutes"
 # A mirror caught in the middle of a sync serves an index that does not
 # match its Release file; apt-get then ignores that index and says so.
 # Try again a few times, then let the install name what is still missing.
 for try in 1 2 3; do
-    if $SUDO apt-get update -qq 2>/tmp/install-cross.$$; then
+    if $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq 9>&- 2>/tmp/install-cross.$$; then
         break
     fi
     [ "$try" = 3 ] || sleep 10
@@ -102,4 +106,4 @@ for p in $missing; do
     esac
 done
 [ -n "$pinned" ] || exit 0
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $pinned >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $pinned 9>&- >/dev/null

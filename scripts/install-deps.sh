@@ -40,7 +40,19 @@ if [ -n "$missing" ]; then
         exit 2
     fi
     echo "install-deps: installing$missing"
-    $SUDO apt-get update -qq
+    # One apt at a time (apt-get runs without the lock's descriptor, so
+    # nothing it starts keeps it): make test installs the lab's and the cross
+    # toolchain's packages from scripts that may run side by side.
+    exec 9>>/tmp/rtscope-apt.lock
+    flock -w 900 9 || { echo "install-deps: another apt of rtscope's held /tmp/rtscope-apt.lock for 15 minutes" >&2; exit 2; }
+    # A mirror caught mid-sync serves an index that does not match its
+    # Release file (seen here: bookworm-security's armhf index, once armhf
+    # is added for the cross toolchain); apt-get update then fails though
+    # it read every other index. Install from what it read: the install
+    # itself fails, naming the package, if one is still missing.
+    if ! $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq 9>&-; then
+        echo "install-deps: apt-get update reported errors (above); installing from the lists it read" >&2
+    fi
     # Installing a server package (openssh-server) starts its service
     # through invoke-rc.d where there is no systemd (a container): a
     # policy-rc.d that answers 101 ("not allowed") forbids it. Ours lives
@@ -55,7 +67,7 @@ if [ -n "$missing" ]; then
         trap 'exit 143' TERM
         $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" >"$1" && chmod 755 "$1"' sh "$policy"
     fi
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing 9>&- >/dev/null
     if [ -n "$ours" ]; then
         $SUDO rm -f "$policy"
         trap - EXIT INT TERM
