@@ -106,6 +106,14 @@ pub struct CompareArgs {
     /// as they are.
     #[arg(long = "deadline", value_name = "DUR", value_parser = crate::measure::settings::parse::deadline)]
     pub deadline_ns: Option<u64>,
+
+    /// Print a row for every CPU. Above 16 CPUs the table shows the 8
+    /// that got worse the most (the largest B - A first), a line for the
+    /// others (their CPUs, the range of their change, how many the noise
+    /// judged worse or better) and the all row; the JSON always has
+    /// every row.
+    #[arg(long = "all")]
+    pub all: bool,
 }
 
 pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
@@ -154,7 +162,10 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let gates = args.fail_if_worse.map(|pct| (pct, c.gates(pct)));
     let json_to_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if !json_to_stdout {
-        out!("{}", c.render(&runs));
+        out!(
+            "{}",
+            c.render(&runs, crate::text::rank::Rows::from_all(args.all))
+        );
         for (i, r) in runs.iter().enumerate() {
             outln!(
                 "{} deadline {}",

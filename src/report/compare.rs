@@ -16,6 +16,7 @@ use super::noise::{self, Judgement, RunWindows, Unknown, Verdict};
 use super::plot::data::thread_name;
 use super::{NamedRun, known};
 use crate::record::{LatencyStats, METRICS, Quantity, RunRecord, ThreadRecord};
+use crate::text::rank::{self, Rows};
 use crate::units::us_cell_f;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -98,6 +99,8 @@ pub fn check_gate_metric(metric: &str, raw: bool) -> Result<(), CompareError> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub label: String,
+    /// The CPU a per-CPU row is about (`None`: a thread row, or `all`).
+    pub cpu: Option<u32>,
     pub a_ns: Option<f64>,
     pub b_ns: Option<f64>,
     /// Whether the difference is beyond the noise (`None`: a side has no
@@ -330,6 +333,7 @@ fn judge<'t>(
 /// The row of one thread (or CPU) of each side.
 fn row(
     label: String,
+    cpu: Option<u32>,
     metric: &str,
     tags: Tags,
     ta: Option<&ThreadRecord>,
@@ -345,6 +349,7 @@ fn row(
     );
     Row {
         label,
+        cpu,
         a_ns,
         b_ns,
         noise,
@@ -359,6 +364,7 @@ fn overall_row(ra: &RunRecord, rb: &RunRecord, metric: &str, tags: Tags) -> Row 
     );
     Row {
         label: "all".into(),
+        cpu: None,
         noise: judge(
             metric,
             tags,
@@ -397,7 +403,14 @@ fn compare_tagged<'a>(
         cpus.dedup();
         for cpu in cpus {
             let find = |r: &'a RunRecord| r.threads.iter().find(|t| t.cpu == Some(cpu));
-            rows.push(row(format!("CPU {cpu}"), metric, tags, find(ra), find(rb)));
+            rows.push(row(
+                format!("CPU {cpu}"),
+                Some(cpu),
+                metric,
+                tags,
+                find(ra),
+                find(rb),
+            ));
         }
     } else {
         let n = ra.threads.len().max(rb.threads.len());
@@ -413,6 +426,7 @@ fn compare_tagged<'a>(
                 .unwrap_or_else(|| format!("T{i}"));
             rows.push(row(
                 label,
+                None,
                 metric,
                 tags,
                 ra.threads.get(i),
@@ -563,9 +577,109 @@ impl Comparison {
         Gate { passed, message }
     }
 
+    /// The rows a table shows: every row, or above
+    /// [`MANY_THREADS`](rank::MANY_THREADS) per-CPU (or per-thread) rows
+    /// and unless `--all`, the [`WORST_ROWS`](rank::WORST_ROWS) that got
+    /// worse the most (the largest B - A first; a row one run did not
+    /// measure last), then `all`. The second list is the rows left out.
+    pub fn shown(&self, rows: Rows) -> (Vec<&Row>, Vec<&Row>) {
+        let (per, all) = self.rows.split_at(self.rows.len() - 1);
+        if !rows.summarises(per.len()) {
+            return (self.rows.iter().collect(), Vec::new());
+        }
+        let keys: Vec<Option<i64>> = per
+            .iter()
+            .map(|r| r.difference_ns().map(|d| d.round() as i64))
+            .collect();
+        let ranked = rank::worst_first(&keys);
+        let (worst, others) = ranked.split_at(rank::WORST_ROWS.min(ranked.len()));
+        let mut shown: Vec<&Row> = worst.iter().map(|&i| &per[i]).collect();
+        shown.push(&all[0]);
+        (shown, others.iter().map(|&i| &per[i]).collect())
+    }
+
+    /// What the rows are of: CPUs, or threads where they are not pinned
+    /// to distinct CPUs.
+    fn unit(&self) -> &'static str {
+        if self.rows.first().is_some_and(|r| r.cpu.is_some()) {
+            "CPUs"
+        } else {
+            "threads"
+        }
+    }
+
+    /// The line on the rows a summarised table leaves out: how many, which
+    /// CPUs, the range of their change, how many the noise judged worse or
+    /// better; and the rows only one run measured.
+    fn others_lines(&self, others: &[&Row]) -> String {
+        let mut out = String::new();
+        let cpus = |rows: &[&Row]| {
+            let cpus: Vec<usize> = rows
+                .iter()
+                .filter_map(|r| r.cpu)
+                .map(|c| c as usize)
+                .collect();
+            if cpus.is_empty() {
+                String::new()
+            } else {
+                format!(" (CPU {})", crate::units::format_cpu_list(&cpus))
+            }
+        };
+        let (both, one): (Vec<&Row>, Vec<&Row>) = others
+            .iter()
+            .partition(|r| r.a_ns.is_some() && r.b_ns.is_some());
+        if !both.is_empty() {
+            let change = both.iter().filter_map(|r| r.change_pct());
+            let (lo, hi) = change.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), c| {
+                (lo.min(c), hi.max(c))
+            });
+            let span = if !lo.is_finite() {
+                "change -".to_string()
+            } else if (hi - lo).abs() < 0.05 {
+                format!("change {lo:+.1}%")
+            } else {
+                format!("change {lo:+.1}% to {hi:+.1}%")
+            };
+            let count = |j: Judged| both.iter().filter(|r| r.judged() == j).count();
+            let (worse, better, within) = (
+                count(Judged::Worse),
+                count(Judged::Better),
+                count(Judged::Within),
+            );
+            // Only where the noise was judged (a metric with a model and
+            // runs with windows): "0 worse" must not stand for "not known".
+            let judged = if worse + better + within > 0 {
+                format!(", {worse} worse and {better} better beyond the noise, {within} within it")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "the other {} {}{}: {span}{judged}",
+                both.len(),
+                self.unit(),
+                cpus(&both)
+            );
+        }
+        if !one.is_empty() {
+            let (a, b) = (&self.a_tag, &self.b_tag);
+            let only_a = one.iter().filter(|r| r.b_ns.is_none()).count();
+            let _ = writeln!(
+                out,
+                "{} {} only one run measured{}: {only_a} only {a}, {} only {b}",
+                one.len(),
+                self.unit(),
+                cpus(&one),
+                one.len() - only_a
+            );
+        }
+        out
+    }
+
     /// The table of this pair (latencies in µs, printed `us`), its noise
-    /// and its warnings.
-    fn render_table(&self) -> String {
+    /// and its warnings, with the rows `rows` asks for.
+    fn render_table(&self, rows_shown: Rows) -> String {
+        let (shown, others) = self.shown(rows_shown);
         let (a, b) = (&self.a_tag, &self.b_tag);
         let mut table: Vec<[String; 5]> = vec![[
             String::new(),
@@ -574,7 +688,7 @@ impl Comparison {
             format!("{b}/{a}"),
             "change".into(),
         ]];
-        for r in &self.rows {
+        for r in &shown {
             table.push([
                 r.label.clone(),
                 us_cell_f(r.a_ns),
@@ -588,8 +702,30 @@ impl Comparison {
             ]);
         }
         let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
-        let mut out = crate::text::table::render(&rows);
-        out.push_str(&self.render_noise());
+        let mut out = String::new();
+        let text = crate::text::table::render(&rows);
+        if others.is_empty() {
+            out.push_str(&text);
+        } else {
+            let _ = writeln!(
+                out,
+                "{} {} (more than {}): the {} that got worse the most, ranked by {b} - {a}; --all \
+                 prints every one",
+                self.rows.len() - 1,
+                self.unit(),
+                rank::MANY_THREADS,
+                shown.len() - 1
+            );
+            // The others between the ranked rows and the all row.
+            let (ranked, all) = text
+                .trim_end_matches('\n')
+                .rsplit_once('\n')
+                .expect("a header, ranked rows and the all row");
+            let _ = writeln!(out, "{ranked}");
+            out.push_str(&self.others_lines(&others));
+            let _ = writeln!(out, "{all}");
+        }
+        out.push_str(&self.render_noise(&shown));
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
@@ -598,7 +734,7 @@ impl Comparison {
 
     /// Each row's noise: the runs' ranges and the verdict; one line when
     /// every row is unknown (or judged raw) for the same reason.
-    fn render_noise(&self) -> String {
+    fn render_noise(&self, shown: &[&Row]) -> String {
         let (a, b) = (&self.a_tag, &self.b_tag);
         let judged: Vec<&Judgement> = self.rows.iter().filter_map(|r| r.noise.as_ref()).collect();
         if let Some(first) = judged.first() {
@@ -627,7 +763,7 @@ impl Comparison {
             format!("{b} range"),
             "difference".into(),
         ]];
-        for r in &self.rows {
+        for r in shown {
             let (ra, rb) = match &r.noise {
                 Some(j) => (range(j.a), range(j.b)),
                 None => ("-".into(), "-".into()),
@@ -657,7 +793,7 @@ impl Comparison {
             metric: self.metric.clone(),
             pairs: vec![self.clone()],
         }
-        .render(&[a.clone(), b.clone()])
+        .render(&[a.clone(), b.clone()], Rows::Fit)
     }
 }
 
@@ -690,8 +826,9 @@ impl Comparisons {
     }
 
     /// The terminal output: each run, then each run against the
-    /// baseline (latencies in µs, printed `us`).
-    pub fn render(&self, runs: &[NamedRun]) -> String {
+    /// baseline (latencies in µs, printed `us`), with the per-CPU rows
+    /// `rows` asks for ([`Comparison::shown`]).
+    pub fn render(&self, runs: &[NamedRun], rows: Rows) -> String {
         let mut out = String::new();
         for (i, r) in runs.iter().enumerate() {
             let rec = &r.record;
@@ -722,7 +859,7 @@ impl Comparisons {
                 "{} latency in microseconds (us); B/A above 1 means B is worse",
                 self.metric
             );
-            out.push_str(&self.pairs[0].render_table());
+            out.push_str(&self.pairs[0].render_table(rows));
             return out;
         }
         let _ = writeln!(
@@ -733,7 +870,7 @@ impl Comparisons {
         );
         for c in &self.pairs {
             let _ = writeln!(out, "\n{} against {}:", c.b_tag, c.a_tag);
-            out.push_str(&c.render_table());
+            out.push_str(&c.render_table(rows));
         }
         out
     }
@@ -896,6 +1033,71 @@ mod tests {
         assert!(c2.gate(50.0).passed);
         assert!(c2.gate(49.0).message.contains("FAILED"));
         assert!(c2.gate(49.0).message.contains("+50.0%"));
+    }
+
+    #[test]
+    fn many_cpus_show_the_eight_that_got_worse_the_most_and_sum_up_the_rest() {
+        let a_threads: Vec<Vec<u64>> = (0..32u64).map(|i| vec![10_000 + i * 10]).collect();
+        let mut b_threads = a_threads.clone();
+        b_threads[5] = vec![15_000];
+        b_threads[20] = vec![25_000];
+        b_threads[7] = vec![9_000];
+        // CPUs 32 and 33: only B measured them.
+        b_threads.extend([vec![12_000], vec![12_000]]);
+        let a = named("a", synthetic(&a_threads));
+        let b = named("b", synthetic(&b_threads));
+        let c = compare(&a, &b, "max").unwrap();
+        assert_eq!(c.rows.len(), 35);
+        let (shown, others) = c.shown(Rows::Fit);
+        let labels: Vec<&str> = shown.iter().map(|r| r.label.as_str()).collect();
+        // The largest B - A first, then equal ones in CPU order; the all
+        // row last. The better CPU 7 and the one-sided CPUs are left out.
+        assert_eq!(
+            labels,
+            [
+                "CPU 20", "CPU 5", "CPU 0", "CPU 1", "CPU 2", "CPU 3", "CPU 4", "CPU 6", "all"
+            ]
+        );
+        assert_eq!(others.len(), 26);
+        let text = c.render(&a, &b);
+        assert!(
+            text.contains(
+                "34 CPUs (more than 16): the 8 that got worse the most, ranked by B - A; --all \
+                 prints every one\n"
+            ),
+            "{text}"
+        );
+        let change_7 = (9_000.0 / 10_070.0 - 1.0) * 100.0;
+        assert!(
+            text.contains(&format!(
+                "\nthe other 24 CPUs (CPU 7-19,21-31): change {change_7:+.1}% to +0.0%\n2 CPUs \
+                 only one run measured (CPU 32-33): 0 only A, 2 only B\nall "
+            )),
+            "{text}"
+        );
+        // The table and the noise table each have the eight rows.
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("CPU ")).count(),
+            8,
+            "{text}"
+        );
+        let all = Comparisons {
+            metric: c.metric.clone(),
+            pairs: vec![c.clone()],
+        }
+        .render(&[a.clone(), b.clone()], Rows::All);
+        assert_eq!(
+            all.lines().filter(|l| l.starts_with("CPU ")).count(),
+            34,
+            "{all}"
+        );
+        assert!(!all.contains("the other"), "{all}");
+        // Up to 16 CPUs, every row, as before.
+        let few: Vec<Vec<u64>> = a_threads[..16].to_vec();
+        let f = named("f", synthetic(&few));
+        let cf = compare(&f, &f, "max").unwrap();
+        assert_eq!(cf.shown(Rows::Fit).0.len(), 17);
+        assert!(cf.shown(Rows::Fit).1.is_empty());
     }
 
     #[test]
@@ -1179,7 +1381,7 @@ mod tests {
             "{}",
             gates[1].message
         );
-        let text = c.render(&runs);
+        let text = c.render(&runs, Rows::Fit);
         for want in [
             "
 C: w #3 (w.json)",
