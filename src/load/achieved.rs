@@ -11,6 +11,7 @@
 //! [`SERIES_CAPACITY`]), so a run of days stays small. Runs on the control
 //! thread, never on a measuring one.
 
+use crate::text::rank::MANY_THREADS;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -419,15 +420,14 @@ fn r0(x: f64) -> f64 {
 /// One line for people: what the load achieved.
 pub fn describe(achieved: &Value) -> String {
     let f = |k: &str| achieved[k]["avg"].as_f64().unwrap_or(0.0);
-    let per_cpu: Vec<String> = achieved["cpus"]
+    let cpus: Vec<(u64, f64)> = achieved["cpus"]
         .as_array()
         .map(|a| {
             a.iter()
                 .map(|c| {
-                    format!(
-                        "cpu{} {:.0}%",
+                    (
                         c["cpu"].as_u64().unwrap_or(0),
-                        c["busy_pct_avg"].as_f64().unwrap_or(0.0)
+                        c["busy_pct_avg"].as_f64().unwrap_or(0.0),
                     )
                 })
                 .collect()
@@ -436,7 +436,7 @@ pub fn describe(achieved: &Value) -> String {
     format!(
         "CPU busy {:.0}% ({}){}, {:.0} context switches/s, {:.0} interrupts/s, {:.0} forks/s, disk {:.1} MB/s ({:.0} IO/s), network {:.1} MB/s",
         achieved["cpu_busy_pct_avg"].as_f64().unwrap_or(0.0),
-        per_cpu.join(", "),
+        per_cpu(&cpus),
         steal_note(achieved),
         f("context_switches_per_s"),
         f("interrupts_per_s"),
@@ -446,6 +446,28 @@ pub fn describe(achieved: &Value) -> String {
         f("net_bytes_per_s") / 1e6,
     )
 }
+
+/// Each CPU's busy share, or above [`MANY_THREADS`] CPUs their count and
+/// range and the [`LEAST_BUSY`] least busy (where a load fell short).
+fn per_cpu(cpus: &[(u64, f64)]) -> String {
+    let one = |&(cpu, pct): &(u64, f64)| format!("cpu{cpu} {pct:.0}%");
+    if cpus.len() <= MANY_THREADS {
+        return cpus.iter().map(one).collect::<Vec<_>>().join(", ");
+    }
+    let mut by_busy = cpus.to_vec();
+    // Stable: equal shares keep CPU order.
+    by_busy.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (lo, hi) = (by_busy[0].1, by_busy[by_busy.len() - 1].1);
+    let least: Vec<String> = by_busy.iter().take(LEAST_BUSY).map(one).collect();
+    format!(
+        "{} CPUs, {lo:.0}% to {hi:.0}%; least busy: {}",
+        cpus.len(),
+        least.join(", ")
+    )
+}
+
+/// The least busy CPUs [`describe`] names when there are many.
+const LEAST_BUSY: usize = 3;
 
 fn steal_note(achieved: &Value) -> String {
     let steal: f64 = achieved["cpus"]
@@ -529,6 +551,30 @@ mod tests {
         assert_eq!(v["series"]["cpu_steal_pct"][1][0], 20.0);
         assert!(
             describe(&v).contains("2000 context switches/s"),
+            "{}",
+            describe(&v)
+        );
+    }
+
+    #[test]
+    fn many_cpus_are_summed_up_by_their_range_and_the_least_busy() {
+        let few: Vec<(u64, f64)> = (0..16).map(|c| (c, 90.0)).collect();
+        assert!(per_cpu(&few).starts_with("cpu0 90%, cpu1 90%"));
+        assert_eq!(per_cpu(&few).matches("cpu").count(), 16);
+        let mut many: Vec<(u64, f64)> = (0..128).map(|c| (c, 95.0)).collect();
+        many[7].1 = 12.0;
+        many[100].1 = 40.0;
+        many[3].1 = 100.0;
+        assert_eq!(
+            per_cpu(&many),
+            "128 CPUs, 12% to 100%; least busy: cpu7 12%, cpu100 40%, cpu0 95%"
+        );
+        let v = json!({"cpu_busy_pct_avg": 95.0, "cpus": many
+            .iter()
+            .map(|(c, p)| json!({"cpu": c, "busy_pct_avg": p}))
+            .collect::<Vec<_>>()});
+        assert!(
+            describe(&v).starts_with("CPU busy 95% (128 CPUs, 12% to 100%; least busy: cpu7 12%"),
             "{}",
             describe(&v)
         );
