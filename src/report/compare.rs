@@ -613,18 +613,8 @@ impl Comparison {
     /// better; and the rows only one run measured.
     fn others_lines(&self, others: &[&Row]) -> String {
         let mut out = String::new();
-        let cpus = |rows: &[&Row]| {
-            let cpus: Vec<usize> = rows
-                .iter()
-                .filter_map(|r| r.cpu)
-                .map(|c| c as usize)
-                .collect();
-            if cpus.is_empty() {
-                String::new()
-            } else {
-                format!(" (CPU {})", crate::units::format_cpu_list(&cpus))
-            }
-        };
+        let cpus =
+            |rows: &[&Row]| rank::on_cpus(rows.iter().filter_map(|r| r.cpu).map(|c| c as usize));
         let (both, one): (Vec<&Row>, Vec<&Row>) = others
             .iter()
             .partition(|r| r.a_ns.is_some() && r.b_ns.is_some());

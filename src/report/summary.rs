@@ -9,7 +9,7 @@
 use super::known;
 use crate::record::{LatencyStats, METRICS, RunRecord, ThreadRecord, Unknowable};
 use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
-use crate::units::{fmt_duration, format_cpu_list, us_cell_f, us1};
+use crate::units::{fmt_duration, us_cell_f, us1};
 use std::fmt::Write;
 
 fn header() -> Vec<String> {
@@ -68,16 +68,7 @@ pub fn render_all(run: &RunRecord) -> String {
 /// The line on the threads a summarised table leaves out: how many, on
 /// which CPUs, and the range of their max and p99.
 fn others_line(others: &[&ThreadRecord]) -> String {
-    let cpus: Vec<usize> = others
-        .iter()
-        .filter_map(|t| t.cpu)
-        .map(|c| c as usize)
-        .collect();
-    let on = if cpus.is_empty() {
-        String::new()
-    } else {
-        format!(" (CPU {})", format_cpu_list(&cpus))
-    };
+    let on = rank::on_cpus(others.iter().filter_map(|t| t.cpu).map(|c| c as usize));
     let span = |name: &str, r: Option<(u64, u64)>| match r {
         Some((lo, hi)) if lo == hi => format!("{name} {}us", us1(hi)),
         Some((lo, hi)) => format!("{name} {}us to {}us", us1(lo), us1(hi)),

@@ -10,7 +10,6 @@ use crate::explain::{Completeness, Culprit, Explanation, IrqThreadSplit, SplitUn
 use crate::record::{ExplainRecord, RunRecord};
 use crate::text::num;
 use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
-use crate::units::format_cpu_list;
 
 /// What a share of the latency was, in the few kinds a reader compares
 /// at a glance (the parts name each culprit).
@@ -306,14 +305,7 @@ fn thread_lines(run: &RunRecord, x: &ExplainRecord) -> Vec<ThreadLine> {
 /// The line on the threads a summarised list leaves out: how many, how
 /// many of them explained, on which CPUs, the range of their wake-ups.
 fn others_line(others: &[&ThreadLine]) -> String {
-    let mut cpus: Vec<usize> = others.iter().filter_map(|t| t.cpu).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
-    let on = if cpus.is_empty() {
-        String::new()
-    } else {
-        format!(" (CPU {})", format_cpu_list(&cpus))
-    };
+    let on = rank::on_cpus(others.iter().filter_map(|t| t.cpu));
     let explained = others.iter().filter(|t| t.explained).count();
     let span = match rank::range(others.iter().map(|t| Some(t.latency_ns))) {
         Some((lo, hi)) if lo == hi => num::latency(hi),

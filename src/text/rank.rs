@@ -52,6 +52,17 @@ pub fn range<T: Ord + Copy>(values: impl IntoIterator<Item = Option<T>>) -> Opti
     })
 }
 
+/// The CPUs of the rows a summary line stands for, as ` (CPU 0-3,6)`
+/// (any order, repeats allowed); empty when none is known.
+pub fn on_cpus(cpus: impl IntoIterator<Item = usize>) -> String {
+    let cpus: Vec<usize> = cpus.into_iter().collect();
+    if cpus.is_empty() {
+        String::new()
+    } else {
+        format!(" (CPU {})", crate::units::format_cpu_list(&cpus))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +87,7 @@ mod tests {
         assert_eq!(Rows::from_all(true), Rows::All);
         assert_eq!(range([Some(3), None, Some(1), Some(7)]), Some((1, 7)));
         assert_eq!(range::<u64>([None]), None);
+        assert_eq!(on_cpus([3, 0, 1, 2, 6, 1]), " (CPU 0-3,6)");
+        assert_eq!(on_cpus([]), "");
     }
 }
