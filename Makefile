@@ -159,10 +159,9 @@ TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(D
 SUITE = $(STATIC_CARGO) test --release --locked --target $(HOST)
 # Each chain's start and end, with the time, in make test's output.
 said = @echo "== $(1) $$(date -u +%H:%M:%S)"
-.PHONY: lab-start test-builds test-build-host suite-host suite-arch suite-lab-arm64
+.PHONY: lab-start test-build-host suite-host suite-arch suite-lab-arm64
 lab-start: deps $(if $(ARM_ARCHS),cross-deps)
 	scripts/lab/background start $(LAB_ARCHS)
-test-builds: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a))
 test-build-host: static
 	$(SUITE) --no-run
 suite-host: deb test-build-host
