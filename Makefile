@@ -142,11 +142,13 @@ run: build
 # costs):
 #   suite-host       the x86_64 static build, its package and the tests'
 #                    build; then the library's unit tests, tests/it but
-#                    its ARM part, and the amd64 lab once its image is ready;
+#                    its ARM part, and the amd64 lab once its image is ready
+#                    (every test binary runs, whichever fails);
 #   suite-arch       the arm64 and armhf builds and packages; then tests/it's
 #                    ARM part (tests/it/arch.rs) against them;
 #   suite-lab-arm64  the arm64 build; then the arm64 lab once its image is
-#                    ready (guests run one at a time across the chains).
+#                    ready and tests/it has run (guests run one at a time
+#                    across the chains).
 # A chain that fails fails `make test`; the others run to their end. The
 # library's unit tests built for each board and run under qemu-user are
 # `make test-arm`'s: with Debian's compiler, slower than rustup's, their
@@ -164,22 +166,32 @@ lab-start: deps $(if $(ARM_ARCHS),cross-deps)
 	scripts/lab/background start $(LAB_ARCHS)
 test-build-host: static
 	$(SUITE) --no-run
+# The labs' emulated guests take both CPUs: they start once tests/it has
+# run (IT_DONE, whether it passed or not), so that no test of it shares
+# the machine with a guest; the arm64 lab waits for it at most 30 min.
+IT_DONE = target/.suite-it-done
 suite-host: deb test-build-host
-	$(call said,suite-host: tests built; the amd64 lab image next)
+	$(call said,suite-host: tests built)
+	$(TEST_ENV) $(SUITE) --no-fail-fast --lib --bins --test it -- --skip arch::; \
+	    s=$$?; touch $(IT_DONE); exit $$s
+	$(SUITE) --doc
+	$(call said,suite-host: the amd64 lab next)
 	lab=$$(scripts/lab/background wait amd64) && \
-	RTSCOPE_LAB_IMAGE=$$lab $(TEST_ENV) $(SUITE) -- --skip arch:: --skip arm64::
+	RTSCOPE_LAB_IMAGE=$$lab $(TEST_ENV) $(SUITE) --test lab -- --skip arm64::
 	$(call said,suite-host: done)
 suite-arch: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a))
 	$(call said,suite-arch: ARM builds and packages made)
 	$(TEST_ENV) $(SUITE) --test it -- arch::
 	$(call said,suite-arch: done)
 suite-lab-arm64: static-arm64 test-build-host
-	$(call said,suite-lab-arm64: arm64 build made; the arm64 lab image next)
+	$(call said,suite-lab-arm64: arm64 build made; tests/it and the arm64 lab image next)
+	@w=0; while [ ! -e $(IT_DONE) ] && [ $$w -lt 1800 ]; do sleep 5; w=$$((w + 5)); done
 	lab_arm64=$$(scripts/lab/background wait arm64) && \
 	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) $(SUITE) --test lab -- arm64::
 	$(call said,suite-lab-arm64: done)
 test: deps lab-start
 	$(call said,make test: set-up done)
+	rm -f $(IT_DONE)
 	$(MAKE) -k -j4 --output-sync=line suite-host \
 	    $(if $(ARM_ARCHS),suite-arch) \
 	    $(call LAB_ARM64,suite-lab-arm64)
