@@ -144,16 +144,17 @@ run: build
 #                    build; then the library's unit tests, tests/it but
 #                    its ARM part, and the amd64 lab once its image is ready
 #                    (every test binary runs, whichever fails);
-#   suite-arch       the arm64 and armhf builds and packages; then tests/it's
-#                    ARM part (tests/it/arch.rs) against them;
+#   suite-arch       the arm64 and armhf builds and packages and the
+#                    library's unit tests built for each; then tests/it's
+#                    ARM part (tests/it/arch.rs) against them, and once
+#                    tests/it has run, the ARM unit tests under qemu-user;
 #   suite-lab-arm64  the arm64 build; then the arm64 lab once its image is
-#                    ready and tests/it has run (guests run one at a time
-#                    across the chains).
-# A chain that fails fails `make test`; the others run to their end. The
-# library's unit tests built for each board and run under qemu-user are
-# `make test-arm`'s: with Debian's compiler, slower than rustup's, their
-# builds would cost the suite about 12 CPU-minutes an architecture
-# (docs/lab.md).
+#                    ready and tests/it and the ARM unit tests have run
+#                    (guests run one at a time across the chains).
+# Neither lab starts before tests/it and the ARM unit tests have run
+# (markers their chains leave, passed or not; a lab waits for them at most
+# 30 min): an emulated guest wants both CPUs. A chain that fails fails
+# `make test`; the others run to their end.
 LAB_ARCHS = amd64 $(filter arm64,$(ARM_ARCHS))
 LAB_ARM64 = $(if $(filter arm64,$(ARM_ARCHS)),$(1))
 TEST_ENV = RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) RTSCOPE_DEB=$(abspath $(DEB)) \
@@ -170,28 +171,36 @@ test-build-host: static
 # run (IT_DONE, whether it passed or not), so that no test of it shares
 # the machine with a guest; the arm64 lab waits for it at most 30 min.
 IT_DONE = target/.suite-it-done
+ARM_DONE = $(if $(ARM_ARCHS),target/.suite-arm-unit-done)
+# wait_for(files): until each exists, at most 30 min.
+wait_for = w=0; while ! ls $(1) >/dev/null 2>&1 && [ $$w -lt 1800 ]; do sleep 5; w=$$((w + 5)); done
 suite-host: deb test-build-host
 	$(call said,suite-host: tests built)
 	$(TEST_ENV) $(SUITE) --no-fail-fast --lib --bins --test it -- --skip arch::; \
 	    s=$$?; touch $(IT_DONE); exit $$s
 	$(SUITE) --doc
-	$(call said,suite-host: the amd64 lab next)
+	$(call said,suite-host: the amd64 lab next$(if $(ARM_DONE), once the ARM unit tests have run))
+	@$(call wait_for,$(ARM_DONE))
 	lab=$$(scripts/lab/background wait amd64) && \
 	RTSCOPE_LAB_IMAGE=$$lab $(TEST_ENV) $(SUITE) --test lab -- --skip arm64::
 	$(call said,suite-host: done)
-suite-arch: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a))
-	$(call said,suite-arch: ARM builds and packages made)
-	$(TEST_ENV) $(SUITE) --test it -- arch::
+suite-arch: deb test-build-host $(foreach a,$(ARM_ARCHS),deb-$(a) arm-unit-build-$(a))
+	$(call said,suite-arch: ARM builds$(comma) packages and unit tests made)
+	$(TEST_ENV) $(SUITE) --test it -- arch::; s=$$?; \
+	$(call wait_for,$(IT_DONE)); \
+	$(foreach a,$(ARM_ARCHS),echo "== the library's unit tests for $(TRIPLE_$(a)), under qemu-user $$(date -u +%H:%M:%S)"; \
+	    $(call cross_cargo,$(a),test) --lib || s=1; ) \
+	touch $(ARM_DONE); exit $$s
 	$(call said,suite-arch: done)
 suite-lab-arm64: static-arm64 test-build-host
-	$(call said,suite-lab-arm64: arm64 build made; tests/it and the arm64 lab image next)
-	@w=0; while [ ! -e $(IT_DONE) ] && [ $$w -lt 1800 ]; do sleep 5; w=$$((w + 5)); done
+	$(call said,suite-lab-arm64: arm64 build made; tests/it$(comma) the ARM unit tests and the arm64 lab image next)
+	@$(call wait_for,$(IT_DONE) $(ARM_DONE))
 	lab_arm64=$$(scripts/lab/background wait arm64) && \
 	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) $(SUITE) --test lab -- arm64::
 	$(call said,suite-lab-arm64: done)
 test: deps lab-start
 	$(call said,make test: set-up done)
-	rm -f $(IT_DONE)
+	rm -f $(IT_DONE) $(ARM_DONE)
 	$(MAKE) -k -j4 --output-sync=line suite-host \
 	    $(if $(ARM_ARCHS),suite-arch) \
 	    $(call LAB_ARM64,suite-lab-arm64)
