@@ -15,7 +15,7 @@
 //! Facts only: the guests run under TCG here (an arm64 guest on x86_64 is
 //! emulated on any host), so no test reads a timing.
 
-use crate::boots::{REMOTE_STUDY, STUDY_LIMIT, up};
+use crate::boots::{study_from_host, up};
 use crate::guest::{Arch, Guest, Lab, check, one_guest, tail};
 use crate::remote::{bounded, holds_one_binary, path, ssh, temp_dir};
 use crate::{common_facts, isolation_facts, preemption};
@@ -231,41 +231,7 @@ fn arm64_board_gets_the_aarch64_build_and_its_study_reboots_by_kexec() {
     assert_eq!(run["fingerprint"]["machine"], "aarch64");
     assert_ne!(run["fingerprint"]["preemption_model"], "rt");
     let on_start = started.elapsed().as_secs_f64();
-    std::fs::write(dir.join("r.toml"), REMOTE_STUDY).unwrap();
-    let mut c = on(
-        "local.db",
-        &["study", path(&dir.join("r.toml")), "--reboot", "-q"],
-    );
-    let (code, _, err) = bounded(&mut c, STUDY_LIMIT);
-    assert_eq!(
-        code,
-        Some(0),
-        "--on ... study --reboot:\n{}",
-        tail(&err, 40)
-    );
-    for said in [
-        "board lab-rt: booted into kernel rt",
-        "board lab-rt: booted into the boot the study started from",
-        "study 'remote-boots': 2 of 2 runs done; its reboots are done",
-    ] {
-        assert!(
-            err.contains(said),
-            "wanted {said:?} in:\n{}",
-            tail(&err, 40)
-        );
-    }
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rtscope"));
-    c.arg("--db")
-        .arg(dir.join("local.db"))
-        .args(["runs", "--host", "lab-rt"]);
-    let (code, runs, _) = bounded(&mut c, Duration::from_secs(60));
-    assert_eq!(code, Some(0));
-    let rows: Vec<&str> = runs.lines().filter(|l| l.contains(" complete ")).collect();
-    assert_eq!(rows.len(), 2, "the two runs copied here:\n{runs}");
-    for kernel in ["rt", "vanilla"] {
-        let release = lab.release(kernel);
-        assert!(rows.iter().any(|l| l.contains(&release)), "{runs}");
-    }
+    study_from_host(&lab, &dir, &cfg, None);
     let now = ssh(&cfg, "uname -r").expect(0, "the board at the end");
     assert_eq!(now.trim(), lab.release("vanilla"));
     // The one binary there, all along, is the aarch64 build under target/.

@@ -38,7 +38,7 @@ threads = 1
 "#;
 
 /// The study a workstation starts on the guest with `--on`.
-pub(crate) const REMOTE_STUDY: &str = r#"
+const REMOTE_STUDY: &str = r#"
 name = "remote-boots"
 duration = "2s"
 reboot = true
@@ -265,6 +265,20 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
 
     // From a workstation: `--on BOARD study FILE --reboot` follows the
     // study across the board's reboots and copies its runs here.
+    study_from_host(&lab, &dir, &cfg, Some(&lab.bin));
+
+    let left = guest.stop();
+    assert!(left.is_empty(), "qemu of the test still running: {left:?}");
+    drop(guest);
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("lab: boots: {:.0} s", started.elapsed().as_secs_f64());
+}
+
+/// From a workstation: `--on ssh://lab-rt [--binary BIN] study FILE
+/// --reboot` (REMOTE_STUDY) follows the study across the board's reboots
+/// and copies its two runs into `dir/local.db`, one on each kernel. Without
+/// `binary`, `--on` picks the build for the board's machine by itself.
+pub(crate) fn study_from_host(lab: &Lab, dir: &Path, cfg: &Path, binary: Option<&Path>) {
     std::fs::write(dir.join("r.toml"), REMOTE_STUDY).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_rtscope"));
     c.env("RTSCOPE_BOARDS", dir.join("boards.toml"))
@@ -273,10 +287,12 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
         .arg("--db")
         .arg(dir.join("local.db"))
         .arg("--ssh-config")
-        .arg(&cfg)
-        .args(["--on", "ssh://lab-rt", "--binary"])
-        .arg(&lab.bin)
-        .args(["study", path(&dir.join("r.toml")), "--reboot", "-q"]);
+        .arg(cfg)
+        .args(["--on", "ssh://lab-rt"]);
+    if let Some(bin) = binary {
+        c.arg("--binary").arg(bin);
+    }
+    c.args(["study", path(&dir.join("r.toml")), "--reboot", "-q"]);
     let (code, _, err) = bounded(&mut c, STUDY_LIMIT);
     assert_eq!(
         code,
@@ -307,12 +323,8 @@ fn a_study_reboots_into_each_configuration_and_comes_back() {
     assert_eq!(code, Some(0));
     let rows: Vec<&str> = runs.lines().filter(|l| l.contains(" complete ")).collect();
     assert_eq!(rows.len(), 2, "the two runs copied here:\n{runs}");
-    assert!(rows.iter().any(|l| l.contains(&rt)), "{runs}");
-    assert!(rows.iter().any(|l| l.contains(&vanilla)), "{runs}");
-
-    let left = guest.stop();
-    assert!(left.is_empty(), "qemu of the test still running: {left:?}");
-    drop(guest);
-    let _ = std::fs::remove_dir_all(&dir);
-    eprintln!("lab: boots: {:.0} s", started.elapsed().as_secs_f64());
+    for kernel in ["rt", "vanilla"] {
+        let release = lab.release(kernel);
+        assert!(rows.iter().any(|l| l.contains(&release)), "{runs}");
+    }
 }
