@@ -181,6 +181,18 @@ impl Lab {
     /// Boot `kernel` with `append`, run the job made of `parts` (files of
     /// tests/lab/jobs, in order), and return what the guest left.
     pub fn boot(&self, kernel: &str, append: &str, parts: &[&str], timeout_s: u32) -> Guest {
+        self.boot_smp(kernel, append, parts, timeout_s, 2)
+    }
+
+    /// [`Lab::boot`] with `smp` vCPUs (scripts/lab/run's `--smp`).
+    pub fn boot_smp(
+        &self,
+        kernel: &str,
+        append: &str,
+        parts: &[&str],
+        timeout_s: u32,
+        smp: u32,
+    ) -> Guest {
         let _one = one_guest();
         let dir = tempfile(kernel);
         std::fs::copy(&self.bin, dir.join("rtscope")).unwrap();
@@ -201,6 +213,8 @@ impl Lab {
             .args(["--arch", self.arch.name()])
             .args(["--kernel", kernel, "--append", append, "--timeout"])
             .arg(timeout_s.to_string())
+            .arg("--smp")
+            .arg(smp.to_string())
             .arg("--job")
             .arg(&dir)
             .output()

@@ -14,6 +14,7 @@
 mod arm64;
 mod boots;
 mod guest;
+mod many;
 mod remote;
 
 use guest::{Lab, check, headline, tail};
