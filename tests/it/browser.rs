@@ -18,6 +18,8 @@
 //! assert_eq!(tab.errors(), Vec::<String>::new());
 //! ```
 
+mod report;
+
 use crate::util::{TempDir, exclusive_system, require};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
