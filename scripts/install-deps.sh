@@ -6,8 +6,9 @@ set -eu
 # Debian packages: rt-tests (cyclictest, hackbench: the reference and a
 # load), stress-ng (loads), strace (the hot-path syscall test), util-linux
 # (taskset and setpriv: the tune tests; unshare: the static-binary test),
-# mount (its bind mounts), chromium (the report test renders and prints
-# the HTML report headless), poppler-utils (pdftotext: the report test
+# mount (its bind mounts), chromium (the report tests render and print
+# the HTML report headless; tests/it/browser.rs drives it through the
+# DevTools protocol), poppler-utils (pdftotext: the report test
 # reads where the printed comparison's columns fall). `make deb` and its test need only dpkg-deb,
 # gzip and bash, which every Debian system has. prometheus: the
 # --metrics test starts one on loopback (its own config and storage, no

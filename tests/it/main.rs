@@ -4,6 +4,7 @@
 //! area.
 
 mod arch;
+mod browser;
 mod cgroup_v2;
 mod characterize;
 mod compare_noise;
