@@ -669,7 +669,7 @@ impl Drop for Tab<'_> {
 }
 
 /// Where tests leave what a person may want to look at after the run
-/// (CI keeps it): `$CARGO_TARGET_DIR/artefacts`, else `target/artefacts`
+/// (kept after the run): `$CARGO_TARGET_DIR/artefacts`, else `target/artefacts`
 /// of the checkout.
 pub fn artefacts() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")

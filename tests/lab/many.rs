@@ -3,10 +3,15 @@
 //! thread per CPU, each pinned to its own, and its record is complete;
 //! the terminal summary, the report and `compare` stay short (the 8 worst,
 //! a line for the others); `tune isolate 4-19` isolates a range and `tune
-//! --revert` puts everything back (tests/lab/jobs/many.sh).
+//! --revert` puts everything back (tests/lab/jobs/many.sh). The report
+//! is drawn by Chromium at 1280 px into the test's artefacts.
 
 use crate::guest::{Lab, tail};
+use crate::remote::{bounded, path};
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
 
 /// The guest's vCPUs: more than the 16 threads up to which every view
 /// lists every thread.
@@ -28,6 +33,50 @@ fn cpus(run: &serde_json::Value) -> Vec<u64> {
         );
     }
     threads.iter().map(|t| t["cpu"].as_u64().unwrap()).collect()
+}
+
+/// The report made in the guest, as Chromium (headless) draws it 1280 px
+/// wide: `target/artefacts/screenshots/lab_report_20_cpus.png`, kept
+/// after the run for a person to look at (docs/lab.md).
+fn screenshot(html: &str) {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join("artefacts/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("lab_report_20_cpus.html");
+    std::fs::write(&page, html).unwrap();
+    let png = dir.join("lab_report_20_cpus.png");
+    let _ = std::fs::remove_file(&png);
+    let profile = crate::remote::temp_dir("chromium");
+    let mut c = Command::new("chromium");
+    c.args([
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", path(&profile)))
+    .args(["--window-size=1280,2400", "--virtual-time-budget=5000"])
+    .arg(format!("--screenshot={}", path(&png)))
+    .arg(format!("file://{}", path(&page)));
+    let (code, _, err) = bounded(&mut c, Duration::from_secs(120));
+    let _ = std::fs::remove_dir_all(&profile);
+    assert_eq!(
+        code,
+        Some(0),
+        "chromium (make test installs it): {}",
+        tail(&err, 10)
+    );
+    let png_bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+    assert!(
+        png_bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} is not a PNG",
+        png.display()
+    );
+    let width = u32::from_be_bytes(png_bytes[16..20].try_into().unwrap());
+    assert_eq!(width, 1280, "{}", png.display());
+    eprintln!("lab: the 20-CPU report as drawn: {}", png.display());
 }
 
 #[test]
@@ -69,6 +118,7 @@ fn twenty_cpus_one_thread_each_short_views_and_a_range_isolated() {
         tail(&html, 5)
     );
     assert!(html.contains("the other 12"));
+    screenshot(&html);
 
     // compare per CPU, the same run twice: the 8 CPUs first, a line for the rest.
     let compare = g.step("many-compare", 0);
