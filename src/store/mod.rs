@@ -631,10 +631,49 @@ impl Store {
         }
     }
 
+    /// Open an existing store for reading only, never writing to it
+    /// (`None` when it does not exist): no migration, no marking of runs
+    /// whose process died (their state is worked out on every read
+    /// anyway). An SQLite file is opened read-only, and sees what writers
+    /// commit later; where SQLite cannot open it so (no writer active and
+    /// its directory not ours to write), immutable, as a snapshot. A
+    /// PostgreSQL session is set read-only. For `rtscope serve`, which
+    /// holds a store for a long time.
+    pub fn open_existing_read_only_or_stop(
+        path: &Path,
+        stop: &AtomicBool,
+    ) -> Result<Option<Store>> {
+        if is_url(path) {
+            return postgres::open_read_only(&path.to_string_lossy(), stop);
+        }
+        if !path.exists() {
+            return Ok(None);
+        }
+        if path.is_dir() {
+            return Err(StoreError::Open {
+                path: path.to_path_buf(),
+                detail: "it is a directory".into(),
+            });
+        }
+        match Store::open_read_only_as(path, false) {
+            Ok(s) => {
+                s.set_busy_timeout(BUSY_TIMEOUT)?;
+                Ok(Some(s))
+            }
+            Err(live) => Store::open_read_only(path).map(Some).map_err(|_| live),
+        }
+    }
+
     /// Open an existing store that this process may not write: read-only,
     /// and immutable when no writer is active (no `-wal` file), since the
     /// WAL index cannot be created then. No migration, no marking.
     fn open_read_only(path: &Path) -> Result<Store> {
+        Store::open_read_only_as(path, true)
+    }
+
+    /// [`Store::open_read_only`]; `snapshot`: immutable when no writer
+    /// is active, else read-only and live.
+    fn open_read_only_as(path: &Path, snapshot: bool) -> Result<Store> {
         let mut wal = path.as_os_str().to_os_string();
         wal.push("-wal");
         let mut uri = String::from("file:");
@@ -644,7 +683,7 @@ impl Store {
                 c => uri.push(c),
             }
         }
-        if !Path::new(&wal).exists() {
+        if snapshot && !Path::new(&wal).exists() {
             uri.push_str("?immutable=1");
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
