@@ -42,7 +42,7 @@ fn run(seed: u64, label: &str, host: &str, day: u64, max_ns: u64) -> RunRecord {
     r.run_uuid = format!("{:032x}", 0xabc0_0000 + seed);
     r.label = Some(label.to_string());
     r.fingerprint.hostname = host.to_string();
-    r.fingerprint.kernel_release = if seed % 2 == 0 {
+    r.fingerprint.kernel_release = if seed.is_multiple_of(2) {
         "6.1.0-rt-amd64".into()
     } else {
         "6.12.0-amd64".into()
