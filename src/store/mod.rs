@@ -1009,6 +1009,39 @@ mod tests {
     }
 
     #[test]
+    fn a_read_only_store_sees_later_runs_and_writes_nothing() {
+        let t = TempStore::new("read-only");
+        let db = t.0.join("rtscope.db");
+        let stop = AtomicBool::new(false);
+        assert!(
+            Store::open_existing_read_only_or_stop(&db, &stop)
+                .unwrap()
+                .is_none()
+        );
+        assert!(!db.exists(), "a reader made a store");
+        let mut w = Store::open(&db).unwrap();
+        let mut rec = crate::record::synthetic(&[vec![1_000, 2_000]]);
+        w.insert(&rec).unwrap();
+        let mut r = Store::open_existing_read_only_or_stop(&db, &stop)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.list().unwrap().len(), 1);
+        // A run saved while the reader is open is seen by it.
+        rec.run_uuid = "f".repeat(32);
+        w.insert(&rec).unwrap();
+        assert_eq!(r.list().unwrap().len(), 2);
+        let e = r.relabel(1, Some("x"));
+        assert!(matches!(e, Err(StoreError::ReadOnly { .. })), "{e:?}");
+        drop(w);
+        drop(r);
+        let junk = t.0.join("junk.db");
+        std::fs::write(&junk, vec![b'x'; 8192]).unwrap();
+        let e = Store::open_existing_read_only_or_stop(&junk, &stop).unwrap_err();
+        assert!(matches!(e, StoreError::NotADatabase { .. }), "{e}");
+        assert_eq!(std::fs::read(&junk).unwrap(), vec![b'x'; 8192]);
+    }
+
+    #[test]
     fn refuses_foreign_damaged_and_newer_files_without_writing() {
         let t = TempStore::new("refuse");
         let junk = t.0.join("junk.db");

@@ -47,7 +47,14 @@ fn bash_completes_subcommands_flags_and_shells() {
 
     assert_eq!(bash_complete(&script, "rtscope mea"), ["measure"]);
     let all = bash_complete(&script, "rtscope ");
-    for sub in ["measure", "report", "runs", "serve", "doctor", "completions"] {
+    for sub in [
+        "measure",
+        "report",
+        "runs",
+        "serve",
+        "doctor",
+        "completions",
+    ] {
         assert!(all.iter().any(|w| w == sub), "{sub} not in {all:?}");
     }
     assert!(
