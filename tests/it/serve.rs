@@ -28,7 +28,7 @@ fn long_host() -> String {
 
 /// A run of `threads` × `n` samples around `base_ns`, the largest
 /// `max_ns`, on `host`, started `day` days after 2026-01-01.
-fn run(seed: u64, label: &str, host: &str, day: u64, max_ns: u64) -> RunRecord {
+pub(crate) fn run(seed: u64, label: &str, host: &str, day: u64, max_ns: u64) -> RunRecord {
     let vals: Vec<Vec<u64>> = (0..2)
         .map(|t| {
             let mut v: Vec<u64> = (0..2000)
@@ -81,14 +81,14 @@ fn store(dir: &TempDir) -> PathBuf {
 }
 
 /// A running `rtscope serve`, killed and reaped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     port: u16,
 }
 
 impl Server {
     /// Start `rtscope --db DB serve ARGS`, wait for its line, read the port.
-    fn start(dir: &TempDir, db: &Path, args: &[&str]) -> Server {
+    pub(crate) fn start(dir: &TempDir, db: &Path, args: &[&str]) -> Server {
         let mut child = rtscope(dir.path())
             .arg("--db")
             .arg(db)
@@ -122,7 +122,7 @@ impl Server {
         server
     }
 
-    fn get(&self, target: &str) -> Reply {
+    pub(crate) fn get(&self, target: &str) -> Reply {
         http(self.port, target, None)
     }
 
@@ -142,10 +142,10 @@ impl Drop for Server {
     }
 }
 
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     head: String,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -156,7 +156,7 @@ impl Reply {
         })
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }
