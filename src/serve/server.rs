@@ -11,7 +11,7 @@ use super::data::Stores;
 use super::reply::Failure;
 use super::{ServeError, ServeOptions, api, auth, pages};
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -59,8 +59,19 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
         .route("/api/runs/{id}", get(api::run))
         .route("/api/boards", get(api::boards))
         .fallback(pages::not_found)
-        .with_state(app)
-        .layer(middleware::from_fn(deadline))
+        .with_state(app);
+    layered(routes, credentials, REQUEST_DEADLINE)
+}
+
+/// `routes` behind the layers: credentials, then `deadline`, then the
+/// headers every answer carries.
+fn layered(
+    routes: Router,
+    credentials: Option<crate::metrics::Auth>,
+    deadline: Duration,
+) -> Router {
+    let routes = routes
+        .layer(middleware::from_fn_with_state(deadline, within))
         .layer(middleware::from_fn(safe_headers));
     match credentials {
         Some(a) => routes.layer(middleware::from_fn_with_state(Arc::new(a), auth::require)),
@@ -68,16 +79,16 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
     }
 }
 
-/// Answer 503 when the request outlives [`REQUEST_DEADLINE`].
-async fn deadline(req: Request, next: Next) -> Response {
-    match tokio::time::timeout(REQUEST_DEADLINE, next.run(req)).await {
+/// Answer 503 when the request outlives `deadline` ([`REQUEST_DEADLINE`]).
+async fn within(State(deadline): State<Duration>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(deadline, next.run(req)).await {
         Ok(r) => r,
         Err(_) => (
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
             format!(
-                "the request took longer than {} s (is the store slow or unreachable?); try again\n",
-                REQUEST_DEADLINE.as_secs()
+                "the request took longer than {} (is the store slow or unreachable?); try again\n",
+                crate::units::fmt_duration(deadline.as_nanos() as u64)
             ),
         )
             .into_response(),
@@ -177,4 +188,79 @@ fn signal(
     kind: tokio::signal::unix::SignalKind,
 ) -> Result<tokio::signal::unix::Signal, ServeError> {
     tokio::signal::unix::signal(kind).map_err(ServeError::Runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A GET on `port`: the status line and the body.
+    fn fetch(port: u16, path: &str) -> (String, String) {
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            c,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut s = String::new();
+        c.read_to_string(&mut s).unwrap();
+        let (head, body) = s.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+
+    #[test]
+    fn a_slow_request_gets_503_and_a_panic_500_and_the_server_goes_on() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let app = Arc::new(App {
+            stores: Stores::new(std::path::Path::new("/nonexistent/rtscope.db")),
+        });
+        let routes = Router::new()
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    "late"
+                }),
+            )
+            .route(
+                "/panic",
+                get(
+                    |axum::extract::State(app): axum::extract::State<Arc<App>>| async move {
+                        match blocking(app, |_| -> Result<String, Failure> { panic!("a bug") })
+                            .await
+                        {
+                            Ok(s) => s.into_response(),
+                            Err(f) => f.page(),
+                        }
+                    },
+                ),
+            )
+            .route("/ok", get(|| async { "fine" }))
+            .with_state(app);
+        let app = layered(routes, None, Duration::from_millis(200));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        rt.spawn(async move {
+            let l = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+        let t = std::time::Instant::now();
+        let (status, body) = fetch(port, "/slow");
+        assert!(status.contains("503"), "{status}");
+        assert!(body.contains("longer than 200ms"), "{body}");
+        assert!(t.elapsed() < Duration::from_secs(3));
+        let (status, body) = fetch(port, "/panic");
+        assert!(status.contains("500"), "{status}");
+        assert!(body.contains("internal error (a bug)"), "{body}");
+        let (status, body) = fetch(port, "/ok");
+        assert!(status.contains("200"), "{status}");
+        assert_eq!(body, "fine");
+        rt.shutdown_timeout(Duration::from_millis(100));
+    }
 }
