@@ -731,3 +731,35 @@ fn sigterm_and_ctrl_c_stop_it_with_exit_0() {
     assert!(stdout(&o).contains("--listen <ADDR:PORT>"));
     assert!(stdout(&o).contains("[default: 127.0.0.1:8788]"));
 }
+
+#[test]
+fn slow_and_idle_clients_hold_only_their_own_connection() {
+    let dir = TempDir::new("serve-slow");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let idle = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    let mut slow = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    // Others are served meanwhile.
+    for _ in 0..3 {
+        assert_eq!(srv.get("/api/runs").status, 200);
+    }
+    // Both are closed once a head has not come whole in 10 s.
+    let start = std::time::Instant::now();
+    for mut c in [idle, slow] {
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut rest = Vec::new();
+        let _ = c.read_to_end(&mut rest);
+        let text = String::from_utf8_lossy(&rest);
+        assert!(
+            text.is_empty() || text.starts_with("HTTP/1.1 408"),
+            "{text}"
+        );
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(srv.get("/").status, 200);
+}
