@@ -221,8 +221,8 @@ pub fn record(s: &Store, reference: &str) -> Result<RunRecord, Failure> {
 
 /// The HTML report of the runs `refs` name, as `rtscope report REFS`
 /// writes it: one run's report, or several compared; characterizations
-/// among themselves.
-pub fn report(s: &Store, refs: &[String]) -> Result<String, Failure> {
+/// among themselves. With the ids the references resolved to.
+pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<i64>, String), Failure> {
     let mut ids = Vec::with_capacity(refs.len());
     for r in refs {
         let id = resolve(s, r)?;
@@ -235,7 +235,8 @@ pub fn report(s: &Store, refs: &[String]) -> Result<String, Failure> {
             .collect::<Result<Vec<_>, _>>()?;
         let refs: Vec<_> = cs.iter().collect();
         let names: Vec<String> = ids.iter().map(|(r, _, _)| r.clone()).collect();
-        return Ok(crate::characterize::html::render(&refs, &names, None)?);
+        let page = crate::characterize::html::render(&refs, &names, None)?;
+        return Ok((ids.iter().map(|(_, id, _)| *id).collect(), page));
     }
     if ids.iter().any(|(_, _, c)| *c)
         && let Some((r, _, _)) = ids.iter().find(|(_, _, c)| !*c)
@@ -250,5 +251,6 @@ pub fn report(s: &Store, refs: &[String]) -> Result<String, Failure> {
         .collect::<Result<Vec<_>, Failure>>()?;
     let runs: Vec<NamedRun> = name_runs(loaded);
     let views = stored::monitor_views(s, &runs);
-    Ok(html::render_with(&runs, None, &views)?)
+    let page = html::render_with(&runs, None, &views)?;
+    Ok((ids.iter().map(|(_, id, _)| *id).collect(), page))
 }

@@ -377,13 +377,7 @@ async fn report(app: Arc<App>, refs: Vec<String>) -> Response {
             let first = refs[0].clone();
             let (ids, page) = app
                 .stores
-                .with(|s| {
-                    let ids = refs
-                        .iter()
-                        .map(|r| s.resolve(r).map_err(Failure::from))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok((ids, data::report(s, &refs)?))
-                })?
+                .with(|s| data::report(s, &refs))?
                 .ok_or_else(|| no_store(&first))?;
             Ok(with_nav(&page, &nav_bar(&ids)))
         })
