@@ -13,7 +13,7 @@ use super::query::{self, ListQuery, Sort};
 use super::reply::Failure;
 use super::server::{App, blocking};
 use crate::report::page::{self, Page};
-use crate::report::runs_text::quantity_word;
+use crate::report::runs_text::{quantity_word, state_word};
 use crate::report::verdict::Outcome;
 use crate::units::{fmt_run_length, fmt_unix_utc, shorten, us_cell};
 use axum::extract::{Path, RawQuery, State};
@@ -139,7 +139,7 @@ fn cells(l: &Listed) -> RunCells {
     RunCells {
         id: r.id,
         href: format!("/runs/{}", r.id),
-        state: r.state.name().to_string(),
+        state: state_word(r).to_string(),
         start: if r.started_at_unix_ns > 0 {
             fmt_unix_utc(r.started_at_unix_ns)
                 .trim_end_matches(" UTC")
