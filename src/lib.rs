@@ -30,6 +30,7 @@ pub mod remote;
 pub mod report;
 pub mod rng;
 pub mod runref;
+pub mod serve;
 pub mod store;
 pub mod study;
 pub mod sys;

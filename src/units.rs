@@ -348,8 +348,98 @@ pub(crate) fn trim_float(v: f64, unit: &str) -> String {
     format!("{s}{unit}")
 }
 
+/// A point in time given as a UTC date (`2026-11-20`), a date and time
+/// (`2026-11-20 14:30`, `2026-11-20T14:30:05Z`), or a time before `now`
+/// (`36h`, `7d`). A day alone is its start, or with `end_of_day` the
+/// start of the next one.
+pub fn parse_date_ns(s: &str, now_unix_ns: u64, end_of_day: bool) -> Result<u64, String> {
+    const S: u64 = 1_000_000_000;
+    let bad = || {
+        format!(
+            "cannot read the date '{s}': give 2026-11-20, \"2026-11-20 14:30\" (UTC) or a time ago such as 36h or 7d"
+        )
+    };
+    let t = s.trim();
+    let t = t
+        .strip_suffix(" UTC")
+        .or_else(|| t.strip_suffix('Z'))
+        .unwrap_or(t);
+    if t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && !t.contains('-')
+        && let Ok(ago) = parse_time_ns(t, S)
+    {
+        return Ok(now_unix_ns.saturating_sub(ago));
+    }
+    let (day, time) = match t.split_once([' ', 'T']) {
+        Some((d, tm)) => (d, Some(tm)),
+        None => (t, None),
+    };
+    let num = |x: &str| x.parse::<u32>().map_err(|_| bad());
+    let ymd: Vec<&str> = day.split('-').collect();
+    let [y, m, d] = ymd[..] else {
+        return Err(bad());
+    };
+    let (y, m, d) = (num(y)?, num(m)?, num(d)?);
+    if !(1970..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    let days = days_from_civil(i64::from(y), m, d);
+    let mut secs = u64::try_from(days).map_err(|_| bad())? * 86_400;
+    match time {
+        Some(tm) => {
+            let hms: Vec<&str> = tm.split(':').collect();
+            let (h, mi, se) = match hms[..] {
+                [h, mi] => (num(h)?, num(mi)?, 0),
+                [h, mi, se] => (num(h)?, num(mi)?, num(se)?),
+                _ => return Err(bad()),
+            };
+            if h > 23 || mi > 59 || se > 60 {
+                return Err(bad());
+            }
+            secs += u64::from(h * 3600 + mi * 60 + se);
+        }
+        None if end_of_day => secs += 86_400,
+        None => {}
+    }
+    Ok(secs * S)
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn dates_are_utc_days_times_or_times_ago() {
+        use super::parse_date_ns as parse_date;
+        const S: u64 = 1_000_000_000;
+        let day = 20_412 * 86_400 * S; // 2025-11-20
+        assert_eq!(parse_date("2025-11-20", 0, false), Ok(day));
+        assert_eq!(parse_date("2025-11-20", 0, true), Ok(day + 86_400 * S));
+        assert_eq!(
+            parse_date("2025-11-20 14:30", 0, true),
+            Ok(day + 52_200 * S)
+        );
+        assert_eq!(
+            parse_date("2025-11-20T14:30:05Z", 0, false),
+            Ok(day + 52_205 * S)
+        );
+        assert_eq!(
+            parse_date("2025-11-20 14:30:05 UTC", 0, false),
+            Ok(day + 52_205 * S)
+        );
+        assert_eq!(parse_date("36h", 100 * 3600 * S, false), Ok(64 * 3600 * S));
+        assert_eq!(parse_date("7d", 10 * 86_400 * S, false), Ok(3 * 86_400 * S));
+        for bad in [
+            "",
+            "yesterday",
+            "2025-13-01",
+            "2025-11-20 25:00",
+            "2025-11",
+            "1969-01-01",
+        ] {
+            let e = parse_date(bad, 0, false).unwrap_err();
+            assert!(e.contains("cannot read the date"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn a_run_length_reads_the_same_everywhere() {

@@ -66,6 +66,7 @@ pub mod report;
 pub mod request;
 pub mod runs;
 pub mod schema;
+pub mod serve;
 pub mod study;
 pub mod tail;
 pub mod tune;
@@ -155,6 +156,8 @@ pub enum Command {
     Import(import::ImportArgs),
     // The help comes from `PushArgs`.
     Push(push::PushArgs),
+    // The help comes from `ServeArgs`.
+    Serve(serve::ServeArgs),
     // The help of `explain` comes from `ExplainArgs`.
     Explain(explain::ExplainArgs),
     // The help comes from `StudyArgs`.
@@ -300,6 +303,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Runs(args) => runs::run(&args, cli.db.as_deref()),
         Command::Import(args) => import::run(&args, cli.db.as_deref()),
         Command::Push(args) => push::run(&args, cli.db.as_deref()),
+        Command::Serve(args) => serve::run(&args, cli.db.as_deref()),
         Command::Explain(args) => explain::run(&args, cli.db.as_deref()),
         Command::Study(args) => study::run(&args, cli.db.as_deref()),
         Command::Completions(args) => completions::run(&args),

@@ -169,18 +169,5 @@ fn monitor_views(
         Err(e) if e.is_interrupted() => return Err(e),
         Ok(None) | Err(_) => return Ok(Vec::new()),
     };
-    let mut out = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
-        let Ok(Some((monitor, _, _))) = store.monitor_of_run(&r.record.run_uuid) else {
-            continue;
-        };
-        let Ok(rows) = store.monitor_windows(&monitor, None, false) else {
-            continue;
-        };
-        let title = format!("monitor {monitor}: largest latency per window");
-        if let Some(f) = crate::report::monitor::long_term(&rows, &title) {
-            out.push((i, f, crate::report::monitor::CAPTION.to_string()));
-        }
-    }
-    Ok(out)
+    Ok(crate::report::stored::monitor_views(&store, runs))
 }

@@ -88,6 +88,12 @@ impl Auth {
         Ok(Auth { expected })
     }
 
+    /// True for `basic USER:PASSWORD` credentials (a browser asks for
+    /// them when challenged), false for a bearer token.
+    pub fn is_basic(&self) -> bool {
+        self.expected.starts_with("Basic ")
+    }
+
     /// Whether the request's `Authorization` header value grants access.
     pub fn allows(&self, header: Option<&str>) -> bool {
         let Some(h) = header else { return false };

@@ -16,6 +16,7 @@ pub mod page;
 pub mod plot;
 pub mod runs_text;
 pub mod split;
+pub mod stored;
 pub mod summary;
 pub mod tail;
 pub mod verdict;

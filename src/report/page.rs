@@ -17,6 +17,9 @@ pub enum Page {
     Study,
     /// One or more characterizations (`characterize::html`).
     Characterization,
+    /// A page of `rtscope serve` (`serve::pages`): the runs list, the
+    /// boards, an error.
+    Serve,
 }
 
 const REPORT_CSS: &str = include_str!("../../assets/templates/report.css");
@@ -27,6 +30,7 @@ impl Page {
             Page::Report => "report.html",
             Page::Study => "study.html",
             Page::Characterization => "characterization.html",
+            Page::Serve => "serve.html",
         }
     }
 
@@ -37,6 +41,7 @@ impl Page {
             Page::Characterization => {
                 include_str!("../../assets/templates/characterization.html")
             }
+            Page::Serve => include_str!("../../assets/templates/serve.html"),
         }
     }
 
@@ -53,6 +58,10 @@ impl Page {
             Page::Characterization => format!(
                 "{REPORT_CSS}\n{}",
                 include_str!("../../assets/templates/characterization.css").trim_end()
+            ),
+            Page::Serve => format!(
+                "{REPORT_CSS}\n{}",
+                include_str!("../../assets/templates/serve.css").trim_end()
             ),
         }
     }

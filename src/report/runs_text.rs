@@ -9,8 +9,9 @@ use crate::text::num;
 use crate::text::rank::Rows;
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 
-/// What the state column says.
-fn state_word(r: &RunRow) -> &'static str {
+/// What the state column says (`imported`, `characterized` for a
+/// complete import or characterization).
+pub fn state_word(r: &RunRow) -> &'static str {
     match r.state {
         RunState::Complete if r.source_kind.is(SourceKind::Imported) => "imported",
         RunState::Complete

@@ -631,10 +631,49 @@ impl Store {
         }
     }
 
+    /// Open an existing store for reading only, never writing to it
+    /// (`None` when it does not exist): no migration, no marking of runs
+    /// whose process died (their state is worked out on every read
+    /// anyway). An SQLite file is opened read-only, and sees what writers
+    /// commit later; where SQLite cannot open it so (no writer active and
+    /// its directory not ours to write), immutable, as a snapshot. A
+    /// PostgreSQL session is set read-only. For `rtscope serve`, which
+    /// holds a store for a long time.
+    pub fn open_existing_read_only_or_stop(
+        path: &Path,
+        stop: &AtomicBool,
+    ) -> Result<Option<Store>> {
+        if is_url(path) {
+            return postgres::open_read_only(&path.to_string_lossy(), stop);
+        }
+        if !path.exists() {
+            return Ok(None);
+        }
+        if path.is_dir() {
+            return Err(StoreError::Open {
+                path: path.to_path_buf(),
+                detail: "it is a directory".into(),
+            });
+        }
+        match Store::open_read_only_as(path, false) {
+            Ok(s) => {
+                s.set_busy_timeout(BUSY_TIMEOUT)?;
+                Ok(Some(s))
+            }
+            Err(live) => Store::open_read_only(path).map(Some).map_err(|_| live),
+        }
+    }
+
     /// Open an existing store that this process may not write: read-only,
     /// and immutable when no writer is active (no `-wal` file), since the
     /// WAL index cannot be created then. No migration, no marking.
     fn open_read_only(path: &Path) -> Result<Store> {
+        Store::open_read_only_as(path, true)
+    }
+
+    /// [`Store::open_read_only`]; `snapshot`: immutable when no writer
+    /// is active, else read-only and live.
+    fn open_read_only_as(path: &Path, snapshot: bool) -> Result<Store> {
         let mut wal = path.as_os_str().to_os_string();
         wal.push("-wal");
         let mut uri = String::from("file:");
@@ -644,7 +683,7 @@ impl Store {
                 c => uri.push(c),
             }
         }
-        if !Path::new(&wal).exists() {
+        if snapshot && !Path::new(&wal).exists() {
             uri.push_str("?immutable=1");
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -967,6 +1006,39 @@ mod tests {
                 .is_none()
         );
         assert!(!t.0.join("missing.db").exists());
+    }
+
+    #[test]
+    fn a_read_only_store_sees_later_runs_and_writes_nothing() {
+        let t = TempStore::new("read-only");
+        let db = t.0.join("rtscope.db");
+        let stop = AtomicBool::new(false);
+        assert!(
+            Store::open_existing_read_only_or_stop(&db, &stop)
+                .unwrap()
+                .is_none()
+        );
+        assert!(!db.exists(), "a reader made a store");
+        let mut w = Store::open(&db).unwrap();
+        let mut rec = crate::record::synthetic(&[vec![1_000, 2_000]]);
+        w.insert(&rec).unwrap();
+        let mut r = Store::open_existing_read_only_or_stop(&db, &stop)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.list().unwrap().len(), 1);
+        // A run saved while the reader is open is seen by it.
+        rec.run_uuid = "f".repeat(32);
+        w.insert(&rec).unwrap();
+        assert_eq!(r.list().unwrap().len(), 2);
+        let e = r.relabel(1, Some("x"));
+        assert!(matches!(e, Err(StoreError::ReadOnly { .. })), "{e:?}");
+        drop(w);
+        drop(r);
+        let junk = t.0.join("junk.db");
+        std::fs::write(&junk, vec![b'x'; 8192]).unwrap();
+        let e = Store::open_existing_read_only_or_stop(&junk, &stop).unwrap_err();
+        assert!(matches!(e, StoreError::NotADatabase { .. }), "{e}");
+        assert_eq!(std::fs::read(&junk).unwrap(), vec![b'x'; 8192]);
     }
 
     #[test]

@@ -139,6 +139,30 @@ pub fn open_existing(url: &str, stop: &AtomicBool) -> Result<Option<Store>> {
     Ok(Some(store))
 }
 
+/// [`open_existing`] for a reader that must never write (`rtscope
+/// serve`): no migration (a store of an older schema is refused, as a
+/// read-only SQLite file is), no marking, and a session whose
+/// transactions are read-only.
+pub fn open_read_only(url: &str, stop: &AtomicBool) -> Result<Option<Store>> {
+    let (store, version, fresh) = connect_ours(url, stop)?;
+    if fresh {
+        return Ok(None);
+    }
+    if version != CURRENT_VERSION {
+        return Err(StoreError::ReadOnly {
+            path: store.path().to_path_buf(),
+            what: format!(
+                "its schema version {version} needs upgrading to {CURRENT_VERSION}: run `rtscope runs` on it once"
+            ),
+        });
+    }
+    store
+        .db()
+        .batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        .map_err(|e| store.err("making the session read-only", e))?;
+    Ok(Some(store))
+}
+
 /// Connect to `url` and refuse a database that is not an rtscope store,
 /// or one of a newer schema: the store, its schema version, and whether
 /// the database is empty.

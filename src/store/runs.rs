@@ -42,6 +42,13 @@ impl RunState {
         })
     }
 
+    /// [`RunState::parse`] for a filter given by a person (`--state`,
+    /// `state=`): an unknown name is refused with the names to use.
+    pub fn parse_named(s: &str) -> Result<RunState, String> {
+        RunState::parse(s)
+            .ok_or_else(|| format!("unknown state '{s}': use running, complete or interrupted"))
+    }
+
     pub fn of_status(s: RunStatus) -> RunState {
         match s {
             RunStatus::Running => RunState::Running,
@@ -171,13 +178,38 @@ pub struct RunFilter {
     pub tags: Vec<(String, Option<String>)>,
     pub state: Option<RunState>,
     pub host: Option<String>,
+    /// A glob (`*`, `?`) the whole kernel release matches.
+    pub kernel: Option<String>,
     /// Started at or after.
     pub since_unix_ns: Option<u64>,
     /// Started before.
     pub until_unix_ns: Option<u64>,
 }
 
+/// A tag filter that names no key (`--tag`, `tag=`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadTag {
+    #[error("--tag {0}: the key before = is empty")]
+    EmptyKey(String),
+    #[error("--tag needs KEY or KEY=VALUE")]
+    Empty,
+}
+
 impl RunFilter {
+    /// Tag filters as given (`KEY=VALUE`: that value; `KEY`: any value).
+    pub fn parse_tags(given: &[String]) -> Result<Vec<(String, Option<String>)>, BadTag> {
+        let mut tags = Vec::new();
+        for t in given {
+            match t.split_once('=') {
+                Some(("", _)) => return Err(BadTag::EmptyKey(t.clone())),
+                Some((k, v)) => tags.push((k.to_string(), Some(v.to_string()))),
+                None if t.is_empty() => return Err(BadTag::Empty),
+                None => tags.push((t.clone(), None)),
+            }
+        }
+        Ok(tags)
+    }
+
     /// Whether `r` passes every condition but the tags (which the store
     /// checks).
     pub fn keeps(&self, r: &RunRow) -> bool {
@@ -186,6 +218,10 @@ impl RunFilter {
             .is_none_or(|g| glob_match(g, r.label.as_deref().unwrap_or("")))
             && self.state.is_none_or(|s| s == r.state)
             && self.host.as_deref().is_none_or(|h| h == r.host)
+            && self
+                .kernel
+                .as_deref()
+                .is_none_or(|g| glob_match(g, &r.kernel_release))
             && self.since_unix_ns.is_none_or(|t| r.started_at_unix_ns >= t)
             && self.until_unix_ns.is_none_or(|t| r.started_at_unix_ns < t)
     }

@@ -47,7 +47,14 @@ fn bash_completes_subcommands_flags_and_shells() {
 
     assert_eq!(bash_complete(&script, "rtscope mea"), ["measure"]);
     let all = bash_complete(&script, "rtscope ");
-    for sub in ["measure", "report", "runs", "doctor", "completions"] {
+    for sub in [
+        "measure",
+        "report",
+        "runs",
+        "serve",
+        "doctor",
+        "completions",
+    ] {
         assert!(all.iter().any(|w| w == sub), "{sub} not in {all:?}");
     }
     assert!(
@@ -60,6 +67,10 @@ fn bash_completes_subcommands_flags_and_shells() {
     let doctor = bash_complete(&script, "rtscope doctor --");
     assert!(doctor.iter().any(|w| w == "--strict"), "{doctor:?}");
     assert!(!doctor.iter().any(|w| w == "--sysroot"), "{doctor:?}");
+    let serve = bash_complete(&script, "rtscope serve --");
+    for flag in ["--listen", "--auth"] {
+        assert!(serve.iter().any(|w| w == flag), "{flag} not in {serve:?}");
+    }
     let flags = bash_complete(&script, "rtscope measure --jso");
     assert!(flags.iter().any(|w| w == "--json"), "{flags:?}");
     // Flags are offered too; the values are the three shells.

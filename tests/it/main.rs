@@ -25,6 +25,7 @@ mod pi_hook;
 mod postgres;
 mod remote;
 mod report;
+mod serve;
 mod sshd;
 mod static_binary;
 mod store;

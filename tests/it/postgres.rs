@@ -307,6 +307,52 @@ fn two_boards_write_to_one_store_and_are_read_by_host() {
 }
 
 #[test]
+fn serve_shows_the_shared_store_read_only() {
+    use crate::serve::{Server, run};
+    let Some(pg) = shared() else { return };
+    let url = pg.database("serve");
+    let dir = TempDir::new("pg-serve");
+    {
+        let mut s = rtscope::store::Store::open(Path::new(&url)).unwrap();
+        s.insert(&run(1, "board A", "board-a", 0, 120_000)).unwrap();
+        s.insert(&run(2, "board B", "board-b", 1, 90_000)).unwrap();
+    }
+    let srv = Server::start(&dir, Path::new(&url), &["--listen", "0"]);
+    // More requests than idle connections kept: each gets one.
+    for _ in 0..6 {
+        let api = srv.get("/api/runs?sort=worst").json();
+        assert_eq!(api["total"], 2);
+        assert_eq!(api["runs"][0]["host"], "board-a");
+    }
+    let page = srv.get("/?host=board-b");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("board B"));
+    let report = srv.get("/compare?runs=1,2");
+    assert_eq!(report.status, 200, "{}", report.body);
+    assert!(report.body.contains("<nav id=\"serve-nav\""));
+    let rec = srv.get("/api/runs/2").json();
+    assert_eq!(rec["label"], "board B");
+    assert_eq!(srv.get("/api/boards").json().as_array().unwrap().len(), 2);
+    assert_eq!(srv.get("/runs/3").status, 404);
+    drop(srv);
+    // An empty database is an empty list, and left empty (no schema).
+    let empty = pg.database("serve_empty");
+    let srv = Server::start(&dir, Path::new(&empty), &["--listen", "0"]);
+    assert_eq!(srv.get("/api/runs").json()["total"], 0);
+    assert_eq!(srv.get("/").status, 200);
+    drop(srv);
+    let tables: i64 = pg
+        .client("serve_empty")
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0, "serve made a store");
+}
+
+#[test]
 fn push_copies_once_by_uuid() {
     let Some(pg) = shared() else { return };
     let url = pg.database("push_once");

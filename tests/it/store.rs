@@ -696,6 +696,9 @@ fn runs_are_filtered_and_relabelled() {
     assert!(h.len() == 1 && h[0].contains("rt, hell"), "{h:?}");
     assert_eq!(rows(&["--tag", "load"]).len(), 2);
     assert_eq!(rows(&["--state", "interrupted"]).len(), 0);
+    // Imports say no kernel: only a glob that takes an empty one keeps them.
+    assert_eq!(rows(&["--kernel", "*"]).len(), 2);
+    assert_eq!(rows(&["--kernel", "6.1*"]).len(), 0);
     let o = rtscope(dir.path())
         .args(["runs", "--label", "nothing*"])
         .output()

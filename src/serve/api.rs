@@ -1,0 +1,171 @@
+//! The JSON API under `/api/`: `/api/runs` (the list with the same
+//! filters, sort and paging as the page, rows as the store lists them),
+//! `/api/runs/{id}` (the run record, the JSON of `rtscope runs export
+//! --json`, schema: `rtscope schema`), `/api/boards` (one object per
+//! host). Errors are `{"error": TEXT}` with the status a page would get.
+
+use super::data::{self, Board};
+use super::query;
+use super::reply::Failure;
+use super::server::{App, blocking};
+use crate::store::RunRow;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// A stored run's listed facts, as the store gives them (`RunRow`).
+#[derive(Serialize, Debug)]
+pub struct RunJson {
+    pub id: i64,
+    pub uuid: String,
+    pub state: &'static str,
+    pub source_kind: String,
+    pub source_format: Option<String>,
+    pub label: Option<String>,
+    pub host: String,
+    pub started_at_unix_ns: u64,
+    pub duration_ns: u64,
+    pub kernel_release: String,
+    pub preemption_model: String,
+    pub threads: u32,
+    pub samples: u64,
+    pub p9999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub fingerprint_hash: String,
+    pub saved_at_unix_ns: u64,
+}
+
+impl From<&RunRow> for RunJson {
+    fn from(r: &RunRow) -> RunJson {
+        RunJson {
+            id: r.id,
+            uuid: r.uuid.clone(),
+            state: r.state.name(),
+            source_kind: r.source_kind.as_str().to_string(),
+            source_format: r.source_format.clone(),
+            label: r.label.clone(),
+            host: r.host.clone(),
+            started_at_unix_ns: r.started_at_unix_ns,
+            duration_ns: r.duration_ns,
+            kernel_release: r.kernel_release.clone(),
+            preemption_model: r.preemption_model.clone(),
+            threads: r.threads,
+            samples: r.samples,
+            p9999_ns: r.p9999_ns,
+            max_ns: r.max_ns,
+            fingerprint_hash: r.fingerprint_hash.clone(),
+            saved_at_unix_ns: r.saved_at_unix_ns,
+        }
+    }
+}
+
+/// `/api/runs`: one page of the list.
+#[derive(Serialize, Debug)]
+pub struct RunsJson {
+    /// Runs the filters keep, on all pages.
+    pub total: usize,
+    pub page: usize,
+    pub per_page: usize,
+    pub sort: query::Sort,
+    pub runs: Vec<RunJson>,
+}
+
+/// `/api/boards`: a host and its newest latency run.
+#[derive(Serialize, Debug)]
+pub struct BoardJson {
+    pub host: String,
+    /// Its latency runs in the store.
+    pub runs: usize,
+    pub kernel_release: String,
+    pub last_run: RunJson,
+    /// The last run's verdict line, as its report's title says it.
+    pub verdict: Option<String>,
+    pub max_ns: Option<u64>,
+}
+
+fn json(v: &impl Serialize) -> Result<String, Failure> {
+    let mut s = serde_json::to_string_pretty(v)
+        .map_err(|e| Failure::Internal(format!("serializing the answer: {e}")))?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn answer(r: Result<String, Failure>) -> Response {
+    match r {
+        Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(f) => f.json(),
+    }
+}
+
+/// `GET /api/runs`
+pub async fn runs(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Response {
+    let q = match query::pairs(raw.as_deref())
+        .and_then(|p| query::list_query(&p, crate::sys::clock::unix_now_ns()))
+    {
+        Ok(q) => q,
+        Err(e) => return Failure::from(e).json(),
+    };
+    answer(
+        blocking(app, move |app| {
+            let page = app.stores.with(|s| data::list(s, &q, false))?;
+            json(&RunsJson {
+                total: page.as_ref().map_or(0, |p| p.total),
+                page: q.page,
+                per_page: q.per_page,
+                sort: q.sort,
+                runs: page
+                    .iter()
+                    .flat_map(|p| p.runs.iter().map(|l| RunJson::from(&l.row)))
+                    .collect(),
+            })
+        })
+        .await,
+    )
+}
+
+/// `GET /api/runs/{id}`
+pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    let Some(reference) = query::run_ref(&id).map(str::to_string) else {
+        return Failure::NotFound(format!(
+            "no run '{}': a run is named by its id, last, or the start of its uuid",
+            crate::units::shorten(&id, 80)
+        ))
+        .json();
+    };
+    answer(
+        blocking(app, move |app| {
+            let rec = app
+                .stores
+                .with(|s| data::record(s, &reference))?
+                .ok_or_else(|| {
+                    Failure::NotFound(format!("no run '{reference}': the store holds no runs yet"))
+                })?;
+            json(&rec)
+        })
+        .await,
+    )
+}
+
+fn board_json(b: &Board) -> BoardJson {
+    BoardJson {
+        host: b.host.clone(),
+        runs: b.runs,
+        kernel_release: b.last.row.kernel_release.clone(),
+        last_run: RunJson::from(&b.last.row),
+        verdict: b.last.verdict.as_ref().map(|(t, _)| t.clone()),
+        max_ns: b.last.row.max_ns,
+    }
+}
+
+/// `GET /api/boards`
+pub async fn boards(State(app): State<Arc<App>>) -> Response {
+    answer(
+        blocking(app, |app| {
+            let boards = app.stores.with(data::boards)?.unwrap_or_default();
+            json(&boards.iter().map(board_json).collect::<Vec<_>>())
+        })
+        .await,
+    )
+}

@@ -1,0 +1,256 @@
+//! The store as `rtscope serve` reads it, and what the pages and the API
+//! take from it. The store is opened read-only
+//! ([`Store::open_existing_read_only_or_stop`]), on the calling (blocking)
+//! thread: an SQLite file afresh for every request (cheap, and always
+//! current), a PostgreSQL connection kept among a few idle ones and used
+//! by one request at a time. A store that does not exist yet is an empty
+//! one. Nothing here writes, and a run is only ever found by
+//! [`Store::resolve`] on a reference [`super::query::run_ref`] accepted.
+
+use super::query::{ListQuery, Sort};
+use super::reply::Failure;
+use crate::kinds::SourceKind;
+use crate::record::{Quantity, RunRecord};
+use crate::report::verdict::{self, Check, Outcome};
+use crate::report::{NamedRun, html, name_runs, stored};
+use crate::store::{RunRow, Store};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+
+/// Idle PostgreSQL connections kept at most.
+const IDLE_CONNECTIONS: usize = 4;
+
+/// Where the store is, and the idle connections to it.
+pub struct Stores {
+    path: PathBuf,
+    idle: Mutex<Vec<Store>>,
+}
+
+impl Stores {
+    pub fn new(path: &Path) -> Stores {
+        Stores {
+            path: path.to_path_buf(),
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The store as messages and pages name it (a URL without its
+    /// password).
+    pub fn shown(&self) -> String {
+        crate::redact::url(&self.path.to_string_lossy())
+    }
+
+    /// Open the store once, so that a store that cannot be read stops the
+    /// server before it listens (a missing one is fine: it is empty).
+    pub fn check(&self) -> Result<(), crate::store::StoreError> {
+        if let Some(s) = self.open()? {
+            self.put_back(s);
+        }
+        Ok(())
+    }
+
+    fn open(&self) -> Result<Option<Store>, crate::store::StoreError> {
+        Store::open_existing_read_only_or_stop(&self.path, &AtomicBool::new(false))
+    }
+
+    fn put_back(&self, s: Store) {
+        if s.is_postgres() && !s.connection_lost() {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < IDLE_CONNECTIONS {
+                idle.push(s);
+            }
+        }
+    }
+
+    /// Run `f` on the store (`None`: there is no store yet). Blocks: call
+    /// it on a blocking thread.
+    pub fn with<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, Failure>,
+    ) -> Result<Option<T>, Failure> {
+        let taken = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let store = match taken {
+            Some(s) => s,
+            None => match self.open()? {
+                Some(s) => s,
+                None => return Ok(None),
+            },
+        };
+        let out = f(&store);
+        self.put_back(store);
+        out.map(Some)
+    }
+}
+
+/// A run of the list, with what its page row shows.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub row: RunRow,
+    /// What its figures measure (`None`: a characterization).
+    pub quantity: Option<Quantity>,
+    /// Its verdict line ([`verdict::status_line`]) and the deadline's
+    /// outcome; `None` for a characterization.
+    pub verdict: Option<(String, Outcome)>,
+}
+
+/// One page of the list.
+#[derive(Clone, Debug)]
+pub struct ListPage {
+    /// Runs the filters keep, on all pages.
+    pub total: usize,
+    pub runs: Vec<Listed>,
+}
+
+/// The rows `q` keeps, ordered, and the page asked for (`verdicts`: read
+/// each of the page's records for its verdict, as the HTML list shows).
+pub fn list(s: &Store, q: &ListQuery, verdicts: bool) -> Result<ListPage, Failure> {
+    let mut rows = s.list_filtered(&q.filter)?;
+    sort(&mut rows, q.sort);
+    let total = rows.len();
+    let skip = q.page.saturating_sub(1).saturating_mul(q.per_page);
+    let runs = rows
+        .into_iter()
+        .skip(skip)
+        .take(q.per_page)
+        .map(|row| listed(s, row, verdicts))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ListPage { total, runs })
+}
+
+/// Order rows: newest start first, or largest worst case first (runs
+/// without one last); the newest id first among equals.
+pub fn sort(rows: &mut [RunRow], by: Sort) {
+    match by {
+        Sort::Date => rows.sort_by(|a, b| {
+            b.started_at_unix_ns
+                .cmp(&a.started_at_unix_ns)
+                .then(b.id.cmp(&a.id))
+        }),
+        Sort::Worst => rows.sort_by(|a, b| b.max_ns.cmp(&a.max_ns).then(b.id.cmp(&a.id))),
+    }
+}
+
+fn is_characterization(row: &RunRow) -> bool {
+    row.source_kind.as_str() == crate::store::characterizations::SOURCE_KIND
+}
+
+fn listed(s: &Store, row: RunRow, verdicts: bool) -> Result<Listed, Failure> {
+    if is_characterization(&row) {
+        return Ok(Listed {
+            row,
+            quantity: None,
+            verdict: None,
+        });
+    }
+    let imported = row.source_kind.is(SourceKind::Imported);
+    let rec = if verdicts || imported {
+        Some(s.load(row.id)?)
+    } else {
+        None
+    };
+    let quantity = Some(rec.as_ref().map_or(Quantity::WakeupLatency, Quantity::of));
+    let verdict = rec.as_ref().map(|r| {
+        let outcome = match Quantity::of(r) {
+            Quantity::WakeupLatency => Check::of(r).outcome(),
+            _ => Outcome::Unknown,
+        };
+        (verdict::status_line(r), outcome)
+    });
+    Ok(Listed {
+        row,
+        quantity,
+        verdict,
+    })
+}
+
+/// One board (a host of the store): its newest latency run.
+#[derive(Clone, Debug)]
+pub struct Board {
+    pub host: String,
+    pub runs: usize,
+    pub last: Listed,
+}
+
+/// Every host of the store with its newest latency run (by start), hosts
+/// in name order; characterizations are left out.
+pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
+    let mut rows: Vec<RunRow> = s
+        .list()?
+        .into_iter()
+        .filter(|r| !is_characterization(r))
+        .collect();
+    sort(&mut rows, Sort::Date);
+    let mut hosts: std::collections::BTreeMap<String, (usize, RunRow)> = Default::default();
+    for r in rows {
+        hosts
+            .entry(r.host.clone())
+            .and_modify(|(n, _)| *n += 1)
+            .or_insert((1, r));
+    }
+    hosts
+        .into_iter()
+        .map(|(host, (runs, row))| {
+            Ok(Board {
+                host,
+                runs,
+                last: listed(s, row, true)?,
+            })
+        })
+        .collect()
+}
+
+/// The id of the run `reference` names (already a [`super::query::run_ref`]).
+fn resolve(s: &Store, reference: &str) -> Result<i64, Failure> {
+    Ok(s.resolve(reference)?)
+}
+
+/// The run record of `reference` as `rtscope runs export --json` writes
+/// it (passwords kept out of its command line).
+pub fn record(s: &Store, reference: &str) -> Result<RunRecord, Failure> {
+    let id = resolve(s, reference)?;
+    if s.is_characterization(id)? {
+        return Err(Failure::NotFound(format!(
+            "run {id} is a characterization, not a latency run: its page is /runs/{id}"
+        )));
+    }
+    let mut rec = s.load(id)?;
+    rec.source.command_line = crate::redact::command_line(&rec.source.command_line);
+    Ok(rec)
+}
+
+/// The HTML report of the runs `refs` name, as `rtscope report REFS`
+/// writes it: one run's report, or several compared; characterizations
+/// among themselves. With the ids the references resolved to.
+pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<i64>, String), Failure> {
+    let mut ids = Vec::with_capacity(refs.len());
+    for r in refs {
+        let id = resolve(s, r)?;
+        ids.push((r.clone(), id, s.is_characterization(id)?));
+    }
+    if ids.iter().all(|(_, _, c)| *c) {
+        let cs = ids
+            .iter()
+            .map(|(_, id, _)| s.load_characterization(*id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<_> = cs.iter().collect();
+        let names: Vec<String> = ids.iter().map(|(r, _, _)| r.clone()).collect();
+        let page = crate::characterize::html::render(&refs, &names, None)?;
+        return Ok((ids.iter().map(|(_, id, _)| *id).collect(), page));
+    }
+    if ids.iter().any(|(_, _, c)| *c)
+        && let Some((r, _, _)) = ids.iter().find(|(_, _, c)| !*c)
+    {
+        return Err(Failure::BadRequest(
+            crate::runref::RunRefError::Mixed(r.clone()).to_string(),
+        ));
+    }
+    let loaded = ids
+        .iter()
+        .map(|(r, id, _)| Ok((r.clone(), s.load(*id)?)))
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let runs: Vec<NamedRun> = name_runs(loaded);
+    let views = stored::monitor_views(s, &runs);
+    let page = html::render_with(&runs, None, &views)?;
+    Ok((ids.iter().map(|(_, id, _)| *id).collect(), page))
+}

@@ -1,0 +1,532 @@
+//! The HTML routes: `/` (the runs list, as `rtscope runs` lists them,
+//! with filters, sort, paging and a checkbox per run to compare them),
+//! `/runs/{id}` (the run's report, as `rtscope report ID` writes it, with
+//! a bar of links above), `/compare?runs=…` (several runs, as `rtscope
+//! report A B C` compares them), `/boards` (one row per host), and the
+//! 404 page for everything else. Pages are laid out by the one renderer
+//! ([`crate::report::page`], template `assets/templates/serve.html`),
+//! which escapes every text; the reports are the report renderer's own.
+//! No script, no asset from elsewhere.
+
+use super::data::{self, Board, ListPage, Listed};
+use super::query::{self, ListQuery, Sort};
+use super::reply::Failure;
+use super::server::{App, blocking};
+use crate::report::page::{self, Page};
+use crate::report::runs_text::{quantity_word, state_word};
+use crate::report::verdict::Outcome;
+use crate::units::{fmt_run_length, fmt_unix_utc, shorten, us_cell};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Characters of a host, label or kernel shown in a cell (the whole
+/// text is the cell's tooltip).
+const CELL_CHARS: usize = 48;
+
+/// What the template lays out: one of the pages, with the page furniture.
+#[derive(Serialize, Debug, Default)]
+pub struct View {
+    /// `list`, `boards` or `error`.
+    kind: &'static str,
+    title: String,
+    tool: String,
+    /// The store, as messages name it.
+    store: String,
+    list: Option<ListView>,
+    boards: Vec<BoardRow>,
+    /// The error page's status line and text.
+    status: String,
+    message: String,
+}
+
+#[derive(Serialize, Debug, Default)]
+struct ListView {
+    /// The form's values, as given.
+    host: String,
+    label: String,
+    /// One text field per tag given, and one empty more.
+    tags: Vec<String>,
+    state: String,
+    kernel: String,
+    since: String,
+    until: String,
+    sort: &'static str,
+    per_page: usize,
+    states: [&'static str; 3],
+    total: usize,
+    page: usize,
+    pages: usize,
+    /// Row numbers shown (1-based, inclusive).
+    first: usize,
+    last: usize,
+    prev: Option<String>,
+    next: Option<String>,
+    /// Links that sort the same list by date or by worst case.
+    by_date: String,
+    by_worst: String,
+    /// Said instead of the table when no run is listed.
+    empty: Option<String>,
+    rows: Vec<RunCells>,
+}
+
+/// One run of a table, as text cells.
+#[derive(Serialize, Debug, Default)]
+struct RunCells {
+    id: i64,
+    href: String,
+    state: String,
+    start: String,
+    host: String,
+    host_full: String,
+    label: String,
+    label_full: String,
+    kernel: String,
+    kernel_full: String,
+    preemption: String,
+    duration: String,
+    threads: u32,
+    measures: String,
+    p9999: String,
+    max: String,
+    verdict: String,
+    /// `met`, `missed`, `possibly`, `unknown` or `none`.
+    verdict_class: &'static str,
+}
+
+#[derive(Serialize, Debug)]
+struct BoardRow {
+    host: String,
+    host_full: String,
+    href: String,
+    runs: usize,
+    last: RunCells,
+}
+
+fn or_unknown(s: &str) -> String {
+    if s.is_empty() {
+        "unknown".into()
+    } else {
+        s.to_string()
+    }
+}
+
+fn cells(l: &Listed) -> RunCells {
+    let r = &l.row;
+    let figure = |ns: Option<u64>| match (ns, l.quantity) {
+        (_, None) => "-".to_string(),
+        (None, _) => "unknown".to_string(),
+        (Some(_), Some(crate::record::Quantity::WakeupLatency)) => us_cell(ns),
+        (Some(_), Some(_)) => format!("{}*", us_cell(ns)),
+    };
+    let host = or_unknown(&r.host);
+    let label = r.label.clone().unwrap_or_else(|| "-".into());
+    let kernel = or_unknown(&r.kernel_release);
+    let (verdict, verdict_class) = match &l.verdict {
+        None => ("-".to_string(), "none"),
+        Some((text, o)) => (
+            text.clone(),
+            match o {
+                Outcome::Met => "met",
+                Outcome::Missed => "missed",
+                Outcome::PossiblyMissed => "possibly",
+                Outcome::Unknown => "unknown",
+            },
+        ),
+    };
+    RunCells {
+        id: r.id,
+        href: format!("/runs/{}", r.id),
+        state: state_word(r).to_string(),
+        start: if r.started_at_unix_ns > 0 {
+            fmt_unix_utc(r.started_at_unix_ns)
+                .trim_end_matches(" UTC")
+                .to_string()
+        } else {
+            "unknown".into()
+        },
+        host: shorten(&host, CELL_CHARS),
+        host_full: host,
+        label: shorten(&label, CELL_CHARS),
+        label_full: label,
+        kernel: shorten(&kernel, CELL_CHARS),
+        kernel_full: kernel,
+        preemption: or_unknown(&r.preemption_model),
+        duration: if r.duration_ns > 0 {
+            fmt_run_length(r.duration_ns)
+        } else {
+            "unknown".into()
+        },
+        threads: r.threads,
+        measures: l.quantity.map_or("-", quantity_word).to_string(),
+        p9999: figure(r.p9999_ns),
+        max: figure(r.max_ns),
+        verdict,
+        verdict_class,
+    }
+}
+
+fn tool() -> String {
+    format!("rtscope {}", env!("CARGO_PKG_VERSION"))
+}
+
+fn render(view: &View) -> Result<String, Failure> {
+    Ok(page::render(Page::Serve, view)?)
+}
+
+/// The list page of `q`'s runs (`page`: `None` when there is no store).
+pub fn list_page(store: &str, q: &ListQuery, page: Option<&ListPage>) -> Result<String, Failure> {
+    let given = |k: &str| {
+        q.given
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut tags: Vec<String> = q
+        .given
+        .iter()
+        .filter(|(k, _)| k == "tag")
+        .map(|(_, v)| v.clone())
+        .collect();
+    tags.push(String::new());
+    let total = page.map_or(0, |p| p.total);
+    let pages = total.div_ceil(q.per_page).max(1);
+    // Links to this list with `key` set to `value` (paging and sorting).
+    let with = |key: &str, value: String| {
+        let mut pairs: Vec<(String, String)> =
+            q.given.iter().filter(|(k, _)| k != key).cloned().collect();
+        if key == "sort" {
+            pairs.retain(|(k, _)| k != "page");
+        }
+        pairs.push((key.to_string(), value));
+        query::href("/", &pairs)
+    };
+    let rows: Vec<RunCells> = page
+        .map(|p| p.runs.iter().map(cells).collect())
+        .unwrap_or_default();
+    let first = (q.page - 1).saturating_mul(q.per_page) + 1;
+    let empty = match page {
+        None => Some(format!(
+            "No runs stored in {store} yet: rtscope measure saves every run; rtscope import reads other tools' results."
+        )),
+        Some(p) if p.total == 0 && q.given.is_empty() => {
+            Some(format!("No runs stored in {store} yet."))
+        }
+        Some(p) if p.total == 0 => Some("No stored run matches these filters.".into()),
+        Some(p) if p.runs.is_empty() => {
+            Some(format!("Page {} is past the last one ({pages}).", q.page))
+        }
+        Some(_) => None,
+    };
+    let list = ListView {
+        host: given("host"),
+        label: given("label"),
+        tags,
+        state: given("state"),
+        kernel: given("kernel"),
+        since: given("since"),
+        until: given("until"),
+        sort: q.sort.name(),
+        per_page: q.per_page,
+        states: ["running", "complete", "interrupted"],
+        total,
+        page: q.page,
+        pages,
+        first,
+        last: first + rows.len().saturating_sub(1),
+        prev: (q.page > 1).then(|| with("page", (q.page - 1).min(pages).to_string())),
+        next: (q.page < pages).then(|| with("page", (q.page + 1).to_string())),
+        by_date: with("sort", Sort::Date.name().into()),
+        by_worst: with("sort", Sort::Worst.name().into()),
+        empty,
+        rows,
+    };
+    render(&View {
+        kind: "list",
+        title: "rtscope: stored runs".into(),
+        tool: tool(),
+        store: store.to_string(),
+        list: Some(list),
+        ..Default::default()
+    })
+}
+
+/// The boards page.
+pub fn boards_page(store: &str, boards: &[Board]) -> Result<String, Failure> {
+    let boards = boards
+        .iter()
+        .map(|b| {
+            let host = or_unknown(&b.host);
+            BoardRow {
+                host: shorten(&host, CELL_CHARS),
+                host_full: host,
+                href: query::href("/", &[("host".into(), b.host.clone())]),
+                runs: b.runs,
+                last: cells(&b.last),
+            }
+        })
+        .collect();
+    render(&View {
+        kind: "boards",
+        title: "rtscope: boards".into(),
+        tool: tool(),
+        store: store.to_string(),
+        boards,
+        ..Default::default()
+    })
+}
+
+/// The page of a failed request.
+pub fn error_page(status: StatusCode, message: &str) -> String {
+    let view = View {
+        kind: "error",
+        title: format!("rtscope: {status}"),
+        tool: tool(),
+        status: status.to_string(),
+        message: message.to_string(),
+        ..Default::default()
+    };
+    render(&view).unwrap_or_else(|_| {
+        // The template is part of the binary: this is a bug; still answer.
+        format!("<!DOCTYPE html><title>{status}</title><p>{status}</p>")
+    })
+}
+
+/// The bar of links put above a report: back to the list and the boards,
+/// and the run's JSON when it is one run.
+pub fn nav_bar(ids: &[i64]) -> String {
+    let mut links = vec![
+        r#"<a href="/">&larr; all runs</a>"#.to_string(),
+        r#"<a href="/boards">boards</a>"#.to_string(),
+    ];
+    if let [id] = ids {
+        links.push(format!(r#"<a href="/api/runs/{id}">run record (JSON)</a>"#));
+    }
+    format!(
+        "<nav id=\"serve-nav\" style=\"max-width:1060px;margin:0 auto;padding:10px 20px 0;font-size:.9rem;display:flex;gap:1.2rem\">{}</nav>\n",
+        links.join("")
+    )
+}
+
+/// `report` with `nav` right after its `<body>` (before everything when
+/// it has none).
+pub fn with_nav(report: &str, nav: &str) -> String {
+    match report.find("<body>") {
+        Some(i) => {
+            let at = i + "<body>".len();
+            format!("{}\n{nav}{}", &report[..at], &report[at..])
+        }
+        None => format!("{nav}{report}"),
+    }
+}
+
+fn html(body: String) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        Html(body),
+    )
+        .into_response()
+}
+
+fn answer(r: Result<String, Failure>) -> Response {
+    match r {
+        Ok(body) => html(body),
+        Err(f) => f.page(),
+    }
+}
+
+/// `GET /`
+pub async fn list(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Response {
+    let q = match query::pairs(raw.as_deref())
+        .and_then(|p| query::list_query(&p, crate::sys::clock::unix_now_ns()))
+    {
+        Ok(q) => q,
+        Err(e) => return Failure::from(e).page(),
+    };
+    answer(
+        blocking(app, move |app| {
+            let page = app.stores.with(|s| data::list(s, &q, true))?;
+            list_page(&app.stores.shown(), &q, page.as_ref())
+        })
+        .await,
+    )
+}
+
+/// `GET /boards`
+pub async fn boards(State(app): State<Arc<App>>) -> Response {
+    answer(
+        blocking(app, |app| {
+            let boards = app.stores.with(data::boards)?.unwrap_or_default();
+            boards_page(&app.stores.shown(), &boards)
+        })
+        .await,
+    )
+}
+
+fn no_store(reference: &str) -> Failure {
+    Failure::NotFound(format!("no run '{reference}': the store holds no runs yet"))
+}
+
+/// The report of `refs`, with the bar of links.
+async fn report(app: Arc<App>, refs: Vec<String>) -> Response {
+    answer(
+        blocking(app, move |app| {
+            let first = refs[0].clone();
+            let (ids, page) = app
+                .stores
+                .with(|s| data::report(s, &refs))?
+                .ok_or_else(|| no_store(&first))?;
+            Ok(with_nav(&page, &nav_bar(&ids)))
+        })
+        .await,
+    )
+}
+
+/// `GET /runs/{id}`
+pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    match query::run_ref(&id) {
+        Some(r) => report(app, vec![r.to_string()]).await,
+        None => not_found_text(&id),
+    }
+}
+
+fn not_found_text(what: &str) -> Response {
+    Failure::NotFound(format!(
+        "no run '{}': a run is named by its id (as the list shows it), last, or the start of its uuid",
+        shorten(what, 80)
+    ))
+    .page()
+}
+
+/// `GET /compare?runs=ID,ID,…`
+pub async fn compare(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Response {
+    let refs = match query::pairs(raw.as_deref()).and_then(|p| query::compare_refs(&p)) {
+        Ok((refs, false)) => refs,
+        // Ticked boxes come as runs=1&runs=2: one address per comparison.
+        Ok((refs, true)) => {
+            return Redirect::to(&format!("/compare?runs={}", refs.join(","))).into_response();
+        }
+        Err(e) => return Failure::from(e).page(),
+    };
+    report(app, refs).await
+}
+
+/// Everything else: 404 (a JSON one under /api/).
+pub async fn not_found(uri: Uri) -> Response {
+    let f = Failure::NotFound(format!(
+        "nothing at {}: the pages are / (runs), /runs/ID, /compare?runs=ID,ID and /boards; the API is under /api/ (docs/serve.md)",
+        shorten(uri.path(), 200)
+    ));
+    if uri.path().starts_with("/api/") {
+        f.json()
+    } else {
+        f.page()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::Named;
+    use crate::store::{RunRow, RunState};
+
+    fn row(id: i64, label: &str, host: &str) -> Listed {
+        Listed {
+            row: RunRow {
+                id,
+                uuid: format!("{id:032x}"),
+                state: RunState::Complete,
+                source_kind: Named::from("measured".to_string()),
+                source_format: None,
+                label: Some(label.into()),
+                started_at_unix_ns: 1_700_000_000_000_000_000,
+                duration_ns: 10_000_000_000,
+                kernel_release: "6.1.0-rt".into(),
+                preemption_model: "rt".into(),
+                threads: 2,
+                samples: 20_000,
+                p9999_ns: Some(40_000),
+                max_ns: Some(52_300),
+                fingerprint_hash: String::new(),
+                saved_at_unix_ns: 0,
+                host: host.into(),
+            },
+            quantity: Some(crate::record::Quantity::WakeupLatency),
+            verdict: Some(("deadline met (your \"1 ms\")".into(), Outcome::Met)),
+        }
+    }
+
+    #[test]
+    fn every_value_on_the_list_is_escaped() {
+        let q = query::list_query(
+            &query::pairs(Some("label=%3Cscript%3Ex&tag=k%3D%22v%22")).unwrap(),
+            0,
+        )
+        .unwrap();
+        let page = ListPage {
+            total: 1,
+            runs: vec![row(7, "<script>alert(1)</script>", "a\"b<i>")],
+        };
+        let html = list_page("/tmp/<db>", &q, Some(&page)).unwrap();
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(!html.contains("<i>"));
+        // minijinja escapes `/` too.
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"));
+        assert!(html.contains("&#x2f;tmp&#x2f;&lt;db&gt;"));
+        assert!(!html.contains("k=\"v\""));
+        assert!(html.contains(r#"<input type="checkbox" class="pick" name="runs" value="7""#));
+        assert!(html.contains(r#"id="compare""#));
+        assert!(html.contains(r#"href="&#x2f;runs&#x2f;7""#));
+        assert!(!html.contains("<script"), "no script on the page");
+    }
+
+    #[test]
+    fn the_list_pages_and_sorts_by_links() {
+        let q = query::list_query(&query::pairs(Some("host=pi&page=2&per_page=1")).unwrap(), 0)
+            .unwrap();
+        let page = ListPage {
+            total: 3,
+            runs: vec![row(2, "b", "pi")],
+        };
+        let html = list_page("db", &q, Some(&page))
+            .unwrap()
+            .replace("&#x2f;", "/");
+        assert!(
+            html.contains("href=\"/?host=pi&amp;per_page=1&amp;page=1\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("href=\"/?host=pi&amp;per_page=1&amp;page=3\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("href=\"/?host=pi&amp;per_page=1&amp;sort=worst\""),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn the_nav_goes_right_after_the_body() {
+        let page = "<html><head></head><body><h1>x</h1></body></html>";
+        let out = with_nav(page, &nav_bar(&[3]));
+        assert!(out.starts_with("<html><head></head><body>\n<nav id=\"serve-nav\""));
+        assert!(out.contains("/api/runs/3"));
+        assert!(out.ends_with("<h1>x</h1></body></html>"));
+        assert!(!nav_bar(&[1, 2]).contains("/api/"));
+        assert!(with_nav("plain", "<nav>").starts_with("<nav>plain"));
+    }
+
+    #[test]
+    fn the_error_page_escapes_its_message() {
+        let html = error_page(StatusCode::NOT_FOUND, "no run '<b>'");
+        assert!(html.contains("404 Not Found"));
+        assert!(
+            html.contains("no run &#x27;&lt;b&gt;&#x27;") || html.contains("&lt;b&gt;"),
+            "{html}"
+        );
+        assert!(!html.contains("<b>"));
+    }
+}

@@ -1,0 +1,325 @@
+//! Setting the server up and running it: credentials and the address
+//! checked first (a non-loopback address needs `--auth`), the store
+//! opened once, then a small runtime (2 worker threads, at most 4
+//! blocking ones for the store and the rendering), the routes, and the
+//! layers every request passes: credentials, a deadline
+//! ([`REQUEST_DEADLINE`]), and headers that keep a page from running
+//! anything. Connections are HTTP/1, at most [`MAX_CONNECTIONS`] at once,
+//! each closed when a request head takes longer than [`HEAD_DEADLINE`]
+//! (a slow or idle client holds only its own connection, for so long).
+//! Ctrl-C or SIGTERM stop it: requests under way get [`DRAIN`] to
+//! finish, then it returns.
+
+use super::data::Stores;
+use super::reply::Failure;
+use super::{ServeError, ServeOptions, api, auth, pages};
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The longest a request may take; then it is answered 503 (a store that
+/// does not answer cannot hold a client forever).
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+/// How long requests under way may go on after Ctrl-C or SIGTERM.
+pub const DRAIN: Duration = Duration::from_secs(3);
+/// Connections served at once.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Time a connection has to send a whole request head (the first, or the
+/// next one on a kept-alive connection) before it is closed.
+pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// Threads that run the store's calls and the rendering.
+const BLOCKING_THREADS: usize = 4;
+
+/// What every handler shares.
+pub struct App {
+    pub stores: Stores,
+}
+
+/// Run `f` on a blocking thread (store calls and rendering block); a
+/// panic there is a 500, never the server's end.
+pub async fn blocking<T: Send + 'static>(
+    app: Arc<App>,
+    f: impl FnOnce(&App) -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    match tokio::task::spawn_blocking(move || f(&app)).await {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => Err(Failure::Internal(
+            "internal error (a bug): please report it with the address asked for".into(),
+        )),
+        Err(_) => Err(Failure::Internal("the request was cancelled".into())),
+    }
+}
+
+/// The routes, with the layers every request passes (credentials first).
+pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Router {
+    let routes = Router::new()
+        .route("/", get(pages::list))
+        .route("/runs/{id}", get(pages::run))
+        .route("/compare", get(pages::compare))
+        .route("/boards", get(pages::boards))
+        .route("/api/runs", get(api::runs))
+        .route("/api/runs/{id}", get(api::run))
+        .route("/api/boards", get(api::boards))
+        .fallback(pages::not_found)
+        .with_state(app);
+    layered(routes, credentials, REQUEST_DEADLINE)
+}
+
+/// `routes` behind the layers: credentials, then `deadline`, then the
+/// headers every answer carries.
+fn layered(
+    routes: Router,
+    credentials: Option<crate::metrics::Auth>,
+    deadline: Duration,
+) -> Router {
+    let routes = routes
+        .layer(middleware::from_fn_with_state(deadline, within))
+        .layer(middleware::from_fn(safe_headers));
+    match credentials {
+        Some(a) => routes.layer(middleware::from_fn_with_state(Arc::new(a), auth::require)),
+        None => routes,
+    }
+}
+
+/// Answer 503 when the request outlives `deadline` ([`REQUEST_DEADLINE`]).
+async fn within(State(deadline): State<Duration>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(deadline, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!(
+                "the request took longer than {} (is the store slow or unreachable?); try again\n",
+                crate::units::fmt_duration(deadline.as_nanos() as u64)
+            ),
+        )
+            .into_response(),
+    }
+}
+
+/// Pages run no script, load nothing from elsewhere and are not framed:
+/// even a value that escaped escaping could not act.
+async fn safe_headers(req: Request, next: Next) -> Response {
+    let mut r = next.run(req).await;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn bind_error(addr: std::net::SocketAddr, source: io::Error) -> ServeError {
+    ServeError::Bind {
+        addr,
+        hint: match source.kind() {
+            io::ErrorKind::AddrInUse => {
+                ": another program uses that port; choose another with --listen"
+            }
+            io::ErrorKind::AddrNotAvailable => ": that address is not one of this host's",
+            io::ErrorKind::PermissionDenied => ": ports below 1024 need root",
+            _ => "",
+        },
+        source,
+    }
+}
+
+/// Serve until Ctrl-C or SIGTERM. Prints `rtscope serve: listening on
+/// http://ADDR:PORT/` on standard error once it listens.
+pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
+    let credentials = opts.auth_file.as_deref().map(auth::from_file).transpose()?;
+    if credentials.is_none() && !opts.listen.ip().is_loopback() {
+        return Err(ServeError::OpenWithoutAuth(opts.listen));
+    }
+    let stores = Stores::new(&opts.store);
+    stores.check()?;
+    let listener =
+        std::net::TcpListener::bind(opts.listen).map_err(|e| bind_error(opts.listen, e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| bind_error(opts.listen, e))?;
+    let local = listener.local_addr().unwrap_or(opts.listen);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_name("rtscope-serve")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let app = Arc::new(App { stores });
+    let result = rt.block_on(async move {
+        let listener =
+            tokio::net::TcpListener::from_std(listener).map_err(|e| bind_error(opts.listen, e))?;
+        let mut int = signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let mut term = signal(tokio::signal::unix::SignalKind::terminate())?;
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let server = tokio::spawn(accept(
+            listener,
+            router(app, credentials),
+            Arc::clone(&stop),
+        ));
+        eprintln!("rtscope serve: listening on http://{local}/");
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        stop.notify_one();
+        let _ = server.await;
+        Ok::<(), ServeError>(())
+    });
+    // Store calls still running on blocking threads are not waited for.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+/// Serve connections from `listener` until `stop`: at most
+/// [`MAX_CONNECTIONS`] at once (the next ones wait in the kernel's
+/// queue), each closed when a request head has not come whole within
+/// [`HEAD_DEADLINE`] (an idle keep-alive connection too). On `stop`, no
+/// new connection; those under way finish their request within [`DRAIN`].
+async fn accept(listener: tokio::net::TcpListener, app: Router, stop: Arc<tokio::sync::Notify>) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let (closing, closed) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let slot = tokio::select! {
+            s = Arc::clone(&slots).acquire_owned() => match s {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+            _ = stop.notified() => break,
+        };
+        let tcp = tokio::select! {
+            a = listener.accept() => match a {
+                Ok((tcp, _)) => tcp,
+                // Out of file descriptors and the like: do not spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = stop.notified() => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let mut closed = closed.clone();
+        connections.spawn(async move {
+            let _slot = slot;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_DEADLINE)
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = closed.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+        // Reap the ended ones as we go.
+        while connections.try_join_next().is_some() {}
+    }
+    let _ = closing.send(true);
+    let all_done = async { while connections.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(DRAIN, all_done).await;
+}
+
+fn signal(
+    kind: tokio::signal::unix::SignalKind,
+) -> Result<tokio::signal::unix::Signal, ServeError> {
+    tokio::signal::unix::signal(kind).map_err(ServeError::Runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A GET on `port`: the status line and the body.
+    fn fetch(port: u16, path: &str) -> (String, String) {
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            c,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut s = String::new();
+        c.read_to_string(&mut s).unwrap();
+        let (head, body) = s.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+
+    #[test]
+    fn a_slow_request_gets_503_and_a_panic_500_and_the_server_goes_on() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let app = Arc::new(App {
+            stores: Stores::new(std::path::Path::new("/nonexistent/rtscope.db")),
+        });
+        let routes = Router::new()
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    "late"
+                }),
+            )
+            .route(
+                "/panic",
+                get(
+                    |axum::extract::State(app): axum::extract::State<Arc<App>>| async move {
+                        match blocking(app, |_| -> Result<String, Failure> { panic!("a bug") })
+                            .await
+                        {
+                            Ok(s) => s.into_response(),
+                            Err(f) => f.page(),
+                        }
+                    },
+                ),
+            )
+            .route("/ok", get(|| async { "fine" }))
+            .with_state(app);
+        let app = layered(routes, None, Duration::from_millis(200));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        rt.spawn(async move {
+            let l = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+        let t = std::time::Instant::now();
+        let (status, body) = fetch(port, "/slow");
+        assert!(status.contains("503"), "{status}");
+        assert!(body.contains("longer than 200ms"), "{body}");
+        assert!(t.elapsed() < Duration::from_secs(3));
+        let (status, body) = fetch(port, "/panic");
+        assert!(status.contains("500"), "{status}");
+        assert!(body.contains("internal error (a bug)"), "{body}");
+        let (status, body) = fetch(port, "/ok");
+        assert!(status.contains("200"), "{status}");
+        assert_eq!(body, "fine");
+        rt.shutdown_timeout(Duration::from_millis(100));
+    }
+}

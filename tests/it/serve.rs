@@ -1,0 +1,765 @@
+//! `rtscope serve` for real: a store of a few runs (hostile labels, tags
+//! and host names among them), the server started on a free loopback
+//! port (read from its first line), and plain HTTP/1.1 over std::net.
+//! The list and its filters, paging and sort; a run's page is the report
+//! `rtscope report` writes, and a comparison of three too; the API's
+//! JSON matches the store; every value escaped; paths, bad filters and
+//! missing credentials refused; a non-loopback address without --auth
+//! and a port in use are exit 2; SIGTERM and Ctrl-C stop it (exit 0).
+//! Every server is killed when its test ends (a guard).
+
+use crate::util::{TempDir, assert_code, rtscope, stderr, stdout, wait_output};
+use rtscope::record::{RunRecord, synthetic};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+const HOSTILE_LABEL: &str = "<script>alert(1)</script>";
+const QUOTED_TAG: (&str, &str) = ("note", "say \"hi\" <b>");
+const DAY_NS: u64 = 86_400 * 1_000_000_000;
+/// 2026-01-01 00:00 UTC.
+const JAN_1: u64 = 20_454 * DAY_NS;
+
+fn long_host() -> String {
+    format!("<x>{}", "h".repeat(10_000))
+}
+
+/// A run of `threads` × `n` samples around `base_ns`, the largest
+/// `max_ns`, on `host`, started `day` days after 2026-01-01.
+pub(crate) fn run(seed: u64, label: &str, host: &str, day: u64, max_ns: u64) -> RunRecord {
+    let vals: Vec<Vec<u64>> = (0..2)
+        .map(|t| {
+            let mut v: Vec<u64> = (0..2000)
+                .map(|i| 5_000 + (i * 7919 + seed * 31 + t) % 20_000)
+                .collect();
+            v[1000] = max_ns - t;
+            v
+        })
+        .collect();
+    let mut r = synthetic(&vals);
+    r.run_uuid = format!("{:032x}", 0xabc0_0000 + seed);
+    r.label = Some(label.to_string());
+    r.fingerprint.hostname = host.to_string();
+    r.fingerprint.kernel_release = if seed.is_multiple_of(2) {
+        "6.1.0-rt-amd64".into()
+    } else {
+        "6.12.0-amd64".into()
+    };
+    r.started_at_unix_ns = JAN_1 + day * DAY_NS;
+    r.ended_at_unix_ns = Some(r.started_at_unix_ns + r.duration_ns);
+    r.source.command_line = vec![
+        "rtscope".into(),
+        "measure".into(),
+        format!("--label={label}"),
+    ];
+    r.validate().unwrap();
+    r
+}
+
+/// A store of five runs: ids 1..=5, in this order.
+fn store(dir: &TempDir) -> PathBuf {
+    let db = dir.join("runs.db");
+    let mut s = rtscope::store::Store::open(&db).unwrap();
+    let mut runs = vec![
+        run(1, "baseline", "board-a", 0, 120_000),
+        run(2, HOSTILE_LABEL, "board-b", 1, 80_000),
+        run(3, "isolated", &long_host(), 2, 300_000),
+        run(4, "rt tuned", "board-a", 3, 45_000),
+        run(5, "rpi 4", "board-b", 4, 900_000),
+    ];
+    runs[0].tags.insert("kernel".into(), "vanilla".into());
+    runs[3].tags.insert("kernel".into(), "rt".into());
+    runs[1]
+        .tags
+        .insert(QUOTED_TAG.0.into(), QUOTED_TAG.1.into());
+    for r in &runs {
+        s.insert(r).unwrap();
+    }
+    db
+}
+
+/// A running `rtscope serve`, killed and reaped when dropped.
+pub(crate) struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// Start `rtscope --db DB serve ARGS`, wait for its line, read the port.
+    pub(crate) fn start(dir: &TempDir, db: &Path, args: &[&str]) -> Server {
+        let mut child = rtscope(dir.path())
+            .arg("--db")
+            .arg(db)
+            .arg("serve")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(err).lines();
+            if let Some(Ok(first)) = lines.next() {
+                let _ = tx.send(first);
+            }
+            // Keep reading: a full pipe never blocks the server.
+            for _ in lines {}
+        });
+        let mut server = Server { child, port: 0 };
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("rtscope serve printed no line within 20 s");
+        let port = line
+            .strip_prefix("rtscope serve: listening on http://")
+            .and_then(|r| r.strip_suffix('/'))
+            .and_then(|a| a.rsplit_once(':'))
+            .and_then(|(_, p)| p.parse().ok())
+            .unwrap_or_else(|| panic!("not the listening line: {line}"));
+        server.port = port;
+        server
+    }
+
+    pub(crate) fn get(&self, target: &str) -> Reply {
+        http(self.port, target, None)
+    }
+
+    fn get_as(&self, target: &str, auth: &str) -> Reply {
+        http(self.port, target, Some(auth))
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    head: String,
+    pub(crate) body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// A plain HTTP/1.1 GET on loopback, the target sent as it is.
+fn http(port: u16, target: &str, auth: Option<&str>) -> Reply {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let auth = auth
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
+    write!(
+        c,
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).unwrap();
+    let s = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = s.split_once("\r\n\r\n").unwrap_or((&s, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Reply {
+        status,
+        head: head.to_string(),
+        body,
+    }
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The ids of the list page's rows, in order (from their checkboxes).
+fn listed_ids(html: &str) -> Vec<i64> {
+    html.split(r#"<input type="checkbox" class="pick" name="runs" value=""#)
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// The ids of `/api/runs`'s answer, in order.
+fn api_ids(v: &serde_json::Value) -> Vec<i64> {
+    v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect()
+}
+
+/// A page without the bar of links serve puts above a report.
+fn without_nav(html: &str) -> String {
+    let start = html
+        .find("<nav id=\"serve-nav\"")
+        .expect("the serve-nav bar");
+    let end = start + html[start..].find("</nav>\n").unwrap() + "</nav>\n".len();
+    // The bar goes on a line of its own after <body>.
+    format!("{}{}", html[..start].trim_end_matches('\n'), &html[end..])
+}
+
+#[test]
+fn the_list_shows_the_runs_filtered_sorted_and_paged() {
+    let dir = TempDir::new("serve-list");
+    let db = store(&dir);
+    let rows = rtscope::store::Store::open_existing(&db)
+        .unwrap()
+        .unwrap()
+        .list()
+        .unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+
+    let all = srv.get("/");
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert!(all.header("content-type").unwrap().starts_with("text/html"));
+    // Newest first, each with its link and its verdict.
+    assert_eq!(listed_ids(&all.body), [5, 4, 3, 2, 1]);
+    for id in 1..=5 {
+        assert!(
+            all.body.contains(&format!("href=\"&#x2f;runs&#x2f;{id}\"")),
+            "{id}"
+        );
+    }
+    assert!(all.body.contains("id=\"compare\""));
+    assert!(all.body.contains("deadline met") || all.body.contains("deadline missed"));
+    assert!(all.body.contains("900.0"), "the worst case in µs");
+
+    for (query, want) in [
+        ("host=board-a", vec![4, 1]),
+        ("label=r*", vec![5, 4]),
+        ("tag=kernel", vec![4, 1]),
+        ("tag=kernel%3Drt", vec![4]),
+        ("kernel=6.1.0-rt*", vec![4, 2]),
+        ("since=2026-01-03&until=2026-01-04", vec![4, 3]),
+        ("state=complete&host=board-b", vec![5, 2]),
+        ("sort=worst", vec![5, 3, 1, 2, 4]),
+        ("per_page=2", vec![5, 4]),
+        ("per_page=2&page=3", vec![1]),
+        ("sort=worst&per_page=2&page=2", vec![1, 2]),
+    ] {
+        let page = srv.get(&format!("/?{query}"));
+        assert_eq!(page.status, 200, "{query}: {}", page.body);
+        assert_eq!(listed_ids(&page.body), want, "{query}");
+        let api = srv.get(&format!("/api/runs?{query}"));
+        assert_eq!(api.status, 200, "{query}: {}", api.body);
+        assert_eq!(api_ids(&api.json()), want, "/api/runs?{query}");
+    }
+    let paged = srv.get("/?per_page=2&page=2").body.replace("&#x2f;", "/");
+    assert!(paged.contains("page 2 of 3"), "{paged}");
+    assert!(paged.contains("href=\"/?per_page=2&amp;page=1\""));
+    assert!(paged.contains("href=\"/?per_page=2&amp;page=3\""));
+    let none = srv.get("/?host=nowhere");
+    assert_eq!(none.status, 200);
+    assert!(none.body.contains("No stored run matches"));
+
+    // The API's rows are the store's.
+    let api = srv.get("/api/runs").json();
+    assert_eq!(api["total"], 5);
+    assert_eq!(api["per_page"], 50);
+    for r in &rows {
+        let got = api["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["id"] == r.id)
+            .unwrap();
+        assert_eq!(got["uuid"], r.uuid.as_str());
+        assert_eq!(got["host"], r.host.as_str());
+        assert_eq!(got["label"], r.label.as_deref().unwrap());
+        assert_eq!(got["max_ns"], r.max_ns.unwrap());
+        assert_eq!(got["started_at_unix_ns"], r.started_at_unix_ns);
+        assert_eq!(got["state"], "complete");
+    }
+
+    // A bad filter: 400 with the CLI's words, on the page and in the API.
+    for (query, words) in [
+        (
+            "state=gone",
+            "unknown state 'gone': use running, complete or interrupted",
+        ),
+        ("since=soon", "cannot read the date 'soon'"),
+        ("tag=%3Dv", "the key before = is empty"),
+        (
+            "per_page=501",
+            "per_page must be a whole number from 1 to 500",
+        ),
+        ("sort=size", "unknown sort 'size'"),
+        ("file=/etc/passwd", "unknown parameter 'file'"),
+    ] {
+        let api = srv.get(&format!("/api/runs?{query}"));
+        assert_eq!(api.status, 400, "{query}");
+        let e = api.json()["error"].as_str().unwrap().to_string();
+        assert!(e.contains(words), "{query}: {e}");
+        let page = srv.get(&format!("/?{query}"));
+        assert_eq!(page.status, 400, "{query}");
+        assert!(page.body.contains("400 Bad Request"), "{query}");
+    }
+    let cli = rtscope(dir.path())
+        .args(["--db", db.to_str().unwrap(), "runs", "--state", "gone"])
+        .output()
+        .unwrap();
+    assert_code(&cli, 2);
+    assert!(stderr(&cli).contains("unknown state 'gone': use running, complete or interrupted"));
+
+    let boards = srv.get("/boards");
+    assert_eq!(boards.status, 200);
+    for (host, last) in [("board-a", 4), ("board-b", 5)] {
+        assert!(boards.body.contains(&format!(">{host}</a>")), "{host}");
+        assert!(
+            boards
+                .body
+                .contains(&format!("&#x2f;runs&#x2f;{last}\">{last}</a>"))
+        );
+    }
+    let api = srv.get("/api/boards").json();
+    let a = api
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["host"] == "board-a")
+        .unwrap();
+    assert_eq!(a["runs"], 2);
+    assert_eq!(a["last_run"]["id"], 4);
+    assert_eq!(a["max_ns"], 45_000);
+    assert_eq!(a["kernel_release"], "6.1.0-rt-amd64");
+    drop(srv);
+    assert!(
+        std::fs::read(&db).unwrap() == before,
+        "the store was written"
+    );
+}
+
+#[test]
+fn a_run_page_is_its_report_and_compare_is_the_reports_comparison() {
+    let dir = TempDir::new("serve-report");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let report = |refs: &[&str]| {
+        let o = rtscope(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .arg("report")
+            .args(refs)
+            .args(["-o", "-"])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        stdout(&o)
+    };
+
+    let page = srv.get("/runs/4");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("<nav id=\"serve-nav\""));
+    assert!(page.body.contains("href=\"/api/runs/4\""));
+    assert_eq!(without_nav(&page.body), report(&["4"]));
+    // The other references the store resolves.
+    assert_eq!(without_nav(&srv.get("/runs/last").body), report(&["last"]));
+    let uuid = format!("{:032x}", 0xabc0_0004u64);
+    assert_eq!(
+        without_nav(&srv.get(&format!("/runs/{uuid}")).body),
+        report(&[&uuid])
+    );
+
+    let three = srv.get("/compare?runs=1,4,5");
+    assert_eq!(three.status, 200, "{}", three.body);
+    assert_eq!(without_nav(&three.body), report(&["1", "4", "5"]));
+    // Ticked boxes (runs repeated) come back as one address.
+    let ticked = srv.get("/compare?runs=1&runs=4&runs=5");
+    assert_eq!(ticked.status, 303);
+    assert_eq!(ticked.header("location").unwrap(), "/compare?runs=1,4,5");
+
+    for (target, status) in [
+        ("/runs/99", 404),
+        ("/compare?runs=1,99", 404),
+        ("/compare?runs=", 400),
+        ("/compare", 400),
+        ("/api/runs/99", 404),
+        ("/nothing-here", 404),
+        ("/api/nothing", 404),
+    ] {
+        let r = srv.get(target);
+        assert_eq!(r.status, status, "{target}: {}", r.body);
+    }
+    assert!(srv.get("/api/nothing").json()["error"].is_string());
+
+    // The API's record is `runs export --json`'s.
+    let api = srv.get("/api/runs/2");
+    assert_eq!(api.status, 200);
+    assert_eq!(api.header("content-type").unwrap(), "application/json");
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["runs", "export", "2", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let exported: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(api.json(), exported);
+    let rec: RunRecord = serde_json::from_str(&api.body).unwrap();
+    assert_eq!(rec.label.as_deref(), Some(HOSTILE_LABEL));
+}
+
+/// True when `body` holds `raw` nowhere (HTML-escaped it may be).
+fn never_raw(body: &str, raw: &str, what: &str) {
+    assert!(!body.contains(raw), "{what}: '{raw}' appears unescaped");
+}
+
+#[test]
+fn hostile_labels_tags_and_hosts_are_escaped_everywhere() {
+    let dir = TempDir::new("serve-escape");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let host = long_host();
+    let pages = [
+        "/",
+        "/?sort=worst",
+        "/boards",
+        "/runs/2",
+        "/runs/3",
+        "/compare?runs=2,3",
+        "/?label=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "/?tag=note%3Dsay%20%22hi%22%20%3Cb%3E",
+    ];
+    for target in pages {
+        let r = srv.get(target);
+        assert_eq!(r.status, 200, "{target}: {}", r.body);
+        never_raw(&r.body, HOSTILE_LABEL, target);
+        never_raw(&r.body, "<script", target);
+        never_raw(&r.body, "<x>", target);
+        never_raw(&r.body, "\"hi\"", target);
+        never_raw(&r.body, "<b>", target);
+    }
+    let list = srv.get("/").body;
+    assert!(list.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"));
+    assert!(list.contains("&lt;x&gt;hhh"), "the long host, escaped");
+    // The filter given comes back in the form, escaped.
+    let filtered = srv.get("/?label=%3Cscript%3Ealert(1)%3C%2Fscript%3E").body;
+    assert_eq!(listed_ids(&filtered), [2]);
+    assert!(filtered.contains("value=\"&lt;script&gt;alert(1)&lt;&#x2f;script&gt;\""));
+    let tagged = srv.get("/?tag=note%3Dsay%20%22hi%22%20%3Cb%3E").body;
+    assert_eq!(listed_ids(&tagged), [2]);
+    assert!(
+        tagged.contains("value=\"note=say &quot;hi&quot; &lt;b&gt;\""),
+        "{tagged}"
+    );
+    // The host of 10 000 characters filters too, and the API gives it whole.
+    let q = format!(
+        "/api/runs?host={}",
+        host.replace('<', "%3C").replace('>', "%3E")
+    );
+    let api = srv.get(&q).json();
+    assert_eq!(api_ids(&api), [3]);
+    assert_eq!(api["runs"][0]["host"], host.as_str());
+    // No page runs a script or loads anything.
+    let csp = srv.get("/").header("content-security-policy").unwrap();
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+}
+
+#[test]
+fn paths_are_never_files() {
+    let dir = TempDir::new("serve-paths");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    for target in [
+        "/../etc/passwd",
+        "/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/runs/..%2F..%2Fetc%2Fpasswd",
+        "/runs/../../etc/passwd",
+        "/runs/%2e%2e",
+        "/runs/..",
+        "/runs/%2Fetc%2Fpasswd",
+        "/runs/1%00",
+        "/runs/1.json",
+        "/api/runs/..%2F..%2Fetc%2Fpasswd",
+        "/api/runs/%2Fetc%2Fpasswd",
+        "/compare?runs=..%2F..%2Fetc%2Fpasswd",
+        "/compare?runs=/etc/passwd",
+        "/static/..%2f..%2fetc/passwd",
+        "/?label=../../etc/passwd",
+        &format!("/runs/{}", dir.join("runs.db").display()),
+    ] {
+        let r = srv.get(target);
+        assert!(
+            [400, 404].contains(&r.status) || (target.starts_with("/?") && r.status == 200),
+            "{target}: {}",
+            r.status
+        );
+        assert!(!r.body.contains("root:x:0:0"), "{target} served a file");
+        assert!(
+            !r.body.contains("SQLite format"),
+            "{target} served the store"
+        );
+    }
+}
+
+fn write(dir: &TempDir, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn credentials_are_asked_for_and_an_open_address_needs_them() {
+    let dir = TempDir::new("serve-auth");
+    let db = store(&dir);
+    let token = write(&dir, "token", "# the lab's\nbearer s3cret-token\n");
+    let srv = Server::start(
+        &dir,
+        &db,
+        &["--listen", "127.0.0.1:0", "--auth", token.to_str().unwrap()],
+    );
+    for target in [
+        "/",
+        "/runs/1",
+        "/api/runs",
+        "/api/runs/1",
+        "/boards",
+        "/nothing",
+    ] {
+        let none = srv.get(target);
+        assert_eq!(none.status, 401, "{target}");
+        assert!(
+            none.header("www-authenticate")
+                .unwrap()
+                .starts_with("Bearer")
+        );
+        assert!(!none.body.contains("baseline"), "{target}: nothing shown");
+        assert_eq!(srv.get_as(target, "Bearer wrong").status, 401, "{target}");
+        assert_eq!(
+            srv.get_as(target, "Bearer s3cret-toke").status,
+            401,
+            "{target}"
+        );
+        assert_eq!(srv.get_as(target, "Basic czNjcmV0LXRva2Vu").status, 401);
+    }
+    let ok = srv.get_as("/", "Bearer s3cret-token");
+    assert_eq!(ok.status, 200);
+    assert_eq!(listed_ids(&ok.body), [5, 4, 3, 2, 1]);
+    assert_eq!(srv.get_as("/api/runs/1", "bearer s3cret-token").status, 200);
+    drop(srv);
+
+    // Basic credentials: a browser is asked for them.
+    let basic = write(&dir, "basic", "basic lab:pa55word\n");
+    let srv = Server::start(
+        &dir,
+        &db,
+        &["--listen", "0", "--auth", basic.to_str().unwrap()],
+    );
+    let none = srv.get("/");
+    assert_eq!(none.status, 401);
+    assert!(
+        none.header("www-authenticate")
+            .unwrap()
+            .starts_with("Basic realm=")
+    );
+    // base64("lab:pa55word")
+    assert_eq!(srv.get_as("/", "Basic bGFiOnBhNTV3b3Jk").status, 200);
+    assert_eq!(srv.get_as("/", "Basic bGFiOnBhNTV3b3JE").status, 401);
+    drop(srv);
+
+    // Any address but loopback needs --auth: exit 2, and why.
+    for listen in ["0.0.0.0:0", "[::]:0"] {
+        let o = rtscope(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .args(["serve", "--listen", listen])
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        let e = stderr(&o);
+        assert!(e.contains("--listen "), "{e}");
+        assert!(e.contains("give --auth FILE"), "{e}");
+    }
+    // With it, an open address is served.
+    let srv = Server::start(
+        &dir,
+        &db,
+        &["--listen", "0.0.0.0:0", "--auth", token.to_str().unwrap()],
+    );
+    assert_eq!(srv.get_as("/", "Bearer s3cret-token").status, 200);
+    drop(srv);
+    // A bad credentials file is exit 2, naming it.
+    for text in ["", "bearer\n", "basic nocolon\n"] {
+        let bad = write(&dir, "bad", text);
+        let o = rtscope(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .args(["serve", "--listen", "0", "--auth"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("--auth "), "{text:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_port_in_use_and_a_bad_address_are_refused() {
+    let dir = TempDir::new("serve-port");
+    let db = store(&dir);
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("another program uses that port"),
+        "{}",
+        stderr(&o)
+    );
+    for bad in ["nonsense", "127.0.0.1", "127.0.0.1:99999"] {
+        let o = rtscope(dir.path())
+            .args(["serve", "--listen", bad])
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains("is not ADDR:PORT"),
+            "{bad}: {}",
+            stderr(&o)
+        );
+    }
+    // A file that is not a store stops it before it listens.
+    let junk = write(
+        &dir,
+        "junk.db",
+        "not a database, not at all, no. ".repeat(200).as_str(),
+    );
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(&junk)
+        .args(["serve", "--listen", "0"])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is not an rtscope run store"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_store_not_made_yet_is_an_empty_list() {
+    let dir = TempDir::new("serve-empty");
+    let db = dir.join("none-yet.db");
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let r = srv.get("/");
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("No runs stored in"), "{}", r.body);
+    assert_eq!(srv.get("/api/runs").json()["total"], 0);
+    assert_eq!(srv.get("/runs/1").status, 404);
+    assert_eq!(srv.get("/boards").status, 200);
+    drop(srv);
+    assert!(!db.exists(), "serve made a store");
+}
+
+#[test]
+fn sigterm_and_ctrl_c_stop_it_with_exit_0() {
+    let dir = TempDir::new("serve-stop");
+    let db = store(&dir);
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let mut srv = Server::start(&dir, &db, &["--listen", "0"]);
+        assert_eq!(srv.get("/").status, 200);
+        // A client that keeps its connection open does not hold it up.
+        let idle = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+        // SAFETY: kill(2) of our own child, not yet reaped.
+        unsafe { libc::kill(srv.pid(), sig) };
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = srv.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "still running 10 s after signal {sig}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(0), "signal {sig}");
+        drop(idle);
+    }
+    // wait_output is for a command that ends by itself: --help.
+    let help = rtscope(dir.path())
+        .args(["serve", "--help"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_output(help, Duration::from_secs(10));
+    assert!(stdout(&o).contains("--listen <ADDR:PORT>"));
+    assert!(stdout(&o).contains("[default: 127.0.0.1:8788]"));
+}
+
+#[test]
+fn slow_and_idle_clients_hold_only_their_own_connection() {
+    let dir = TempDir::new("serve-slow");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let idle = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    let mut slow = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    // Others are served meanwhile.
+    for _ in 0..3 {
+        assert_eq!(srv.get("/api/runs").status, 200);
+    }
+    // Both are closed once a head has not come whole in 10 s.
+    let start = std::time::Instant::now();
+    for mut c in [idle, slow] {
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut rest = Vec::new();
+        let _ = c.read_to_end(&mut rest);
+        let text = String::from_utf8_lossy(&rest);
+        assert!(
+            text.is_empty() || text.starts_with("HTTP/1.1 408"),
+            "{text}"
+        );
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(srv.get("/").status, 200);
+}
