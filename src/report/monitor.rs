@@ -2,17 +2,21 @@
 //! every window over days, one line per host and CPU (the OSADL plot),
 //! from the monitor's windows in the store. A gap of more than two
 //! windows (a restart, a reboot) breaks the line. The time axis is dated
-//! (UTC, from the windows' start and end times). Pure: rows in, figure
-//! out.
+//! (UTC, from the windows' start and end times). Beyond
+//! [`MAX_THREAD_CURVES`] lines (a many-CPU board, a lab of boards), the
+//! worst that many are drawn (by their largest window) and the others as
+//! one grey range per window. Pure: rows in, figure out.
 
-use super::plot::{Axis, DateLabel, Figure, Scale, Series, Stroke, Unit};
+use super::plot::data::{MAX_THREAD_CURVES, area_segments};
+use super::plot::{Area, Axis, DateLabel, Figure, SUMMARY_COLOR, Scale, Series, Stroke, Unit};
 use crate::store::windows::WindowRow;
 use std::collections::BTreeMap;
 
 /// The caption under the figure.
 pub const CAPTION: &str = "Long-term view of the monitor: the largest wake-up latency of \
     every window, per host and CPU, since its first window in the store (the OSADL plot); \
-    a break in a line is a time without measuring (a restart).";
+    a break in a line is a time without measuring (a restart). With more than 8 lines, the \
+    8 with the largest windows are drawn and the others as one grey range.";
 
 fn decade(v: f64, up: bool) -> f64 {
     let e = v.max(1e-3).log10();
@@ -36,38 +40,87 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
         return None;
     }
     let hosts: std::collections::BTreeSet<&String> = lines.keys().map(|k| &k.0).collect();
+    let name = |host: &String, cpu: &Option<u32>, thread: &u32| {
+        let who = match cpu {
+            Some(c) => format!("CPU {c}"),
+            None => format!("thread {thread}"),
+        };
+        if hosts.len() > 1 {
+            format!("{host} {who}")
+        } else {
+            who
+        }
+    };
+    let y_of = |w: &WindowRow| w.max_ns.unwrap_or(0) as f64 / 1000.0;
+    let mut keys: Vec<&(String, Option<u32>, u32)> = lines.keys().collect();
+    let mut others: Vec<&Vec<&WindowRow>> = Vec::new();
+    if keys.len() > MAX_THREAD_CURVES {
+        // The lines with the largest window first (ties: the first key).
+        let worst = |k: &(String, Option<u32>, u32)| {
+            lines[k].iter().filter_map(|w| w.max_ns).max().unwrap_or(0)
+        };
+        keys.sort_by(|a, b| worst(b).cmp(&worst(a)).then(a.cmp(b)));
+        others = keys[MAX_THREAD_CURVES..]
+            .iter()
+            .map(|k| &lines[*k])
+            .collect();
+        keys.truncate(MAX_THREAD_CURVES);
+    }
     let mut series = Vec::new();
     let (mut lo, mut hi) = (f64::MAX, 0f64);
-    for (i, ((host, cpu, thread), ws)) in lines.iter().enumerate() {
+    for (i, key) in keys.iter().enumerate() {
+        let (host, cpu, thread) = key;
         let mut segments: Vec<Vec<(f64, f64)>> = Vec::new();
         let mut last_end: Option<u64> = None;
-        for w in ws {
+        for w in &lines[*key] {
             let len = w.end_unix_ns.saturating_sub(w.start_unix_ns).max(1);
             let gap = last_end.is_none_or(|e| w.start_unix_ns > e + 2 * len);
             if gap {
                 segments.push(Vec::new());
             }
-            let y = w.max_ns.unwrap_or(0) as f64 / 1000.0;
+            let y = y_of(w);
             lo = lo.min(y);
             hi = hi.max(y);
             let x = w.end_unix_ns as f64 / 1e9;
             segments.last_mut().expect("pushed above").push((x, y));
             last_end = Some(w.end_unix_ns);
         }
-        let who = match cpu {
-            Some(c) => format!("CPU {c}"),
-            None => format!("thread {thread}"),
-        };
         series.push(Series {
-            name: if hosts.len() > 1 {
-                format!("{host} {who}")
-            } else {
-                who
-            },
+            name: name(host, cpu, thread),
             color: i,
             stroke: Stroke::Solid,
             segments,
             markers: Vec::new(),
+        });
+    }
+    let mut areas = Vec::new();
+    if !others.is_empty() {
+        // One range per window slot (windows ending in the same window
+        // length), broken where no other line has a window.
+        let len = others
+            .iter()
+            .flat_map(|ws| ws.iter())
+            .map(|w| w.end_unix_ns.saturating_sub(w.start_unix_ns))
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        let mut slots: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+        for w in others.iter().flat_map(|ws| ws.iter()) {
+            let y = y_of(w);
+            lo = lo.min(y);
+            hi = hi.max(y);
+            let r = slots.entry(w.end_unix_ns / len).or_insert((y, y));
+            *r = (r.0.min(y), r.1.max(y));
+        }
+        let where_ = if hosts.len() > 1 { "lines" } else { "CPUs" };
+        areas.push(Area {
+            name: format!("the other {} {where_}", others.len()),
+            color: SUMMARY_COLOR,
+            segments: area_segments(
+                slots
+                    .into_iter()
+                    .map(|(k, (a, b))| (k, (k * len) as f64 / 1e9, a, b)),
+            ),
         });
     }
     let (x0, x1) = (t0 as f64 / 1e9, t1 as f64 / 1e9);
@@ -95,7 +148,7 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
         },
         series,
         bands: Vec::new(),
-        areas: Vec::new(),
+        areas,
     })
 }
 
@@ -121,6 +174,51 @@ mod tests {
             max_ns: Some(max_us * 1000),
             histogram: None,
         }
+    }
+
+    #[test]
+    fn beyond_eight_lines_the_worst_eight_and_a_range_for_the_others() {
+        // 20 CPUs, 3 windows each; CPU 7 has the largest window, then CPU 19.
+        let mut rows = Vec::new();
+        for cpu in 0..20u32 {
+            for k in 0..3u64 {
+                let max_us = match cpu {
+                    7 => 900,
+                    19 => 800,
+                    c => 10 + u64::from(c) + k,
+                };
+                rows.push(w("a", cpu, k * 300, max_us));
+            }
+        }
+        let f = long_term(&rows, "t").unwrap();
+        assert_eq!(f.series.len(), 8);
+        assert_eq!(f.series[0].name, "CPU 7");
+        assert_eq!(f.series[1].name, "CPU 19");
+        // Then by their largest window: CPU 18 (30 us) down to CPU 13.
+        assert_eq!(f.series[2].name, "CPU 18");
+        assert_eq!(f.series[7].name, "CPU 13");
+        assert_eq!(f.areas.len(), 1);
+        let a = &f.areas[0];
+        assert_eq!(a.name, "the other 12 CPUs");
+        assert_eq!(a.color, SUMMARY_COLOR);
+        // One run of three window slots: the others' range in each.
+        assert_eq!(a.segments.len(), 1);
+        assert_eq!(
+            a.segments[0],
+            vec![
+                (300.0, 10.0, 22.0),
+                (600.0, 11.0, 23.0),
+                (900.0, 12.0, 24.0)
+            ]
+        );
+        assert_eq!((f.y.min, f.y.max), (10.0, 1000.0));
+        // Two boards: the range names lines, not CPUs.
+        let mut two = rows.clone();
+        two.push(w("b", 0, 0, 5));
+        assert_eq!(
+            long_term(&two, "t").unwrap().areas[0].name,
+            "the other 13 lines"
+        );
     }
 
     #[test]

@@ -236,7 +236,9 @@ fn others_name(n: usize) -> String {
 
 /// Runs of `(x, lower, upper)` from per-key ranges, broken where keys
 /// are not consecutive.
-fn area_segments(points: impl Iterator<Item = (u64, f64, f64, f64)>) -> Vec<Vec<(f64, f64, f64)>> {
+pub(crate) fn area_segments(
+    points: impl Iterator<Item = (u64, f64, f64, f64)>,
+) -> Vec<Vec<(f64, f64, f64)>> {
     let mut segs: Vec<Vec<(f64, f64, f64)>> = Vec::new();
     let mut prev: Option<u64> = None;
     for (k, x, lo, hi) in points {
