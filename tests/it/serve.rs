@@ -700,13 +700,13 @@ fn a_store_not_made_yet_is_an_empty_list() {
 fn sigterm_and_ctrl_c_stop_it_with_exit_0() {
     let dir = TempDir::new("serve-stop");
     let db = store(&dir);
-    for sig in [libc::SIGTERM, libc::SIGINT] {
+    use rustix::process::{Pid, Signal, kill_process};
+    for sig in [Signal::TERM, Signal::INT] {
         let mut srv = Server::start(&dir, &db, &["--listen", "0"]);
         assert_eq!(srv.get("/").status, 200);
         // A client that keeps its connection open does not hold it up.
         let idle = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
-        // SAFETY: kill(2) of our own child, not yet reaped.
-        unsafe { libc::kill(srv.pid(), sig) };
+        kill_process(Pid::from_raw(srv.pid()).unwrap(), sig).unwrap();
         let start = std::time::Instant::now();
         let status = loop {
             if let Some(s) = srv.child.try_wait().unwrap() {
@@ -714,11 +714,11 @@ fn sigterm_and_ctrl_c_stop_it_with_exit_0() {
             }
             assert!(
                 start.elapsed() < Duration::from_secs(10),
-                "still running 10 s after signal {sig}"
+                "still running 10 s after signal {sig:?}"
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        assert_eq!(status.code(), Some(0), "signal {sig}");
+        assert_eq!(status.code(), Some(0), "signal {sig:?}");
         drop(idle);
     }
     // wait_output is for a command that ends by itself: --help.
