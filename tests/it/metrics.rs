@@ -3,7 +3,7 @@
 //! run recorded; the token is asked for (401); a port in use and a
 //! malformed address are exit 2 before anything is measured.
 
-use crate::util::{self, TempDir, assert_code, rtscope, stderr};
+use crate::util::{self, TempDir, assert_code, dechunk, rtscope, stderr};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -45,19 +45,6 @@ fn http_get(port: u16, target: &str, auth: Option<&str>) -> Option<(u16, String)
         body.to_string()
     };
     Some((code, body))
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
-    }
-    out
 }
 
 fn urlencode(s: &str) -> String {

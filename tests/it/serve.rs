@@ -8,7 +8,7 @@
 //! and a port in use are exit 2; SIGTERM and Ctrl-C stop it (exit 0).
 //! Every server is killed when its test ends (a guard).
 
-use crate::util::{TempDir, assert_code, rtscope, stderr, stdout, wait_output};
+use crate::util::{TempDir, assert_code, dechunk, rtscope, stderr, stdout, wait_output};
 use rtscope::record::{RunRecord, synthetic};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -191,19 +191,6 @@ fn http(port: u16, target: &str, auth: Option<&str>) -> Reply {
         head: head.to_string(),
         body,
     }
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
-    }
-    out
 }
 
 /// The ids of the list page's rows, in order (from their checkboxes).

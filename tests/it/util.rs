@@ -277,3 +277,18 @@ pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut()
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The body of an HTTP/1.1 answer sent with `Transfer-Encoding: chunked`
+/// (the metrics endpoint's and serve's), its chunks joined.
+pub fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
