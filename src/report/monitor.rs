@@ -152,6 +152,87 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
     })
 }
 
+/// The caption under a board's history.
+pub const HISTORY_CAPTION: &str = "A board's history: the worst case (maximum) and p99.99 of \
+    each of its stored runs, at the run's start (UTC), one dot a run; the lines join the runs \
+    in time, whatever was measured between them.";
+
+/// A board's history: each run's maximum and p99.99 at its start, dated
+/// (`rows`: one host's runs, any order). `None` when no run has a
+/// maximum.
+pub fn history(rows: &[crate::store::RunRow], title: &str) -> Option<Figure> {
+    let mut rows: Vec<&crate::store::RunRow> = rows
+        .iter()
+        .filter(|r| r.max_ns.is_some() && r.started_at_unix_ns > 0)
+        .collect();
+    rows.sort_by_key(|r| (r.started_at_unix_ns, r.id));
+    let t0 = rows.first()?.started_at_unix_ns;
+    let t1 = rows
+        .iter()
+        .map(|r| r.started_at_unix_ns.saturating_add(r.duration_ns))
+        .max()
+        .unwrap_or(t0);
+    let label = DateLabel::for_span_s(t1.saturating_sub(t0) as f64 / 1e9);
+    let point =
+        |r: &crate::store::RunRow, v: u64| (r.started_at_unix_ns as f64 / 1e9, v as f64 / 1000.0);
+    let max: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some(point(r, r.max_ns?)))
+        .collect();
+    let p9999: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some(point(r, r.p9999_ns?)))
+        .collect();
+    let ys = max.iter().chain(p9999.iter()).map(|p| p.1);
+    let lo = ys.clone().fold(f64::MAX, f64::min);
+    let hi = ys.fold(0f64, f64::max);
+    let mut series = vec![Series {
+        name: "maximum".into(),
+        color: 0,
+        stroke: Stroke::Solid,
+        segments: vec![max.clone()],
+        markers: max,
+    }];
+    if !p9999.is_empty() {
+        series.push(Series {
+            name: "p99.99".into(),
+            color: 0,
+            stroke: Stroke::Dashed,
+            segments: vec![p9999.clone()],
+            markers: p9999,
+        });
+    }
+    let (x0, x1) = (t0 as f64 / 1e9, t1 as f64 / 1e9);
+    let x_title = match label {
+        DateLabel::Time => format!(
+            "time (UTC), from {}",
+            crate::units::fmt_unix_utc(t0).trim_end_matches(" UTC")
+        ),
+        DateLabel::DateTime => "date and time (UTC, month-day hour:minute)".to_string(),
+        DateLabel::Date => "date (UTC)".to_string(),
+    };
+    Some(Figure {
+        title: title.to_string(),
+        x: Axis {
+            title: x_title,
+            scale: Scale::Linear,
+            unit: Unit::Utc(label),
+            min: x0,
+            max: if x1 > x0 { x1 } else { x0 + 60.0 },
+        },
+        y: Axis {
+            title: "wake-up latency of the run (log scale)".into(),
+            scale: Scale::Log,
+            unit: Unit::LatencyUs,
+            min: decade(lo, false),
+            max: decade(hi, true).max(decade(lo, false) * 10.0),
+        },
+        series,
+        bands: Vec::new(),
+        areas: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +347,45 @@ mod tests {
         assert!(f.x.title.contains("2026-11-20 00:00:00"), "{}", f.x.title);
         let labels = axis_labels(&f.x);
         assert!(labels.contains(&"01:00".to_string()), "{labels:?}");
+    }
+
+    #[test]
+    fn a_board_history_has_a_dot_per_run_dated() {
+        let run = |id: i64, day: u64, max: Option<u64>| crate::store::RunRow {
+            id,
+            started_at_unix_ns: (20_000 + day) * 86_400_000_000_000,
+            duration_ns: 3_600_000_000_000,
+            max_ns: max,
+            p9999_ns: max.map(|m| m / 2),
+            uuid: format!("{id:032x}"),
+            state: crate::store::RunState::Complete,
+            source_kind: crate::kinds::Named::from("measured".to_string()),
+            source_format: None,
+            label: None,
+            kernel_release: "6.1.0".into(),
+            preemption_model: "rt".into(),
+            threads: 1,
+            samples: 1000,
+            fingerprint_hash: String::new(),
+            saved_at_unix_ns: 0,
+            host: "pi".into(),
+        };
+        let rows = vec![
+            run(2, 3, Some(80_000)),
+            run(1, 0, Some(40_000)),
+            run(3, 5, None),
+        ];
+        let f = history(&rows, "pi").unwrap();
+        assert_eq!(f.series.len(), 2);
+        // Oldest first; the run without a maximum is left out.
+        let xs: Vec<f64> = f.series[0].markers.iter().map(|p| p.0).collect();
+        assert_eq!(xs, vec![20_000.0 * 86_400.0, 20_003.0 * 86_400.0]);
+        assert_eq!(f.series[0].markers[1].1, 80.0);
+        assert_eq!(f.series[1].markers[0].1, 20.0);
+        assert!(matches!(
+            f.x.unit,
+            Unit::Utc(DateLabel::DateTime | DateLabel::Date)
+        ));
+        assert!(history(&[run(4, 0, None)], "pi").is_none());
     }
 }

@@ -254,3 +254,117 @@ pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<i64>, String), Failure>
     let page = html::render_with(&runs, None, &views)?;
     Ok((ids.iter().map(|(_, id, _)| *id).collect(), page))
 }
+
+/// A study of the store, as the studies page lists it.
+#[derive(Clone, Debug)]
+pub struct StudyListed {
+    pub name: String,
+    pub description: String,
+    pub created_at_unix_ns: u64,
+    /// Runs measured to their end, and planned.
+    pub done: usize,
+    pub planned: usize,
+    /// The process running it now (`PID on HOST`), if one does.
+    pub running: Option<String>,
+}
+
+/// The kernel a study's cells are judged against when served: not the
+/// server's (the board measuring it is elsewhere), so a cell that needs a
+/// given kernel says it waits for it.
+fn no_kernel() -> crate::sysinfo::kernel_match::Kernel {
+    crate::sysinfo::kernel_match::Kernel {
+        release: "unknown".into(),
+        preemption_model: crate::kinds::Named::from("unknown".to_string()),
+        cmdline: String::new(),
+        isolated_cpus: Vec::new(),
+        nohz_full_cpus: Vec::new(),
+    }
+}
+
+fn study_failure(e: crate::study::StudyError) -> Failure {
+    Failure::Internal(format!("reading the study: {e:#}"))
+}
+
+/// Every study of the store, oldest first.
+pub fn studies(s: &Store) -> Result<Vec<StudyListed>, Failure> {
+    let kernel = no_kernel();
+    s.studies()?
+        .into_iter()
+        .map(|row| {
+            let running = row
+                .running
+                .as_ref()
+                .map(|o| format!("process {} on {}", o.pid, o.host));
+            let study =
+                crate::study::state::Study::of_row(s, row, &kernel).map_err(study_failure)?;
+            Ok(StudyListed {
+                name: study.row.name.clone(),
+                description: study.spec.description.clone().unwrap_or_default(),
+                created_at_unix_ns: study.row.created_at_unix_ns,
+                done: study.done(),
+                planned: study.slots.len(),
+                running,
+            })
+        })
+        .collect()
+}
+
+/// The report of the study `name`, as `rtscope study report` writes it,
+/// each finished run linked to its page.
+pub fn study(s: &Store, name: &str) -> Result<String, Failure> {
+    let Some(row) = s.study(name)? else {
+        return Err(Failure::NotFound(format!(
+            "no study '{}' in the store: /studies lists them",
+            crate::units::shorten(name, 80)
+        )));
+    };
+    let study = crate::study::state::Study::of_row(s, row, &no_kernel()).map_err(study_failure)?;
+    let cells = crate::study::results::collect(s, &study).map_err(study_failure)?;
+    let href = |id: i64| format!("/runs/{id}");
+    Ok(crate::study::report::render_linked(
+        &study,
+        &cells,
+        Some(&href),
+    )?)
+}
+
+/// Runs a board's page lists (the newest).
+pub const BOARD_RUNS: usize = 20;
+
+/// One board: its newest runs and its history.
+#[derive(Clone, Debug)]
+pub struct BoardHistory {
+    pub host: String,
+    /// Its latency runs, on all pages.
+    pub total: usize,
+    /// The newest [`BOARD_RUNS`], newest first, with their verdicts.
+    pub runs: Vec<Listed>,
+    /// Its runs' worst cases over time (`None`: no run has one).
+    pub figure: Option<crate::report::plot::Figure>,
+}
+
+/// The board `host`: `None` when no latency run of it is stored.
+pub fn board(s: &Store, host: &str) -> Result<Option<BoardHistory>, Failure> {
+    let mut rows: Vec<RunRow> = s
+        .list()?
+        .into_iter()
+        .filter(|r| r.host == host && !is_characterization(r))
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    sort(&mut rows, Sort::Date);
+    let figure = crate::report::monitor::history(&rows, &format!("{host}: worst case of each run"));
+    let total = rows.len();
+    let runs = rows
+        .into_iter()
+        .take(BOARD_RUNS)
+        .map(|row| listed(s, row, true))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(BoardHistory {
+        host: host.to_string(),
+        total,
+        runs,
+        figure,
+    }))
+}

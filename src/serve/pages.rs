@@ -2,13 +2,16 @@
 //! with filters, sort, paging and a checkbox per run to compare them),
 //! `/runs/{id}` (the run's report, as `rtscope report ID` writes it, with
 //! a bar of links above), `/compare?runs=…` (several runs, as `rtscope
-//! report A B C` compares them), `/boards` (one row per host), and the
-//! 404 page for everything else. Pages are laid out by the one renderer
+//! report A B C` compares them), `/boards` (one row per host),
+//! `/boards/{host}` (a board's history and newest runs), `/studies` and
+//! `/studies/{name}` (a study's report, as `rtscope study report` writes
+//! it, each run linked to its page), and the 404 page for everything
+//! else. Pages are laid out by the one renderer
 //! ([`crate::report::page`], template `assets/templates/serve.html`),
 //! which escapes every text; the reports are the report renderer's own.
 //! No script, no asset from elsewhere.
 
-use super::data::{self, Board, ListPage, Listed};
+use super::data::{self, Board, BoardHistory, ListPage, Listed, StudyListed};
 use super::query::{self, ListQuery, Sort};
 use super::reply::Failure;
 use super::server::{App, blocking};
@@ -37,6 +40,8 @@ pub struct View {
     store: String,
     list: Option<ListView>,
     boards: Vec<BoardRow>,
+    studies: Vec<StudyRow>,
+    board: Option<BoardView>,
     /// The error page's status line and text.
     status: String,
     message: String,
@@ -103,6 +108,33 @@ struct BoardRow {
     href: String,
     runs: usize,
     last: RunCells,
+}
+
+/// A study of the studies page.
+#[derive(Serialize, Debug)]
+struct StudyRow {
+    name: String,
+    name_full: String,
+    href: String,
+    description: String,
+    created: String,
+    progress: String,
+    running: String,
+}
+
+/// A board's own page: its history and newest runs.
+#[derive(Serialize, Debug)]
+struct BoardView {
+    host: String,
+    /// The history figure, as an inline `<svg>` (made by the plot
+    /// renderer, which escapes its texts).
+    svg: Option<String>,
+    caption: &'static str,
+    total: usize,
+    shown: usize,
+    /// The list filtered on this host.
+    all_href: String,
+    rows: Vec<RunCells>,
 }
 
 fn or_unknown(s: &str) -> String {
@@ -263,7 +295,7 @@ pub fn boards_page(store: &str, boards: &[Board]) -> Result<String, Failure> {
             BoardRow {
                 host: shorten(&host, CELL_CHARS),
                 host_full: host,
-                href: query::href("/", &[("host".into(), b.host.clone())]),
+                href: board_href(&b.host),
                 runs: b.runs,
                 last: cells(&b.last),
             }
@@ -275,6 +307,70 @@ pub fn boards_page(store: &str, boards: &[Board]) -> Result<String, Failure> {
         tool: tool(),
         store: store.to_string(),
         boards,
+        ..Default::default()
+    })
+}
+
+/// The address of `host`'s page.
+pub fn board_href(host: &str) -> String {
+    format!("/boards/{}", query::encode(host))
+}
+
+/// A board's page.
+pub fn board_page(store: &str, b: &BoardHistory) -> Result<String, Failure> {
+    let host = or_unknown(&b.host);
+    let svg = match &b.figure {
+        Some(f) => Some(
+            crate::report::plot::svg::render_inline(
+                f,
+                crate::report::plot::Size::REPORT,
+                "history",
+            )
+            .map_err(|e| Failure::Internal(format!("drawing the history: {e}")))?,
+        ),
+        None => None,
+    };
+    let board = BoardView {
+        host: host.clone(),
+        svg,
+        caption: crate::report::monitor::HISTORY_CAPTION,
+        total: b.total,
+        shown: b.runs.len(),
+        all_href: query::href("/", &[("host".into(), b.host.clone())]),
+        rows: b.runs.iter().map(cells).collect(),
+    };
+    render(&View {
+        kind: "board",
+        title: format!("rtscope: {}", shorten(&host, 80)),
+        tool: tool(),
+        store: store.to_string(),
+        board: Some(board),
+        ..Default::default()
+    })
+}
+
+/// The studies page.
+pub fn studies_page(store: &str, studies: &[StudyListed]) -> Result<String, Failure> {
+    let studies = studies
+        .iter()
+        .map(|s| StudyRow {
+            name: shorten(&s.name, CELL_CHARS),
+            name_full: s.name.clone(),
+            href: format!("/studies/{}", query::encode(&s.name)),
+            description: s.description.clone(),
+            created: fmt_unix_utc(s.created_at_unix_ns)
+                .trim_end_matches(" UTC")
+                .to_string(),
+            progress: format!("{} of {} runs done", s.done, s.planned),
+            running: s.running.clone().unwrap_or_else(|| "-".into()),
+        })
+        .collect();
+    render(&View {
+        kind: "studies",
+        title: "rtscope: studies".into(),
+        tool: tool(),
+        store: store.to_string(),
+        studies,
         ..Default::default()
     })
 }
@@ -301,6 +397,7 @@ pub fn nav_bar(ids: &[i64]) -> String {
     let mut links = vec![
         r#"<a href="/">&larr; all runs</a>"#.to_string(),
         r#"<a href="/boards">boards</a>"#.to_string(),
+        r#"<a href="/studies">studies</a>"#.to_string(),
     ];
     if let [id] = ids {
         links.push(format!(r#"<a href="/api/runs/{id}">run record (JSON)</a>"#));
@@ -366,6 +463,54 @@ pub async fn boards(State(app): State<Arc<App>>) -> Response {
     )
 }
 
+/// `GET /boards/{host}`
+pub async fn board(State(app): State<Arc<App>>, Path(host): Path<String>) -> Response {
+    answer(
+        blocking(app, move |app| {
+            let missing = || {
+                Failure::NotFound(format!(
+                    "no run of a host '{}' in the store: /boards lists them",
+                    shorten(&host, 80)
+                ))
+            };
+            let b = app
+                .stores
+                .with(|s| data::board(s, &host))?
+                .flatten()
+                .ok_or_else(missing)?;
+            board_page(&app.stores.shown(), &b)
+        })
+        .await,
+    )
+}
+
+/// `GET /studies`
+pub async fn studies(State(app): State<Arc<App>>) -> Response {
+    answer(
+        blocking(app, |app| {
+            let studies = app.stores.with(data::studies)?.unwrap_or_default();
+            studies_page(&app.stores.shown(), &studies)
+        })
+        .await,
+    )
+}
+
+/// `GET /studies/{name}`: the study's report, each run linked to its page.
+pub async fn study(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
+    answer(
+        blocking(app, move |app| {
+            let page = app.stores.with(|s| data::study(s, &name))?.ok_or_else(|| {
+                Failure::NotFound(format!(
+                    "no study '{}': the store holds no runs yet",
+                    shorten(&name, 80)
+                ))
+            })?;
+            Ok(with_nav(&page, &nav_bar(&[])))
+        })
+        .await,
+    )
+}
+
 fn no_store(reference: &str) -> Failure {
     Failure::NotFound(format!("no run '{reference}': the store holds no runs yet"))
 }
@@ -417,7 +562,7 @@ pub async fn compare(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Re
 /// Everything else: 404 (a JSON one under /api/).
 pub async fn not_found(uri: Uri) -> Response {
     let f = Failure::NotFound(format!(
-        "nothing at {}: the pages are / (runs), /runs/ID, /compare?runs=ID,ID and /boards; the API is under /api/ (docs/serve.md)",
+        "nothing at {}: the pages are / (runs), /runs/ID, /compare?runs=ID,ID, /boards, /boards/HOST, /studies and /studies/NAME; the API is under /api/ (docs/serve.md)",
         shorten(uri.path(), 200)
     ));
     if uri.path().starts_with("/api/") {
@@ -528,5 +673,48 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("<b>"));
+    }
+
+    #[test]
+    fn a_board_page_escapes_its_host_and_draws_its_history() {
+        let runs = vec![row(3, "a", "<b>pi</b>"), row(2, "b", "<b>pi</b>")];
+        let mut rows: Vec<crate::store::RunRow> = runs.iter().map(|l| l.row.clone()).collect();
+        rows[1].started_at_unix_ns -= 86_400_000_000_000;
+        let b = BoardHistory {
+            host: "<b>pi</b>".into(),
+            total: 30,
+            figure: crate::report::monitor::history(&rows, "<b>pi</b>: worst case of each run"),
+            runs,
+        };
+        let html = board_page("db", &b).unwrap();
+        assert!(!html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;b&gt;pi&lt;&#x2f;b&gt;"));
+        assert!(html.contains("<svg id=\"history\""), "the history is drawn");
+        assert!(html.contains("the newest 2 below"), "{html}");
+        assert!(html.contains("host=%3Cb%3Epi%3C%2Fb%3E"), "{html}");
+        assert_eq!(board_href("a/../b c"), "/boards/a%2F..%2Fb%20c");
+        assert!(!html.contains("<script"));
+    }
+
+    #[test]
+    fn the_studies_page_links_each_study_by_its_encoded_name() {
+        let s = StudyListed {
+            name: "<i>x y</i>".into(),
+            description: "\"quoted\"".into(),
+            created_at_unix_ns: 1_700_000_000_000_000_000,
+            done: 1,
+            planned: 4,
+            running: None,
+        };
+        let html = studies_page("db", &[s]).unwrap().replace("&#x2f;", "/");
+        assert!(!html.contains("<i>"), "{html}");
+        assert!(
+            html.contains("href=\"/studies/%3Ci%3Ex%20y%3C%2Fi%3E\""),
+            "{html}"
+        );
+        assert!(html.contains("1 of 4 runs done"));
+        assert!(html.contains("&quot;quoted&quot;"), "{html}");
+        let empty = studies_page("db", &[]).unwrap();
+        assert!(empty.contains("No study stored yet"));
     }
 }

@@ -88,3 +88,9 @@ impl From<crate::report::html::ReportError> for Failure {
         Failure::Internal(format!("making the report: {e}"))
     }
 }
+
+impl From<crate::study::report::ReportError> for Failure {
+    fn from(e: crate::study::report::ReportError) -> Failure {
+        Failure::Internal(format!("making the study's report: {e}"))
+    }
+}

@@ -140,11 +140,19 @@ struct CellVerdict {
     /// The worst run's probabilistic worst case, in one line.
     tail: Option<String>,
     /// Every finished run: repetition and run id.
-    runs: Vec<String>,
+    runs: Vec<RunLine>,
     /// Runs not finished: waiting, to do, failed.
     pending: Vec<String>,
     /// Runs cut short (and redone or not).
     interrupted: Vec<String>,
+}
+
+/// One finished run of a cell, and where its own report is when the
+/// page is served (`rtscope serve`); a file has no link.
+#[derive(Serialize, Debug)]
+struct RunLine {
+    text: String,
+    href: Option<String>,
 }
 
 #[derive(Serialize, Debug)]
@@ -1037,12 +1045,17 @@ fn boot_seen(study: &Study, r: &RunRecord) -> Option<String> {
     ))
 }
 
-fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
+fn cell_verdict(
+    study: &Study,
+    c: &CellResult,
+    run_href: Option<&dyn Fn(i64) -> String>,
+) -> CellVerdict {
     let runs = c
         .runs
         .iter()
-        .map(|(rep, id, r)| {
-            format!(
+        .map(|(rep, id, r)| RunLine {
+            href: run_href.map(|f| f(*id)),
+            text: format!(
                 "repetition {rep}: run {id} (max {}; rtscope report {id}){}",
                 r.overall
                     .max_ns
@@ -1051,7 +1064,7 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
                 boot_seen(study, r)
                     .map(|b| format!(", {b}"))
                     .unwrap_or_default()
-            )
+            ),
         })
         .collect();
     let pending = pending(study, c);
@@ -1101,6 +1114,16 @@ fn cell_verdict(study: &Study, c: &CellResult) -> CellVerdict {
 
 /// The one-page comparison of a study, as a self-contained HTML file.
 pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, ReportError> {
+    render_linked(study, cells, None)
+}
+
+/// [`render`], each finished run of a cell linked to `run_href(id)` (its
+/// own report where the page is served).
+pub fn render_linked(
+    study: &Study,
+    cells: &[CellResult],
+    run_href: Option<&dyn Fn(i64) -> String>,
+) -> Result<String, ReportError> {
     let (figures, figures_missing) = figures(study, cells)?;
     let view = StudyView {
         title: format!("rtscope study: {}", study.row.name),
@@ -1112,7 +1135,10 @@ pub fn render(study: &Study, cells: &[CellResult]) -> Result<String, ReportError
         spread: spread(study, cells),
         figures,
         figures_missing,
-        verdicts: cells.iter().map(|c| cell_verdict(study, c)).collect(),
+        verdicts: cells
+            .iter()
+            .map(|c| cell_verdict(study, c, run_href))
+            .collect(),
     };
     Ok(page::render(Page::Study, &view)?)
 }

@@ -443,8 +443,11 @@ fn hostile_labels_tags_and_hosts_are_escaped_everywhere() {
         "/compare?runs=2,3",
         "/?label=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
         "/?tag=note%3Dsay%20%22hi%22%20%3Cb%3E",
+        "/boards/board-b",
+        "/studies",
     ];
-    for target in pages {
+    let long_board = format!("/boards/%3Cx%3E{}", "h".repeat(10_000));
+    for target in pages.iter().copied().chain([long_board.as_str()]) {
         let r = srv.get(target);
         assert_eq!(r.status, 200, "{target}: {}", r.body);
         never_raw(&r.body, HOSTILE_LABEL, target);
@@ -477,6 +480,119 @@ fn hostile_labels_tags_and_hosts_are_escaped_everywhere() {
     // No page runs a script or loads anything.
     let csp = srv.get("/").header("content-security-policy").unwrap();
     assert!(csp.contains("default-src 'none'"), "{csp}");
+}
+
+#[test]
+fn a_board_has_its_history_and_newest_runs() {
+    let dir = TempDir::new("serve-board");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let boards = srv.get("/boards").body;
+    assert!(
+        boards.contains("href=\"&#x2f;boards&#x2f;board-a\""),
+        "{boards}"
+    );
+    let a = srv.get("/boards/board-a");
+    assert_eq!(a.status, 200, "{}", a.body);
+    // Its two runs, newest first, each linked to its page.
+    let ids: Vec<&str> = a
+        .body
+        .split("<tr id=\"run-")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap())
+        .collect();
+    assert_eq!(ids, ["4", "1"]);
+    assert!(a.body.contains("href=\"&#x2f;runs&#x2f;4\""));
+    // The history: an inline figure dated in UTC.
+    assert!(a.body.contains("<svg id=\"history\""), "{}", a.body);
+    assert!(a.body.contains("board-a: worst case of each run"));
+    assert!(a.body.contains("2 runs stored"), "{}", a.body);
+    // An unknown board, and a board's name that would be a path, are 404.
+    for target in [
+        "/boards/nowhere",
+        "/boards/..%2F..%2Fetc%2Fpasswd",
+        "/boards/%2E%2E",
+    ] {
+        let r = srv.get(target);
+        assert_eq!(r.status, 404, "{target}: {}", r.body);
+        assert!(!r.body.contains("root:"), "{target}");
+    }
+}
+
+#[test]
+fn a_study_is_served_with_its_runs_linked() {
+    if !crate::util::require_root() {
+        return;
+    }
+    let dir = TempDir::new("serve-study");
+    let db = dir.join("s.db");
+    let toml = dir.join("o.toml");
+    std::fs::write(
+        &toml,
+        "name = \"interval+1\"\ndescription = \"<i>which interval</i> <b>\"\nduration = \"1s\"\n\
+         repetitions = 1\n[matrix]\ninterval = [\"1ms\", \"2ms\"]\n[fixed]\nthreads = 1\nload = \"idle\"\n",
+    )
+    .unwrap();
+    {
+        let _g = crate::util::exclusive_system();
+        let o = rtscope(dir.path())
+            .env("RTSCOPE_DB", &db)
+            .env("RTSCOPE_STATE_DIR", dir.join("state"))
+            .arg("study")
+            .arg(&toml)
+            .arg("-q")
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let list = srv.get("/studies");
+    assert_eq!(list.status, 200);
+    assert!(list.body.contains("2 of 2 runs done"), "{}", list.body);
+    assert!(list.body.contains("&lt;i&gt;which interval&lt;&#x2f;i&gt;"));
+    never_raw(&list.body, "<b>", "/studies");
+    let href = "&#x2f;studies&#x2f;interval%2B1";
+    assert!(list.body.contains(href), "{}", list.body);
+    let page = srv.get("/studies/interval%2B1");
+    assert_eq!(page.status, 200, "{}", page.body);
+    never_raw(&page.body, "<b>", "the study's page");
+    // Each cell's finished run is linked to its own page, which answers.
+    let runs: Vec<String> = page
+        .body
+        .split("<a href=\"&#x2f;runs&#x2f;")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().to_string())
+        .collect();
+    assert_eq!(runs.len(), 2, "{}", page.body);
+    for id in &runs {
+        let r = srv.get(&format!("/runs/{id}"));
+        assert_eq!(r.status, 200, "run {id}");
+        assert!(r.body.contains("interval"), "run {id}");
+    }
+    // The page is the report `study report` writes, but for the links and the bar.
+    let o = rtscope(dir.path())
+        .env("RTSCOPE_DB", &db)
+        .args(["study", "report", "interval+1", "-o"])
+        .arg(dir.join("study.html"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let file = std::fs::read_to_string(dir.join("study.html")).unwrap();
+    let served = without_nav(&page.body);
+    let unlinked = |html: &str| {
+        let mut out = String::new();
+        for (i, part) in html.split("<a href=\"&#x2f;runs&#x2f;").enumerate() {
+            if i == 0 {
+                out.push_str(part);
+            } else {
+                let rest = &part[part.find("\">").unwrap() + 2..];
+                out.push_str(&rest.replacen("</a>", "", 1));
+            }
+        }
+        out
+    };
+    assert_eq!(unlinked(&served), file);
+    assert_eq!(srv.get("/studies/nope").status, 404);
 }
 
 #[test]
