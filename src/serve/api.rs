@@ -2,7 +2,10 @@
 //! filters, sort and paging as the page, rows as the store lists them),
 //! `/api/runs/{id}` (the run record, the JSON of `rtscope runs export
 //! --json`, schema: `rtscope schema`), `/api/boards` (one object per
-//! host). Errors are `{"error": TEXT}` with the status a page would get.
+//! host), `/api/boards/{host}` (all its runs, newest first: its history),
+//! `/api/studies` and `/api/studies/{name}` (as `rtscope study status
+//! --json`). Errors are `{"error": TEXT}` with the status a page would
+//! get.
 
 use super::data::{self, Board};
 use super::query;
@@ -165,6 +168,88 @@ pub async fn boards(State(app): State<Arc<App>>) -> Response {
         blocking(app, |app| {
             let boards = app.stores.with(data::boards)?.unwrap_or_default();
             json(&boards.iter().map(board_json).collect::<Vec<_>>())
+        })
+        .await,
+    )
+}
+
+/// `/api/boards/{host}`: a board's runs, newest first.
+#[derive(Serialize, Debug)]
+pub struct BoardRunsJson {
+    pub host: String,
+    pub runs: Vec<RunJson>,
+}
+
+/// `GET /api/boards/{host}`
+pub async fn board(State(app): State<Arc<App>>, Path(host): Path<String>) -> Response {
+    answer(
+        blocking(app, move |app| {
+            let b = app
+                .stores
+                .with(|s| data::board(s, &host, false))?
+                .flatten()
+                .ok_or_else(|| {
+                    Failure::NotFound(format!(
+                        "no run of a host '{}' in the store",
+                        crate::units::shorten(&host, 80)
+                    ))
+                })?;
+            json(&BoardRunsJson {
+                host: b.host,
+                runs: b.runs.iter().map(|l| RunJson::from(&l.row)).collect(),
+            })
+        })
+        .await,
+    )
+}
+
+/// `/api/studies`: a study of the store.
+#[derive(Serialize, Debug)]
+pub struct StudyJson {
+    pub name: String,
+    pub description: String,
+    pub created_at_unix_ns: u64,
+    pub done: usize,
+    pub planned: usize,
+    pub running: Option<String>,
+}
+
+/// `GET /api/studies`
+pub async fn studies(State(app): State<Arc<App>>) -> Response {
+    answer(
+        blocking(app, |app| {
+            let studies = app.stores.with(data::studies)?.unwrap_or_default();
+            let out: Vec<StudyJson> = studies
+                .into_iter()
+                .map(|s| StudyJson {
+                    name: s.name,
+                    description: s.description,
+                    created_at_unix_ns: s.created_at_unix_ns,
+                    done: s.done,
+                    planned: s.planned,
+                    running: s.running,
+                })
+                .collect();
+            json(&out)
+        })
+        .await,
+    )
+}
+
+/// `GET /api/studies/{name}`: as `rtscope study status NAME --json`.
+pub async fn study(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
+    answer(
+        blocking(app, move |app| {
+            let v = app
+                .stores
+                .with(|s| data::study_status(s, &name))?
+                .ok_or_else(|| {
+                    Failure::NotFound(format!(
+                        "no study '{}': the store holds no runs yet",
+                        crate::units::shorten(&name, 80)
+                    ))
+                })?;
+            json(&v)
         })
         .await,
     )

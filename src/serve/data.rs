@@ -309,16 +309,32 @@ pub fn studies(s: &Store) -> Result<Vec<StudyListed>, Failure> {
         .collect()
 }
 
-/// The report of the study `name`, as `rtscope study report` writes it,
-/// each finished run linked to its page.
-pub fn study(s: &Store, name: &str) -> Result<String, Failure> {
+fn load_study(s: &Store, name: &str) -> Result<crate::study::state::Study, Failure> {
     let Some(row) = s.study(name)? else {
         return Err(Failure::NotFound(format!(
             "no study '{}' in the store: /studies lists them",
             crate::units::shorten(name, 80)
         )));
     };
-    let study = crate::study::state::Study::of_row(s, row, &no_kernel()).map_err(study_failure)?;
+    crate::study::state::Study::of_row(s, row, &no_kernel()).map_err(study_failure)
+}
+
+/// The study `name` as `rtscope study status NAME --json` gives it, but
+/// `kernel` (the running one there) `null`: the server's is not the
+/// board's.
+pub fn study_status(s: &Store, name: &str) -> Result<serde_json::Value, Failure> {
+    let study = load_study(s, name)?;
+    let mut v = crate::study::status::json(s, &study, &no_kernel())?;
+    if let Some(k) = v.get_mut("kernel") {
+        *k = serde_json::Value::Null;
+    }
+    Ok(v)
+}
+
+/// The report of the study `name`, as `rtscope study report` writes it,
+/// each finished run linked to its page.
+pub fn study(s: &Store, name: &str) -> Result<String, Failure> {
+    let study = load_study(s, name)?;
     let cells = crate::study::results::collect(s, &study).map_err(study_failure)?;
     let href = |id: i64| format!("/runs/{id}");
     Ok(crate::study::report::render_linked(
@@ -343,8 +359,10 @@ pub struct BoardHistory {
     pub figure: Option<crate::report::plot::Figure>,
 }
 
-/// The board `host`: `None` when no latency run of it is stored.
-pub fn board(s: &Store, host: &str) -> Result<Option<BoardHistory>, Failure> {
+/// The board `host` (`page`: its newest [`BOARD_RUNS`] with their
+/// verdicts and its history, as its page shows them; else all its runs,
+/// as the API gives them): `None` when no latency run of it is stored.
+pub fn board(s: &Store, host: &str, page: bool) -> Result<Option<BoardHistory>, Failure> {
     let mut rows: Vec<RunRow> = s
         .list()?
         .into_iter()
@@ -354,12 +372,15 @@ pub fn board(s: &Store, host: &str) -> Result<Option<BoardHistory>, Failure> {
         return Ok(None);
     }
     sort(&mut rows, Sort::Date);
-    let figure = crate::report::monitor::history(&rows, &format!("{host}: worst case of each run"));
+    let title = format!("{host}: worst case of each run");
+    let figure = page
+        .then(|| crate::report::monitor::history(&rows, &title))
+        .flatten();
     let total = rows.len();
     let runs = rows
         .into_iter()
-        .take(BOARD_RUNS)
-        .map(|row| listed(s, row, true))
+        .take(if page { BOARD_RUNS } else { usize::MAX })
+        .map(|row| listed(s, row, page))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(BoardHistory {
         host: host.to_string(),

@@ -475,7 +475,7 @@ pub async fn board(State(app): State<Arc<App>>, Path(host): Path<String>) -> Res
             };
             let b = app
                 .stores
-                .with(|s| data::board(s, &host))?
+                .with(|s| data::board(s, &host, true))?
                 .flatten()
                 .ok_or_else(missing)?;
             board_page(&app.stores.shown(), &b)

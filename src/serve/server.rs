@@ -69,6 +69,9 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
         .route("/api/runs", get(api::runs))
         .route("/api/runs/{id}", get(api::run))
         .route("/api/boards", get(api::boards))
+        .route("/api/boards/{host}", get(api::board))
+        .route("/api/studies", get(api::studies))
+        .route("/api/studies/{name}", get(api::study))
         .fallback(pages::not_found)
         .with_state(app);
     layered(routes, credentials, REQUEST_DEADLINE)

@@ -507,6 +507,11 @@ fn a_board_has_its_history_and_newest_runs() {
     assert!(a.body.contains("<svg id=\"history\""), "{}", a.body);
     assert!(a.body.contains("board-a: worst case of each run"));
     assert!(a.body.contains("2 runs stored"), "{}", a.body);
+    // The API gives all its runs, newest first.
+    let api = srv.get("/api/boards/board-a").json();
+    assert_eq!(api["host"], "board-a");
+    assert_eq!(api_ids(&api), [4, 1]);
+    assert_eq!(srv.get("/api/boards/nowhere").status, 404);
     // An unknown board, and a board's name that would be a path, are 404.
     for target in [
         "/boards/nowhere",
@@ -593,6 +598,24 @@ fn a_study_is_served_with_its_runs_linked() {
     };
     assert_eq!(unlinked(&served), file);
     assert_eq!(srv.get("/studies/nope").status, 404);
+    // The API: the list, and a study as `study status --json` gives it.
+    let api = srv.get("/api/studies").json();
+    assert_eq!(api[0]["name"], "interval+1");
+    assert_eq!(
+        (api[0]["done"].as_u64(), api[0]["planned"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let status = rtscope(dir.path())
+        .env("RTSCOPE_DB", &db)
+        .args(["study", "status", "interval+1", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&status, 0);
+    let mut want: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    // The running kernel there is the server's, not the board's: null.
+    want["kernel"] = serde_json::Value::Null;
+    assert_eq!(srv.get("/api/studies/interval%2B1").json(), want);
+    assert_eq!(srv.get("/api/studies/nope").status, 404);
 }
 
 #[test]
