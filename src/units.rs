@@ -300,6 +300,13 @@ pub fn fmt_unix_utc(unix_ns: u64) -> String {
     )
 }
 
+/// A wall-clock time in UTC as RFC 3339, to the second:
+/// `"2026-11-20T23:37:09Z"` (what dashboards parse as a time).
+pub fn fmt_rfc3339(unix_ns: u64) -> String {
+    let s = fmt_unix_utc(unix_ns);
+    format!("{}Z", s.trim_end_matches(" UTC").replacen(' ', "T", 1))
+}
+
 /// `s` in at most `max_chars` characters: when cut, the last is `…`.
 pub fn shorten(s: &str, max_chars: usize) -> String {
     if s.chars().count() <= max_chars {
@@ -561,5 +568,6 @@ mod tests {
         assert_eq!(fmt_unix_utc(1_700_000_000 * S), "2023-11-14 22:13:20 UTC");
         // A leap day.
         assert_eq!(fmt_unix_utc(951_782_400 * S), "2000-02-29 00:00:00 UTC");
+        assert_eq!(fmt_rfc3339(1_700_000_000 * S), "2023-11-14T22:13:20Z");
     }
 }

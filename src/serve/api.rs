@@ -29,6 +29,8 @@ pub struct RunJson {
     pub label: Option<String>,
     pub host: String,
     pub started_at_unix_ns: u64,
+    /// The start as RFC 3339 (UTC, to the second), for dashboards.
+    pub started_at: String,
     pub duration_ns: u64,
     pub kernel_release: String,
     pub preemption_model: String,
@@ -51,6 +53,7 @@ impl From<&RunRow> for RunJson {
             label: r.label.clone(),
             host: r.host.clone(),
             started_at_unix_ns: r.started_at_unix_ns,
+            started_at: crate::units::fmt_rfc3339(r.started_at_unix_ns),
             duration_ns: r.duration_ns,
             kernel_release: r.kernel_release.clone(),
             preemption_model: r.preemption_model.clone(),

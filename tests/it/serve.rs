@@ -511,6 +511,7 @@ fn a_board_has_its_history_and_newest_runs() {
     let api = srv.get("/api/boards/board-a").json();
     assert_eq!(api["host"], "board-a");
     assert_eq!(api_ids(&api), [4, 1]);
+    assert_eq!(api["runs"][0]["started_at"], "2026-01-04T00:00:00Z");
     assert_eq!(srv.get("/api/boards/nowhere").status, 404);
     // An unknown board, and a board's name that would be a path, are 404.
     for target in [
