@@ -526,7 +526,7 @@ fn a_board_has_its_history_and_newest_runs() {
 }
 
 #[test]
-fn a_study_is_served_with_its_runs_linked() {
+fn a_study_and_a_characterization_are_served_as_their_reports() {
     if !crate::util::require_root() {
         return;
     }
@@ -550,8 +550,29 @@ fn a_study_is_served_with_its_runs_linked() {
             .output()
             .unwrap();
         assert_code(&o, 0);
+        let o = rtscope(dir.path())
+            .env("RTSCOPE_DB", &db)
+            .args(["characterize", "-D", "50ms", "--label", "<c> bench"])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
     }
     let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    // The characterization is listed, and its page is the one `report` writes.
+    let runs = srv.get("/").body;
+    assert_eq!(listed_ids(&runs), [3, 2, 1], "{runs}");
+    let page = srv.get("/runs/3");
+    assert_eq!(page.status, 200);
+    let o = rtscope(dir.path())
+        .env("RTSCOPE_DB", &db)
+        .args(["report", "3", "-o"])
+        .arg(dir.join("c.html"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let file = std::fs::read_to_string(dir.join("c.html")).unwrap();
+    assert_eq!(without_nav(&page.body), file);
+    never_raw(&page.body, "<c>", "the characterization's page");
     let list = srv.get("/studies");
     assert_eq!(list.status, 200);
     assert!(list.body.contains("2 of 2 runs done"), "{}", list.body);
