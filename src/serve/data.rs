@@ -221,8 +221,9 @@ pub fn record(s: &Store, reference: &str) -> Result<RunRecord, Failure> {
 
 /// The HTML report of the runs `refs` name, as `rtscope report REFS`
 /// writes it: one run's report, or several compared; characterizations
-/// among themselves. With the ids the references resolved to.
-pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<i64>, String), Failure> {
+/// among themselves. With the ids the references resolved to, and the
+/// host of each.
+pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<(i64, String)>, String), Failure> {
     let mut ids = Vec::with_capacity(refs.len());
     for r in refs {
         let id = resolve(s, r)?;
@@ -236,7 +237,12 @@ pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<i64>, String), Failure>
         let refs: Vec<_> = cs.iter().collect();
         let names: Vec<String> = ids.iter().map(|(r, _, _)| r.clone()).collect();
         let page = crate::characterize::html::render(&refs, &names, None)?;
-        return Ok((ids.iter().map(|(_, id, _)| *id).collect(), page));
+        let shown = ids
+            .iter()
+            .zip(&cs)
+            .map(|((_, id, _), c)| (*id, c.fingerprint.hostname.clone()))
+            .collect();
+        return Ok((shown, page));
     }
     if ids.iter().any(|(_, _, c)| *c)
         && let Some((r, _, _)) = ids.iter().find(|(_, _, c)| !*c)
@@ -252,7 +258,12 @@ pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<i64>, String), Failure>
     let runs: Vec<NamedRun> = name_runs(loaded);
     let views = stored::monitor_views(s, &runs);
     let page = html::render_with(&runs, None, &views)?;
-    Ok((ids.iter().map(|(_, id, _)| *id).collect(), page))
+    let shown = runs
+        .iter()
+        .zip(&ids)
+        .map(|(r, (_, id, _))| (*id, r.record.fingerprint.hostname.clone()))
+        .collect();
+    Ok((shown, page))
 }
 
 /// A study of the store, as the studies page lists it.

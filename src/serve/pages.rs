@@ -391,15 +391,23 @@ pub fn error_page(status: StatusCode, message: &str) -> String {
     })
 }
 
-/// The bar of links put above a report: back to the list and the boards,
-/// and the run's JSON when it is one run.
-pub fn nav_bar(ids: &[i64]) -> String {
+/// The bar of links put above a report: back to the list, the boards and
+/// the studies, and for one run its board's page and its JSON (`runs`:
+/// the id and host of each run shown).
+pub fn nav_bar(runs: &[(i64, String)]) -> String {
     let mut links = vec![
         r#"<a href="/">&larr; all runs</a>"#.to_string(),
         r#"<a href="/boards">boards</a>"#.to_string(),
         r#"<a href="/studies">studies</a>"#.to_string(),
     ];
-    if let [id] = ids {
+    if let [(id, host)] = runs {
+        if !host.is_empty() {
+            links.push(format!(
+                r#"<a href="{}">board {}</a>"#,
+                crate::text::escape::markup(&board_href(host)),
+                crate::text::escape::markup(&shorten(host, CELL_CHARS))
+            ));
+        }
         links.push(format!(r#"<a href="/api/runs/{id}">run record (JSON)</a>"#));
     }
     format!(
@@ -656,11 +664,15 @@ mod tests {
     #[test]
     fn the_nav_goes_right_after_the_body() {
         let page = "<html><head></head><body><h1>x</h1></body></html>";
-        let out = with_nav(page, &nav_bar(&[3]));
+        let out = with_nav(page, &nav_bar(&[(3, "<pi> 4".into())]));
         assert!(out.starts_with("<html><head></head><body>\n<nav id=\"serve-nav\""));
         assert!(out.contains("/api/runs/3"));
         assert!(out.ends_with("<h1>x</h1></body></html>"));
-        assert!(!nav_bar(&[1, 2]).contains("/api/"));
+        assert!(
+            out.contains(r#"<a href="/boards/%3Cpi%3E%204">board &lt;pi&gt; 4</a>"#),
+            "{out}"
+        );
+        assert!(!nav_bar(&[(1, "a".into()), (2, "a".into())]).contains("/api/"));
         assert!(with_nav("plain", "<nav>").starts_with("<nav>plain"));
     }
 
