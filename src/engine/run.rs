@@ -62,21 +62,22 @@ pub enum EngineError {
     )]
     Mlock(io::Error),
     /// The control thread could not be pinned to `--main-affinity`'s CPUs.
-    #[error("could not pin the main thread to CPUs {cpus}: {source}")]
-    MainAffinity { cpus: String, source: io::Error },
+    /// (`cause` is in the text, not a source: `{:#}` shows it once.)
+    #[error("could not pin the main thread to CPUs {cpus}: {cause}")]
+    MainAffinity { cpus: String, cause: io::Error },
     /// A measuring thread could not be set up (`what`: the call that
     /// failed, e.g. its affinity or scheduling policy; `hint`: advice).
-    #[error("thread {index}{on}: {what} failed: {source}{hint}")]
+    #[error("thread {index}{on}: {what} failed: {cause}{hint}")]
     ThreadSetup {
         index: usize,
         on: String,
         what: &'static str,
-        source: io::Error,
+        cause: io::Error,
         hint: String,
     },
     /// A measuring thread could not be created.
-    #[error("could not start measuring thread {index}: {source}")]
-    Spawn { index: usize, source: io::Error },
+    #[error("could not start measuring thread {index}: {cause}")]
+    Spawn { index: usize, cause: io::Error },
 }
 
 /// What the observer wants after a tick.
@@ -317,9 +318,9 @@ impl Hygiene {
 fn hygiene(plan: &Plan, warn: &mut dyn FnMut(String)) -> Result<Hygiene, EngineError> {
     let cfg = &plan.config;
     if let Some(cpus) = &cfg.main_affinity {
-        sched::set_affinity(0, cpus).map_err(|source| EngineError::MainAffinity {
+        sched::set_affinity(0, cpus).map_err(|cause| EngineError::MainAffinity {
             cpus: format_cpu_list(cpus),
-            source,
+            cause,
         })?;
     }
     let dma = cfg.dma_latency_us.map(|v| (cfg.dma_path.as_path(), v));
@@ -490,9 +491,9 @@ fn spawn(
             .name(format!("rtscope-m{}", t.index))
             .stack_size(THREAD_STACK)
             .spawn(move || thread::thread_main(ctx, gate, tx))
-            .map_err(|source| EngineError::Spawn {
+            .map_err(|cause| EngineError::Spawn {
                 index: t.index,
-                source,
+                cause,
             })?;
         threads.handles.push(handle);
         collected.consumers.push(consumer);
@@ -549,7 +550,7 @@ fn wait_ready(
                             SetupStep::Timer => "creating the timer",
                         },
                         hint: setup_hint(plan.config.policy, step, &error),
-                        source: error,
+                        cause: error,
                     });
                 }
             }
@@ -748,6 +749,33 @@ mod tests {
     use super::*;
     use crate::engine::{MeasureConfig, TimerMethod};
     use crate::sys::alloc_audit::hot_allocations;
+
+    /// The cause of a failed set-up is said once, however the error is
+    /// printed (`{:#}` follows sources).
+    #[test]
+    fn a_set_up_failure_says_its_cause_once() {
+        let cause = || io::Error::from_raw_os_error(22);
+        for e in [
+            EngineError::MainAffinity {
+                cpus: "1".into(),
+                cause: cause(),
+            },
+            EngineError::Spawn {
+                index: 0,
+                cause: cause(),
+            },
+            EngineError::ThreadSetup {
+                index: 0,
+                on: " on CPU 1".into(),
+                what: "sched_setaffinity",
+                cause: cause(),
+                hint: String::new(),
+            },
+        ] {
+            let text = format!("{:#}", anyhow::Error::from(e));
+            assert_eq!(text.matches("Invalid argument").count(), 1, "{text}");
+        }
+    }
 
     /// Each thread allocates its stats on its own CPU and hands them back;
     /// the control side keeps them in plan order whatever order the
