@@ -170,6 +170,8 @@ pub struct Board {
     pub host: String,
     pub runs: usize,
     pub last: Listed,
+    /// The monitors that stored windows of it, in name order.
+    pub monitors: Vec<String>,
 }
 
 /// Every host of the store with its newest latency run (by start), hosts
@@ -188,15 +190,24 @@ pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
             .and_modify(|(n, _)| *n += 1)
             .or_insert((1, r));
     }
+    let monitors = s.monitors()?;
     hosts
         .into_iter()
         .map(|(host, (runs, row))| {
             Ok(Board {
+                monitors: monitors_of(&monitors, &host),
                 host,
                 runs,
                 last: listed(s, row, true)?,
             })
         })
+        .collect()
+}
+
+fn monitors_of(all: &[crate::store::windows::MonitorRow], host: &str) -> Vec<String> {
+    all.iter()
+        .filter(|m| m.host == host)
+        .map(|m| m.monitor.clone())
         .collect()
 }
 
@@ -368,6 +379,8 @@ pub struct BoardHistory {
     pub runs: Vec<Listed>,
     /// Its runs' worst cases over time (`None`: no run has one).
     pub figure: Option<crate::report::plot::Figure>,
+    /// The monitors that stored windows of it.
+    pub monitors: Vec<String>,
 }
 
 /// The board `host` (`page`: its newest [`BOARD_RUNS`] with their
@@ -394,6 +407,7 @@ pub fn board(s: &Store, host: &str, page: bool) -> Result<Option<BoardHistory>, 
         .map(|row| listed(s, row, page))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(BoardHistory {
+        monitors: monitors_of(&s.monitors()?, host),
         host: host.to_string(),
         total,
         runs,

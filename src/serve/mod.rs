@@ -18,6 +18,7 @@
 pub mod api;
 pub mod auth;
 pub mod data;
+pub mod live;
 pub mod pages;
 pub mod query;
 pub mod reply;

@@ -42,6 +42,8 @@ pub struct View {
     boards: Vec<BoardRow>,
     studies: Vec<StudyRow>,
     board: Option<BoardView>,
+    monitors: Vec<MonitorCells>,
+    monitor: Option<MonitorView>,
     /// The error page's status line and text.
     status: String,
     message: String,
@@ -108,6 +110,134 @@ struct BoardRow {
     href: String,
     runs: usize,
     last: RunCells,
+    monitors: Vec<Link>,
+}
+
+/// A link: its text and address.
+#[derive(Serialize, Debug)]
+struct Link {
+    text: String,
+    href: String,
+}
+
+/// Links to `host`'s page of each monitor of `names`.
+fn monitor_links(names: &[String], host: &str) -> Vec<Link> {
+    names
+        .iter()
+        .map(|n| Link {
+            text: shorten(n, CELL_CHARS),
+            href: query::href(
+                &format!("/monitors/{}", query::encode(n)),
+                &[("host".into(), host.to_string())],
+            ),
+        })
+        .collect()
+}
+
+/// A monitor on a host, as the monitors page lists it.
+#[derive(Serialize, Debug)]
+struct MonitorCells {
+    name: String,
+    name_full: String,
+    href: String,
+    host: String,
+    host_full: String,
+    windows: u64,
+    first: String,
+    last: String,
+    largest: String,
+}
+
+/// A monitor's page.
+#[derive(Serialize, Debug)]
+struct MonitorView {
+    name: String,
+    /// The hosts shown (one, or every host of the monitor).
+    hosts: Vec<MonitorCells>,
+    one_host: bool,
+    windows: Vec<super::live::WindowCells>,
+    table_rows: usize,
+    plot: Option<String>,
+    plot_base: String,
+    plot_title: String,
+    caption: &'static str,
+    events: String,
+    status: String,
+}
+
+/// What a monitor's page is made of ([`monitor_page`]).
+pub struct MonitorPage<'a> {
+    pub name: &'a str,
+    pub host: Option<&'a str>,
+    pub rows: &'a [crate::store::windows::MonitorRow],
+    /// The newest windows, newest first.
+    pub newest: Vec<super::live::WindowCells>,
+    /// The plot's address (`None`: no window holds a latency yet).
+    pub plot: Option<String>,
+    pub plot_base: String,
+    pub plot_title: String,
+    pub events: String,
+    pub status: String,
+}
+
+fn monitor_cells(m: &crate::store::windows::MonitorRow) -> MonitorCells {
+    let host = or_unknown(&m.host);
+    let when = |ns: u64| fmt_unix_utc(ns).trim_end_matches(" UTC").to_string();
+    MonitorCells {
+        name: shorten(&m.monitor, CELL_CHARS),
+        name_full: m.monitor.clone(),
+        href: query::href(
+            &format!("/monitors/{}", query::encode(&m.monitor)),
+            &[("host".into(), m.host.clone())],
+        ),
+        host: shorten(&host, CELL_CHARS),
+        host_full: host,
+        windows: m.windows,
+        first: when(m.first_start_unix_ns),
+        last: when(m.last_end_unix_ns),
+        largest: us_cell(m.largest_ns),
+    }
+}
+
+/// The monitors page.
+pub fn monitors_page(
+    store: &str,
+    rows: &[crate::store::windows::MonitorRow],
+) -> Result<String, Failure> {
+    render(&View {
+        kind: "monitors",
+        title: "rtscope: monitors".into(),
+        tool: tool(),
+        store: store.to_string(),
+        monitors: rows.iter().map(monitor_cells).collect(),
+        ..Default::default()
+    })
+}
+
+/// A monitor's page: its plot, its hosts, its newest windows, and what
+/// the live script needs (the events' and the plot's addresses).
+pub fn monitor_page(store: &str, m: &MonitorPage) -> Result<String, Failure> {
+    let view = MonitorView {
+        name: m.name.to_string(),
+        hosts: m.rows.iter().map(monitor_cells).collect(),
+        one_host: m.host.is_some(),
+        windows: m.newest.clone(),
+        table_rows: super::live::TABLE_ROWS,
+        plot: m.plot.clone(),
+        plot_base: m.plot_base.clone(),
+        plot_title: m.plot_title.clone(),
+        caption: crate::report::monitor::CAPTION,
+        events: m.events.clone(),
+        status: m.status.clone(),
+    };
+    render(&View {
+        kind: "monitor",
+        title: format!("rtscope: monitor {}", shorten(m.name, 80)),
+        tool: tool(),
+        store: store.to_string(),
+        monitor: Some(view),
+        ..Default::default()
+    })
 }
 
 /// A study of the studies page.
@@ -135,6 +265,7 @@ struct BoardView {
     /// The list filtered on this host.
     all_href: String,
     rows: Vec<RunCells>,
+    monitors: Vec<Link>,
 }
 
 fn or_unknown(s: &str) -> String {
@@ -298,6 +429,7 @@ pub fn boards_page(store: &str, boards: &[Board]) -> Result<String, Failure> {
                 href: board_href(&b.host),
                 runs: b.runs,
                 last: cells(&b.last),
+                monitors: monitor_links(&b.monitors, &b.host),
             }
         })
         .collect();
@@ -338,6 +470,7 @@ pub fn board_page(store: &str, b: &BoardHistory) -> Result<String, Failure> {
         shown: b.runs.len(),
         all_href: query::href("/", &[("host".into(), b.host.clone())]),
         rows: b.runs.iter().map(cells).collect(),
+        monitors: monitor_links(&b.monitors, &b.host),
     };
     render(&View {
         kind: "board",
@@ -693,6 +826,7 @@ mod tests {
         let mut rows: Vec<crate::store::RunRow> = runs.iter().map(|l| l.row.clone()).collect();
         rows[1].started_at_unix_ns -= 86_400_000_000_000;
         let b = BoardHistory {
+            monitors: vec!["<m>".into()],
             host: "<b>pi</b>".into(),
             total: 30,
             figure: crate::report::monitor::history(&rows, "<b>pi</b>: worst case of each run"),
@@ -702,6 +836,12 @@ mod tests {
         assert!(!html.contains("<b>"), "{html}");
         assert!(html.contains("&lt;b&gt;pi&lt;&#x2f;b&gt;"));
         assert!(html.contains("<svg id=\"history\""), "the history is drawn");
+        assert!(
+            html.contains(
+                "href=\"&#x2f;monitors&#x2f;%3Cm%3E?host=%3Cb%3Epi%3C%2Fb%3E\"\u{3e}&lt;m&gt;</a>"
+            ),
+            "{html}"
+        );
         assert!(html.contains("the newest 2 below"), "{html}");
         assert!(html.contains("host=%3Cb%3Epi%3C%2Fb%3E"), "{html}");
         assert_eq!(board_href("a/../b c"), "/boards/a%2F..%2Fb%20c");

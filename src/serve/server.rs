@@ -12,7 +12,7 @@
 
 use super::data::Stores;
 use super::reply::Failure;
-use super::{ServeError, ServeOptions, api, auth, pages};
+use super::{ServeError, ServeOptions, api, auth, live, pages};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
@@ -39,6 +39,17 @@ const BLOCKING_THREADS: usize = 4;
 /// What every handler shares.
 pub struct App {
     pub stores: Stores,
+    /// Event streams that may open ([`super::live::MAX_STREAMS`]).
+    pub streams: Arc<tokio::sync::Semaphore>,
+}
+
+impl App {
+    pub fn new(stores: Stores) -> App {
+        App {
+            stores,
+            streams: Arc::new(tokio::sync::Semaphore::new(super::live::MAX_STREAMS)),
+        }
+    }
 }
 
 /// Run `f` on a blocking thread (store calls and rendering block); a
@@ -66,12 +77,19 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
         .route("/boards/{host}", get(pages::board))
         .route("/studies", get(pages::studies))
         .route("/studies/{name}", get(pages::study))
+        .route("/monitors", get(live::monitors))
+        .route("/monitors/{name}", get(live::monitor))
+        .route("/monitors/{name}/plot.svg", get(live::plot))
+        .route("/monitors/{name}/events", get(live::events))
+        .route("/assets/live.js", get(live::script))
         .route("/api/runs", get(api::runs))
         .route("/api/runs/{id}", get(api::run))
         .route("/api/boards", get(api::boards))
         .route("/api/boards/{host}", get(api::board))
         .route("/api/studies", get(api::studies))
         .route("/api/studies/{name}", get(api::study))
+        .route("/api/monitors", get(live::api_monitors))
+        .route("/api/monitors/{name}/windows", get(live::api_windows))
         .fallback(pages::not_found)
         .with_state(app);
     layered(routes, credentials, REQUEST_DEADLINE)
@@ -109,17 +127,25 @@ async fn within(State(deadline): State<Duration>, req: Request, next: Next) -> R
     }
 }
 
-/// Pages run no script, load nothing from elsewhere and are not framed:
-/// even a value that escaped escaping could not act.
+/// The policy of every page but the monitor's ([`live::LIVE_CSP`]): no
+/// script, nothing loaded from elsewhere, no framing.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Pages run no script (but the monitor page its one, the server's own),
+/// load nothing from elsewhere and are not framed: even a value that
+/// escaped escaping could not act.
 async fn safe_headers(req: Request, next: Next) -> Response {
     let mut r = next.run(req).await;
     let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
+    let live = h
+        .get(header::CONTENT_SECURITY_POLICY)
+        .is_some_and(|v| v.as_bytes() == live::LIVE_CSP.as_bytes());
+    if !live {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CSP),
+        );
+    }
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -170,7 +196,7 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         .enable_time()
         .build()
         .map_err(ServeError::Runtime)?;
-    let app = Arc::new(App { stores });
+    let app = Arc::new(App::new(stores));
     let result = rt.block_on(async move {
         let listener =
             tokio::net::TcpListener::from_std(listener).map_err(|e| bind_error(opts.listen, e))?;
@@ -281,9 +307,9 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let app = Arc::new(App {
-            stores: Stores::new(std::path::Path::new("/nonexistent/rtscope.db")),
-        });
+        let app = Arc::new(App::new(Stores::new(std::path::Path::new(
+            "/nonexistent/rtscope.db",
+        ))));
         let routes = Router::new()
             .route(
                 "/slow",

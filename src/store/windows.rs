@@ -30,6 +30,19 @@ pub struct WindowRow {
     pub histogram: Option<(u32, Vec<u8>)>,
 }
 
+/// A monitor of the store on one host, as its windows say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MonitorRow {
+    pub monitor: String,
+    pub host: String,
+    /// Windows kept (one a thread and window).
+    pub windows: u64,
+    pub first_start_unix_ns: u64,
+    pub last_end_unix_ns: u64,
+    /// The largest latency of any window kept.
+    pub largest_ns: Option<u64>,
+}
+
 /// What retention did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pruned {
@@ -186,12 +199,48 @@ impl Store {
         })
     }
 
+    /// Every monitor of the store, one row per monitor and host, in
+    /// name order.
+    pub fn monitors(&self) -> Result<Vec<MonitorRow>> {
+        let read = |r: &Row| -> std::result::Result<MonitorRow, DbError> {
+            let u = |k: usize| r.get::<i64>(k).map(|v| v.max(0) as u64);
+            Ok(MonitorRow {
+                monitor: r.get(0)?,
+                host: r.get(1)?,
+                windows: u(2)?,
+                first_start_unix_ns: u(3)?,
+                last_end_unix_ns: u(4)?,
+                largest_ns: r.get::<Option<i64>>(5)?.map(|v| v.max(0) as u64),
+            })
+        };
+        self.db()
+            .query(
+                "SELECT monitor, host, COUNT(*), MIN(start_unix_ns), MAX(end_unix_ns), MAX(max_ns) \
+                 FROM monitor_windows GROUP BY monitor, host ORDER BY monitor, host",
+                &args![],
+            )
+            .and_then(|rows| rows.iter().map(read).collect())
+            .map_err(|e| self.err("listing the monitors", e))
+    }
+
     /// The windows of `monitor` (every host when `host` is `None`), oldest
     /// first, with their histograms when `with_histograms`.
     pub fn monitor_windows(
         &self,
         monitor: &str,
         host: Option<&str>,
+        with_histograms: bool,
+    ) -> Result<Vec<WindowRow>> {
+        self.monitor_windows_after(monitor, host, 0, with_histograms)
+    }
+
+    /// [`Store::monitor_windows`] that ended after `after_unix_ns` (what a
+    /// live view has not shown yet).
+    pub fn monitor_windows_after(
+        &self,
+        monitor: &str,
+        host: Option<&str>,
+        after_unix_ns: u64,
         with_histograms: bool,
     ) -> Result<Vec<WindowRow>> {
         let what = "reading monitor windows";
@@ -220,12 +269,13 @@ impl Store {
         };
         // The host filter is a separate query text rather than `?2 IS
         // NULL OR host = ?2`, whose parameter PostgreSQL cannot type.
+        let after = i(after_unix_ns);
         let (sql_host, params) = match host {
             Some(h) => (
-                "AND w.host = ?3 ",
-                args![monitor, with_histograms, h].to_vec(),
+                "AND w.host = ?4 ",
+                args![monitor, with_histograms, after, h].to_vec(),
             ),
-            None => ("", args![monitor, with_histograms].to_vec()),
+            None => ("", args![monitor, with_histograms, after].to_vec()),
         };
         self.db()
             .query(
@@ -236,7 +286,7 @@ impl Store {
                      FROM monitor_windows w LEFT JOIN monitor_window_histograms h \
                      ON h.monitor = w.monitor AND h.host = w.host AND h.thread = w.thread \
                      AND h.start_unix_ns = w.start_unix_ns \
-                     WHERE w.monitor = ?1 {sql_host}\
+                     WHERE w.monitor = ?1 AND w.end_unix_ns > ?3 {sql_host}\
                      ORDER BY w.start_unix_ns, w.host, w.thread"
                 ),
                 &params,
@@ -269,6 +319,43 @@ mod tests {
             max_ns: Some(4),
             histogram: Some((5, vec![1, 5, 0])),
         }
+    }
+
+    #[test]
+    fn monitors_are_listed_per_host_and_windows_read_after_a_time() {
+        let t = TempStore::new("monitors");
+        let s = Store::open(&t.db()).unwrap();
+        assert!(s.monitors().unwrap().is_empty());
+        let mut rows = vec![row(100, 0), row(110, 0), row(120, 1)];
+        let mut other = row(200, 0);
+        other.host = "g".into();
+        other.max_ns = None;
+        rows.push(other);
+        rows[1].max_ns = Some(40);
+        s.insert_windows(&rows).unwrap();
+        let m = s.monitors().unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].host.as_str(), m[0].windows, m[0].largest_ns),
+            ("g", 1, None)
+        );
+        assert_eq!(
+            (m[1].host.as_str(), m[1].windows, m[1].first_start_unix_ns),
+            ("h", 3, 100)
+        );
+        assert_eq!((m[1].last_end_unix_ns, m[1].largest_ns), (130, Some(40)));
+        // After 115 ns: the windows that ended later (at 120 and 130).
+        let after = s.monitor_windows_after("m", Some("h"), 115, false).unwrap();
+        let ends: Vec<u64> = after.iter().map(|w| w.end_unix_ns).collect();
+        assert_eq!(ends, [120, 130]);
+        assert!(after.iter().all(|w| w.histogram.is_none()));
+        assert_eq!(
+            s.monitor_windows_after("m", None, 130, false)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(s.monitor_windows("m", None, true).unwrap().len(), 4);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use crate::util::{TempDir, assert_code, dechunk, rtscope, stderr, stdout, wait_output};
 use rtscope::record::{RunRecord, synthetic};
+use rtscope::store::windows::WindowRow;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -83,7 +84,7 @@ fn store(dir: &TempDir) -> PathBuf {
 /// A running `rtscope serve`, killed and reaped when dropped.
 pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl Server {
@@ -910,4 +911,227 @@ fn slow_and_idle_clients_hold_only_their_own_connection() {
         start.elapsed()
     );
     assert_eq!(srv.get("/").status, 200);
+}
+
+/// A window of monitor `name` on `host`, CPU `cpu`, ending at `end_s`
+/// seconds after 2026-01-01 (a minute long), its largest `max_ns`.
+fn window(name: &str, host: &str, cpu: u32, end_s: u64, max_ns: u64) -> WindowRow {
+    let end = JAN_1 + end_s * 1_000_000_000;
+    WindowRow {
+        monitor: name.into(),
+        host: host.into(),
+        run_uuid: "0123456789abcdef0123456789abcdef".into(),
+        thread: cpu,
+        cpu: Some(cpu),
+        start_unix_ns: end - 60_000_000_000,
+        end_unix_ns: end,
+        samples: 60_000,
+        wakeups: 60_000,
+        missed: 0,
+        min_ns: Some(1_000),
+        avg_ns: Some(2_000),
+        p99_ns: Some(max_ns / 2),
+        max_ns: Some(max_ns),
+        histogram: None,
+    }
+}
+
+/// An event stream opened on `target`: its head read, the rest to come.
+struct Events {
+    c: TcpStream,
+    seen: String,
+}
+
+impl Events {
+    fn open(port: u16, target: &str) -> (u16, Events) {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(c, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+        let mut e = Events {
+            c,
+            seen: String::new(),
+        };
+        while !e.seen.contains("\r\n\r\n") {
+            e.more();
+        }
+        let status = e.seen.split(' ').nth(1).unwrap().parse().unwrap();
+        (status, e)
+    }
+
+    fn more(&mut self) {
+        let mut buf = [0u8; 4096];
+        let n = self
+            .c
+            .read(&mut buf)
+            .expect("the stream went quiet for 30 s");
+        assert!(n > 0, "the stream ended: {}", self.seen);
+        self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+
+    /// The data of the next `windows` event, as JSON.
+    fn next_windows(&mut self) -> serde_json::Value {
+        loop {
+            if let Some(i) = self.seen.find("event: windows\n") {
+                let rest = &self.seen[i..];
+                if let Some(d) = rest.find("data: ")
+                    && let Some(end) = rest[d..].find('\n')
+                {
+                    let data = rest[d + 6..d + end].to_string();
+                    self.seen = rest[d + end..].to_string();
+                    return serde_json::from_str(&data).unwrap();
+                }
+            }
+            self.more();
+        }
+    }
+}
+
+#[test]
+fn a_monitor_is_followed_live() {
+    let dir = TempDir::new("serve-live");
+    let db = dir.join("runs.db");
+    let name = "lab \"m\" <1>";
+    let enc = "lab%20%22m%22%20%3C1%3E";
+    let s = rtscope::store::Store::open(&db).unwrap();
+    s.insert_windows(&[
+        window(name, "pi", 0, 60, 40_000),
+        window(name, "pi", 1, 60, 55_000),
+        window(name, "pi", 0, 120, 61_000),
+        window("other", "x86", 0, 60, 9_000),
+    ])
+    .unwrap();
+    let mut s = s;
+    s.insert(&run(1, "monitored", "pi", 0, 50_000)).unwrap();
+    let s = s;
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    // The board's row and page link to its monitor.
+    let link = format!("href=\"&#x2f;monitors&#x2f;{enc}?host=pi\"");
+    assert!(srv.get("/boards").body.contains(&link));
+    assert!(srv.get("/boards/pi").body.contains(&link));
+    // The list of monitors, every name escaped.
+    let list = srv.get("/monitors");
+    assert_eq!(list.status, 200);
+    never_raw(&list.body, "<1>", "/monitors");
+    assert!(
+        list.body.contains("lab &quot;m&quot; &lt;1&gt;"),
+        "{}",
+        list.body
+    );
+    assert!(
+        list.body
+            .contains(&format!("&#x2f;monitors&#x2f;{enc}?host=pi"))
+    );
+    assert!(
+        !list.body.contains("<script"),
+        "only the monitor page has a script"
+    );
+    // The monitor's page: the plot, the newest windows first, the script
+    // its policy allows, and where to follow it from.
+    let page = srv.get(&format!("/monitors/{enc}?host=pi"));
+    assert_eq!(page.status, 200, "{}", page.body);
+    never_raw(&page.body, "<1>", "the monitor page");
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline'; script") && !csp.contains("script-src 'unsafe"));
+    assert!(
+        page.body
+            .contains("<script src=\"/assets/live.js\" defer></script>")
+    );
+    let last_end = JAN_1 + 120_000_000_000;
+    assert!(
+        page.body.contains(&format!("after={last_end}")),
+        "{}",
+        page.body
+    );
+    let rows: Vec<&str> = page
+        .body
+        .split("<tr><td class=\"num\">2026-01-01 ")
+        .skip(1)
+        .map(|r| &r[..5])
+        .collect();
+    assert_eq!(rows, ["00:02", "00:01", "00:01"], "newest first");
+    // Every other page keeps forbidding scripts.
+    let csp = srv.get("/").header("content-security-policy").unwrap();
+    assert!(!csp.contains("script-src"), "{csp}");
+    let js = srv.get("/assets/live.js");
+    assert_eq!(js.status, 200);
+    assert!(
+        js.header("content-type")
+            .unwrap()
+            .starts_with("text/javascript")
+    );
+    assert!(js.body.contains("new EventSource(") && js.body.contains("textContent"));
+    assert!(!js.body.contains("innerHTML"));
+    let plot = srv.get(&format!("/monitors/{enc}/plot.svg?host=pi&v=1"));
+    assert_eq!(plot.status, 200, "{}", plot.body);
+    assert_eq!(plot.header("content-type").unwrap(), "image/svg+xml");
+    assert!(
+        plot.body.starts_with("<svg"),
+        "{}",
+        &plot.body[..80.min(plot.body.len())]
+    );
+    // A window lands: the stream sends it, with the new end.
+    let (status, mut events) = Events::open(
+        srv.port,
+        &format!("/monitors/{enc}/events?host=pi&after={last_end}"),
+    );
+    assert_eq!(status, 200, "{}", events.seen);
+    assert!(
+        events
+            .seen
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream")
+    );
+    s.insert_windows(&[
+        window(name, "pi", 1, 180, 987_000),
+        window("other", "x86", 0, 180, 1),
+    ])
+    .unwrap();
+    let ev = events.next_windows();
+    let end = JAN_1 + 180_000_000_000;
+    assert_eq!(ev["last_end_unix_ns"], end);
+    assert_eq!(ev["windows"].as_array().unwrap().len(), 1, "{ev}");
+    assert_eq!(ev["windows"][0]["max"], "987.0");
+    assert_eq!(ev["windows"][0]["who"], "CPU 1");
+    assert!(
+        events.seen.contains(&format!("id: {end}"))
+            || ev["status"].as_str().unwrap().contains("00:03:00")
+    );
+    // The JSON of the same.
+    let api = srv.get("/api/monitors").json();
+    assert_eq!(api.as_array().unwrap().len(), 2);
+    assert_eq!(api[0]["monitor"], name);
+    assert_eq!(
+        (api[0]["windows"].as_u64(), api[0]["largest_ns"].as_u64()),
+        (Some(4), Some(987_000))
+    );
+    let after = srv
+        .get(&format!("/api/monitors/{enc}/windows?after={last_end}"))
+        .json();
+    assert_eq!(after.as_array().unwrap().len(), 1);
+    assert_eq!(after[0]["end"], "2026-01-01T00:03:00Z");
+    // Unknown monitors and hosts, and a bad query, are refused.
+    assert_eq!(srv.get("/monitors/nope").status, 404);
+    assert_eq!(
+        srv.get(&format!("/monitors/{enc}?host=elsewhere")).status,
+        404
+    );
+    assert_eq!(srv.get(&format!("/monitors/{enc}?after=soon")).status, 400);
+    assert_eq!(srv.get("/api/monitors/nope/windows").status, 404);
+    // Event streams are bounded: 16 at once, the next one 503.
+    let mut open = Vec::new();
+    for _ in 1..16 {
+        let (status, e) = Events::open(srv.port, &format!("/monitors/{enc}/events"));
+        assert_eq!(status, 200);
+        open.push(e);
+    }
+    let (status, _) = Events::open(srv.port, &format!("/monitors/{enc}/events"));
+    assert_eq!(status, 503);
+    // A stream closed frees its place.
+    drop(events);
+    let ok = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(200));
+        Events::open(srv.port, &format!("/monitors/{enc}/events")).0 == 200
+    });
+    assert!(ok, "a closed stream's place was never given back");
 }
