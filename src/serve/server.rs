@@ -82,6 +82,12 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
         .route("/monitors/{name}/plot.svg", get(live::plot))
         .route("/monitors/{name}/events", get(live::events))
         .route("/assets/live.js", get(live::script))
+        // Browsers ask for it on every page: nothing, rather than a 404
+        // in their console.
+        .route(
+            "/favicon.ico",
+            get(|| async { axum::http::StatusCode::NO_CONTENT }),
+        )
         .route("/api/runs", get(api::runs))
         .route("/api/runs/{id}", get(api::run))
         .route("/api/boards", get(api::boards))

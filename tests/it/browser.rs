@@ -18,6 +18,7 @@
 //! assert_eq!(tab.errors(), Vec::<String>::new());
 //! ```
 
+mod live;
 mod report;
 
 use crate::util::{TempDir, exclusive_system, require};

@@ -915,7 +915,7 @@ fn slow_and_idle_clients_hold_only_their_own_connection() {
 
 /// A window of monitor `name` on `host`, CPU `cpu`, ending at `end_s`
 /// seconds after 2026-01-01 (a minute long), its largest `max_ns`.
-fn window(name: &str, host: &str, cpu: u32, end_s: u64, max_ns: u64) -> WindowRow {
+pub(crate) fn window(name: &str, host: &str, cpu: u32, end_s: u64, max_ns: u64) -> WindowRow {
     let end = JAN_1 + end_s * 1_000_000_000;
     WindowRow {
         monitor: name.into(),
