@@ -308,7 +308,7 @@ fn two_boards_write_to_one_store_and_are_read_by_host() {
 
 #[test]
 fn serve_shows_the_shared_store_read_only() {
-    use crate::serve::{Server, run};
+    use crate::serve::{Server, run, window};
     let Some(pg) = shared() else { return };
     let url = pg.database("serve");
     let dir = TempDir::new("pg-serve");
@@ -316,6 +316,8 @@ fn serve_shows_the_shared_store_read_only() {
         let mut s = rtscope::store::Store::open(Path::new(&url)).unwrap();
         s.insert(&run(1, "board A", "board-a", 0, 120_000)).unwrap();
         s.insert(&run(2, "board B", "board-b", 1, 90_000)).unwrap();
+        s.insert_windows(&[window("lab", "board-a", 0, 60, 40_000)])
+            .unwrap();
     }
     let srv = Server::start(&dir, Path::new(&url), &["--listen", "0"]);
     // More requests than idle connections kept: each gets one.
@@ -334,6 +336,28 @@ fn serve_shows_the_shared_store_read_only() {
     assert_eq!(rec["label"], "board B");
     assert_eq!(srv.get("/api/boards").json().as_array().unwrap().len(), 2);
     assert_eq!(srv.get("/runs/3").status, 404);
+    // A board's page, the studies (none) and a monitor, from PostgreSQL.
+    assert!(
+        srv.get("/boards/board-a")
+            .body
+            .contains("<svg id=\"history\"")
+    );
+    assert_eq!(srv.get("/api/boards/board-b").json()["runs"][0]["id"], 2);
+    assert_eq!(srv.get("/api/studies").json(), serde_json::json!([]));
+    let monitors = srv.get("/api/monitors").json();
+    assert_eq!(
+        (
+            monitors[0]["monitor"].as_str(),
+            monitors[0]["windows"].as_u64()
+        ),
+        (Some("lab"), Some(1))
+    );
+    assert_eq!(srv.get("/monitors/lab").status, 200);
+    assert_eq!(srv.get("/monitors/lab/plot.svg").status, 200);
+    let w = srv
+        .get("/api/monitors/lab/windows?host=board-a&after=0")
+        .json();
+    assert_eq!(w[0]["max_ns"], 40_000);
     drop(srv);
     // An empty database is an empty list, and left empty (no schema).
     let empty = pg.database("serve_empty");
