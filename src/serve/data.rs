@@ -135,6 +135,45 @@ fn is_characterization(row: &RunRow) -> bool {
     row.source_kind.as_str() == crate::store::characterizations::SOURCE_KIND
 }
 
+/// What a list row shows of a run that only its record says: what its
+/// figures measure, and its verdict line and deadline outcome.
+type Judged = (Quantity, (String, Outcome));
+
+/// Runs judged, by uuid, last save and state (a run under way is judged
+/// again after each checkpoint): the list's rows cost a record's read
+/// once, not on every request. At most [`JUDGED_KEPT`]; emptied when
+/// full.
+static JUDGED: Mutex<Option<std::collections::HashMap<(String, u64, &'static str), Judged>>> =
+    Mutex::new(None);
+/// Runs [`JUDGED`] keeps (a few hundred bytes each).
+const JUDGED_KEPT: usize = 20_000;
+
+fn judged(s: &Store, row: &RunRow) -> Result<Judged, Failure> {
+    let key = (row.uuid.clone(), row.saved_at_unix_ns, row.state.name());
+    if let Some(j) = JUDGED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(&key))
+    {
+        return Ok(j.clone());
+    }
+    let r = s.load(row.id)?;
+    let quantity = Quantity::of(&r);
+    let outcome = match quantity {
+        Quantity::WakeupLatency => Check::of(&r).outcome(),
+        _ => Outcome::Unknown,
+    };
+    let j = (quantity, (verdict::status_line(&r), outcome));
+    let mut cache = JUDGED.lock().unwrap_or_else(|e| e.into_inner());
+    let m = cache.get_or_insert_with(Default::default);
+    if m.len() >= JUDGED_KEPT {
+        m.clear();
+    }
+    m.insert(key, j.clone());
+    Ok(j)
+}
+
 fn listed(s: &Store, row: RunRow, verdicts: bool) -> Result<Listed, Failure> {
     if is_characterization(&row) {
         return Ok(Listed {
@@ -144,23 +183,18 @@ fn listed(s: &Store, row: RunRow, verdicts: bool) -> Result<Listed, Failure> {
         });
     }
     let imported = row.source_kind.is(SourceKind::Imported);
-    let rec = if verdicts || imported {
-        Some(s.load(row.id)?)
-    } else {
-        None
-    };
-    let quantity = Some(rec.as_ref().map_or(Quantity::WakeupLatency, Quantity::of));
-    let verdict = rec.as_ref().map(|r| {
-        let outcome = match Quantity::of(r) {
-            Quantity::WakeupLatency => Check::of(r).outcome(),
-            _ => Outcome::Unknown,
-        };
-        (verdict::status_line(r), outcome)
-    });
+    if !(verdicts || imported) {
+        return Ok(Listed {
+            row,
+            quantity: Some(Quantity::WakeupLatency),
+            verdict: None,
+        });
+    }
+    let (quantity, verdict) = judged(s, &row)?;
     Ok(Listed {
         row,
-        quantity,
-        verdict,
+        quantity: Some(quantity),
+        verdict: verdicts.then_some(verdict),
     })
 }
 
@@ -413,4 +447,42 @@ pub fn board(s: &Store, host: &str, page: bool) -> Result<Option<BoardHistory>, 
         runs,
         figure,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::synthetic;
+    use crate::store::test_util::TempStore;
+
+    /// A run's list verdict is read once, and read again when the run
+    /// was saved again (a checkpoint of a run under way).
+    #[test]
+    fn a_judged_run_is_judged_again_once_saved_again() {
+        let t = TempStore::new("serve-judged");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut a = synthetic(&[vec![20_000, 30_000]]);
+        a.run_uuid = "5e1f0000000000000000000000000001".into();
+        let mut b = synthetic(&[vec![20_000, 5_000_000]]);
+        b.run_uuid = "5e1f0000000000000000000000000002".into();
+        let met = s.insert(&a).unwrap();
+        let missed = s.insert(&b).unwrap();
+        let rows = s.list().unwrap();
+        let row = |id: i64| rows.iter().find(|r| r.id == id).unwrap().clone();
+        let first = judged(&s, &row(met)).unwrap();
+        assert_eq!(first.1.1, Outcome::Met);
+        // The same run, saved since: its row now reads the other record
+        // (as a checkpoint would have changed it): judged afresh.
+        let mut later = row(met);
+        later.id = missed;
+        assert_eq!(
+            judged(&s, &later).unwrap().1.1,
+            Outcome::Met,
+            "same save: kept"
+        );
+        later.saved_at_unix_ns += 1;
+        assert_eq!(judged(&s, &later).unwrap().1.1, Outcome::Missed);
+        let listed = listed(&s, row(missed), true).unwrap();
+        assert_eq!(listed.verdict.unwrap().1, Outcome::Missed);
+    }
 }
