@@ -13,7 +13,7 @@ use crate::kinds::SourceKind;
 use crate::record::{Quantity, RunRecord};
 use crate::report::verdict::{self, Check, Outcome};
 use crate::report::{NamedRun, html, name_runs, stored};
-use crate::store::{RunRow, Store};
+use crate::store::{HostCache, RunFilter, RunRow, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
@@ -105,7 +105,7 @@ pub struct ListPage {
 /// The rows `q` keeps, ordered, and the page asked for (`verdicts`: read
 /// each of the page's records for its verdict, as the HTML list shows).
 pub fn list(s: &Store, q: &ListQuery, verdicts: bool) -> Result<ListPage, Failure> {
-    let mut rows = s.list_filtered(&q.filter)?;
+    let mut rows = s.list_filtered_with(&q.filter, &Hosts)?;
     sort(&mut rows, q.sort);
     let total = rows.len();
     let skip = q.page.saturating_sub(1).saturating_mul(q.per_page);
@@ -133,6 +133,35 @@ pub fn sort(rows: &mut [RunRow], by: Sort) {
 
 fn is_characterization(row: &RunRow) -> bool {
     row.source_kind.as_str() == crate::store::characterizations::SOURCE_KIND
+}
+
+/// The hosts of the store's runs, by uuid and last save: a run's host is
+/// in its record (tens of kB of text), which a list would otherwise read
+/// for every run on every request. Emptied when it holds
+/// [`JUDGED_KEPT`] × 10.
+struct Hosts;
+
+type HostMap = std::collections::HashMap<(String, u64), String>;
+static HOSTS: Mutex<Option<HostMap>> = Mutex::new(None);
+
+impl HostCache for Hosts {
+    fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<String> {
+        HOSTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()?
+            .get(&(uuid.to_string(), saved_at_unix_ns))
+            .cloned()
+    }
+
+    fn put(&self, uuid: &str, saved_at_unix_ns: u64, host: &str) {
+        let mut m = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
+        let m = m.get_or_insert_with(Default::default);
+        if m.len() >= JUDGED_KEPT * 10 {
+            m.clear();
+        }
+        m.insert((uuid.to_string(), saved_at_unix_ns), host.to_string());
+    }
 }
 
 /// What a list row shows of a run that only its record says: what its
@@ -212,7 +241,7 @@ pub struct Board {
 /// in name order; characterizations are left out.
 pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
     let mut rows: Vec<RunRow> = s
-        .list()?
+        .list_filtered_with(&RunFilter::default(), &Hosts)?
         .into_iter()
         .filter(|r| !is_characterization(r))
         .collect();
@@ -422,7 +451,7 @@ pub struct BoardHistory {
 /// as the API gives them): `None` when no latency run of it is stored.
 pub fn board(s: &Store, host: &str, page: bool) -> Result<Option<BoardHistory>, Failure> {
     let mut rows: Vec<RunRow> = s
-        .list()?
+        .list_filtered_with(&RunFilter::default(), &Hosts)?
         .into_iter()
         .filter(|r| r.host == host && !is_characterization(r))
         .collect();

@@ -41,6 +41,8 @@ pub struct App {
     pub stores: Stores,
     /// Event streams that may open ([`super::live::MAX_STREAMS`]).
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// Blocking calls that may run at once (one a blocking thread).
+    pub work: Arc<tokio::sync::Semaphore>,
 }
 
 impl App {
@@ -48,17 +50,29 @@ impl App {
         App {
             stores,
             streams: Arc::new(tokio::sync::Semaphore::new(super::live::MAX_STREAMS)),
+            work: Arc::new(tokio::sync::Semaphore::new(BLOCKING_THREADS)),
         }
     }
 }
 
 /// Run `f` on a blocking thread (store calls and rendering block); a
-/// panic there is a 500, never the server's end.
+/// panic there is a 500, never the server's end. It waits for a free
+/// thread here, where a request given up (its client gone, its deadline
+/// past) stops waiting: under overload no work is queued for a client
+/// that has left, which would make every later request later still.
 pub async fn blocking<T: Send + 'static>(
     app: Arc<App>,
     f: impl FnOnce(&App) -> Result<T, Failure> + Send + 'static,
 ) -> Result<T, Failure> {
-    match tokio::task::spawn_blocking(move || f(&app)).await {
+    let Ok(permit) = Arc::clone(&app.work).acquire_owned().await else {
+        return Err(Failure::Internal("the server is stopping".into()));
+    };
+    match tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        f(&app)
+    })
+    .await
+    {
         Ok(r) => r,
         Err(e) if e.is_panic() => Err(Failure::Internal(
             "internal error (a bug): please report it with the address asked for".into(),

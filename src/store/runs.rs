@@ -168,6 +168,13 @@ fn read_row(r: &Row) -> Result<RunRow, DbError> {
     })
 }
 
+/// Hosts of runs a caller keeps between listings
+/// ([`Store::list_filtered_with`]), by run uuid and last save.
+pub trait HostCache {
+    fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<String>;
+    fn put(&self, uuid: &str, saved_at_unix_ns: u64, host: &str);
+}
+
 /// Which stored runs to list; every condition given must hold.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunFilter {
@@ -281,8 +288,47 @@ impl Store {
             .collect())
     }
 
+    /// [`Store::list_filtered`] for a caller that keeps the runs' hosts
+    /// between calls (the web view): a run's host is in its record, whose
+    /// text is read only for the runs `hosts` does not know yet (by uuid
+    /// and last save), then given to it. The rows are the same.
+    pub fn list_filtered_with(
+        &self,
+        filter: &RunFilter,
+        hosts: &dyn HostCache,
+    ) -> Result<Vec<RunRow>> {
+        let what = "listing runs";
+        let light = ROW_COLUMNS.replace("record_json", "CAST('{}' AS TEXT)");
+        let mut rows: Vec<RunRow> = self
+            .db()
+            .query(&format!("SELECT {light} FROM runs ORDER BY id"), &[])
+            .and_then(|rows| rows.iter().map(read_row).collect())
+            .map_err(|e| self.err(what, e))?;
+        for r in &mut rows {
+            r.host = match hosts.get(&r.uuid, r.saved_at_unix_ns) {
+                Some(h) => h,
+                None => {
+                    let json: String = self
+                        .db()
+                        .query_one("SELECT record_json FROM runs WHERE id = ?1", &args![r.id])
+                        .and_then(|row| row.get(0))
+                        .map_err(|e| self.err(what, e))?;
+                    let h = host_of(&json);
+                    hosts.put(&r.uuid, r.saved_at_unix_ns, &h);
+                    h
+                }
+            };
+        }
+        self.keep(rows, filter)
+    }
+
     /// The stored runs `filter` keeps, oldest id first.
     pub fn list_filtered(&self, filter: &RunFilter) -> Result<Vec<RunRow>> {
+        let rows = self.list()?;
+        self.keep(rows, filter)
+    }
+
+    fn keep(&self, rows: Vec<RunRow>, filter: &RunFilter) -> Result<Vec<RunRow>> {
         let mut tagged: Option<Vec<i64>> = None;
         for (key, value) in &filter.tags {
             let rows = match value {
@@ -305,8 +351,7 @@ impl Store {
                 Some(before) => before.into_iter().filter(|i| ids.contains(i)).collect(),
             });
         }
-        Ok(self
-            .list()?
+        Ok(rows
             .into_iter()
             .filter(|r| tagged.as_ref().is_none_or(|t| t.contains(&r.id)))
             .filter(|r| filter.keeps(r))
@@ -818,6 +863,32 @@ mod tests {
             s.list_filtered(&f).unwrap().iter().map(|r| r.id).collect()
         }
         assert_eq!(ids(&s, RunFilter::default()), vec![ia, ib]);
+        // With the hosts kept by the caller: the same rows; the records
+        // are read once, then the hosts come from what was kept.
+        struct Kept(std::cell::RefCell<Vec<(String, u64, String)>>);
+        impl HostCache for Kept {
+            fn get(&self, uuid: &str, saved: u64) -> Option<String> {
+                let kept = self.0.borrow();
+                let k = kept.iter().find(|(u, s, _)| u == uuid && *s == saved)?;
+                Some(format!("kept {}", k.2))
+            }
+            fn put(&self, uuid: &str, saved: u64, host: &str) {
+                self.0.borrow_mut().push((uuid.into(), saved, host.into()));
+            }
+        }
+        let kept = Kept(Default::default());
+        let by_host = RunFilter {
+            host: Some("board2".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            s.list_filtered_with(&by_host, &kept).unwrap(),
+            s.list_filtered(&by_host).unwrap()
+        );
+        assert_eq!(kept.0.borrow().len(), 2);
+        let again = s.list_filtered_with(&RunFilter::default(), &kept).unwrap();
+        let hosts: Vec<&str> = again.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(hosts, ["kept board1", "kept board2"]);
         let label = |g: &str| RunFilter {
             label: Some(g.into()),
             ..Default::default()
