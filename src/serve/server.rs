@@ -28,8 +28,12 @@ use std::time::Duration;
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 /// How long requests under way may go on after Ctrl-C or SIGTERM.
 pub const DRAIN: Duration = Duration::from_secs(3);
-/// Connections served at once.
-pub const MAX_CONNECTIONS: usize = 64;
+/// Connections served at once. A kept-alive connection holds its place
+/// while its client keeps it: with 64, the 65th of 200 browsers and
+/// scripts waited in the kernel's queue until one let go (tens of
+/// seconds under load); the work they ask for is bounded elsewhere
+/// (`App::work`).
+pub const MAX_CONNECTIONS: usize = 256;
 /// Time a connection has to send a whole request head (the first, or the
 /// next one on a kept-alive connection) before it is closed.
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
