@@ -19,6 +19,7 @@
 //! ```
 
 mod report;
+mod serve;
 
 use crate::util::{TempDir, exclusive_system, require};
 use serde::de::DeserializeOwned;
