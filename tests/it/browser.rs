@@ -20,6 +20,7 @@
 
 mod live;
 mod report;
+mod serve;
 
 use crate::util::{TempDir, exclusive_system, require};
 use serde::de::DeserializeOwned;

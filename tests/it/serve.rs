@@ -123,6 +123,11 @@ impl Server {
         server
     }
 
+    /// The address of `target` on this server, for a browser.
+    pub(crate) fn url(&self, target: &str) -> String {
+        format!("http://127.0.0.1:{}{target}", self.port)
+    }
+
     pub(crate) fn get(&self, target: &str) -> Reply {
         http(self.port, target, None)
     }

@@ -87,7 +87,7 @@ fn thread_name(run: &RunRecord, i: u32) -> String {
 
 /// Lists what sticks out past the window: each element whose right
 /// edge passes it, and each table that scrolls within its frame.
-const OVERFLOW_JS: &str = "(() => { const w = document.documentElement.clientWidth; const o = []; \
+pub(super) const OVERFLOW_JS: &str = "(() => { const w = document.documentElement.clientWidth; const o = []; \
     for (const e of document.querySelectorAll('body *')) { const r = e.getBoundingClientRect(); \
       if (r.width > 0 && r.right > w + 0.5) o.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + \
         (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/ +/).join('.') : '') + \
