@@ -20,6 +20,7 @@
 
 mod live;
 mod report;
+mod study;
 mod serve;
 
 use crate::util::{TempDir, exclusive_system, require};
