@@ -20,8 +20,8 @@
 
 mod live;
 mod report;
-mod study;
 mod serve;
+mod study;
 
 use crate::util::{TempDir, exclusive_system, require};
 use serde::de::DeserializeOwned;
