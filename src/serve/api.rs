@@ -91,14 +91,14 @@ pub struct BoardJson {
     pub max_ns: Option<u64>,
 }
 
-fn json(v: &impl Serialize) -> Result<String, Failure> {
+pub(super) fn json(v: &impl Serialize) -> Result<String, Failure> {
     let mut s = serde_json::to_string_pretty(v)
         .map_err(|e| Failure::Internal(format!("serializing the answer: {e}")))?;
     s.push('\n');
     Ok(s)
 }
 
-fn answer(r: Result<String, Failure>) -> Response {
+pub(super) fn answer(r: Result<String, Failure>) -> Response {
     match r {
         Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(f) => f.json(),
@@ -206,34 +206,12 @@ pub async fn board(State(app): State<Arc<App>>, Path(host): Path<String>) -> Res
     )
 }
 
-/// `/api/studies`: a study of the store.
-#[derive(Serialize, Debug)]
-pub struct StudyJson {
-    pub name: String,
-    pub description: String,
-    pub created_at_unix_ns: u64,
-    pub done: usize,
-    pub planned: usize,
-    pub running: Option<String>,
-}
-
 /// `GET /api/studies`
 pub async fn studies(State(app): State<Arc<App>>) -> Response {
     answer(
         blocking(app, |app| {
             let studies = app.stores.with(data::studies)?.unwrap_or_default();
-            let out: Vec<StudyJson> = studies
-                .into_iter()
-                .map(|s| StudyJson {
-                    name: s.name,
-                    description: s.description,
-                    created_at_unix_ns: s.created_at_unix_ns,
-                    done: s.done,
-                    planned: s.planned,
-                    running: s.running,
-                })
-                .collect();
-            json(&out)
+            json(&studies)
         })
         .await,
     )

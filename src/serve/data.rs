@@ -135,32 +135,55 @@ fn is_characterization(row: &RunRow) -> bool {
     row.source_kind.as_str() == crate::store::characterizations::SOURCE_KIND
 }
 
+/// A map kept between requests (by the whole server process), emptied
+/// when it holds `bound` entries.
+struct Kept<K, V> {
+    map: Mutex<Option<std::collections::HashMap<K, V>>>,
+    bound: usize,
+}
+
+impl<K: Eq + std::hash::Hash, V: Clone> Kept<K, V> {
+    const fn new(bound: usize) -> Self {
+        Kept {
+            map: Mutex::new(None),
+            bound,
+        }
+    }
+
+    fn get(&self, key: &K) -> Option<V> {
+        let m = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        m.as_ref()?.get(key).cloned()
+    }
+
+    fn put(&self, key: K, value: V) {
+        let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let m = m.get_or_insert_with(Default::default);
+        if m.len() >= self.bound {
+            m.clear();
+        }
+        m.insert(key, value);
+    }
+}
+
+/// Runs [`JUDGED`] keeps (a few hundred bytes each); [`HOSTS`] ten times
+/// as many.
+const JUDGED_KEPT: usize = 20_000;
+
 /// The hosts of the store's runs, by uuid and last save: a run's host is
 /// in its record (tens of kB of text), which a list would otherwise read
-/// for every run on every request. Emptied when it holds
-/// [`JUDGED_KEPT`] × 10.
-struct Hosts;
+/// for every run on every request.
+static HOSTS: Kept<(String, u64), String> = Kept::new(JUDGED_KEPT * 10);
 
-type HostMap = std::collections::HashMap<(String, u64), String>;
-static HOSTS: Mutex<Option<HostMap>> = Mutex::new(None);
+/// [`HOSTS`] as the store asks for it.
+struct Hosts;
 
 impl HostCache for Hosts {
     fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<String> {
-        HOSTS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()?
-            .get(&(uuid.to_string(), saved_at_unix_ns))
-            .cloned()
+        HOSTS.get(&(uuid.to_string(), saved_at_unix_ns))
     }
 
     fn put(&self, uuid: &str, saved_at_unix_ns: u64, host: &str) {
-        let mut m = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
-        let m = m.get_or_insert_with(Default::default);
-        if m.len() >= JUDGED_KEPT * 10 {
-            m.clear();
-        }
-        m.insert((uuid.to_string(), saved_at_unix_ns), host.to_string());
+        HOSTS.put((uuid.to_string(), saved_at_unix_ns), host.to_string());
     }
 }
 
@@ -170,22 +193,13 @@ type Judged = (Quantity, (String, Outcome));
 
 /// Runs judged, by uuid, last save and state (a run under way is judged
 /// again after each checkpoint): the list's rows cost a record's read
-/// once, not on every request. At most [`JUDGED_KEPT`]; emptied when
-/// full.
-static JUDGED: Mutex<Option<std::collections::HashMap<(String, u64, &'static str), Judged>>> =
-    Mutex::new(None);
-/// Runs [`JUDGED`] keeps (a few hundred bytes each).
-const JUDGED_KEPT: usize = 20_000;
+/// once, not on every request.
+static JUDGED: Kept<(String, u64, &'static str), Judged> = Kept::new(JUDGED_KEPT);
 
 fn judged(s: &Store, row: &RunRow) -> Result<Judged, Failure> {
     let key = (row.uuid.clone(), row.saved_at_unix_ns, row.state.name());
-    if let Some(j) = JUDGED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|m| m.get(&key))
-    {
-        return Ok(j.clone());
+    if let Some(j) = JUDGED.get(&key) {
+        return Ok(j);
     }
     let r = s.load(row.id)?;
     let quantity = Quantity::of(&r);
@@ -194,12 +208,7 @@ fn judged(s: &Store, row: &RunRow) -> Result<Judged, Failure> {
         _ => Outcome::Unknown,
     };
     let j = (quantity, (verdict::status_line(&r), outcome));
-    let mut cache = JUDGED.lock().unwrap_or_else(|e| e.into_inner());
-    let m = cache.get_or_insert_with(Default::default);
-    if m.len() >= JUDGED_KEPT {
-        m.clear();
-    }
-    m.insert(key, j.clone());
+    JUDGED.put(key, j.clone());
     Ok(j)
 }
 
@@ -340,8 +349,9 @@ pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<(i64, String)>, String)
     Ok((shown, page))
 }
 
-/// A study of the store, as the studies page lists it.
-#[derive(Clone, Debug)]
+/// A study of the store, as the studies page lists it (and
+/// `/api/studies` gives it).
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct StudyListed {
     pub name: String,
     pub description: String,

@@ -12,6 +12,7 @@
 //! stream polls the store every [`POLL`] on a blocking thread and ends
 //! with its client; at most [`MAX_STREAMS`] are open at once (more: 503).
 
+use super::api::{answer, json};
 use super::pages;
 use super::query::{self, BadQuery};
 use super::reply::Failure;
@@ -170,23 +171,18 @@ fn address(name: &str, tail: &str, host: Option<&str>) -> String {
     query::href(&format!("/monitors/{}{tail}", query::encode(name)), &pairs)
 }
 
-fn html(body: String, csp: Option<&'static str>) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
-    if let Some(csp) = csp {
-        r.headers_mut().insert(
+/// [`pages::answer`] with [`LIVE_CSP`] on the page (an error page keeps
+/// the policy that forbids scripts).
+fn live_page(r: Result<String, Failure>) -> Response {
+    let ok = r.is_ok();
+    let mut resp = pages::answer(r);
+    if ok {
+        resp.headers_mut().insert(
             header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(csp),
+            HeaderValue::from_static(LIVE_CSP),
         );
     }
-    r
-}
-
-fn page(q: Result<Result<String, Failure>, BadQuery>, csp: Option<&'static str>) -> Response {
-    match q {
-        Ok(Ok(body)) => html(body, csp),
-        Ok(Err(f)) => f.page(),
-        Err(e) => Failure::from(e).page(),
-    }
+    resp
 }
 
 /// `GET /monitors`
@@ -196,7 +192,7 @@ pub async fn monitors(State(app): State<Arc<App>>) -> Response {
         pages::monitors_page(&app.stores.shown(), &rows)
     })
     .await;
-    page(Ok(r), None)
+    pages::answer(r)
 }
 
 /// `GET /monitors/{name}`: the plot and the newest windows; the script
@@ -216,6 +212,7 @@ pub async fn monitor(
         let windows = windows_of(app, &name, host, 0)?;
         let last_end = rows.iter().map(|m| m.last_end_unix_ns).max().unwrap_or(0);
         let has_plot = windows.iter().any(|w| w.max_ns.is_some());
+        let plot_base = address(&name, "/plot.svg", host);
         let newest: Vec<WindowCells> = windows
             .iter()
             .rev()
@@ -229,7 +226,7 @@ pub async fn monitor(
                 host,
                 rows: &rows,
                 newest,
-                plot: has_plot.then(|| address(&name, "/plot.svg", host)),
+                plot: has_plot.then(|| plot_base.clone()),
                 plot_title: plot_title(&name),
                 events: {
                     let mut pairs = Vec::new();
@@ -242,13 +239,13 @@ pub async fn monitor(
                         &pairs,
                     )
                 },
-                plot_base: address(&name, "/plot.svg", host),
+                plot_base,
                 status: status_line(last_end),
             },
         )
     })
     .await;
-    page(Ok(r), Some(LIVE_CSP))
+    live_page(r)
 }
 
 /// `GET /monitors/{name}/plot.svg`: the long-term plot, as the monitor's
@@ -356,17 +353,6 @@ pub async fn script() -> Response {
         .into_response()
 }
 
-/// `/api/monitors`: a monitor on a host.
-#[derive(Serialize, Debug)]
-pub struct MonitorJson {
-    pub monitor: String,
-    pub host: String,
-    pub windows: u64,
-    pub first_start_unix_ns: u64,
-    pub last_end_unix_ns: u64,
-    pub largest_ns: Option<u64>,
-}
-
 /// A window, as `/api/monitors/{name}/windows` gives it.
 #[derive(Serialize, Debug)]
 pub struct WindowJson {
@@ -387,37 +373,12 @@ pub struct WindowJson {
     pub max_ns: Option<u64>,
 }
 
-fn json_answer(r: Result<String, Failure>) -> Response {
-    match r {
-        Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
-        Err(f) => f.json(),
-    }
-}
-
-fn to_json(v: &impl Serialize) -> Result<String, Failure> {
-    let mut s = serde_json::to_string_pretty(v)
-        .map_err(|e| Failure::Internal(format!("serializing the answer: {e}")))?;
-    s.push('\n');
-    Ok(s)
-}
-
 /// `GET /api/monitors`
 pub async fn api_monitors(State(app): State<Arc<App>>) -> Response {
-    json_answer(
+    answer(
         blocking(app, |app| {
             let rows = app.stores.with(|s| Ok(s.monitors()?))?.unwrap_or_default();
-            let out: Vec<MonitorJson> = rows
-                .into_iter()
-                .map(|m| MonitorJson {
-                    monitor: m.monitor,
-                    host: m.host,
-                    windows: m.windows,
-                    first_start_unix_ns: m.first_start_unix_ns,
-                    last_end_unix_ns: m.last_end_unix_ns,
-                    largest_ns: m.largest_ns,
-                })
-                .collect();
-            to_json(&out)
+            json(&rows)
         })
         .await,
     )
@@ -434,7 +395,7 @@ pub async fn api_windows(
         Ok(q) => q,
         Err(e) => return Failure::from(e).json(),
     };
-    json_answer(
+    answer(
         blocking(app, move |app| {
             let host = q.host.as_deref();
             rows_of(app, &name, host)?;
@@ -458,7 +419,7 @@ pub async fn api_windows(
                     max_ns: w.max_ns,
                 })
                 .collect();
-            to_json(&out)
+            json(&out)
         })
         .await,
     )

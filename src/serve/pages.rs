@@ -569,7 +569,7 @@ fn html(body: String) -> Response {
         .into_response()
 }
 
-fn answer(r: Result<String, Failure>) -> Response {
+pub(super) fn answer(r: Result<String, Failure>) -> Response {
     match r {
         Ok(body) => html(body),
         Err(f) => f.page(),

@@ -30,8 +30,9 @@ pub struct WindowRow {
     pub histogram: Option<(u32, Vec<u8>)>,
 }
 
-/// A monitor of the store on one host, as its windows say.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A monitor of the store on one host, as its windows say (and
+/// `rtscope serve`'s `/api/monitors` gives it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct MonitorRow {
     pub monitor: String,
     pub host: String,
