@@ -27,8 +27,6 @@ fn decade(v: f64, up: bool) -> f64 {
 pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
     let t0 = rows.iter().map(|w| w.start_unix_ns).min()?;
     let t1 = rows.iter().map(|w| w.end_unix_ns).max()?;
-    let span_s = t1.saturating_sub(t0) as f64 / 1e9;
-    let label = DateLabel::for_span_s(span_s);
     let mut lines: BTreeMap<(String, Option<u32>, u32), Vec<&WindowRow>> = BTreeMap::new();
     for w in rows.iter().filter(|w| w.max_ns.is_some()) {
         lines
@@ -123,33 +121,48 @@ pub fn long_term(rows: &[WindowRow], title: &str) -> Option<Figure> {
             ),
         });
     }
-    let (x0, x1) = (t0 as f64 / 1e9, t1 as f64 / 1e9);
-    let first = crate::units::fmt_unix_utc(t0);
-    let x_title = match label {
-        DateLabel::Time => format!("time (UTC), from {}", first.trim_end_matches(" UTC")),
-        DateLabel::DateTime => "date and time (UTC, month-day hour:minute)".to_string(),
-        DateLabel::Date => "date (UTC)".to_string(),
-    };
     Some(Figure {
         title: title.to_string(),
-        x: Axis {
-            title: x_title,
-            scale: Scale::Linear,
-            unit: Unit::Utc(label),
-            min: x0,
-            max: if x1 > x0 { x1 } else { x0 + 60.0 },
-        },
-        y: Axis {
-            title: "largest wake-up latency per window (log scale)".into(),
-            scale: Scale::Log,
-            unit: Unit::LatencyUs,
-            min: decade(lo, false),
-            max: decade(hi, true).max(decade(lo, false) * 10.0),
-        },
+        x: dated_axis(t0, t1),
+        y: latency_axis("largest wake-up latency per window (log scale)", lo, hi),
         series,
         bands: Vec::new(),
         areas,
     })
+}
+
+/// A time axis from `t0` to `t1` (ns since 1970), labelled in UTC as the
+/// span asks (times of day, dates and times, dates); a minute at least.
+fn dated_axis(t0: u64, t1: u64) -> Axis {
+    let label = DateLabel::for_span_s(t1.saturating_sub(t0) as f64 / 1e9);
+    let (x0, x1) = (t0 as f64 / 1e9, t1 as f64 / 1e9);
+    let title = match label {
+        DateLabel::Time => format!(
+            "time (UTC), from {}",
+            crate::units::fmt_unix_utc(t0).trim_end_matches(" UTC")
+        ),
+        DateLabel::DateTime => "date and time (UTC, month-day hour:minute)".to_string(),
+        DateLabel::Date => "date (UTC)".to_string(),
+    };
+    Axis {
+        title,
+        scale: Scale::Linear,
+        unit: Unit::Utc(label),
+        min: x0,
+        max: if x1 > x0 { x1 } else { x0 + 60.0 },
+    }
+}
+
+/// A latency axis (µs, log scale) over whole decades from `lo` to `hi`
+/// (µs), one decade at least.
+fn latency_axis(title: &str, lo: f64, hi: f64) -> Axis {
+    Axis {
+        title: title.into(),
+        scale: Scale::Log,
+        unit: Unit::LatencyUs,
+        min: decade(lo, false),
+        max: decade(hi, true).max(decade(lo, false) * 10.0),
+    }
 }
 
 /// The caption under a board's history.
@@ -172,7 +185,6 @@ pub fn history(rows: &[crate::store::RunRow], title: &str) -> Option<Figure> {
         .map(|r| r.started_at_unix_ns.saturating_add(r.duration_ns))
         .max()
         .unwrap_or(t0);
-    let label = DateLabel::for_span_s(t1.saturating_sub(t0) as f64 / 1e9);
     let point =
         |r: &crate::store::RunRow, v: u64| (r.started_at_unix_ns as f64 / 1e9, v as f64 / 1000.0);
     let max: Vec<(f64, f64)> = rows
@@ -202,31 +214,10 @@ pub fn history(rows: &[crate::store::RunRow], title: &str) -> Option<Figure> {
             markers: p9999,
         });
     }
-    let (x0, x1) = (t0 as f64 / 1e9, t1 as f64 / 1e9);
-    let x_title = match label {
-        DateLabel::Time => format!(
-            "time (UTC), from {}",
-            crate::units::fmt_unix_utc(t0).trim_end_matches(" UTC")
-        ),
-        DateLabel::DateTime => "date and time (UTC, month-day hour:minute)".to_string(),
-        DateLabel::Date => "date (UTC)".to_string(),
-    };
     Some(Figure {
         title: title.to_string(),
-        x: Axis {
-            title: x_title,
-            scale: Scale::Linear,
-            unit: Unit::Utc(label),
-            min: x0,
-            max: if x1 > x0 { x1 } else { x0 + 60.0 },
-        },
-        y: Axis {
-            title: "wake-up latency of the run (log scale)".into(),
-            scale: Scale::Log,
-            unit: Unit::LatencyUs,
-            min: decade(lo, false),
-            max: decade(hi, true).max(decade(lo, false) * 10.0),
-        },
+        x: dated_axis(t0, t1),
+        y: latency_axis("wake-up latency of the run (log scale)", lo, hi),
         series,
         bands: Vec::new(),
         areas: Vec::new(),
