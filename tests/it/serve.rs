@@ -531,6 +531,32 @@ fn a_board_has_its_history_and_newest_runs() {
     }
 }
 
+/// `rtscope study` of two cells (interval 1ms and 2ms, a run of 1 s
+/// each) named `name`, described as `description`, into `db`. Measures:
+/// the caller holds the machine.
+pub(crate) fn study_of_two_runs(dir: &TempDir, db: &Path, name: &str, description: &str) {
+    let toml = dir.join("study.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "name = {}\ndescription = {}\nduration = \"1s\"\nrepetitions = 1\n\
+             [matrix]\ninterval = [\"1ms\", \"2ms\"]\n[fixed]\nthreads = 1\nload = \"idle\"\n",
+            serde_json::to_string(name).unwrap(),
+            serde_json::to_string(description).unwrap()
+        ),
+    )
+    .unwrap();
+    let o = rtscope(dir.path())
+        .env("RTSCOPE_DB", db)
+        .env("RTSCOPE_STATE_DIR", dir.join("state"))
+        .arg("study")
+        .arg(&toml)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+}
+
 #[test]
 fn a_study_and_a_characterization_are_served_as_their_reports() {
     if !crate::util::require_root() {
@@ -538,24 +564,9 @@ fn a_study_and_a_characterization_are_served_as_their_reports() {
     }
     let dir = TempDir::new("serve-study");
     let db = dir.join("s.db");
-    let toml = dir.join("o.toml");
-    std::fs::write(
-        &toml,
-        "name = \"interval+1\"\ndescription = \"<i>which interval</i> <b>\"\nduration = \"1s\"\n\
-         repetitions = 1\n[matrix]\ninterval = [\"1ms\", \"2ms\"]\n[fixed]\nthreads = 1\nload = \"idle\"\n",
-    )
-    .unwrap();
     {
         let _g = crate::util::exclusive_system();
-        let o = rtscope(dir.path())
-            .env("RTSCOPE_DB", &db)
-            .env("RTSCOPE_STATE_DIR", dir.join("state"))
-            .arg("study")
-            .arg(&toml)
-            .arg("-q")
-            .output()
-            .unwrap();
-        assert_code(&o, 0);
+        study_of_two_runs(&dir, &db, "interval+1", "<i>which interval</i> <b>");
         let o = rtscope(dir.path())
             .env("RTSCOPE_DB", &db)
             .args(["characterize", "-D", "50ms", "--label", "<c> bench"])

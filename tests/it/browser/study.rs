@@ -5,8 +5,8 @@
 //! error; a screenshot of the study's page.
 
 use super::{Browser, png_size};
-use crate::serve::Server;
-use crate::util::{TempDir, assert_code, exclusive_system, require_root, rtscope};
+use crate::serve::{Server, study_of_two_runs};
+use crate::util::{TempDir, exclusive_system, require_root};
 
 #[test]
 fn a_study_s_cell_leads_to_its_run_s_page() {
@@ -15,24 +15,9 @@ fn a_study_s_cell_leads_to_its_run_s_page() {
     }
     let dir = TempDir::new("browser-study");
     let db = dir.join("s.db");
-    let toml = dir.join("s.toml");
-    std::fs::write(
-        &toml,
-        "name = \"intervals\"\ndescription = \"<b>which interval</b>\"\nduration = \"1s\"\n\
-         repetitions = 1\n[matrix]\ninterval = [\"1ms\", \"2ms\"]\n[fixed]\nthreads = 1\nload = \"idle\"\n",
-    )
-    .unwrap();
     {
         let _g = exclusive_system();
-        let o = rtscope(dir.path())
-            .env("RTSCOPE_DB", &db)
-            .env("RTSCOPE_STATE_DIR", dir.join("state"))
-            .arg("study")
-            .arg(&toml)
-            .arg("-q")
-            .output()
-            .unwrap();
-        assert_code(&o, 0);
+        study_of_two_runs(&dir, &db, "intervals", "<b>which interval</b>");
     }
     let Some(browser) = Browser::start() else {
         return;
