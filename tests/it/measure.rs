@@ -583,6 +583,8 @@ fn bad_input_is_refused_with_exit_2() {
 /// (`-t 100000` used to abort on a stack guard page).
 #[test]
 fn counts_that_scale_threads_or_memory_are_refused_with_exit_2() {
+    // The CPUs it may use are read: not while a test isolates one.
+    let _system = shared_system();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let limit = (cpus * 64).min(1024);
     expect_refusal(

@@ -67,6 +67,8 @@ fn refused(o: &Output, file: &str, line: usize, key: &str) {
 
 #[test]
 fn malformed_files_are_refused_before_anything_runs() {
+    // The CPUs it may use are read: not while a test isolates one.
+    let _system = shared_system();
     let lab = Lab::new("study-bad");
     let cases: &[(&str, &str, usize, &str)] = &[
         (
@@ -160,6 +162,8 @@ fn malformed_files_are_refused_before_anything_runs() {
 
 #[test]
 fn new_writes_an_example_that_checks() {
+    // The CPUs it may use are read: not while a test isolates one.
+    let _system = shared_system();
     let lab = Lab::new("study-new");
     let o = lab.run(&["study", "new", "bench"]);
     assert_code(&o, 0);
@@ -523,6 +527,8 @@ fn kernels_not_running_wait_and_the_report_compares_the_rest() {
 /// shows each boot configuration and what would boot it.
 #[test]
 fn reboot_is_refused_before_anything_runs_and_dry_run_shows_the_boots() {
+    // The CPUs it may use are read: not while a test isolates one.
+    let _system = shared_system();
     let lab = Lab::new("study-reboot");
     let unit = std::path::Path::new("/etc/systemd/system/rtscope-study-itreboot.service");
     let plain = lab.file(
