@@ -827,6 +827,9 @@ impl Store {
         }
         self.set_up_sqlite()?;
         schema::migrate(self, version)?;
+        self.db()
+            .batch(schema::SQLITE_READ_INDEXES)
+            .map_err(|e| self.err("indexing the runs for their list", e))?;
         // Best effort: the state is worked out again on every read anyway.
         let _ = runs::mark_interrupted(self);
         Ok(())
