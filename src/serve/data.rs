@@ -105,30 +105,13 @@ pub struct ListPage {
 /// The rows `q` keeps, ordered, and the page asked for (`verdicts`: read
 /// each of the page's records for its verdict, as the HTML list shows).
 pub fn list(s: &Store, q: &ListQuery, verdicts: bool) -> Result<ListPage, Failure> {
-    let mut rows = s.list_filtered_with(&q.filter, &Hosts)?;
-    sort(&mut rows, q.sort);
-    let total = rows.len();
     let skip = q.page.saturating_sub(1).saturating_mul(q.per_page);
+    let (total, rows) = s.page_filtered_with(&q.filter, q.sort, skip, q.per_page, &Hosts)?;
     let runs = rows
         .into_iter()
-        .skip(skip)
-        .take(q.per_page)
         .map(|row| listed(s, row, verdicts))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ListPage { total, runs })
-}
-
-/// Order rows: newest start first, or largest worst case first (runs
-/// without one last); the newest id first among equals.
-pub fn sort(rows: &mut [RunRow], by: Sort) {
-    match by {
-        Sort::Date => rows.sort_by(|a, b| {
-            b.started_at_unix_ns
-                .cmp(&a.started_at_unix_ns)
-                .then(b.id.cmp(&a.id))
-        }),
-        Sort::Worst => rows.sort_by(|a, b| b.max_ns.cmp(&a.max_ns).then(b.id.cmp(&a.id))),
-    }
 }
 
 fn is_characterization(row: &RunRow) -> bool {
@@ -254,7 +237,7 @@ pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
         .into_iter()
         .filter(|r| !is_characterization(r))
         .collect();
-    sort(&mut rows, Sort::Date);
+    Sort::Date.sort(&mut rows);
     let mut hosts: std::collections::BTreeMap<String, (usize, RunRow)> = Default::default();
     for r in rows {
         hosts
@@ -468,7 +451,7 @@ pub fn board(s: &Store, host: &str, page: bool) -> Result<Option<BoardHistory>, 
     if rows.is_empty() {
         return Ok(None);
     }
-    sort(&mut rows, Sort::Date);
+    Sort::Date.sort(&mut rows);
     let title = format!("{host}: worst case of each run");
     let figure = page
         .then(|| crate::report::monitor::history(&rows, &title))

@@ -13,24 +13,8 @@ pub const MAX_PER_PAGE: usize = 500;
 /// Runs compared at most on one page.
 pub const MAX_COMPARED: usize = 16;
 
-/// How the list is ordered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Sort {
-    /// Newest start first (the default).
-    Date,
-    /// Largest worst case first; runs without one last.
-    Worst,
-}
-
-impl Sort {
-    pub fn name(self) -> &'static str {
-        match self {
-            Sort::Date => "date",
-            Sort::Worst => "worst",
-        }
-    }
-}
+/// How the list is ordered (the store orders a page in SQL).
+pub use crate::store::runs::RunOrder as Sort;
 
 /// The runs list asked for: which runs, in what order, which page.
 #[derive(Clone, Debug, PartialEq)]

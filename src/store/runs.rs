@@ -4,7 +4,7 @@
 //! stored as it was at a checkpoint, or not changed at all.
 
 use super::codec;
-use super::db::{DbError, Row, Tx};
+use super::db::{DbError, Param, Row, Tx, Value};
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::args;
 use crate::kinds::{Named, SourceKind};
@@ -176,6 +176,45 @@ fn read_row(r: &Row) -> Result<RunRow, DbError> {
     })
 }
 
+/// How a list of runs is ordered; the newest id first among equals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunOrder {
+    /// Newest start first.
+    Date,
+    /// Largest worst case first; runs without one last.
+    Worst,
+}
+
+impl RunOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunOrder::Date => "date",
+            RunOrder::Worst => "worst",
+        }
+    }
+
+    /// `rows` in this order.
+    pub fn sort(self, rows: &mut [RunRow]) {
+        match self {
+            RunOrder::Date => rows.sort_by(|a, b| {
+                b.started_at_unix_ns
+                    .cmp(&a.started_at_unix_ns)
+                    .then(b.id.cmp(&a.id))
+            }),
+            RunOrder::Worst => rows.sort_by(|a, b| b.max_ns.cmp(&a.max_ns).then(b.id.cmp(&a.id))),
+        }
+    }
+
+    /// The same order in SQL (both dialects).
+    fn sql(self) -> &'static str {
+        match self {
+            RunOrder::Date => "started_at_unix_ns DESC, id DESC",
+            RunOrder::Worst => "max_ns DESC NULLS LAST, id DESC",
+        }
+    }
+}
+
 /// Hosts of runs a caller keeps between listings
 /// ([`Store::list_filtered_with`]), by run uuid and last save.
 pub trait HostCache {
@@ -227,6 +266,42 @@ impl RunFilter {
 
     /// Whether `r` passes every condition but the tags (which the store
     /// checks).
+    /// The conditions as an SQL `WHERE` and its parameters, when every
+    /// one is a column's (start times, tags); `None` when one needs what
+    /// only the row read says (a glob, the state, the host).
+    fn as_sql(&self) -> Option<(String, Vec<Value>)> {
+        if self.label.is_some()
+            || self.state.is_some()
+            || self.host.is_some()
+            || self.kernel.is_some()
+        {
+            return None;
+        }
+        let mut cond = vec!["1 = 1".to_string()];
+        let mut params: Vec<Value> = Vec::new();
+        let mut param = |v: Value| {
+            params.push(v);
+            format!("?{}", params.len())
+        };
+        if let Some(t) = self.since_unix_ns {
+            cond.push(format!("started_at_unix_ns >= {}", param(t.value())));
+        }
+        if let Some(t) = self.until_unix_ns {
+            cond.push(format!("started_at_unix_ns < {}", param(t.value())));
+        }
+        for (key, value) in &self.tags {
+            let mut tag = format!(
+                "EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = runs.id AND t.key = {}",
+                param(key.value())
+            );
+            if let Some(v) = value {
+                tag += &format!(" AND t.value = {}", param(v.value()));
+            }
+            cond.push(tag + ")");
+        }
+        Some((cond.join(" AND "), params))
+    }
+
     pub fn keeps(&self, r: &RunRow) -> bool {
         self.label
             .as_deref()
@@ -305,13 +380,88 @@ impl Store {
         filter: &RunFilter,
         hosts: &dyn HostCache,
     ) -> Result<Vec<RunRow>> {
-        let what = "listing runs";
         let mut rows: Vec<RunRow> = self
             .db()
             .query(&light_list_sql(), &[])
             .and_then(|rows| rows.iter().map(read_row).collect())
+            .map_err(|e| self.err("listing runs", e))?;
+        self.give_hosts(&mut rows, hosts)?;
+        self.keep(rows, filter)
+    }
+
+    /// One page of the runs `filter` keeps, in `order`: `take` of them
+    /// after the first `skip`, and how many it keeps on all pages. When
+    /// every condition of `filter` is a column's (none, start times,
+    /// tags; the list's first page), SQL keeps, orders, counts and pages
+    /// them and reads the page's rows alone; otherwise every row is read
+    /// ([`Store::list_filtered_with`]) and kept here. The same rows either
+    /// way.
+    pub fn page_filtered_with(
+        &self,
+        filter: &RunFilter,
+        order: RunOrder,
+        skip: usize,
+        take: usize,
+        hosts: &dyn HostCache,
+    ) -> Result<(usize, Vec<RunRow>)> {
+        let Some((cond, mut params)) = filter.as_sql() else {
+            let mut rows = self.list_filtered_with(filter, hosts)?;
+            order.sort(&mut rows);
+            let total = rows.len();
+            return Ok((total, rows.into_iter().skip(skip).take(take).collect()));
+        };
+        let what = "listing runs";
+        let total: i64 = self
+            .db()
+            .query_one(&format!("SELECT COUNT(*) FROM runs WHERE {cond}"), &params)
+            .and_then(|r| r.get(0))
             .map_err(|e| self.err(what, e))?;
-        for r in &mut rows {
+        let n = params.len();
+        params.push(take.value());
+        params.push(skip.value());
+        let ids: Vec<i64> = self
+            .db()
+            .query(
+                &format!(
+                    "SELECT id FROM runs WHERE {cond} ORDER BY {} LIMIT ?{} OFFSET ?{}",
+                    order.sql(),
+                    n + 1,
+                    n + 2
+                ),
+                &params,
+            )
+            .and_then(|rows| rows.iter().map(|r| r.get(0)).collect())
+            .map_err(|e| self.err(what, e))?;
+        let mut rows = Vec::with_capacity(ids.len());
+        if !ids.is_empty() {
+            let light = ROW_COLUMNS.replace("record_json", "CAST('{}' AS TEXT)");
+            let marks: Vec<String> = (1..=ids.len()).map(|i| format!("?{i}")).collect();
+            let by_id: std::collections::HashMap<i64, RunRow> = self
+                .db()
+                .query(
+                    &format!(
+                        "SELECT {light} FROM runs WHERE id IN ({})",
+                        marks.join(", ")
+                    ),
+                    &ids.iter().map(|i| i.value()).collect::<Vec<_>>(),
+                )
+                .and_then(|rows| rows.iter().map(read_row).collect::<Result<Vec<_>, _>>())
+                .map_err(|e| self.err(what, e))?
+                .into_iter()
+                .map(|r| (r.id, r))
+                .collect();
+            // A run removed between the two reads is left out.
+            rows.extend(ids.iter().filter_map(|i| by_id.get(i).cloned()));
+        }
+        self.give_hosts(&mut rows, hosts)?;
+        Ok((usize::try_from(total).unwrap_or(0), rows))
+    }
+
+    /// Each row's host: from `hosts`, else from its record (then given
+    /// to `hosts`).
+    fn give_hosts(&self, rows: &mut [RunRow], hosts: &dyn HostCache) -> Result<()> {
+        let what = "listing runs";
+        for r in rows {
             r.host = match hosts.get(&r.uuid, r.saved_at_unix_ns) {
                 Some(h) => h,
                 None => {
@@ -326,7 +476,7 @@ impl Store {
                 }
             };
         }
-        self.keep(rows, filter)
+        Ok(())
     }
 
     /// The stored runs `filter` keeps, oldest id first.
@@ -814,6 +964,89 @@ fn write_windows(
     Ok(next)
 }
 
+/// For the tests of both backends: stores 23 runs in `s` (an empty
+/// store), then checks that a page kept, ordered and counted in SQL
+/// ([`Store::page_filtered_with`]) is the page of every row read, kept
+/// and sorted here: both orders, ties, runs without a worst case, start
+/// times, tags, pages past the end, and a host (kept here). Panics on a
+/// difference.
+#[doc(hidden)]
+pub fn pages_agree(s: &mut Store) {
+    struct NoHosts;
+    impl HostCache for NoHosts {
+        fn get(&self, _: &str, _: u64) -> Option<String> {
+            None
+        }
+        fn put(&self, _: &str, _: u64, _: &str) {}
+    }
+    for i in 0..23u64 {
+        let samples = if i % 5 == 4 {
+            vec![]
+        } else {
+            vec![1000 + (i * 37) % 11]
+        };
+        let mut r = crate::record::synthetic(&[samples]);
+        r.run_uuid = crate::record::new_run_uuid();
+        // Ties of start and of worst case, in both orders.
+        r.started_at_unix_ns = 1_000 + (i % 7) * 10;
+        r.fingerprint.hostname = format!("board{}", i % 3);
+        if i % 2 == 0 {
+            r.tags.insert("load".into(), "hell".into());
+        }
+        if i % 3 == 0 {
+            r.tags.insert("kernel".into(), format!("k{}", i % 2));
+        }
+        s.insert(&r).unwrap();
+    }
+    let tag = |k: &str, v: Option<&str>| (k.to_string(), v.map(str::to_string));
+    let filters = [
+        RunFilter::default(),
+        RunFilter {
+            since_unix_ns: Some(1_020),
+            until_unix_ns: Some(1_050),
+            ..Default::default()
+        },
+        RunFilter {
+            tags: vec![tag("load", None)],
+            ..Default::default()
+        },
+        RunFilter {
+            tags: vec![tag("load", Some("hell")), tag("kernel", Some("k0"))],
+            since_unix_ns: Some(1_010),
+            ..Default::default()
+        },
+    ];
+    let mut worst_none = 0;
+    for f in &filters {
+        assert!(f.as_sql().is_some());
+        for order in [RunOrder::Date, RunOrder::Worst] {
+            let mut every = s.list_filtered_with(f, &NoHosts).unwrap();
+            order.sort(&mut every);
+            worst_none += every.iter().filter(|r| r.max_ns.is_none()).count();
+            for (skip, take) in [(0, 50), (0, 5), (5, 5), (20, 5), (100, 5)] {
+                let (total, page) = s
+                    .page_filtered_with(f, order, skip, take, &NoHosts)
+                    .unwrap();
+                assert_eq!(total, every.len(), "{f:?}");
+                let want: Vec<_> = every.iter().skip(skip).take(take).cloned().collect();
+                assert_eq!(page, want, "{f:?} {order:?} {skip} {take}");
+            }
+        }
+    }
+    assert!(worst_none > 0, "no run without a worst case was ordered");
+    // A condition only the row says is kept here, the same way.
+    let by_host = RunFilter {
+        host: Some("board1".into()),
+        ..Default::default()
+    };
+    assert!(by_host.as_sql().is_none());
+    let (total, page) = s
+        .page_filtered_with(&by_host, RunOrder::Worst, 2, 3, &NoHosts)
+        .unwrap();
+    assert_eq!(total, 8);
+    assert!(page.len() == 3 && page.iter().all(|r| r.host == "board1"));
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_util::TempStore;
@@ -867,6 +1100,12 @@ mod tests {
             plan,
             vec!["SCAN runs USING COVERING INDEX runs_listed".to_string()]
         );
+    }
+
+    #[test]
+    fn a_page_in_sql_is_the_page_of_every_row() {
+        let t = TempStore::new("page");
+        pages_agree(&mut Store::open(&t.db()).unwrap());
     }
 
     #[test]

@@ -376,6 +376,16 @@ fn serve_shows_the_shared_store_read_only() {
     assert_eq!(tables, 0, "serve made a store");
 }
 
+/// A page of the runs list kept, ordered and counted in PostgreSQL's SQL
+/// is the page of every row read and sorted by rtscope (the checks of
+/// the SQLite unit test, on this backend: NULLS LAST, ties, tags).
+#[test]
+fn a_page_in_sql_is_the_page_of_every_row() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("pages");
+    rtscope::store::runs::pages_agree(&mut rtscope::store::Store::open(Path::new(&url)).unwrap());
+}
+
 #[test]
 fn push_copies_once_by_uuid() {
     let Some(pg) = shared() else { return };
