@@ -264,8 +264,6 @@ impl RunFilter {
         Ok(tags)
     }
 
-    /// Whether `r` passes every condition but the tags (which the store
-    /// checks).
     /// The conditions as an SQL `WHERE` and its parameters, when every
     /// one is a column's (start times, tags); `None` when one needs what
     /// only the row read says (a glob, the state, the host).
@@ -302,6 +300,8 @@ impl RunFilter {
         Some((cond.join(" AND "), params))
     }
 
+    /// Whether `r` passes every condition but the tags (which the store
+    /// checks).
     pub fn keeps(&self, r: &RunRow) -> bool {
         self.label
             .as_deref()
@@ -436,7 +436,7 @@ impl Store {
         if !ids.is_empty() {
             let light = ROW_COLUMNS.replace("record_json", "CAST('{}' AS TEXT)");
             let marks: Vec<String> = (1..=ids.len()).map(|i| format!("?{i}")).collect();
-            let by_id: std::collections::HashMap<i64, RunRow> = self
+            let mut by_id: std::collections::HashMap<i64, RunRow> = self
                 .db()
                 .query(
                     &format!(
@@ -451,7 +451,7 @@ impl Store {
                 .map(|r| (r.id, r))
                 .collect();
             // A run removed between the two reads is left out.
-            rows.extend(ids.iter().filter_map(|i| by_id.get(i).cloned()));
+            rows.extend(ids.iter().filter_map(|i| by_id.remove(i)));
         }
         self.give_hosts(&mut rows, hosts)?;
         Ok((usize::try_from(total).unwrap_or(0), rows))
