@@ -18,51 +18,21 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use std::sync::Arc;
 
-/// A stored run's listed facts, as the store gives them (`RunRow`).
+/// A stored run's listed facts: the store's row (`RunRow`, its state and
+/// source kind by name) and its start as RFC 3339 (UTC, to the second),
+/// for dashboards.
 #[derive(Serialize, Debug)]
 pub struct RunJson {
-    pub id: i64,
-    pub uuid: String,
-    pub state: &'static str,
-    pub source_kind: String,
-    pub source_format: Option<String>,
-    pub label: Option<String>,
-    pub host: String,
-    pub started_at_unix_ns: u64,
-    /// The start as RFC 3339 (UTC, to the second), for dashboards.
+    #[serde(flatten)]
+    pub row: RunRow,
     pub started_at: String,
-    pub duration_ns: u64,
-    pub kernel_release: String,
-    pub preemption_model: String,
-    pub threads: u32,
-    pub samples: u64,
-    pub p9999_ns: Option<u64>,
-    pub max_ns: Option<u64>,
-    pub fingerprint_hash: String,
-    pub saved_at_unix_ns: u64,
 }
 
 impl From<&RunRow> for RunJson {
     fn from(r: &RunRow) -> RunJson {
         RunJson {
-            id: r.id,
-            uuid: r.uuid.clone(),
-            state: r.state.name(),
-            source_kind: r.source_kind.as_str().to_string(),
-            source_format: r.source_format.clone(),
-            label: r.label.clone(),
-            host: r.host.clone(),
-            started_at_unix_ns: r.started_at_unix_ns,
+            row: r.clone(),
             started_at: crate::units::fmt_rfc3339(r.started_at_unix_ns),
-            duration_ns: r.duration_ns,
-            kernel_release: r.kernel_release.clone(),
-            preemption_model: r.preemption_model.clone(),
-            threads: r.threads,
-            samples: r.samples,
-            p9999_ns: r.p9999_ns,
-            max_ns: r.max_ns,
-            fingerprint_hash: r.fingerprint_hash.clone(),
-            saved_at_unix_ns: r.saved_at_unix_ns,
         }
     }
 }

@@ -66,8 +66,9 @@ impl RunState {
     }
 }
 
-/// The listed facts of a stored run (what `rtscope runs` shows).
-#[derive(Clone, Debug, PartialEq)]
+/// The listed facts of a stored run (what `rtscope runs` shows; in
+/// serde, `serve`'s JSON of a run).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RunRow {
     pub id: i64,
     pub uuid: String,
