@@ -96,12 +96,16 @@ const ROW_COLUMNS: &str = "id, uuid, status, source_kind, source_format, label, 
      fingerprint_hash, saved_at_unix_ns, owner_host, owner_boot_id, owner_pid, owner_start_ticks, \
      record_json";
 
-/// Every run's row without its record (an empty one in its place),
-/// oldest id first: in SQLite, read from the covering index
-/// [`super::schema::SQLITE_READ_INDEXES`] alone.
+/// [`ROW_COLUMNS`] with an empty record in the record's place: a row
+/// read without its record (tens of kB).
+fn light_columns() -> String {
+    ROW_COLUMNS.replace("record_json", "CAST('{}' AS TEXT)")
+}
+
+/// Every run's row without its record, oldest id first: in SQLite, read
+/// from the covering index [`super::schema::SQLITE_READ_INDEXES`] alone.
 fn light_list_sql() -> String {
-    let light = ROW_COLUMNS.replace("record_json", "CAST('{}' AS TEXT)");
-    format!("SELECT {light} FROM runs ORDER BY id")
+    format!("SELECT {} FROM runs ORDER BY id", light_columns())
 }
 
 /// The owner recorded in columns `first..first + 4` of a row (host, boot
@@ -435,7 +439,7 @@ impl Store {
             .map_err(|e| self.err(what, e))?;
         let mut rows = Vec::with_capacity(ids.len());
         if !ids.is_empty() {
-            let light = ROW_COLUMNS.replace("record_json", "CAST('{}' AS TEXT)");
+            let light = light_columns();
             let marks: Vec<String> = (1..=ids.len()).map(|i| format!("?{i}")).collect();
             let mut by_id: std::collections::HashMap<i64, RunRow> = self
                 .db()
