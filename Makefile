@@ -15,12 +15,21 @@ DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB      := target/deb/rtscope_$(VERSION)_$(DEB_ARCH).deb
 MAINTAINER ?= rtscope maintainers <maintainers@users.noreply.a-seed-e938a50f.example>
 
-.PHONY: all deps build static deb run test lab fuzz bench bench-load man clean
+.PHONY: all deps test-deps bench-deps build static deb run test lab fuzz bench bench-load man clean
 
 all: build
 
+# What each target installs (scripts/install-deps.sh says and never
+# removes a package): building, running and packaging nothing from apt
+# (cargo must be there); the benchmarks cyclictest and the loads; the
+# test suite everything it runs, its servers included (README: Quick
+# start). tests/it/setup.rs holds these rules.
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh build
+test-deps:
+	@./scripts/install-deps.sh test
+bench-deps:
+	@./scripts/install-deps.sh bench
 
 build: deps
 	$(CARGO) build --release --locked
@@ -163,7 +172,7 @@ SUITE = $(STATIC_CARGO) test --release --locked --target $(HOST)
 # Each chain's start and end, with the time, in make test's output.
 said = @echo "== $(1) $$(date -u +%H:%M:%S)"
 .PHONY: lab-start test-build-host suite-host suite-arch suite-lab-arm64
-lab-start: deps $(if $(ARM_ARCHS),cross-deps)
+lab-start: test-deps $(if $(ARM_ARCHS),cross-deps)
 	scripts/lab/background start $(LAB_ARCHS)
 test-build-host: static
 	$(SUITE) --no-run
@@ -198,7 +207,7 @@ suite-lab-arm64: static-arm64 test-build-host
 	lab_arm64=$$(scripts/lab/background wait arm64) && \
 	RTSCOPE_LAB_IMAGE_ARM64=$$lab_arm64 $(TEST_ENV) $(SUITE) --test lab -- arm64::
 	$(call said,suite-lab-arm64: done)
-test: deps lab-start
+test: test-deps lab-start
 	$(call said,make test: set-up done)
 	rm -f $(IT_DONE) $(ARM_DONE)
 	$(MAKE) -k -j4 --output-sync=line suite-host \
@@ -208,7 +217,7 @@ test: deps lab-start
 
 # The lab alone: build (or reuse) the guest image, then boot each kernel
 # with its job (tests/lab). A guest by hand: scripts/lab/run --help.
-lab: deps static static-arm64
+lab: test-deps static static-arm64
 	lab=$$(RTSCOPE_LAB=1 scripts/lab/prepare) && \
 	lab_arm64=$$(RTSCOPE_LAB=1 scripts/lab/prepare arm64) && \
 	RTSCOPE_LAB_IMAGE=$$lab RTSCOPE_STATIC_BIN=$(abspath $(STATIC_BIN)) \
@@ -223,7 +232,7 @@ fuzz: deps
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release --locked --lib fuzz_
 
 # Side-by-side comparison with cyclictest (minutes; not part of `make test`).
-bench: build
+bench: bench-deps build
 	$(SUDO) python3 bench/vs-cyclictest.py
 
 # Man pages from the same definitions as --help, into target/man/.
@@ -232,7 +241,7 @@ man: build
 # Which load profile finds the worst case fastest here: idle, hackbench,
 # stress and hell side by side, $(LOAD_POWER) each (not part of `make test`).
 LOAD_POWER ?= 3m
-bench-load: build
+bench-load: bench-deps build
 	$(SUDO) bench/load-power --duration $(LOAD_POWER)
 
 clean:

@@ -106,4 +106,13 @@ for p in $missing; do
     esac
 done
 [ -n "$pinned" ] || exit 0
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $pinned 9>&- >/dev/null
+# Never remove what the user has: rustc-web Conflicts with Debian's rustc
+# (and cargo-web with cargo), so on a workstation with those apt would
+# replace the user's compiler. apt-get says which packages it would
+# remove; then nothing is installed and the user chooses (docs/arm.md).
+removed=$(LC_ALL=C apt-get install -s --no-install-recommends $pinned 9>&- 2>/dev/null |
+    sed -n 's/^Remv \([^ ]*\).*/\1/p' | tr '\n' ' ')
+[ -z "$removed" ] ||
+    die "installing$pinned would remove $removed(installed here); nothing was installed. Either remove them yourself and run this again, or add the targets to a rustup toolchain (docs/arm.md), or leave the ARM builds out (ARM_ARCHS= for make test)"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-remove --no-install-recommends $pinned 9>&- >/dev/null
+echo "install-cross: installed$pinned" >&2
