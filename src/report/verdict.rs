@@ -29,6 +29,11 @@
 //! fingerprint says so) a worst case of milliseconds does not point to "a
 //! vanilla kernel": it points outside the scheduler (a hypervisor, SMIs,
 //! a driver, firmware), and the headline and the class's label say that.
+//!
+//! Every class has both ends. Above the milliseconds class (1 ms to
+//! 10 ms) lies no class of real time: a worst case of 10 ms or more is a
+//! stall (a thread that held the CPU, a device, the hypervisor, swapping),
+//! and the verdict calls it one rather than "fit for milliseconds".
 
 mod deadline;
 
@@ -44,7 +49,9 @@ use crate::text::num;
 pub enum Class {
     /// No samples: nothing to judge.
     NoData,
-    /// Worst case ≥ 1 ms.
+    /// Worst case ≥ 10 ms: beyond every class of real time.
+    Stall,
+    /// 1 ms ≤ worst case < 10 ms.
     Milliseconds,
     /// 100 µs ≤ worst case < 1 ms.
     HundredsOfMicros,
@@ -58,6 +65,7 @@ impl Class {
     pub fn of_max_ns(max_ns: Option<u64>) -> Class {
         match max_ns {
             None => Class::NoData,
+            Some(m) if m >= STALL_NS => Class::Stall,
             Some(m) if m >= 1_000_000 => Class::Milliseconds,
             Some(m) if m >= 100_000 => Class::HundredsOfMicros,
             Some(m) if m >= 10_000 => Class::TensOfMicros,
@@ -65,10 +73,17 @@ impl Class {
         }
     }
 
+    /// Milliseconds or more: the classes that point outside the scheduler
+    /// on PREEMPT_RT.
+    pub fn at_least_milliseconds(self) -> bool {
+        matches!(self, Class::Milliseconds | Class::Stall)
+    }
+
     /// Short name, also the CSS class of the verdict box.
     pub fn key(self) -> &'static str {
         match self {
             Class::NoData => "no-data",
+            Class::Stall => "stall",
             Class::Milliseconds => "milliseconds",
             Class::HundredsOfMicros => "hundreds-us",
             Class::TensOfMicros => "tens-us",
@@ -81,6 +96,7 @@ impl Class {
     pub fn name(self) -> &'static str {
         match self {
             Class::NoData => "no-data",
+            Class::Stall => "stall",
             Class::Milliseconds => "milliseconds",
             Class::HundredsOfMicros => "hundreds-of-µs",
             Class::TensOfMicros => "tens-of-µs",
@@ -95,6 +111,7 @@ impl Class {
     pub fn tolerance(self) -> &'static str {
         match self {
             Class::NoData => "no data",
+            Class::Stall => "stall class (10 ms or more: no class of real time)",
             Class::Milliseconds => "milliseconds class",
             Class::HundredsOfMicros => "hundreds-of-µs class",
             Class::TensOfMicros => "tens-of-µs class",
@@ -102,6 +119,10 @@ impl Class {
         }
     }
 }
+
+/// Where the milliseconds class ends: a worst case of this or more is a
+/// stall, beyond every class of real time.
+pub const STALL_NS: u64 = 10_000_000;
 
 /// A verdict needs at least this long a run (rteval and OSADL measure
 /// for hours under load; one hour is the least this tool accepts).
@@ -218,6 +239,8 @@ pub fn tolerance(run: &RunRecord) -> String {
     let class = Class::of_max_ns(run.overall.max_ns);
     if class == Class::Milliseconds && is_rt_kernel(run) {
         "milliseconds class (on PREEMPT_RT: a cause outside the scheduler)".into()
+    } else if class == Class::Stall && is_rt_kernel(run) {
+        "stall class (10 ms or more; on PREEMPT_RT: a cause outside the scheduler)".into()
     } else {
         class.tolerance().into()
     }
@@ -296,6 +319,12 @@ fn is_rt_kernel(run: &RunRecord) -> bool {
 fn headline(class: Class, max: &str) -> String {
     match class {
         Class::NoData => "No verdict: this run holds no latency samples.".into(),
+        Class::Stall => format!(
+            "Worst case {max}: 10 ms or more, beyond every class of real time. As measured, \
+             this system stalled (a thread that held the CPU, a device or a hypervisor that \
+             stopped it, memory swapped in) and is fit for no real-time tolerance until the \
+             stall is found: trace it with --explain."
+        ),
         Class::Milliseconds => format!(
             "Worst case {max}: as measured, this system is fit for tolerances of milliseconds, \
              the class for which a vanilla kernel suffices. It does not support tolerances of \
@@ -324,6 +353,7 @@ fn headline(class: Class, max: &str) -> String {
 fn provisional_headline(class: Class, max: &str, note: &str) -> String {
     let points = match class {
         Class::NoData => return headline(class, max),
+        Class::Stall => "a stall of 10 ms or more, beyond every class of real time",
         Class::Milliseconds => {
             "tolerances of milliseconds, the class for which a vanilla kernel suffices"
         }
@@ -361,21 +391,29 @@ fn outside_causes(run: &RunRecord) -> String {
     }
 }
 
-/// The headline of a PREEMPT_RT run whose worst case is milliseconds
-/// (`note`: what falls short, for a provisional one).
-fn rt_spike_headline(max: &str, note: Option<&str>, causes: &str) -> String {
+/// The headline of a PREEMPT_RT run whose worst case is milliseconds or
+/// a stall (`note`: what falls short, for a provisional one).
+fn rt_spike_headline(class: Class, max: &str, note: Option<&str>, causes: &str) -> String {
     let why = format!(
         "PREEMPT_RT is the kernel for tolerances of hundreds of microseconds, so spikes of \
          milliseconds on it point outside the scheduler: {causes}."
     );
+    let (fit, points) = match class {
+        Class::Stall => (
+            "stalled for 10 ms or more and is fit for no real-time tolerance",
+            "a stall of 10 ms or more",
+        ),
+        _ => (
+            "is fit for tolerances of milliseconds only",
+            "tolerances of milliseconds only",
+        ),
+    };
     match note {
         None => format!(
-            "Worst case {max} on a PREEMPT_RT kernel: as measured, this system is fit for \
-             tolerances of milliseconds only. {why}"
+            "Worst case {max} on a PREEMPT_RT kernel: as measured, this system {fit}. {why}"
         ),
         Some(n) => format!(
-            "{}. So far the worst case, {max}, on a PREEMPT_RT kernel, points to tolerances \
-             of milliseconds only. {why}",
+            "{}. So far the worst case, {max}, on a PREEMPT_RT kernel, points to {points}. {why}",
             sentence(n)
         ),
     }
@@ -466,7 +504,7 @@ fn class_headline(
 ) -> String {
     if matches!(check.outcome(), Outcome::Missed | Outcome::PossiblyMissed) {
         let mut s = check.class_after_miss(class, max);
-        if class == Class::Milliseconds && is_rt_kernel(run) {
+        if class.at_least_milliseconds() && is_rt_kernel(run) {
             s.push_str(&format!(
                 " On PREEMPT_RT, spikes of milliseconds point outside the scheduler: {}.",
                 outside_causes(run)
@@ -477,8 +515,8 @@ fn class_headline(
         }
         return s;
     }
-    if class == Class::Milliseconds && is_rt_kernel(run) {
-        rt_spike_headline(max, note, &outside_causes(run))
+    if class.at_least_milliseconds() && is_rt_kernel(run) {
+        rt_spike_headline(class, max, note, &outside_causes(run))
     } else {
         match note {
             Some(note) => provisional_headline(class, max, note),
@@ -706,6 +744,12 @@ fn limits_of_the_run(run: &RunRecord) -> Vec<String> {
 fn advice(run: &RunRecord, class: Class) -> Vec<String> {
     let mut advice = Vec::new();
     match class {
+        Class::Stall => advice.push(
+            "Find the stall before tuning anything: measure again with --explain (it names \
+             what ran instead of the measuring thread), look for SCHED_FIFO or SCHED_RR \
+             threads that spin, swapping, a driver or a hypervisor that stops the CPU."
+                .into(),
+        ),
         Class::Milliseconds if !is_rt_kernel(run) => advice.push(
             "For tolerances of hundreds of µs, the usual next steps are a PREEMPT_RT kernel, \
              real-time threads on isolated CPUs, then a new measurement under load."
@@ -743,6 +787,10 @@ mod tests {
         assert_eq!(Class::of_max_ns(Some(99_999)), Class::TensOfMicros);
         assert_eq!(Class::of_max_ns(Some(100_000)), Class::HundredsOfMicros);
         assert_eq!(Class::of_max_ns(Some(1_000_000)), Class::Milliseconds);
+        // Every class has an upper end: 10 ms and more is a stall.
+        assert_eq!(Class::of_max_ns(Some(9_999_999)), Class::Milliseconds);
+        assert_eq!(Class::of_max_ns(Some(10_000_000)), Class::Stall);
+        assert_eq!(Class::of_max_ns(Some(409_000_000)), Class::Stall);
     }
 
     #[test]
@@ -828,6 +876,47 @@ mod tests {
             "{evidence}"
         );
         assert!(v.advice[0].contains("PREEMPT_RT"));
+    }
+
+    /// A worst case of 409 ms (an import without a period: the class is
+    /// all the user is told) is a stall, never "fit for milliseconds",
+    /// on any kernel.
+    #[test]
+    fn hundreds_of_milliseconds_are_a_stall_not_a_class_of_real_time() {
+        let mut run = synthetic(&[vec![5_000, 7_000, 409_000_000]]);
+        run.options.interval_ns = 1_000_000_000;
+        let v = verdict(&run);
+        assert_eq!(v.class, Class::Stall);
+        assert!(
+            v.headline.contains("beyond every class of real time"),
+            "{}",
+            v.headline
+        );
+        assert!(
+            !v.headline.contains("vanilla kernel suffices"),
+            "{}",
+            v.headline
+        );
+        assert!(!v.headline.contains("fit for tolerances"), "{}", v.headline);
+        assert!(
+            v.title.contains("worst case in the stall class"),
+            "{}",
+            v.title
+        );
+        assert!(v.advice[0].contains("--explain"), "{:?}", v.advice);
+        run.fingerprint.preemption_model = "rt".into();
+        let v = verdict(&run);
+        assert!(
+            v.headline.contains("outside the scheduler"),
+            "{}",
+            v.headline
+        );
+        assert!(
+            v.headline.contains("a stall of 10 ms or more"),
+            "{}",
+            v.headline
+        );
+        assert!(v.tolerance.starts_with("stall class"), "{}", v.tolerance);
     }
 
     /// The issue's case: a 1 ms loop that woke 8.27 ms late and missed

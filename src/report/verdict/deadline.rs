@@ -375,6 +375,7 @@ fn needed_words(class: super::Class) -> &'static str {
         Class::NoData | Class::UnderTenMicros => {
             "under 10 µs, where the rule of thumb no longer trusts Linux"
         }
+        Class::Stall => "no stall of 10 ms or more, which any kernel that does not stall meets",
         Class::Milliseconds => "tolerances of milliseconds, a vanilla kernel's class",
         Class::HundredsOfMicros => {
             "tolerances of hundreds of microseconds, the class PREEMPT_RT is meant for"
