@@ -70,6 +70,13 @@ pub enum StoreError {
         "{path} is not an rtscope run store (it is not an SQLite database, or it is damaged); move it aside or choose another file with --db PATH"
     )]
     NotADatabase { path: PathBuf },
+    /// An empty file (or an SQLite database with nothing in it) where a
+    /// store should be: rtscope makes its stores whole, in one rename,
+    /// so this is none of its own; readers and writers refuse it alike.
+    #[error(
+        "{path} is empty, not an rtscope run store (rtscope never leaves an empty store: it makes one whole); remove it, and the next command that saves a run creates the store there, or choose another file with --db PATH"
+    )]
+    Empty { path: PathBuf },
     /// A database of another program (its application id is not ours).
     #[error(
         "{path} is an SQLite database of another program, not an rtscope run store; choose another file with --db PATH"
@@ -518,9 +525,11 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     /// Open the store at `path`, creating it (and its directory) when
-    /// missing, and bring its schema up to date. Refuses, without writing
-    /// anything, a file that is not an rtscope store, is damaged, or has a
-    /// newer schema.
+    /// missing, whole and at once ([`create_whole`]: never an empty or
+    /// half-made file at `path`, however many processes create it
+    /// together), and bring its schema up to date. Refuses, without
+    /// writing anything, a file that is not an rtscope store, is empty, is
+    /// damaged, or has a newer schema.
     pub fn open(path: &Path) -> Result<Store> {
         Store::open_or_stop(path, &AtomicBool::new(false))
     }
@@ -532,9 +541,8 @@ impl Store {
         if is_url(path) {
             return postgres::open(&path.to_string_lossy(), stop);
         }
-        // What this call creates (directories, the file and SQLite's side
-        // files) is removed again when the open fails (a full disk left
-        // an empty store behind); nothing that was there before is.
+        // The directories this call makes are removed again when the open
+        // fails; nothing that was there before is.
         let mut created = CreatedHere::default();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.is_dir()
@@ -555,55 +563,19 @@ impl Store {
                 detail: "it is a directory".into(),
             });
         }
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = path.as_os_str().to_os_string();
-            p.push(suffix);
-            let p = PathBuf::from(p);
-            if p.symlink_metadata().is_err() {
-                created.files.push(p);
-            }
+        if path.symlink_metadata().is_err() {
+            create_whole(path)?;
         }
-        if created.files.first().is_none_or(|f| f != path) {
-            // An existing store: its side files may be another process's
-            // (a writer's -wal) however new; none is ours to remove.
-            created.files.clear();
-        } else {
-            // Made here (O_EXCL): another process's new file is not ours.
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    created.files.clear();
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
-                    return Err(StoreError::Full {
-                        path: path.to_path_buf(),
-                        what: "creating it".into(),
-                    });
-                }
-                Err(e) => {
-                    return Err(StoreError::Open {
-                        path: path.to_path_buf(),
-                        detail: e.to_string(),
-                    });
-                }
-            }
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // Never SQLITE_OPEN_CREATE here: the store is made whole above,
+        // and a file that went away since is not made again empty.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| StoreError::from_sql(path, "opening", e))?;
         let store = Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
-        // On failure the store (its connection) is dropped first, then
-        // `created` removes what was made.
-        store.prepare()?;
+        store.prepare(false)?;
         created.keep();
         Ok(store)
     }
@@ -695,7 +667,12 @@ impl Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
-        let (app, version, _) = store.identify()?;
+        let (app, version, tables) = store.identify()?;
+        if app == 0 && version == 0 && tables == 0 {
+            return Err(StoreError::Empty {
+                path: store.path.clone(),
+            });
+        }
         if app != schema::APPLICATION_ID {
             return Err(StoreError::NotOurs {
                 path: store.path.clone(),
@@ -809,10 +786,18 @@ impl Store {
         Ok((app, version, tables))
     }
 
-    fn prepare(&self) -> Result<()> {
+    /// `new`: the database is the one [`create_whole`] is making, which
+    /// may be empty; at a store's path an empty one is refused
+    /// ([`StoreError::Empty`]), as readers refuse it.
+    fn prepare(&self, new: bool) -> Result<()> {
         self.set_busy_timeout(BUSY_TIMEOUT)?;
         let (app, version, tables) = self.identify()?;
         let fresh = app == 0 && version == 0 && tables == 0;
+        if fresh && !new {
+            return Err(StoreError::Empty {
+                path: self.path.clone(),
+            });
+        }
         if !fresh && app != schema::APPLICATION_ID {
             return Err(StoreError::NotOurs {
                 path: self.path.clone(),
@@ -858,6 +843,75 @@ impl Store {
             });
         }
         Ok(())
+    }
+}
+
+/// Make a new SQLite store at `path`, which did not exist, whole: its
+/// schema is written to a file of its own in the same directory, closed,
+/// then renamed to `path` if nothing is there yet (`RENAME_NOREPLACE`, or
+/// a hard link where the file system has no such rename). Another
+/// process that made the store first wins; this one then opens theirs.
+/// So a store's path never holds a store half made: before, parallel
+/// imports into a new store met its empty file and took it for another
+/// program's, or found it locked, and lost their runs.
+fn create_whole(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| FILE_NAME.into());
+    let tmp = path.with_file_name(format!(
+        ".{name}.new-{}-{}",
+        std::process::id(),
+        &crate::record::new_run_uuid()[..8]
+    ));
+    // The new file and SQLite's side files are removed, whatever happens.
+    let mut made = CreatedHere::default();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = tmp.as_os_str().to_os_string();
+        p.push(suffix);
+        made.files.push(PathBuf::from(p));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(&tmp, flags)
+        .map_err(|e| StoreError::from_sql(path, "creating it", e))?;
+    // Messages name the store asked for, not the file it is made in.
+    let store = Store {
+        db: RefCell::new(Db::Sqlite(conn)),
+        path: path.to_path_buf(),
+    };
+    store.prepare(true)?;
+    // Closing the last connection writes the WAL back into the file.
+    let Db::Sqlite(conn) = store.db.into_inner() else {
+        unreachable!("made as SQLite above")
+    };
+    conn.close()
+        .map_err(|(_, e)| StoreError::from_sql(path, "creating it", e))?;
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
+    let placed = match renameat_with(CWD, &tmp, CWD, path, RenameFlags::NOREPLACE) {
+        Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => std::fs::hard_link(&tmp, path),
+        other => other.map_err(std::io::Error::from),
+    };
+    match placed {
+        Ok(()) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                // Best effort: the new name on disk with the file.
+                let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+            }
+            Ok(())
+        }
+        // Another process made it meanwhile: theirs is the store.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::StorageFull => Err(StoreError::Full {
+            path: path.to_path_buf(),
+            what: "creating it".into(),
+        }),
+        Err(e) => Err(StoreError::Open {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }),
     }
 }
 

@@ -326,6 +326,13 @@ fn damaged_foreign_and_newer_stores_are_refused_untouched() {
         .unwrap();
     check(&foreign, "of another program");
 
+    // An empty file: no store of rtscope's (it makes them whole), for
+    // readers and writers alike (a reader listed it as empty, an import
+    // made a store in it).
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    check(&empty, "is empty, not an rtscope run store");
+
     let newer = dir.join("newer.db");
     assert_code(
         &rt(
