@@ -732,3 +732,45 @@ fn runs_are_filtered_and_relabelled() {
     assert_code(&o, 0);
     assert_eq!(rows(&["--label", "*hell"]).len(), 2);
 }
+
+/// Text from a file or a board never reaches the terminal raw: a label,
+/// host, kernel and tag holding an OSC (set the title) and a CSI (clear
+/// the screen) are printed by `runs`, `runs show` and `compare` with the
+/// escape bytes shown as `\x1b`, and the rest of the text kept. The runs
+/// are put straight into the store, as an older store or a board holds
+/// them (whatever an import would refuse today).
+#[test]
+fn terminal_escapes_in_stored_text_are_shown_not_sent() {
+    let dir = TempDir::new("store-escapes");
+    let db = dir.join("runs.db");
+    let evil = "lab\u{1b}]0;pwned\u{7}one\u{1b}[2J\u{9b}31m\u{202e}end";
+    {
+        let mut s = rtscope::store::Store::open(&db).unwrap();
+        for uuid in ["a".repeat(32), "b".repeat(32)] {
+            let mut rec = rtscope::record::synthetic(&[vec![1_000, 2_000, 3_000]]);
+            rec.run_uuid = uuid;
+            rec.label = Some(evil.into());
+            rec.fingerprint.hostname = format!("host-{evil}");
+            rec.fingerprint.kernel_release = format!("6.1-{evil}");
+            rec.tags.insert("note".into(), evil.into());
+            s.insert(&rec).unwrap();
+        }
+    }
+    for args in [
+        &["runs"][..],
+        &["runs", "--host", &format!("host-{evil}")][..],
+        &["runs", "show", "1"][..],
+        &["compare", "1", "2"][..],
+    ] {
+        let o = rt(&dir, &db, args);
+        assert_code(&o, 0);
+        let out = stdout(&o);
+        for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+            assert!(!out.contains(bad), "{args:?}: {bad:?} sent raw:\n{out:?}");
+        }
+        assert!(out.contains("lab\\x1b]0;pwned\\x07one"), "{args:?}:\n{out}");
+    }
+    let show = stdout(&rt(&dir, &db, &["runs", "show", "1"]));
+    assert!(show.contains("kernel 6.1-lab\\x1b]0;pwned"), "{show}");
+    assert!(show.contains("note=lab\\x1b]0;pwned"), "{show}");
+}
