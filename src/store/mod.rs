@@ -65,6 +65,14 @@ pub enum StoreError {
         "cannot open the run store {path}: {detail}; check the path and its permissions, or choose another file with --db PATH"
     )]
     Open { path: PathBuf, detail: String },
+    /// The store, or the way to it, may not be read by this process (a
+    /// directory on its path that is not searchable, a file not
+    /// readable), or a part of its path is not a directory: never taken
+    /// for "no store yet". `reason` says which.
+    #[error(
+        "cannot read the run store {path}: {reason}; check its permissions and those of the directories above it (or run as the user who owns it), or choose another file with --db PATH"
+    )]
+    Unreadable { path: PathBuf, reason: String },
     /// The file is not an SQLite database (SQLite's NOTADB).
     #[error(
         "{path} is not an rtscope run store (it is not an SQLite database, or it is damaged); move it aside or choose another file with --db PATH"
@@ -282,6 +290,45 @@ fn disk_nearly_full(path: &Path) -> bool {
     rustix::fs::statvfs(dir)
         .map(|s| s.f_bavail.saturating_mul(s.f_frsize) < 256 * 1024)
         .unwrap_or(false)
+}
+
+/// Whether an SQLite store's file is there: `false` only when nothing is
+/// at `path` (or a dangling link); a path this process may not look
+/// through, or through a file, is [`StoreError::Unreadable`], never "no
+/// store yet" (a store another user keeps private was listed as empty).
+fn is_present(path: &Path) -> Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(unreadable(path, &e)),
+    }
+}
+
+/// [`StoreError::Unreadable`] for the system's error `e` on `path`.
+fn unreadable(path: &Path, e: &std::io::Error) -> StoreError {
+    use std::io::ErrorKind as K;
+    let reason = match e.kind() {
+        K::PermissionDenied => "permission denied".to_string(),
+        K::NotADirectory => "a part of its path is a file, not a directory".to_string(),
+        _ => e.to_string(),
+    };
+    StoreError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// The error of SQLite's failure `e` to open the file at `path` (`what`:
+/// how): the system's own reason when the file cannot even be read
+/// (SQLite says only "unable to open database file").
+fn open_failed(path: &Path, what: &str, e: rusqlite::Error) -> StoreError {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
+        && let Err(io) = std::fs::File::open(path)
+        && io.kind() != std::io::ErrorKind::NotFound
+    {
+        return unreadable(path, &io);
+    }
+    StoreError::from_sql(path, what, e)
 }
 
 /// The system's store directory: the monitor service's store
@@ -563,14 +610,16 @@ impl Store {
                 detail: "it is a directory".into(),
             });
         }
-        if path.symlink_metadata().is_err() {
-            create_whole(path)?;
+        match path.symlink_metadata() {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_whole(path)?,
+            Err(e) => return Err(unreadable(path, &e)),
         }
         // Never SQLITE_OPEN_CREATE here: the store is made whole above,
         // and a file that went away since is not made again empty.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| StoreError::from_sql(path, "opening", e))?;
+            .map_err(|e| open_failed(path, "opening", e))?;
         let store = Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
@@ -592,7 +641,7 @@ impl Store {
         if is_url(path) {
             return postgres::open_existing(&path.to_string_lossy(), stop);
         }
-        if !path.exists() {
+        if !is_present(path)? {
             return Ok(None);
         }
         match Store::open(path) {
@@ -618,7 +667,7 @@ impl Store {
         if is_url(path) {
             return postgres::open_read_only(&path.to_string_lossy(), stop);
         }
-        if !path.exists() {
+        if !is_present(path)? {
             return Ok(None);
         }
         if path.is_dir() {
@@ -662,7 +711,7 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&uri, flags)
-            .map_err(|e| StoreError::from_sql(path, "opening it read-only", e))?;
+            .map_err(|e| open_failed(path, "opening it read-only", e))?;
         let store = Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
@@ -676,6 +725,13 @@ impl Store {
         if app != schema::APPLICATION_ID {
             return Err(StoreError::NotOurs {
                 path: store.path.clone(),
+            });
+        }
+        if version > schema::CURRENT_VERSION {
+            return Err(StoreError::Newer {
+                path: store.path.clone(),
+                found: version,
+                known: schema::CURRENT_VERSION,
             });
         }
         if version != schema::CURRENT_VERSION {
@@ -1096,6 +1152,23 @@ mod tests {
         let e = Store::open_existing_read_only_or_stop(&junk, &stop).unwrap_err();
         assert!(matches!(e, StoreError::NotADatabase { .. }), "{e}");
         assert_eq!(std::fs::read(&junk).unwrap(), vec![b'x'; 8192]);
+        // A newer rtscope's store is newer, not "needs upgrading".
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99;")
+            .unwrap();
+        let e = Store::open_existing_read_only_or_stop(&db, &stop).unwrap_err();
+        assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
+        assert!(e.to_string().contains("newer than this rtscope"), "{e}");
+        // A path through a file is unreadable, not "no store yet".
+        let through = junk.join("rtscope.db");
+        for e in [
+            Store::open_existing_read_only_or_stop(&through, &stop).unwrap_err(),
+            Store::open_existing(&through).unwrap_err(),
+        ] {
+            assert!(matches!(e, StoreError::Unreadable { .. }), "{e}");
+            assert!(e.to_string().contains("cannot read the run store"), "{e}");
+        }
     }
 
     #[test]

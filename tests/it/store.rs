@@ -774,3 +774,61 @@ fn terminal_escapes_in_stored_text_are_shown_not_sent() {
     assert!(show.contains("kernel 6.1-lab\\x1b]0;pwned"), "{show}");
     assert!(show.contains("note=lab\\x1b]0;pwned"), "{show}");
 }
+
+/// A store this user may not read is refused, never listed as empty: one
+/// in a directory only root may enter, one only root may read, one whose
+/// path goes through a file; and a newer rtscope's store read by a user
+/// who may not write it says it is newer (it said "needs upgrading").
+#[test]
+fn an_unreadable_store_is_refused_not_empty() {
+    if !require_root() {
+        return;
+    }
+    let dir = TempDir::new("store-unreadable");
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    mode(dir.path(), 0o755);
+    let evl = fixture("import/evl-latmus.txt");
+    let import = |db: &Path| assert_code(&rt(&dir, db, &["import", evl.to_str().unwrap()]), 0);
+    let as_nobody = |db: &Path, args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(bin())
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let private = dir.join("private/runs.db");
+    import(&private);
+    mode(private.parent().unwrap(), 0o700);
+    let closed = dir.join("closed/runs.db");
+    import(&closed);
+    mode(&closed, 0o600);
+    for db in [&private, &closed] {
+        for args in [&["runs"][..], &["runs", "show", "1"][..]] {
+            let o = as_nobody(db, args);
+            refused(&o, &format!("cannot read the run store {}", db.display()));
+            assert!(stderr(&o).contains("permission denied"), "{}", stderr(&o));
+        }
+    }
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let o = rt(&dir, file.join("runs.db"), &["runs"]);
+    refused(&o, "cannot read the run store");
+    assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
+
+    let newer = dir.join("newer/runs.db");
+    import(&newer);
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    refused(
+        &as_nobody(&newer, &["runs"]),
+        "schema version 99, newer than this rtscope",
+    );
+}
