@@ -390,13 +390,26 @@ pub fn is_url(path: &Path) -> bool {
 /// after them, a password in the name): an empty location, one with
 /// white space at either end, a libpq `key=value` connection string, and
 /// anything that looks like a URL of another kind (`x://…`, `mysql://…`,
-/// `postgresql:/host/db`, `sqlite:/x.db`). A path such as `./a:b.db`
-/// stays a file. No message shows a password.
+/// `postgresql:/host/db`, `sqlite:/x.db`), `-` (a store is no stream)
+/// and SQLite's `:memory:` (a store that vanishes). A path such as
+/// `./a:b.db` stays a file. No message shows a password.
 pub fn check_location(s: &str) -> Result<PathBuf> {
     let shown = || crate::redact::url(s);
     if s.is_empty() {
         return Err(StoreError::BadLocation(
             "the store location is empty (--db '' or an empty RTSCOPE_DB): leave both out for the default store, or give one"
+                .into(),
+        ));
+    }
+    if s == "-" {
+        return Err(StoreError::BadLocation(
+            "'-' is no store: a run store is kept in a file, not on standard input or output; give a file name (./- for a file named '-')"
+                .into(),
+        ));
+    }
+    if s == ":memory:" {
+        return Err(StoreError::BadLocation(
+            "':memory:' is SQLite's in-memory database, gone when the command ends, so nothing would be kept or found in it; give a file name (./:memory: for a file of that name)"
                 .into(),
         ));
     }
@@ -1082,6 +1095,8 @@ mod tests {
             "host=h password=secret dbname=x",
             "dbname = x",
             "user=u",
+            "-",
+            ":memory:",
         ] {
             let e = check_location(bad).unwrap_err();
             assert!(matches!(e, StoreError::BadLocation(_)), "{bad}: {e}");
@@ -1094,7 +1109,14 @@ mod tests {
             e.contains("libpq key=value") && e.contains("postgresql://me:PASSWORD@db.lab:5433/rt"),
             "{e}"
         );
-        for ok in ["hostname.db", "./host=h", "a=b.db", "./x://y"] {
+        for ok in [
+            "hostname.db",
+            "./host=h",
+            "a=b.db",
+            "./x://y",
+            "./-",
+            "./:memory:",
+        ] {
             assert_eq!(check_location(ok).unwrap(), PathBuf::from(ok), "{ok}");
         }
     }

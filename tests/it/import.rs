@@ -896,3 +896,57 @@ fn parallel_imports_creating_the_store_lose_nothing() {
         assert!(left.is_empty(), "left behind: {left:?}");
     }
 }
+
+/// `import` of a FIFO no program writes is refused in bounded time (it
+/// blocked for ever), a device is refused unread, and a pipe a program
+/// writes (`/dev/stdin`) is still read.
+#[test]
+fn a_fifo_without_a_writer_is_refused_and_a_pipe_is_read() {
+    let dir = TempDir::new("import-fifo");
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let child = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(&dir))
+        .arg("import")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_output(child, std::time::Duration::from_secs(60));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is a FIFO (named pipe) and no program wrote to it"),
+        "{}",
+        stderr(&o)
+    );
+    let o = import(&dir, &["/dev/null"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("character device"), "{}", stderr(&o));
+    let text = std::fs::read(fixture("xenomai-latency.txt")).unwrap();
+    let mut child = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(&dir))
+        .args(["import", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut w = child.stdin.take().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        w.write_all(&text).unwrap();
+    }
+    let o = wait_output(child, std::time::Duration::from_secs(60));
+    assert_code(&o, 0);
+    assert_eq!(count_runs(&dir), 1);
+}

@@ -832,3 +832,41 @@ fn an_unreadable_store_is_refused_not_empty() {
         "schema version 99, newer than this rtscope",
     );
 }
+
+/// `--db -` and `--db :memory:` name no store: refused with what to give
+/// instead (`-` made a file named `-`, `:memory:` was an SQLite database
+/// gone at exit, listed as empty); `./-` is a file of that name.
+#[test]
+fn a_stream_or_memory_is_no_store() {
+    let dir = TempDir::new("store-nowhere");
+    let evl = fixture("import/evl-latmus.txt");
+    for db in ["-", ":memory:"] {
+        for args in [
+            &["runs"][..],
+            &["import", evl.to_str().unwrap()][..],
+            &["serve", "--listen", "127.0.0.1:0"][..],
+        ] {
+            let child = rtscope(dir.path())
+                .current_dir(dir.path())
+                .args(["--db", db])
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let o = wait_output(child, Duration::from_secs(30));
+            assert_code(&o, 2);
+            let err = stderr(&o);
+            assert!(err.contains(&format!("'{db}' is")), "{args:?}: {err}");
+            assert!(err.contains("give a file name"), "{err}");
+        }
+        assert!(!dir.join(db).exists(), "{db} made a file");
+    }
+    let o = rtscope(dir.path())
+        .current_dir(dir.path())
+        .args(["--db", "./-", "import", evl.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(dir.join("-").exists());
+}
