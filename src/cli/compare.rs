@@ -146,7 +146,8 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
             );
         }
         let cs: Vec<_> = cs.iter().collect();
-        out!("{}", crate::characterize::compare::render(&cs, &args.runs));
+        let text = crate::characterize::compare::render(&cs, &args.runs);
+        out!("{}", crate::text::for_terminal_lines(&text));
         return Ok(Exit::Ok);
     }
     let mut runs = signals.during(|stop| runref::load_named(db, &args.runs, stop))?;
@@ -174,7 +175,7 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
             );
         }
         for g in gates.iter().flat_map(|(_, g)| g) {
-            outln!("{}", g.message);
+            outln!("{}", crate::text::for_terminal(&g.message));
         }
     }
     if let Some(p) = &args.json {

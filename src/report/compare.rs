@@ -9,7 +9,8 @@
 //! and a gate on it is refused unless the caller accepts that
 //! ([`check_gate_metric`]). Runs of different quantities (a wake-up
 //! latency, oslat's busy-loop gaps, osnoise's noise) are refused, never
-//! set side by side. Pure: no I/O, no printing.
+//! set side by side. Pure: no I/O, no printing; the terminal text keeps
+//! control characters of a file or a board out (`text::for_terminal`).
 
 use super::fairness;
 use super::noise::{self, Judgement, RunWindows, Unknown, Verdict};
@@ -17,6 +18,7 @@ use super::plot::data::thread_name;
 use super::{NamedRun, known};
 use crate::record::{LatencyStats, METRICS, Quantity, RunRecord, ThreadRecord};
 use crate::text::rank::{self, Rows};
+use crate::text::{for_terminal, for_terminal_lines};
 use crate::units::us_cell_f;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -717,7 +719,7 @@ impl Comparison {
         }
         out.push_str(&self.render_noise(&shown));
         for w in &self.warnings {
-            let _ = writeln!(out, "warning: {w}");
+            let _ = writeln!(out, "warning: {}", for_terminal(w));
         }
         out
     }
@@ -818,7 +820,15 @@ impl Comparisons {
     /// The terminal output: each run, then each run against the
     /// baseline (latencies in µs, printed `us`), with the per-CPU rows
     /// `rows` asks for ([`Comparison::shown`]).
+    ///
+    /// A run's name, label, kernel, warnings and the like come from a file
+    /// or a board: they reach the terminal through `text::for_terminal`,
+    /// each on its line, never as raw control characters.
     pub fn render(&self, runs: &[NamedRun], rows: Rows) -> String {
+        for_terminal_lines(&self.render_raw(runs, rows)).into_owned()
+    }
+
+    fn render_raw(&self, runs: &[NamedRun], rows: Rows) -> String {
         let mut out = String::new();
         for (i, r) in runs.iter().enumerate() {
             let rec = &r.record;
@@ -826,14 +836,14 @@ impl Comparisons {
                 out,
                 "{}: {} ({}): kernel {} ({}), {} samples over {}, {} thread{}",
                 tag(i),
-                r.name,
-                r.reference,
+                for_terminal(&r.name),
+                for_terminal(&r.reference),
                 if rec.fingerprint.kernel_release.is_empty() {
-                    "unknown"
+                    "unknown".into()
                 } else {
-                    &rec.fingerprint.kernel_release
+                    for_terminal(&rec.fingerprint.kernel_release)
                 },
-                rec.fingerprint.preemption_model,
+                for_terminal(&rec.fingerprint.preemption_model.to_string()),
                 rec.overall.samples,
                 known(rec, crate::record::Unknowable::Duration, || {
                     crate::units::fmt_run_length(rec.duration_ns)

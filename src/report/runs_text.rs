@@ -1,12 +1,14 @@
 //! The text of `rtscope runs`: the list table and one run's details.
-//! Pure: rows and records in, text out.
+//! Pure: rows and records in, text out. Text from a file or a board
+//! (labels, hosts, kernels, tags, the fingerprint) goes through
+//! `text::for_terminal`: no control character reaches the terminal.
 
 use super::{known, summary};
 use crate::kinds::SourceKind;
 use crate::record::{Quantity, RunRecord, Unknowable};
 use crate::store::{RunRow, RunState};
-use crate::text::num;
 use crate::text::rank::Rows;
+use crate::text::{for_terminal, for_terminal_lines, num};
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 
 /// What the state column says (`imported`, `characterized` for a
@@ -63,7 +65,9 @@ pub fn render_list(rows: &[(RunRow, Option<Quantity>)]) -> String {
     }
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     table.extend(rows.iter().map(|(r, q)| list_row(r, *q, many_hosts)));
-    let mut out = aligned(&table, &numeric);
+    // Every cell from a file or a board was made safe above; this is the
+    // last guard.
+    let mut out = for_terminal_lines(&aligned(&table, &numeric)).into_owned();
     if rows.iter().any(|(_, q)| is_other(*q)) {
         out.push_str(
             "* not a wake-up latency (see measures): not comparable with wake-up latencies, \
@@ -73,12 +77,13 @@ pub fn render_list(rows: &[(RunRow, Option<Quantity>)]) -> String {
     out
 }
 
-/// `s`, or `unknown` when it is empty.
+/// `s` (text from a file or a board, made safe for a terminal), or
+/// `unknown` when it is empty.
 fn or_unknown(s: &str) -> String {
     if s.is_empty() {
         "unknown".to_string()
     } else {
-        s.to_string()
+        for_terminal(s).into_owned()
     }
 }
 
@@ -112,7 +117,7 @@ fn list_row(r: &RunRow, q: Option<Quantity>, many_hosts: bool) -> Vec<String> {
         r.id.to_string(),
         state_word(r).to_string(),
         start,
-        shorten(r.label.as_deref().unwrap_or("-"), 28),
+        shorten(&for_terminal(r.label.as_deref().unwrap_or("-")), 28),
         shorten(&or_unknown(&r.kernel_release), 28),
         or_unknown(&r.preemption_model),
         if r.duration_ns > 0 {
@@ -169,21 +174,22 @@ fn aligned(table: &[Vec<String>], numeric: &[bool]) -> String {
 pub fn render_show(id: i64, row: &RunRow, rec: &RunRecord, rows: Rows) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    // Each value is one line, whatever a file or a board put in it.
     for (k, v) in show_facts(id, row, rec) {
-        let _ = writeln!(out, "{:<13}{v}", format!("{k}:"));
+        let _ = writeln!(out, "{:<13}{}", format!("{k}:"), for_terminal(&v));
     }
     for (k, v) in other_fingerprint(&rec.fingerprint) {
-        let _ = writeln!(out, "  {k} = {v}");
+        let _ = writeln!(out, "  {} = {}", for_terminal(&k), for_terminal(&v));
     }
     for l in super::split::lines(rec) {
-        let _ = writeln!(out, "per CPU:     {l}");
+        let _ = writeln!(out, "per CPU:     {}", for_terminal(&l));
     }
     for w in &rec.warnings {
-        let _ = writeln!(out, "warning:     {w}");
+        let _ = writeln!(out, "warning:     {}", for_terminal(w));
     }
     out.push('\n');
     out.push_str(&summary::render_rows(rec, rows));
-    out
+    for_terminal_lines(&out).into_owned()
 }
 
 /// The `key: value` facts of `runs show`, in order.

@@ -5,6 +5,8 @@
 //! with `--explain`, a line per thread on why its largest wake-up was
 //! late, and the counts (`super::why`). An import's overflows (samples
 //! its source counted beyond its histogram, values unknown) get a line.
+//! Text that came with the record reaches the terminal only through
+//! `text::for_terminal`.
 
 use super::known;
 use crate::record::{LatencyStats, METRICS, RunRecord, ThreadRecord, Unknowable};
@@ -190,9 +192,11 @@ pub fn render_rows(run: &RunRecord, rows_shown: Rows) -> String {
         );
     }
     for line in super::why::summary_lines(run, rows_shown) {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", crate::text::for_terminal(&line));
     }
-    out
+    // A record read from a file or a board (its warnings, the tasks a
+    // trace named) never sends a control character to the terminal.
+    crate::text::for_terminal_lines(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -65,11 +65,26 @@ pub enum StoreError {
         "cannot open the run store {path}: {detail}; check the path and its permissions, or choose another file with --db PATH"
     )]
     Open { path: PathBuf, detail: String },
+    /// The store, or the way to it, may not be read by this process (a
+    /// directory on its path that is not searchable, a file not
+    /// readable), or a part of its path is not a directory: never taken
+    /// for "no store yet". `reason` says which.
+    #[error(
+        "cannot read the run store {path}: {reason}; check its permissions and those of the directories above it (or run as the user who owns it), or choose another file with --db PATH"
+    )]
+    Unreadable { path: PathBuf, reason: String },
     /// The file is not an SQLite database (SQLite's NOTADB).
     #[error(
         "{path} is not an rtscope run store (it is not an SQLite database, or it is damaged); move it aside or choose another file with --db PATH"
     )]
     NotADatabase { path: PathBuf },
+    /// An empty file (or an SQLite database with nothing in it) where a
+    /// store should be: rtscope makes its stores whole, in one rename,
+    /// so this is none of its own; readers and writers refuse it alike.
+    #[error(
+        "{path} is empty, not an rtscope run store (rtscope never leaves an empty store: it makes one whole); remove it, and the next command that saves a run creates the store there, or choose another file with --db PATH"
+    )]
+    Empty { path: PathBuf },
     /// A database of another program (its application id is not ours).
     #[error(
         "{path} is an SQLite database of another program, not an rtscope run store; choose another file with --db PATH"
@@ -277,6 +292,45 @@ fn disk_nearly_full(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether an SQLite store's file is there: `false` only when nothing is
+/// at `path` (or a dangling link); a path this process may not look
+/// through, or through a file, is [`StoreError::Unreadable`], never "no
+/// store yet" (a store another user keeps private was listed as empty).
+fn is_present(path: &Path) -> Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(unreadable(path, &e)),
+    }
+}
+
+/// [`StoreError::Unreadable`] for the system's error `e` on `path`.
+fn unreadable(path: &Path, e: &std::io::Error) -> StoreError {
+    use std::io::ErrorKind as K;
+    let reason = match e.kind() {
+        K::PermissionDenied => "permission denied".to_string(),
+        K::NotADirectory => "a part of its path is a file, not a directory".to_string(),
+        _ => e.to_string(),
+    };
+    StoreError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// The error of SQLite's failure `e` to open the file at `path` (`what`:
+/// how): the system's own reason when the file cannot even be read
+/// (SQLite says only "unable to open database file").
+fn open_failed(path: &Path, what: &str, e: rusqlite::Error) -> StoreError {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
+        && let Err(io) = std::fs::File::open(path)
+        && io.kind() != std::io::ErrorKind::NotFound
+    {
+        return unreadable(path, &io);
+    }
+    StoreError::from_sql(path, what, e)
+}
+
 /// The system's store directory: the monitor service's store
 /// (`RTSCOPE_DB=/var/lib/rtscope/rtscope.db`), and root's when it has no
 /// home. `RTSCOPE_SYSTEM_STORE_DIR` puts it elsewhere (tests).
@@ -336,13 +390,26 @@ pub fn is_url(path: &Path) -> bool {
 /// after them, a password in the name): an empty location, one with
 /// white space at either end, a libpq `key=value` connection string, and
 /// anything that looks like a URL of another kind (`x://…`, `mysql://…`,
-/// `postgresql:/host/db`, `sqlite:/x.db`). A path such as `./a:b.db`
-/// stays a file. No message shows a password.
+/// `postgresql:/host/db`, `sqlite:/x.db`), `-` (a store is no stream)
+/// and SQLite's `:memory:` (a store that vanishes). A path such as
+/// `./a:b.db` stays a file. No message shows a password.
 pub fn check_location(s: &str) -> Result<PathBuf> {
     let shown = || crate::redact::url(s);
     if s.is_empty() {
         return Err(StoreError::BadLocation(
             "the store location is empty (--db '' or an empty RTSCOPE_DB): leave both out for the default store, or give one"
+                .into(),
+        ));
+    }
+    if s == "-" {
+        return Err(StoreError::BadLocation(
+            "'-' is no store: a run store is kept in a file, not on standard input or output; give a file name (./- for a file named '-')"
+                .into(),
+        ));
+    }
+    if s == ":memory:" {
+        return Err(StoreError::BadLocation(
+            "':memory:' is SQLite's in-memory database, gone when the command ends, so nothing would be kept or found in it; give a file name (./:memory: for a file of that name)"
                 .into(),
         ));
     }
@@ -518,9 +585,11 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     /// Open the store at `path`, creating it (and its directory) when
-    /// missing, and bring its schema up to date. Refuses, without writing
-    /// anything, a file that is not an rtscope store, is damaged, or has a
-    /// newer schema.
+    /// missing, whole and at once ([`create_whole`]: never an empty or
+    /// half-made file at `path`, however many processes create it
+    /// together), and bring its schema up to date. Refuses, without
+    /// writing anything, a file that is not an rtscope store, is empty, is
+    /// damaged, or has a newer schema.
     pub fn open(path: &Path) -> Result<Store> {
         Store::open_or_stop(path, &AtomicBool::new(false))
     }
@@ -532,9 +601,8 @@ impl Store {
         if is_url(path) {
             return postgres::open(&path.to_string_lossy(), stop);
         }
-        // What this call creates (directories, the file and SQLite's side
-        // files) is removed again when the open fails (a full disk left
-        // an empty store behind); nothing that was there before is.
+        // The directories this call makes are removed again when the open
+        // fails; nothing that was there before is.
         let mut created = CreatedHere::default();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.is_dir()
@@ -555,55 +623,21 @@ impl Store {
                 detail: "it is a directory".into(),
             });
         }
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = path.as_os_str().to_os_string();
-            p.push(suffix);
-            let p = PathBuf::from(p);
-            if p.symlink_metadata().is_err() {
-                created.files.push(p);
-            }
+        match path.symlink_metadata() {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_whole(path)?,
+            Err(e) => return Err(unreadable(path, &e)),
         }
-        if created.files.first().is_none_or(|f| f != path) {
-            // An existing store: its side files may be another process's
-            // (a writer's -wal) however new; none is ours to remove.
-            created.files.clear();
-        } else {
-            // Made here (O_EXCL): another process's new file is not ours.
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    created.files.clear();
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
-                    return Err(StoreError::Full {
-                        path: path.to_path_buf(),
-                        what: "creating it".into(),
-                    });
-                }
-                Err(e) => {
-                    return Err(StoreError::Open {
-                        path: path.to_path_buf(),
-                        detail: e.to_string(),
-                    });
-                }
-            }
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // Never SQLITE_OPEN_CREATE here: the store is made whole above,
+        // and a file that went away since is not made again empty.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| StoreError::from_sql(path, "opening", e))?;
+            .map_err(|e| open_failed(path, "opening", e))?;
         let store = Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
-        // On failure the store (its connection) is dropped first, then
-        // `created` removes what was made.
-        store.prepare()?;
+        store.prepare(false)?;
         created.keep();
         Ok(store)
     }
@@ -620,7 +654,7 @@ impl Store {
         if is_url(path) {
             return postgres::open_existing(&path.to_string_lossy(), stop);
         }
-        if !path.exists() {
+        if !is_present(path)? {
             return Ok(None);
         }
         match Store::open(path) {
@@ -646,7 +680,7 @@ impl Store {
         if is_url(path) {
             return postgres::open_read_only(&path.to_string_lossy(), stop);
         }
-        if !path.exists() {
+        if !is_present(path)? {
             return Ok(None);
         }
         if path.is_dir() {
@@ -690,15 +724,27 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&uri, flags)
-            .map_err(|e| StoreError::from_sql(path, "opening it read-only", e))?;
+            .map_err(|e| open_failed(path, "opening it read-only", e))?;
         let store = Store {
             db: RefCell::new(Db::Sqlite(conn)),
             path: path.to_path_buf(),
         };
-        let (app, version, _) = store.identify()?;
+        let (app, version, tables) = store.identify()?;
+        if app == 0 && version == 0 && tables == 0 {
+            return Err(StoreError::Empty {
+                path: store.path.clone(),
+            });
+        }
         if app != schema::APPLICATION_ID {
             return Err(StoreError::NotOurs {
                 path: store.path.clone(),
+            });
+        }
+        if version > schema::CURRENT_VERSION {
+            return Err(StoreError::Newer {
+                path: store.path.clone(),
+                found: version,
+                known: schema::CURRENT_VERSION,
             });
         }
         if version != schema::CURRENT_VERSION {
@@ -809,10 +855,18 @@ impl Store {
         Ok((app, version, tables))
     }
 
-    fn prepare(&self) -> Result<()> {
+    /// `new`: the database is the one [`create_whole`] is making, which
+    /// may be empty; at a store's path an empty one is refused
+    /// ([`StoreError::Empty`]), as readers refuse it.
+    fn prepare(&self, new: bool) -> Result<()> {
         self.set_busy_timeout(BUSY_TIMEOUT)?;
         let (app, version, tables) = self.identify()?;
         let fresh = app == 0 && version == 0 && tables == 0;
+        if fresh && !new {
+            return Err(StoreError::Empty {
+                path: self.path.clone(),
+            });
+        }
         if !fresh && app != schema::APPLICATION_ID {
             return Err(StoreError::NotOurs {
                 path: self.path.clone(),
@@ -858,6 +912,75 @@ impl Store {
             });
         }
         Ok(())
+    }
+}
+
+/// Make a new SQLite store at `path`, which did not exist, whole: its
+/// schema is written to a file of its own in the same directory, closed,
+/// then renamed to `path` if nothing is there yet (`RENAME_NOREPLACE`, or
+/// a hard link where the file system has no such rename). Another
+/// process that made the store first wins; this one then opens theirs.
+/// So a store's path never holds a store half made: before, parallel
+/// imports into a new store met its empty file and took it for another
+/// program's, or found it locked, and lost their runs.
+fn create_whole(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| FILE_NAME.into());
+    let tmp = path.with_file_name(format!(
+        ".{name}.new-{}-{}",
+        std::process::id(),
+        &crate::record::new_run_uuid()[..8]
+    ));
+    // The new file and SQLite's side files are removed, whatever happens.
+    let mut made = CreatedHere::default();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = tmp.as_os_str().to_os_string();
+        p.push(suffix);
+        made.files.push(PathBuf::from(p));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(&tmp, flags)
+        .map_err(|e| StoreError::from_sql(path, "creating it", e))?;
+    // Messages name the store asked for, not the file it is made in.
+    let store = Store {
+        db: RefCell::new(Db::Sqlite(conn)),
+        path: path.to_path_buf(),
+    };
+    store.prepare(true)?;
+    // Closing the last connection writes the WAL back into the file.
+    let Db::Sqlite(conn) = store.db.into_inner() else {
+        unreachable!("made as SQLite above")
+    };
+    conn.close()
+        .map_err(|(_, e)| StoreError::from_sql(path, "creating it", e))?;
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
+    let placed = match renameat_with(CWD, &tmp, CWD, path, RenameFlags::NOREPLACE) {
+        Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => std::fs::hard_link(&tmp, path),
+        other => other.map_err(std::io::Error::from),
+    };
+    match placed {
+        Ok(()) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                // Best effort: the new name on disk with the file.
+                let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+            }
+            Ok(())
+        }
+        // Another process made it meanwhile: theirs is the store.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::StorageFull => Err(StoreError::Full {
+            path: path.to_path_buf(),
+            what: "creating it".into(),
+        }),
+        Err(e) => Err(StoreError::Open {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }),
     }
 }
 
@@ -972,6 +1095,8 @@ mod tests {
             "host=h password=secret dbname=x",
             "dbname = x",
             "user=u",
+            "-",
+            ":memory:",
         ] {
             let e = check_location(bad).unwrap_err();
             assert!(matches!(e, StoreError::BadLocation(_)), "{bad}: {e}");
@@ -984,7 +1109,14 @@ mod tests {
             e.contains("libpq key=value") && e.contains("postgresql://me:PASSWORD@db.lab:5433/rt"),
             "{e}"
         );
-        for ok in ["hostname.db", "./host=h", "a=b.db", "./x://y"] {
+        for ok in [
+            "hostname.db",
+            "./host=h",
+            "a=b.db",
+            "./x://y",
+            "./-",
+            "./:memory:",
+        ] {
             assert_eq!(check_location(ok).unwrap(), PathBuf::from(ok), "{ok}");
         }
     }
@@ -1042,6 +1174,23 @@ mod tests {
         let e = Store::open_existing_read_only_or_stop(&junk, &stop).unwrap_err();
         assert!(matches!(e, StoreError::NotADatabase { .. }), "{e}");
         assert_eq!(std::fs::read(&junk).unwrap(), vec![b'x'; 8192]);
+        // A newer rtscope's store is newer, not "needs upgrading".
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99;")
+            .unwrap();
+        let e = Store::open_existing_read_only_or_stop(&db, &stop).unwrap_err();
+        assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
+        assert!(e.to_string().contains("newer than this rtscope"), "{e}");
+        // A path through a file is unreadable, not "no store yet".
+        let through = junk.join("rtscope.db");
+        for e in [
+            Store::open_existing_read_only_or_stop(&through, &stop).unwrap_err(),
+            Store::open_existing(&through).unwrap_err(),
+        ] {
+            assert!(matches!(e, StoreError::Unreadable { .. }), "{e}");
+            assert!(e.to_string().contains("cannot read the run store"), "{e}");
+        }
     }
 
     #[test]

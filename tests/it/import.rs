@@ -839,3 +839,114 @@ fn the_run_list_says_what_each_run_measures() {
         );
     }
 }
+
+/// Imports that create the store race each other: 20 at once into a
+/// store that does not exist yet all exit 0 and every run is there (a
+/// store half made by one was taken for another program's, or was
+/// locked, by the others: 4 imports of 720 were lost). A few rounds,
+/// each into a new store, make the race likely.
+#[test]
+fn parallel_imports_creating_the_store_lose_nothing() {
+    let dir = TempDir::new("import-create-race");
+    let files: Vec<PathBuf> = (0..20u64)
+        .map(|i| {
+            let f = dir.join(&format!("lines-{i}.txt"));
+            std::fs::write(&f, status_block(2000 + i as u32, 1000 + i, 40 + i)).unwrap();
+            f
+        })
+        .collect();
+    for round in 0..12 {
+        let db = dir.join(&format!("round-{round}/store/runs.db"));
+        let children: Vec<_> = files
+            .iter()
+            .map(|f| {
+                rtscope(dir.path())
+                    .arg("--db")
+                    .arg(&db)
+                    .arg("import")
+                    .arg(f)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = wait_output(c, std::time::Duration::from_secs(60));
+            assert_code(&o, 0);
+        }
+        let o = rtscope(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .arg("runs")
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let listed = stdout(&o)
+            .lines()
+            .skip(1)
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count();
+        assert_eq!(listed, 20, "round {round}:\n{}", stdout(&o));
+        let left: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with("runs.db"))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+/// `import` of a FIFO no program writes is refused in bounded time (it
+/// blocked for ever), a device is refused unread, and a pipe a program
+/// writes (`/dev/stdin`) is still read.
+#[test]
+fn a_fifo_without_a_writer_is_refused_and_a_pipe_is_read() {
+    let dir = TempDir::new("import-fifo");
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let child = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(&dir))
+        .arg("import")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_output(child, std::time::Duration::from_secs(60));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is a FIFO (named pipe) and no program wrote to it"),
+        "{}",
+        stderr(&o)
+    );
+    let o = import(&dir, &["/dev/null"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("character device"), "{}", stderr(&o));
+    let text = std::fs::read(fixture("xenomai-latency.txt")).unwrap();
+    let mut child = rtscope(dir.path())
+        .arg("--db")
+        .arg(db(&dir))
+        .args(["import", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut w = child.stdin.take().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        w.write_all(&text).unwrap();
+    }
+    let o = wait_output(child, std::time::Duration::from_secs(60));
+    assert_code(&o, 0);
+    assert_eq!(count_runs(&dir), 1);
+}

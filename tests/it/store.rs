@@ -326,6 +326,13 @@ fn damaged_foreign_and_newer_stores_are_refused_untouched() {
         .unwrap();
     check(&foreign, "of another program");
 
+    // An empty file: no store of rtscope's (it makes them whole), for
+    // readers and writers alike (a reader listed it as empty, an import
+    // made a store in it).
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    check(&empty, "is empty, not an rtscope run store");
+
     let newer = dir.join("newer.db");
     assert_code(
         &rt(
@@ -724,4 +731,142 @@ fn runs_are_filtered_and_relabelled() {
         .unwrap();
     assert_code(&o, 0);
     assert_eq!(rows(&["--label", "*hell"]).len(), 2);
+}
+
+/// Text from a file or a board never reaches the terminal raw: a label,
+/// host, kernel and tag holding an OSC (set the title) and a CSI (clear
+/// the screen) are printed by `runs`, `runs show` and `compare` with the
+/// escape bytes shown as `\x1b`, and the rest of the text kept. The runs
+/// are put straight into the store, as an older store or a board holds
+/// them (whatever an import would refuse today).
+#[test]
+fn terminal_escapes_in_stored_text_are_shown_not_sent() {
+    let dir = TempDir::new("store-escapes");
+    let db = dir.join("runs.db");
+    let evil = "lab\u{1b}]0;pwned\u{7}one\u{1b}[2J\u{9b}31m\u{202e}end";
+    {
+        let mut s = rtscope::store::Store::open(&db).unwrap();
+        for uuid in ["a".repeat(32), "b".repeat(32)] {
+            let mut rec = rtscope::record::synthetic(&[vec![1_000, 2_000, 3_000]]);
+            rec.run_uuid = uuid;
+            rec.label = Some(evil.into());
+            rec.fingerprint.hostname = format!("host-{evil}");
+            rec.fingerprint.kernel_release = format!("6.1-{evil}");
+            rec.tags.insert("note".into(), evil.into());
+            s.insert(&rec).unwrap();
+        }
+    }
+    for args in [
+        &["runs"][..],
+        &["runs", "--host", &format!("host-{evil}")][..],
+        &["runs", "show", "1"][..],
+        &["compare", "1", "2"][..],
+    ] {
+        let o = rt(&dir, &db, args);
+        assert_code(&o, 0);
+        let out = stdout(&o);
+        for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+            assert!(!out.contains(bad), "{args:?}: {bad:?} sent raw:\n{out:?}");
+        }
+        assert!(out.contains("lab\\x1b]0;pwned\\x07one"), "{args:?}:\n{out}");
+    }
+    let show = stdout(&rt(&dir, &db, &["runs", "show", "1"]));
+    assert!(show.contains("kernel 6.1-lab\\x1b]0;pwned"), "{show}");
+    assert!(show.contains("note=lab\\x1b]0;pwned"), "{show}");
+}
+
+/// A store this user may not read is refused, never listed as empty: one
+/// in a directory only root may enter, one only root may read, one whose
+/// path goes through a file; and a newer rtscope's store read by a user
+/// who may not write it says it is newer (it said "needs upgrading").
+#[test]
+fn an_unreadable_store_is_refused_not_empty() {
+    if !require_root() {
+        return;
+    }
+    let dir = TempDir::new("store-unreadable");
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    mode(dir.path(), 0o755);
+    let evl = fixture("import/evl-latmus.txt");
+    let import = |db: &Path| assert_code(&rt(&dir, db, &["import", evl.to_str().unwrap()]), 0);
+    let as_nobody = |db: &Path, args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(bin())
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let private = dir.join("private/runs.db");
+    import(&private);
+    mode(private.parent().unwrap(), 0o700);
+    let closed = dir.join("closed/runs.db");
+    import(&closed);
+    mode(&closed, 0o600);
+    for db in [&private, &closed] {
+        for args in [&["runs"][..], &["runs", "show", "1"][..]] {
+            let o = as_nobody(db, args);
+            refused(&o, &format!("cannot read the run store {}", db.display()));
+            assert!(stderr(&o).contains("permission denied"), "{}", stderr(&o));
+        }
+    }
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let o = rt(&dir, file.join("runs.db"), &["runs"]);
+    refused(&o, "cannot read the run store");
+    assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
+
+    let newer = dir.join("newer/runs.db");
+    import(&newer);
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    refused(
+        &as_nobody(&newer, &["runs"]),
+        "schema version 99, newer than this rtscope",
+    );
+}
+
+/// `--db -` and `--db :memory:` name no store: refused with what to give
+/// instead (`-` made a file named `-`, `:memory:` was an SQLite database
+/// gone at exit, listed as empty); `./-` is a file of that name.
+#[test]
+fn a_stream_or_memory_is_no_store() {
+    let dir = TempDir::new("store-nowhere");
+    let evl = fixture("import/evl-latmus.txt");
+    for db in ["-", ":memory:"] {
+        for args in [
+            &["runs"][..],
+            &["import", evl.to_str().unwrap()][..],
+            &["serve", "--listen", "127.0.0.1:0"][..],
+        ] {
+            let child = rtscope(dir.path())
+                .current_dir(dir.path())
+                .args(["--db", db])
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let o = wait_output(child, Duration::from_secs(30));
+            assert_code(&o, 2);
+            let err = stderr(&o);
+            assert!(err.contains(&format!("'{db}' is")), "{args:?}: {err}");
+            assert!(err.contains("give a file name"), "{err}");
+        }
+        assert!(!dir.join(db).exists(), "{db} made a file");
+    }
+    let o = rtscope(dir.path())
+        .current_dir(dir.path())
+        .args(["--db", "./-", "import", evl.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(dir.join("-").exists());
 }
