@@ -29,8 +29,11 @@ fn format_name(s: &str) -> Result<String, String> {
 /// cyclictest-histfile (cyclictest -h / --histfile, rt-tests before and
 /// after 2.7), cyclictest-json (cyclictest --json), cyclictest-summary
 /// (cyclictest's "T: 0 (…) P:… I:… C:… Min:… Avg:… Max:…" status lines),
-/// xenomai-latency (Xenomai's latency tool: RTD/RTS lines), rtscope-run
-/// (a run record from measure --json or runs export --json).
+/// xenomai-latency (Xenomai's latency tool: RTD/RTS lines, EVL's latmus),
+/// rtla-timerlat (rtla timerlat hist or top), rtla-osnoise (rtla osnoise
+/// hist or top), oslat (its summary or --json), jitterdebugger (its
+/// results.json), rtscope-run (a run record from measure --json or runs
+/// export --json).
 ///
 /// Imported runs are marked as such and hold what the file gives; what
 /// had to be assumed is in their warnings (rtscope runs show ID). A file
@@ -274,5 +277,24 @@ mod tests {
         assert!(tag("=x").is_err());
         assert!(tag("sp ace=x").is_err());
         assert!(tag_map(&[("a".into(), "1".into()), ("a".into(), "2".into())]).is_err());
+    }
+
+    /// `import --help` names every format there is a reader for.
+    #[test]
+    fn the_help_names_every_format() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let help = cli
+            .find_subcommand("import")
+            .and_then(|c| c.get_long_about())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for i in crate::import::IMPORTERS {
+            assert!(
+                help.contains(i.name),
+                "import --help leaves out {}:\n{help}",
+                i.name
+            );
+        }
     }
 }

@@ -59,7 +59,8 @@ pub struct RunsArgs {
 #[derive(Subcommand, Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub enum RunsAction {
-    /// List the stored runs, oldest first (the default). Latencies in us.
+    /// List the stored runs in the order they were stored (by id; the
+    /// default). Latencies in µs.
     List,
     /// Everything about one run: how it was measured, on what system, and
     /// its summary table.

@@ -617,10 +617,8 @@ fn what_was_measured(run: &RunRecord) -> String {
     format!(
         "{} periods measured over {} by {} thread{}{}, every {}, policy {} priority {}.",
         num::count(s.samples),
-        known(run, Unknowable::Duration, || format!(
-            "{} ({} hours)",
-            num::duration(crate::units::run_length(run.duration_ns)),
-            num::hours(run.duration_ns)
+        known(run, Unknowable::Duration, || num::duration_with_hours(
+            crate::units::run_length(run.duration_ns)
         )),
         run.threads.len(),
         if run.threads.len() == 1 { "" } else { "s" },
@@ -1239,7 +1237,7 @@ mod tests {
         assert!(!limits.contains("No load"));
         assert!(!limits.contains("lasted"));
         assert!(v.evidence.join(" ").contains("load 'hell'"));
-        assert!(v.evidence.join(" ").contains("12 hours"));
+        assert!(v.evidence.join(" ").contains("measured over 12 h by"));
     }
 
     /// A load record whose sampler saw these CPUs this busy.
@@ -1406,6 +1404,12 @@ mod tests {
              besides, 9 periods missed (their 200 µs period began before the thread woke for \
              an earlier one)"
         );
+        // One period is one period, not "1 periods".
+        let mut met = run.clone();
+        met.limits.deadline_ns = Some(2_000_000);
+        met.overall.missed_periods = 1;
+        let status = deadline_status(&met);
+        assert!(status.contains("; besides, 1 period missed ("), "{status}");
         // The same counts need no explanation.
         run.overall.missed_periods = 1;
         assert!(

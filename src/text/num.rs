@@ -125,6 +125,18 @@ pub fn duration(ns: u64) -> String {
     }
 }
 
+/// A run's length for prose: [`duration`], with its hours beside it where
+/// the length is counted in days ("3 days (72 hours)"): never "1 s (0.000
+/// hours)".
+pub fn duration_with_hours(ns: u64) -> String {
+    let d = duration(ns);
+    if ns >= 2 * 86_400 * 1_000_000_000 {
+        format!("{d} ({} hours)", hours(ns))
+    } else {
+        d
+    }
+}
+
 /// Hours, for "rests on N hours": two significant decimals.
 pub fn hours(ns: u64) -> String {
     let h = ns as f64 / 3.6e12;
@@ -187,6 +199,20 @@ pub fn serde_name<T: serde::Serialize>(v: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_length_has_its_hours_only_when_counted_in_days() {
+        assert_eq!(duration_with_hours(1_000_000_000), "1 s");
+        assert_eq!(
+            duration_with_hours(5_400_000_000_000),
+            duration(5_400_000_000_000)
+        );
+        let three_days = 3 * 86_400 * 1_000_000_000;
+        assert_eq!(
+            duration_with_hours(three_days),
+            format!("{} (72 hours)", duration(three_days))
+        );
+    }
 
     #[test]
     fn one_is_singular() {

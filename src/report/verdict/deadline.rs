@@ -310,13 +310,11 @@ impl Check {
         });
         let missed = match self.missed_periods {
             Some(n) if n > 0 && !(b.certain == n && b.at_most == n) => format!(
-                "; besides, {} periods missed ({} began before the thread woke for an earlier \
-                 one)",
-                num::count(n),
+                "; besides, {} missed ({} began before the thread woke for an earlier one)",
+                periods(n),
                 self.their_period()
             ),
-            Some(1) => "; 1 period missed".into(),
-            Some(n) => format!("; {} periods missed", num::count(n)),
+            Some(n) => format!("; {} missed", periods(n)),
             None => "; missed periods unknown".into(),
         };
         match self.outcome() {
@@ -384,6 +382,14 @@ fn needed_words(class: super::Class) -> &'static str {
             "tolerances of tens of microseconds, where the rule of thumb turns to a co-kernel \
              such as Xenomai"
         }
+    }
+}
+
+/// "1 period", "N periods".
+fn periods(n: u64) -> String {
+    match n {
+        1 => "1 period".into(),
+        n => format!("{} periods", num::count(n)),
     }
 }
 
