@@ -594,6 +594,52 @@ impl HistogramRecord {
     pub fn empty() -> HistogramRecord {
         HistogramRecord::from_histogram(&Histogram::new(LATENCY_SUB_BITS), 1)
     }
+
+    /// The non-empty buckets as `(lower, upper, count)`, ascending, what
+    /// `to_histogram()?.iter_buckets()` gives, with the same refusals;
+    /// read from the sparse list as written (ascending) without making
+    /// the dense table of 28 672 buckets, which a report of thousands of
+    /// threads made and scanned for each thread several times.
+    pub fn nonzero_buckets(&self) -> Result<Vec<(u64, u64, u64)>, HistogramError> {
+        use crate::histogram::{bucket_index, bucket_lower, bucket_upper};
+        let b = self.sub_bucket_bits;
+        if self.encoding != "log-linear" || !(1..=16).contains(&b) {
+            return Ok(self.to_histogram()?.iter_buckets().collect());
+        }
+        let mut out = Vec::with_capacity(self.buckets.len());
+        let mut total = 0u64;
+        for &[lower, count] in &self.buckets {
+            let i = bucket_index(lower, b);
+            if bucket_lower(i, b) != lower {
+                return Err(HistogramError::NotBucketStart(lower));
+            }
+            total = total.checked_add(count).ok_or(HistogramError::TooMany)?;
+            if out.last().is_some_and(|l: &(u64, u64, u64)| l.0 >= lower) {
+                // Not as written: the dense table sorts and adds them.
+                return Ok(self.to_histogram()?.iter_buckets().collect());
+            }
+            if count > 0 {
+                out.push((lower, bucket_upper(i, b), count));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Add this histogram into `h`, as `h.merge(&self.to_histogram()?)`
+    /// does, without the dense table when the precisions agree.
+    pub fn merge_into(&self, h: &mut Histogram) -> Result<(), HistogramError> {
+        if self.sub_bucket_bits != h.sub_bits() {
+            h.merge(&self.to_histogram()?);
+            return Ok(());
+        }
+        for (lower, _, count) in self.nonzero_buckets()? {
+            h.total()
+                .checked_add(count)
+                .ok_or(HistogramError::TooMany)?;
+            h.record_n(lower, count);
+        }
+        Ok(())
+    }
 }
 
 /// Per-window statistics, columnar: point `i` covers
@@ -1160,7 +1206,7 @@ impl RunRecord {
     pub fn overall_histogram(&self) -> Result<Histogram, HistogramError> {
         let mut h = Histogram::new(LATENCY_SUB_BITS);
         for t in &self.threads {
-            h.merge(&t.histogram.to_histogram()?);
+            t.histogram.merge_into(&mut h)?;
         }
         Ok(h)
     }
