@@ -1614,6 +1614,48 @@ mod tests {
         assert!(matches!(from_json(&bad), Err(ReadError::Invalid(_))));
     }
 
+    /// The sparse readers give what the dense table gives: as written,
+    /// out of order or repeated, of another precision, and refuse what it
+    /// refuses.
+    #[test]
+    fn sparse_buckets_read_as_the_dense_table() {
+        let mut h = Histogram::latency();
+        for (v, n) in [(5, 1), (999, 3), (123_456, 7), (9_000_000, 2)] {
+            h.record_n(v, n);
+        }
+        let written = HistogramRecord::from_histogram(&h, 1);
+        let mut shuffled = written.clone();
+        shuffled.buckets.reverse();
+        shuffled.buckets.push(shuffled.buckets[0]);
+        let mut coarse = Histogram::new(4);
+        coarse.record_n(70_000, 5);
+        let coarse = HistogramRecord::from_histogram(&coarse, 1);
+        for r in [&written, &shuffled, &coarse] {
+            let dense = r.to_histogram().unwrap();
+            let want: Vec<_> = dense.iter_buckets().collect();
+            assert_eq!(r.nonzero_buckets().unwrap(), want);
+            let (mut a, mut b) = (h.clone(), h.clone());
+            a.merge(&dense);
+            r.merge_into(&mut b).unwrap();
+            assert_eq!(a, b);
+        }
+        let mut bad = written.clone();
+        bad.buckets[2][0] += 1;
+        assert!(matches!(
+            bad.nonzero_buckets(),
+            Err(HistogramError::NotBucketStart(_))
+        ));
+        let mut huge = written.clone();
+        huge.buckets[0][1] = u64::MAX;
+        assert!(huge.nonzero_buckets().is_err());
+        let mut full = Histogram::latency();
+        full.record_n(1, u64::MAX - 1);
+        assert!(matches!(
+            written.merge_into(&mut full),
+            Err(HistogramError::TooMany)
+        ));
+    }
+
     #[test]
     fn histogram_record_round_trip() {
         let mut h = Histogram::latency();
