@@ -1710,8 +1710,21 @@ mod tests {
     /// page took 28 s in a release build, and 4 MB, before).
     #[test]
     fn a_run_of_thousands_of_threads_makes_a_bounded_page() {
+        use crate::record::FingerprintCpu;
         let n = 3_000;
-        let runs = name_runs(vec![("a.json".into(), many(n))]);
+        let mut r = many(n);
+        // Placed on two NUMA nodes: the strip groups them (a search of
+        // the fingerprint's CPUs for every thread was quadratic).
+        r.fingerprint.cpus = (0..n as u32)
+            .map(|c| FingerprintCpu {
+                cpu: c,
+                core_id: Some(c % 1_500),
+                package_id: Some(c / 1_500),
+                numa_node: Some(c / 1_500),
+                ..Default::default()
+            })
+            .collect();
+        let runs = name_runs(vec![("a.json".into(), r)]);
         let began = std::time::Instant::now();
         let html = render(&runs, None).unwrap();
         let took = began.elapsed();
@@ -1728,7 +1741,8 @@ mod tests {
         let strip = &strip[..strip.find("</svg>").unwrap()];
         assert_eq!(strip.matches("<g class=\"row\">").count(), PAGE_THREADS);
         // The bad thread (1 800) is shown, the best (0) is not.
-        assert!(strip.contains("<title>CPU 1800, max: 900 µs</title>"));
+        assert!(strip.contains("<title>CPU 1800 (core 300), max: 900 µs</title>"));
+        assert!(strip.contains("NUMA node 1, package 1 (CPUs 1500-2999)"));
         assert!(!strip.contains(">CPU 0<"));
         assert!(html.contains("the other 2744 are left out"));
         let every = &html[html.find("<details class=\"every\">").unwrap()..];
