@@ -594,6 +594,52 @@ impl HistogramRecord {
     pub fn empty() -> HistogramRecord {
         HistogramRecord::from_histogram(&Histogram::new(LATENCY_SUB_BITS), 1)
     }
+
+    /// The non-empty buckets as `(lower, upper, count)`, ascending, what
+    /// `to_histogram()?.iter_buckets()` gives, with the same refusals;
+    /// read from the sparse list as written (ascending) without making
+    /// the dense table of 28 672 buckets, which a report of thousands of
+    /// threads made and scanned for each thread several times.
+    pub fn nonzero_buckets(&self) -> Result<Vec<(u64, u64, u64)>, HistogramError> {
+        use crate::histogram::{bucket_index, bucket_lower, bucket_upper};
+        let b = self.sub_bucket_bits;
+        if self.encoding != "log-linear" || !(1..=16).contains(&b) {
+            return Ok(self.to_histogram()?.iter_buckets().collect());
+        }
+        let mut out = Vec::with_capacity(self.buckets.len());
+        let mut total = 0u64;
+        for &[lower, count] in &self.buckets {
+            let i = bucket_index(lower, b);
+            if bucket_lower(i, b) != lower {
+                return Err(HistogramError::NotBucketStart(lower));
+            }
+            total = total.checked_add(count).ok_or(HistogramError::TooMany)?;
+            if out.last().is_some_and(|l: &(u64, u64, u64)| l.0 >= lower) {
+                // Not as written: the dense table sorts and adds them.
+                return Ok(self.to_histogram()?.iter_buckets().collect());
+            }
+            if count > 0 {
+                out.push((lower, bucket_upper(i, b), count));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Add this histogram into `h`, as `h.merge(&self.to_histogram()?)`
+    /// does, without the dense table when the precisions agree.
+    pub fn merge_into(&self, h: &mut Histogram) -> Result<(), HistogramError> {
+        if self.sub_bucket_bits != h.sub_bits() {
+            h.merge(&self.to_histogram()?);
+            return Ok(());
+        }
+        for (lower, _, count) in self.nonzero_buckets()? {
+            h.total()
+                .checked_add(count)
+                .ok_or(HistogramError::TooMany)?;
+            h.record_n(lower, count);
+        }
+        Ok(())
+    }
 }
 
 /// Per-window statistics, columnar: point `i` covers
@@ -1160,7 +1206,7 @@ impl RunRecord {
     pub fn overall_histogram(&self) -> Result<Histogram, HistogramError> {
         let mut h = Histogram::new(LATENCY_SUB_BITS);
         for t in &self.threads {
-            h.merge(&t.histogram.to_histogram()?);
+            t.histogram.merge_into(&mut h)?;
         }
         Ok(h)
     }
@@ -1566,6 +1612,48 @@ mod tests {
         ));
         let bad = text.replace("\"min_ns\": 1000", "\"min_ns\": 9000");
         assert!(matches!(from_json(&bad), Err(ReadError::Invalid(_))));
+    }
+
+    /// The sparse readers give what the dense table gives: as written,
+    /// out of order or repeated, of another precision, and refuse what it
+    /// refuses.
+    #[test]
+    fn sparse_buckets_read_as_the_dense_table() {
+        let mut h = Histogram::latency();
+        for (v, n) in [(5, 1), (999, 3), (123_456, 7), (9_000_000, 2)] {
+            h.record_n(v, n);
+        }
+        let written = HistogramRecord::from_histogram(&h, 1);
+        let mut shuffled = written.clone();
+        shuffled.buckets.reverse();
+        shuffled.buckets.push(shuffled.buckets[0]);
+        let mut coarse = Histogram::new(4);
+        coarse.record_n(70_000, 5);
+        let coarse = HistogramRecord::from_histogram(&coarse, 1);
+        for r in [&written, &shuffled, &coarse] {
+            let dense = r.to_histogram().unwrap();
+            let want: Vec<_> = dense.iter_buckets().collect();
+            assert_eq!(r.nonzero_buckets().unwrap(), want);
+            let (mut a, mut b) = (h.clone(), h.clone());
+            a.merge(&dense);
+            r.merge_into(&mut b).unwrap();
+            assert_eq!(a, b);
+        }
+        let mut bad = written.clone();
+        bad.buckets[2][0] += 1;
+        assert!(matches!(
+            bad.nonzero_buckets(),
+            Err(HistogramError::NotBucketStart(_))
+        ));
+        let mut huge = written.clone();
+        huge.buckets[0][1] = u64::MAX;
+        assert!(huge.nonzero_buckets().is_err());
+        let mut full = Histogram::latency();
+        full.record_n(1, u64::MAX - 1);
+        assert!(matches!(
+            written.merge_into(&mut full),
+            Err(HistogramError::TooMany)
+        ));
     }
 
     #[test]

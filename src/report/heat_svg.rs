@@ -97,16 +97,27 @@ struct Row<'a> {
 /// Where the fingerprint places `cpu`: (NUMA node, package, core).
 type Place = (Option<u32>, Option<u32>, Option<u32>);
 
-fn place(run: &RunRecord, cpu: Option<u32>) -> Place {
-    cpu.and_then(|c| run.fingerprint.cpus.iter().find(|f| f.cpu == c))
-        .map(|f| (f.numa_node, f.package_id, f.core_id))
-        .unwrap_or((None, None, None))
-}
-
 /// Where the fingerprint places each thread of `run`, in thread order;
 /// `None` when it places none of them (the strip is then in CPU order).
+/// The fingerprint's CPUs are looked up in a map (a search of the list
+/// for every thread was quadratic on a run of thousands of CPUs).
 fn places(run: &RunRecord) -> Option<Vec<Place>> {
-    let places: Vec<Place> = run.threads.iter().map(|t| place(run, t.cpu)).collect();
+    let by_cpu: std::collections::HashMap<u32, Place> = run
+        .fingerprint
+        .cpus
+        .iter()
+        .rev()
+        .map(|f| (f.cpu, (f.numa_node, f.package_id, f.core_id)))
+        .collect();
+    let places: Vec<Place> = run
+        .threads
+        .iter()
+        .map(|t| {
+            t.cpu
+                .and_then(|c| by_cpu.get(&c).copied())
+                .unwrap_or((None, None, None))
+        })
+        .collect();
     places
         .iter()
         .any(|p| *p != (None, None, None))
@@ -119,14 +130,18 @@ pub fn grouped(run: &RunRecord) -> bool {
     places(run).is_some()
 }
 
-/// The threads in the strip's order, labelled: grouped by NUMA node (or
-/// package) and ordered by core where the fingerprint says, else in CPU
-/// order; unpinned threads last.
-fn rows(run: &RunRecord) -> Vec<Row<'_>> {
+/// The threads `shown` (positions in `run.threads`) in the strip's
+/// order, labelled: grouped by NUMA node (or package) and ordered by core
+/// where the fingerprint says, else in CPU order; unpinned threads last.
+fn rows<'a>(run: &'a RunRecord, shown: &[usize]) -> Vec<Row<'a>> {
     let places = places(run);
     let topology = places.is_some();
     let placed = |i: usize| places.as_ref().map_or((None, None, None), |p| p[i]);
-    let mut order: Vec<usize> = (0..run.threads.len()).collect();
+    let mut order: Vec<usize> = shown
+        .iter()
+        .copied()
+        .filter(|i| *i < run.threads.len())
+        .collect();
     order.sort_by_key(|&i| {
         let t = &run.threads[i];
         let (node, pkg, core) = placed(i);
@@ -176,11 +191,13 @@ fn rows(run: &RunRecord) -> Vec<Row<'_>> {
     out
 }
 
-/// The strip of `run` as an `<svg>` element with the given id; `ranks`
-/// are the threads' places, worst first (`ranks[i]` is the rank of
-/// `run.threads[i]`, 0 the worst), shown for the first `named` of them.
-pub fn strip(run: &RunRecord, id: &str, ranks: &[usize], named: usize) -> String {
-    let rows = rows(run);
+/// The strip of the threads `shown` (positions in `run.threads`) of
+/// `run` as an `<svg>` element with the given id, coloured on the scale
+/// of every thread; `ranks` are the threads' places, worst first
+/// (`ranks[i]` is the rank of `run.threads[i]`, 0 the worst), shown for
+/// the first `named` of them.
+pub fn strip(run: &RunRecord, shown: &[usize], id: &str, ranks: &[usize], named: usize) -> String {
+    let rows = rows(run, shown);
     let n = rows.len();
     let row_h = if n <= TALL_ROWS { 16.0 } else { 9.0 };
     let font = if n <= TALL_ROWS { 11.0 } else { 8.0 };

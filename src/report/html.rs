@@ -96,8 +96,11 @@ struct RunView {
     facts: Vec<Pair>,
     verdict: VerdictView,
     summary: Table,
-    /// With many threads, every thread's row, folded.
+    /// With many threads, every thread's row (at most [`PAGE_THREADS`]),
+    /// folded.
     every: Option<Table>,
+    /// The folded table's title.
+    every_title: String,
     /// With many threads, the heat strip of every thread.
     heat: Option<FigureView>,
     figures: Vec<FigureView>,
@@ -270,48 +273,92 @@ fn others_row(run: &RunRecord, others: &[usize]) -> TableRow {
     row
 }
 
+/// Threads a page draws one by one (the heat strip's rows, the folded
+/// table's rows, the per-CPU lines): above, the worst this many (by max,
+/// then p99), and a line on the others. A page's size and the time it
+/// takes are then bounded whatever the run's thread count; the run's
+/// JSON, its CSV and `rtscope runs show RUN --all` have every thread.
+pub const PAGE_THREADS: usize = 256;
+
+/// Where every thread of a run is, for the lines on those a page leaves
+/// out.
+const EVERY_THREAD_IS: &str = "every thread is in the run's JSON record, its CSV \
+    (rtscope runs export RUN --csv) and rtscope runs show RUN --all";
+
+/// The line on the threads a page does not draw one by one, if any.
+pub fn left_out_line(n: usize) -> Option<String> {
+    (n > PAGE_THREADS).then(|| {
+        format!(
+            "This run has {} threads: the page draws the {PAGE_THREADS} worst (by max, then \
+             p99) one by one and leaves out the other {}, which count in every \
+             all-threads figure and row; {EVERY_THREAD_IS}.",
+            num::count(n as u64),
+            num::count((n - PAGE_THREADS) as u64)
+        )
+    })
+}
+
 /// The per-CPU view of a run: the table (above [`rank::MANY_THREADS`]
 /// threads, the [`rank::WORST_ROWS`] worst, a row for the others and the
 /// all row, with the full table to fold), and above
 /// [`data::MAX_THREAD_CURVES`] threads, where the figures stop drawing
-/// each thread, the heat strip that shows every one.
+/// each thread, the heat strip that shows every one; above
+/// [`PAGE_THREADS`], the strip and the folded table hold the worst
+/// [`PAGE_THREADS`] and say how many they leave out.
 struct PerCpu {
     table: Table,
     every: Option<Table>,
+    every_title: String,
     heat: Option<FigureView>,
+}
+
+fn heat_view(run: &RunRecord, anchor: &str, ranked: &[usize], shown: &[usize]) -> FigureView {
+    let n = run.threads.len();
+    let mut ranks = vec![0; n];
+    for (r, i) in ranked.iter().enumerate() {
+        ranks[*i] = r;
+    }
+    let grouped = super::heat_svg::grouped(run);
+    let rows = if shown.len() < n {
+        format!(
+            "one row for each of the {} worst threads (by max, then p99; the other {} are left \
+             out: {EVERY_THREAD_IS})",
+            shown.len(),
+            n - shown.len()
+        )
+    } else {
+        "one row per thread".to_string()
+    };
+    let id = format!("{anchor}-heat");
+    FigureView {
+        svg: super::heat_svg::strip(run, shown, &id, &ranks, rank::WORST_ROWS),
+        id,
+        caption: format!(
+            "Every thread at a glance: {rows}{}, its {} on one logarithmic colour scale \
+             (darker is later; hover a cell for its value). The {} worst threads, by max then \
+             p99, are numbered on the right.",
+            if grouped {
+                ", grouped by NUMA node and package and ordered by core as the system \
+                 fingerprint places its CPUs"
+            } else {
+                " in CPU order"
+            },
+            super::heat_svg::COLUMNS.join(", "),
+            rank::WORST_ROWS.min(n)
+        ),
+    }
 }
 
 fn per_cpu(run: &RunRecord, anchor: &str) -> PerCpu {
     let n = run.threads.len();
     let ranked = super::summary::ranked(run);
-    let heat = (n > data::MAX_THREAD_CURVES).then(|| {
-        let mut ranks = vec![0; n];
-        for (r, i) in ranked.iter().enumerate() {
-            ranks[*i] = r;
-        }
-        let grouped = super::heat_svg::grouped(run);
-        FigureView {
-            id: format!("{anchor}-heat"),
-            svg: super::heat_svg::strip(run, &format!("{anchor}-heat"), &ranks, rank::WORST_ROWS),
-            caption: format!(
-                "Every thread at a glance: one row per thread{}, its {} on one logarithmic \
-                 colour scale (darker is later; hover a cell for its value). The {} worst \
-                 threads, by max then p99, are numbered on the right.",
-                if grouped {
-                    ", grouped by NUMA node and package and ordered by core as the system \
-                     fingerprint places its CPUs"
-                } else {
-                    " in CPU order"
-                },
-                super::heat_svg::COLUMNS.join(", "),
-                rank::WORST_ROWS.min(n)
-            ),
-        }
-    });
+    let shown = &ranked[..n.min(PAGE_THREADS)];
+    let heat = (n > data::MAX_THREAD_CURVES).then(|| heat_view(run, anchor, &ranked, shown));
     if !rank::Rows::Fit.summarises(n) {
         return PerCpu {
             table: summary_table(run),
             every: None,
+            every_title: String::new(),
             heat,
         };
     }
@@ -322,21 +369,50 @@ fn per_cpu(run: &RunRecord, anchor: &str) -> PerCpu {
         .collect();
     rows.push(others_row(run, others));
     rows.push(all_row(run));
-    let mut every = summary_table(run);
-    every.caption = format!("Every thread, in thread order. {SUMMARY_CAPTION}");
+    let mut in_order = shown.to_vec();
+    in_order.sort_unstable();
+    let mut every_rows: Vec<TableRow> = in_order
+        .iter()
+        .map(|i| thread_row(run, &run.threads[*i]))
+        .collect();
+    every_rows.push(all_row(run));
+    let (every_title, every_caption, folded) = if shown.len() < n {
+        (
+            format!("The {} worst threads of {n}, in thread order", shown.len()),
+            format!(
+                "The {} worst threads of {n} (by max, then p99), in thread order; the other {} \
+                 are left out: {EVERY_THREAD_IS}.",
+                shown.len(),
+                n - shown.len()
+            ),
+            format!("the {} worst are in the table folded below", shown.len()),
+        )
+    } else {
+        (
+            format!("Every thread ({n}), in thread order"),
+            "Every thread, in thread order.".to_string(),
+            "every thread is in the table folded below".to_string(),
+        )
+    };
     PerCpu {
         table: Table {
             caption: format!(
                 "The {} worst of {n} threads, ranked by max then p99, then the others in one \
                  row (their CPUs, and the range of their p99 and max) and all threads \
-                 together; every thread is in the table folded below. {SUMMARY_CAPTION}",
+                 together; {folded}. {SUMMARY_CAPTION}",
                 worst.len()
             ),
             head: summary_head(),
             rows,
             numeric_from: 4,
         },
-        every: Some(every),
+        every: Some(Table {
+            caption: format!("{every_caption} {SUMMARY_CAPTION}"),
+            head: summary_head(),
+            rows: every_rows,
+            numeric_from: 4,
+        }),
+        every_title,
         heat,
     }
 }
@@ -640,8 +716,16 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
     if let Some(q) = super::split::quantity_line(rec) {
         out.push(pair("quantity", q));
     }
-    for l in super::split::lines(rec) {
+    let lines = super::split::lines(rec);
+    let more = lines.len().saturating_sub(PAGE_THREADS);
+    for l in lines.into_iter().take(PAGE_THREADS) {
         out.push(pair("per CPU", l));
+    }
+    if more > 0 {
+        out.push(pair(
+            "per CPU",
+            format!("{more} more threads are left out here: {EVERY_THREAD_IS}"),
+        ));
     }
     out
 }
@@ -906,6 +990,7 @@ fn missing(rec: &RunRecord) -> Vec<String> {
         .filter_map(|t| t.histogram.to_histogram().ok())
         .map(|h| h.total())
         .sum();
+    out.extend(left_out_line(rec.threads.len()));
     if rec.threads.is_empty() {
         out.push("This run has no threads: there is nothing to show.".into());
     } else if hist_samples == 0 {
@@ -952,11 +1037,18 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
     let mut figures = Vec::new();
     let has_hist = rec.threads.iter().any(|t| !t.histogram.buckets.is_empty());
     if has_hist {
-        let many = if rec.threads.len() > data::MAX_THREAD_CURVES {
+        let many = if rec.threads.len() > PAGE_THREADS {
+            format!(
+                " With this many threads, all of them together and the 8 worst (by max, then \
+                 p99) are drawn, the others as one grey range; the heat strip above has the \
+                 {PAGE_THREADS} worst."
+            )
+        } else if rec.threads.len() > data::MAX_THREAD_CURVES {
             " With this many threads, all of them together and the 8 worst (by max, then \
              p99) are drawn, the others as one grey range; the heat strip above has every one."
+                .to_string()
         } else {
-            ""
+            String::new()
         };
         let h = data::hist_run(rec, &format!("{}: latency histogram", r.name))?;
         figures.push(figure(
@@ -1008,6 +1100,7 @@ fn run_view(i: usize, r: &NamedRun) -> Result<RunView, ReportError> {
         verdict: verdict::verdict(rec).into(),
         summary: per_cpu.table,
         every: per_cpu.every,
+        every_title: per_cpu.every_title,
         heat: per_cpu.heat,
         figures,
         missing: missing(rec),
@@ -1610,6 +1703,60 @@ mod tests {
         let c1 = strip.find(">CPU 1 (core 1)<").unwrap();
         assert!(a < c0 && c0 < c16 && c16 < c1 && c1 < b);
         assert!(html.contains("grouped by NUMA node"));
+    }
+
+    /// A run of 3 000 threads: the page draws the worst 256 one by one
+    /// and says how many it leaves out, in a bounded size and time (its
+    /// page took 28 s in a release build, and 4 MB, before).
+    #[test]
+    fn a_run_of_thousands_of_threads_makes_a_bounded_page() {
+        use crate::record::FingerprintCpu;
+        let n = 3_000;
+        let mut r = many(n);
+        // Placed on two NUMA nodes: the strip groups them (a search of
+        // the fingerprint's CPUs for every thread was quadratic).
+        r.fingerprint.cpus = (0..n as u32)
+            .map(|c| FingerprintCpu {
+                cpu: c,
+                core_id: Some(c % 1_500),
+                package_id: Some(c / 1_500),
+                numa_node: Some(c / 1_500),
+                ..Default::default()
+            })
+            .collect();
+        let runs = name_runs(vec![("a.json".into(), r)]);
+        let began = std::time::Instant::now();
+        let html = render(&runs, None).unwrap();
+        let took = began.elapsed();
+        assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+        assert!(html.len() < 1_500_000, "{} bytes", html.len());
+        let left = format!(
+            "This run has {} threads: the page draws the 256 worst (by max, then p99) one by \
+             one and leaves out the other {}",
+            num::count(3_000),
+            num::count(2_744)
+        );
+        assert!(html.contains(&left), "the page says what it leaves out");
+        let strip = &html[html.find("<svg id=\"run-1-heat\"").unwrap()..];
+        let strip = &strip[..strip.find("</svg>").unwrap()];
+        assert_eq!(strip.matches("<g class=\"row\">").count(), PAGE_THREADS);
+        // The bad thread (1 800) is shown, the best (0) is not.
+        assert!(strip.contains("<title>CPU 1800 (core 300), max: 900 µs</title>"));
+        assert!(strip.contains("NUMA node 1, package 1 (CPUs 1500-2999)"));
+        assert!(!strip.contains(">CPU 0<"));
+        assert!(html.contains("the other 2744 are left out"));
+        let every = &html[html.find("<details class=\"every\">").unwrap()..];
+        let every = &every[..every.find("</details>").unwrap()];
+        assert!(
+            every.contains("<summary>The 256 worst threads of 3000, in thread order</summary>")
+        );
+        assert_eq!(
+            every.matches("<tr>").count() + every.matches("<tr class").count(),
+            PAGE_THREADS + 2,
+            "head, 256 threads, all"
+        );
+        assert!(every.contains("rtscope runs show RUN --all"));
+        assert_eq!(thread_cells(&unfolded(&html)).len(), 10);
     }
 
     fn only_svg_namespace(html: &str) -> bool {

@@ -145,17 +145,16 @@ fn merged_bins(threads: &[&ThreadRecord]) -> Result<(Vec<Bin>, u64), TailRunErro
     let mut merged: Option<Histogram> = None;
     let mut resolution = 1;
     for t in threads {
-        let h = t
-            .histogram
-            .to_histogram()
-            .map_err(|source| TailRunError::Histogram {
-                thread: t.index,
-                source,
-            })?;
+        let failed = |source| TailRunError::Histogram {
+            thread: t.index,
+            source,
+        };
         resolution = resolution.max(t.histogram.resolution_ns);
+        // The first thread's table, the others added from their sparse
+        // buckets (no dense table a thread).
         match merged.as_mut() {
-            Some(m) => m.merge(&h),
-            None => merged = Some(h),
+            Some(m) => t.histogram.merge_into(m).map_err(failed)?,
+            None => merged = Some(t.histogram.to_histogram().map_err(failed)?),
         }
     }
     let h = merged

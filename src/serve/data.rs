@@ -15,8 +15,70 @@ use crate::report::verdict::{self, Check, Outcome};
 use crate::report::{NamedRun, html, name_runs, stored};
 use crate::store::{HostCache, RunFilter, RunRow, Store};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+
+thread_local! {
+    /// On a blocking thread at work for a request: the flag set once the
+    /// request is given up ([`working_for`]).
+    static GIVEN_UP: std::cell::RefCell<Option<Arc<AtomicBool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Whether the request this blocking thread works for was given up (its
+/// client gone, its deadline past): work made of steps checks it between
+/// them and stops, rather than hold the thread for an answer nobody reads.
+pub fn given_up() -> bool {
+    GIVEN_UP.with(|g| g.borrow().as_ref().is_some_and(|f| f.load(Relaxed)))
+}
+
+/// The failure of work given up.
+pub fn gave_up() -> Failure {
+    Failure::Timeout("the request was given up (its client left or its deadline passed)".into())
+}
+
+/// Run `f` on this thread for a request whose giving up sets `flag`
+/// ([`given_up`] reads it meanwhile).
+pub fn working_for<T>(flag: Arc<AtomicBool>, f: impl FnOnce() -> T) -> T {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            GIVEN_UP.with(|g| g.borrow_mut().take());
+        }
+    }
+    GIVEN_UP.with(|g| *g.borrow_mut() = Some(flag));
+    let _clear = Clear;
+    f()
+}
+
+/// Sets its flag when dropped before [`OnGiveUp::done`]: held by a
+/// request's future, it tells the work the request started that the
+/// request is gone (the future is dropped at the deadline or when the
+/// client leaves).
+pub struct OnGiveUp {
+    flag: Arc<AtomicBool>,
+    armed: bool,
+}
+
+impl OnGiveUp {
+    pub fn new(flag: Arc<AtomicBool>) -> OnGiveUp {
+        OnGiveUp { flag, armed: true }
+    }
+
+    /// The work ended with its request still waiting: nothing was given up.
+    pub fn done(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for OnGiveUp {
+    fn drop(&mut self) {
+        if self.armed {
+            self.flag.store(true, Relaxed);
+        }
+    }
+}
 
 /// Idle PostgreSQL connections kept at most.
 const IDLE_CONNECTIONS: usize = 4;
@@ -317,12 +379,20 @@ pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<(i64, String)>, String)
             crate::runref::RunRefError::Mixed(r.clone()).to_string(),
         ));
     }
+    // Each record read, then the page: steps between which a request
+    // given up stops.
     let loaded = ids
         .iter()
-        .map(|(r, id, _)| Ok((r.clone(), s.load(*id)?)))
+        .map(|(r, id, _)| match given_up() {
+            true => Err(gave_up()),
+            false => Ok((r.clone(), s.load(*id)?)),
+        })
         .collect::<Result<Vec<_>, Failure>>()?;
     let runs: Vec<NamedRun> = name_runs(loaded);
     let views = stored::monitor_views(s, &runs);
+    if given_up() {
+        return Err(gave_up());
+    }
     let page = html::render_with(&runs, None, &views)?;
     let shown = runs
         .iter()
@@ -476,6 +546,31 @@ mod tests {
     use super::*;
     use crate::record::synthetic;
     use crate::store::test_util::TempStore;
+
+    /// A request's future dropped before its work ends sets the flag the
+    /// work reads on its thread; one that waited to the end does not; the
+    /// flag is the thread's only while it works for the request; a
+    /// report given up between its steps stops with 503.
+    #[test]
+    fn work_given_up_is_told_and_stops() {
+        let flag = Arc::new(AtomicBool::new(false));
+        OnGiveUp::new(Arc::clone(&flag)).done();
+        assert!(!flag.load(Relaxed));
+        drop(OnGiveUp::new(Arc::clone(&flag)));
+        assert!(flag.load(Relaxed));
+        assert!(!given_up(), "no request on this thread");
+        assert!(working_for(Arc::clone(&flag), given_up));
+        assert!(!given_up(), "cleared after");
+        let t = TempStore::new("serve-given-up");
+        let mut s = Store::open(&t.db()).unwrap();
+        s.insert(&synthetic(&[vec![5_000, 6_000]])).unwrap();
+        let refs = ["1".to_string()];
+        let f = working_for(Arc::clone(&flag), || report(&s, &refs)).unwrap_err();
+        assert_eq!(f.status(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        assert!(f.text().contains("given up"), "{}", f.text());
+        let fresh = Arc::new(AtomicBool::new(false));
+        assert!(working_for(fresh, || report(&s, &refs)).is_ok());
+    }
 
     /// A run's list verdict is read once, and read again when the run
     /// was saved again (a checkpoint of a run under way).

@@ -61,22 +61,41 @@ impl App {
 
 /// Run `f` on a blocking thread (store calls and rendering block); a
 /// panic there is a 500, never the server's end. It waits for a free
-/// thread here, where a request given up (its client gone, its deadline
-/// past) stops waiting: under overload no work is queued for a client
-/// that has left, which would make every later request later still.
+/// thread here, at most 10 s (then 503: every thread stayed busy), and a
+/// request given up (its client gone, its deadline past) stops waiting:
+/// under overload no work is queued for a client that has left, which
+/// would make every later request later still. Work already started is
+/// told ([`super::data::given_up`]): it is skipped if it has not begun,
+/// and work made of steps stops between them.
 pub async fn blocking<T: Send + 'static>(
     app: Arc<App>,
     f: impl FnOnce(&App) -> Result<T, Failure> + Send + 'static,
 ) -> Result<T, Failure> {
-    let Ok(permit) = Arc::clone(&app.work).acquire_owned().await else {
-        return Err(Failure::Internal("the server is stopping".into()));
-    };
-    match tokio::task::spawn_blocking(move || {
+    const WAIT_FOR_THREAD: Duration = Duration::from_secs(10);
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watch = super::data::OnGiveUp::new(Arc::clone(&flag));
+    let permit =
+        match tokio::time::timeout(WAIT_FOR_THREAD, Arc::clone(&app.work).acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(Failure::Internal("the server is stopping".into())),
+            Err(_) => {
+                return Err(Failure::Timeout(format!(
+                    "every one of the {BLOCKING_THREADS} threads that read the store and make \
+                     pages stayed busy for {}; try again",
+                    crate::units::fmt_duration(WAIT_FOR_THREAD.as_nanos() as u64)
+                )));
+            }
+        };
+    let r = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        f(&app)
+        if flag.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(super::data::gave_up());
+        }
+        super::data::working_for(flag, || f(&app))
     })
-    .await
-    {
+    .await;
+    watch.done();
+    match r {
         Ok(r) => r,
         Err(e) if e.is_panic() => Err(Failure::Internal(
             "internal error (a bug): please report it with the address asked for".into(),

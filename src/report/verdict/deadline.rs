@@ -108,7 +108,7 @@ pub fn beyond(run: &RunRecord, deadline_ns: u64) -> Option<Beyond> {
 /// when the histogram's end is beyond `d`, else possible when the maximum
 /// is.
 fn beyond_thread(t: &ThreadRecord, d: u64) -> Option<Beyond> {
-    let h = t.histogram.to_histogram().ok()?;
+    let buckets = t.histogram.nonzero_buckets().ok()?;
     // A value v of the source stands for a latency in [v, v + resolution).
     let slack = t.histogram.resolution_ns.max(1) - 1;
     let (mut over_left, over_from) = match t.stats.overflow {
@@ -122,7 +122,7 @@ fn beyond_thread(t: &ThreadRecord, d: u64) -> Option<Beyond> {
         samples: 0,
         unknown: 0,
     };
-    for (lower, upper, count) in h.iter_buckets() {
+    for (lower, upper, count) in buckets {
         b.samples += count;
         let mut count = count;
         // They were recorded at the source's value for `from_ns` (its
