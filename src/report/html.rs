@@ -675,11 +675,7 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         pair(
             "duration",
             known(rec, Unknowable::Duration, || {
-                format!(
-                    "{} ({} hours)",
-                    num::duration(crate::units::run_length(rec.duration_ns)),
-                    num::hours(rec.duration_ns)
-                )
+                num::duration_with_hours(crate::units::run_length(rec.duration_ns))
             }),
         ),
         pair(
