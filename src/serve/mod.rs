@@ -11,13 +11,16 @@
 //! (query strings and run references parsed strictly, pure), `data` (the
 //! store opened read-only, and what the pages and the API read from it,
 //! on blocking threads), `reply` (how a failed request is answered),
-//! `host` (the `Host` header checked against the server's names).
+//! `host` (the `Host` header checked against the server's names), `conn`
+//! (the accept loop and what bounds each connection: shedding the idle,
+//! write timeouts, the memory answers hold).
 //!
 //! Never measures, never runs beside a measuring thread's hot path, and
 //! never panics on a request: a failure is a 4xx or 500 answer.
 
 pub mod api;
 pub mod auth;
+pub mod conn;
 pub mod data;
 pub mod host;
 pub mod live;

@@ -6,11 +6,10 @@
 //! that is not a regular file are refused with a clear message.
 
 use crate::serve::{Server, run};
-use crate::util::{TempDir, assert_code, rtscope, stderr, wait_output};
+use crate::util::TempDir;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A store of two runs.
@@ -77,4 +76,42 @@ fn a_host_not_of_this_server_is_refused() {
     assert!(body.contains("must carry a Host header"), "{body}");
     // HTTP/1.0 had no Host.
     assert_eq!(raw(p, "GET /api/runs HTTP/1.0\r\n\r\n").0, 200);
+}
+
+/// Raise this process's soft limit of open files to its hard limit.
+fn raise_fd_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let now = getrlimit(Resource::Nofile);
+    let _ = setrlimit(
+        Resource::Nofile,
+        rustix::process::Rlimit {
+            current: now.maximum,
+            maximum: now.maximum,
+        },
+    );
+}
+
+#[test]
+fn a_fresh_client_is_answered_beside_a_thousand_slow_ones() {
+    raise_fd_limit();
+    let dir = TempDir::new("serve-slowloris");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    // A thousand clients that send one byte of their request head.
+    let mut slow = Vec::new();
+    for i in 0..1000 {
+        let Ok(mut c) = TcpStream::connect(("127.0.0.1", srv.port)) else {
+            panic!("connection {i} refused");
+        };
+        c.write_all(b"G").unwrap();
+        slow.push(c);
+    }
+    let t = Instant::now();
+    let (status, body) = get_with_host(srv.port, "127.0.0.1");
+    let took = t.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"total\": 2"), "{body}");
+    // It was half a minute, or never, when the 257th waited for a place.
+    assert!(took < Duration::from_secs(5), "answered in {took:?}");
+    drop(slow);
 }
