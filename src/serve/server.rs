@@ -197,6 +197,26 @@ fn bind_error(addr: std::net::SocketAddr, source: io::Error) -> ServeError {
     }
 }
 
+/// Connections the kernel completes before they are accepted: a burst
+/// of a thousand clients is taken whole (with the 128 of
+/// `std::net::TcpListener`, one of a burst found the queue full and tried
+/// again a second later, whatever room the server had made).
+const BACKLOG: u32 = 1024;
+
+/// A socket bound to `addr` (with `SO_REUSEADDR`, as std's listeners).
+fn bound(addr: std::net::SocketAddr) -> Result<tokio::net::TcpSocket, ServeError> {
+    let e = |source| bind_error(addr, source);
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(e)?;
+    socket.set_reuseaddr(true).map_err(e)?;
+    socket.bind(addr).map_err(e)?;
+    Ok(socket)
+}
+
 /// Serve until Ctrl-C or SIGTERM. Prints `rtscope serve: listening on
 /// http://ADDR:PORT/` on standard error once it listens.
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
@@ -207,12 +227,8 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     let limits = conn::Limits::standard(conn::raise_fd_limit());
     let stores = Stores::new(&opts.store);
     stores.check()?;
-    let listener =
-        std::net::TcpListener::bind(opts.listen).map_err(|e| bind_error(opts.listen, e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| bind_error(opts.listen, e))?;
-    let local = listener.local_addr().unwrap_or(opts.listen);
+    let socket = bound(opts.listen)?;
+    let local = socket.local_addr().unwrap_or(opts.listen);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(BLOCKING_THREADS)
@@ -223,8 +239,9 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         .map_err(ServeError::Runtime)?;
     let app = Arc::new(App::new(stores));
     let result = rt.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).map_err(|e| bind_error(opts.listen, e))?;
+        let listener = socket
+            .listen(BACKLOG)
+            .map_err(|e| bind_error(opts.listen, e))?;
         let mut int = signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut term = signal(tokio::signal::unix::SignalKind::terminate())?;
         let stop = Arc::new(tokio::sync::Notify::new());

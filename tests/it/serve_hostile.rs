@@ -5,11 +5,12 @@
 //! too many tags, monitor names `.` and `..`, and a credentials file
 //! that is not a regular file are refused with a clear message.
 
-use crate::serve::{Server, run};
-use crate::util::TempDir;
+use crate::serve::{Server, run, window};
+use crate::util::{TempDir, assert_code, rtscope, stderr, wait_output};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A store of two runs.
@@ -97,11 +98,13 @@ fn a_fresh_client_is_answered_beside_a_thousand_slow_ones() {
     let dir = TempDir::new("serve-slowloris");
     let db = store(&dir);
     let srv = Server::start(&dir, &db, &["--listen", "0"]);
-    // A thousand clients that send one byte of their request head.
+    // A thousand clients that send one byte of their request head, each
+    // taken at once (they waited in the kernel's queue for a place).
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], srv.port));
     let mut slow = Vec::new();
     for i in 0..1000 {
-        let Ok(mut c) = TcpStream::connect(("127.0.0.1", srv.port)) else {
-            panic!("connection {i} refused");
+        let Ok(mut c) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+            panic!("connection {i} was not taken within 1 s");
         };
         c.write_all(b"G").unwrap();
         slow.push(c);
@@ -114,4 +117,64 @@ fn a_fresh_client_is_answered_beside_a_thousand_slow_ones() {
     // It was half a minute, or never, when the 257th waited for a place.
     assert!(took < Duration::from_secs(5), "answered in {took:?}");
     drop(slow);
+}
+
+#[test]
+fn too_many_tags_and_the_monitor_names_dot_and_dot_dot_are_400() {
+    let dir = TempDir::new("serve-odd");
+    let db = store(&dir);
+    let s = rtscope::store::Store::open(&db).unwrap();
+    s.insert_windows(&[
+        window("..", "pi", 0, 60, 40_000),
+        window(".", "pi", 0, 60, 40_000),
+    ])
+    .unwrap();
+    drop(s);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let tags: Vec<String> = (0..1000).map(|i| format!("tag=k{i}")).collect();
+    let r = srv.get(&format!("/api/runs?{}", tags.join("&")));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("more than 32 tag filters"), "{}", r.body);
+    let tags: Vec<String> = (0..32).map(|i| format!("tag=k{i}")).collect();
+    assert_eq!(srv.get(&format!("/?{}", tags.join("&"))).status, 200);
+    for target in [
+        "/monitors/..",
+        "/monitors/.",
+        "/monitors/%2E%2E",
+        "/monitors/../plot.svg",
+        "/monitors/%2e/events",
+        "/api/monitors/../windows",
+    ] {
+        let r = srv.get(target);
+        assert_eq!(r.status, 400, "{target}: {}", r.body);
+        assert!(
+            r.body.contains("is not a monitor name serve can show"),
+            "{target}: {}",
+            r.body
+        );
+    }
+}
+
+#[test]
+fn a_credentials_file_that_is_no_regular_file_is_refused_at_once() {
+    let dir = TempDir::new("serve-auth-zero");
+    let db = store(&dir);
+    for (file, why) in [
+        ("/dev/zero", "not a regular file but a device"),
+        ("/", "not a regular file but a directory"),
+    ] {
+        let child = rtscope(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .args(["serve", "--listen", "0", "--auth", file])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // /dev/zero was read until memory ran out.
+        let o = wait_output(child, Duration::from_secs(20));
+        assert_code(&o, 2);
+        let e = stderr(&o);
+        assert!(e.contains(&format!("--auth {file}: {why}")), "{e}");
+    }
 }
