@@ -46,6 +46,14 @@ pub struct ServeArgs {
     /// answered 401. Required to listen on a non-loopback address.
     #[arg(long = "auth", value_name = "FILE")]
     pub auth: Option<PathBuf>,
+
+    /// Answer requests whose Host header is NAME (repeatable), beside
+    /// localhost, 127.0.0.1, [::1] and the address listened on (any IP
+    /// address of this host with 0.0.0.0 or [::]). Other names are
+    /// answered 421, so that no web page can reach the store through a
+    /// DNS rebinding: give the name users type (e.g. lab.example.com).
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
 }
 
 pub fn run(args: &ServeArgs, db: Option<&Path>) -> Result<Exit> {
@@ -53,6 +61,7 @@ pub fn run(args: &ServeArgs, db: Option<&Path>) -> Result<Exit> {
         store: crate::store::locate(db)?,
         listen: args.listen,
         auth_file: args.auth.clone(),
+        allow_hosts: args.allow_hosts.clone(),
     };
     serve::run(&options)?;
     Ok(Exit::Ok)

@@ -38,6 +38,44 @@ impl std::fmt::Debug for Auth {
     }
 }
 
+/// The largest credentials file read: its one line is a token or a user
+/// and password, a few hundred bytes.
+pub const AUTH_MAX_BYTES: u64 = 64 << 10;
+
+/// The text of the credentials file `path` (of `--auth` and
+/// `--metrics-auth`): a regular file of at most [`AUTH_MAX_BYTES`], read
+/// with that cap; anything else (`/dev/zero`, a FIFO, a directory, a
+/// large file) is refused unread, with why.
+pub fn read_credentials(path: &Path) -> Result<String, String> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e})"))?;
+    let t = meta.file_type();
+    let kind = if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        ""
+    };
+    let what = "give a file holding one line, `bearer TOKEN` or `basic USER:PASSWORD`";
+    if !kind.is_empty() {
+        return Err(format!("not a regular file but {kind}: {what}"));
+    }
+    let bytes = crate::input::read_limited(path, AUTH_MAX_BYTES, "a credentials file").map_err(
+        |e| match e {
+            crate::input::InputError::TooLarge { size, limit, .. } => {
+                format!("{size}, above the {limit} a credentials file may be: {what}")
+            }
+            crate::input::InputError::Read { source, .. } => format!("cannot read it ({source})"),
+        },
+    )?;
+    String::from_utf8(bytes).map_err(|_| format!("not text (UTF-8): {what}"))
+}
+
 impl Auth {
     /// Read the credentials from `path`.
     pub fn from_file(path: &Path) -> Result<Auth, MetricsError> {
@@ -45,8 +83,7 @@ impl Auth {
             path: path.to_path_buf(),
             why,
         };
-        let text =
-            std::fs::read_to_string(path).map_err(|e| err(format!("cannot read it ({e})")))?;
+        let text = read_credentials(path).map_err(err)?;
         Auth::parse(&text).map_err(|e| err(e.to_string()))
     }
 

@@ -1,7 +1,8 @@
 //! `serve --auth FILE`: every request must carry the credentials the
 //! file names (`bearer TOKEN`, a bare token, or `basic USER:PASSWORD`),
 //! read and compared in constant time by [`crate::metrics::auth`], the
-//! same file format as `--metrics-auth`. A request without them, or with
+//! same file format as `--metrics-auth`, and read the same way: a
+//! regular file of at most 64 KiB, anything else refused unread. A request without them, or with
 //! others, is answered 401 before any route runs (with
 //! `WWW-Authenticate`, so that a browser asks for basic credentials).
 
@@ -20,7 +21,7 @@ pub fn from_file(path: &Path) -> Result<Auth, ServeError> {
         path: path.to_path_buf(),
         why,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read it ({e})")))?;
+    let text = crate::metrics::auth::read_credentials(path).map_err(err)?;
     Auth::parse(&text).map_err(|e| err(e.to_string()))
 }
 
@@ -72,5 +73,29 @@ mod tests {
                 .starts_with("--auth /nonexistent/rtscope-auth: cannot read it"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_device_a_directory_and_a_large_file_are_refused_unread() {
+        let e = from_file(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--auth /dev/zero: not a regular file but a device"),
+            "{e}"
+        );
+        let e = from_file(Path::new("/")).unwrap_err().to_string();
+        assert!(e.contains("not a regular file but a directory"), "{e}");
+        let d = std::env::temp_dir().join(format!("rtscope-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let big = d.join("big");
+        std::fs::write(&big, "x".repeat(70 << 10)).unwrap();
+        let e = from_file(&big).unwrap_err().to_string();
+        assert!(
+            e.contains("70 KiB, above the 64 KiB a credentials file may be"),
+            "{e}"
+        );
+        let ok = d.join("ok");
+        std::fs::write(&ok, "bearer t\n").unwrap();
+        assert!(from_file(&ok).is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

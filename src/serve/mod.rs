@@ -10,14 +10,19 @@
 //! with `metrics::auth`'s file and constant-time comparison), `query`
 //! (query strings and run references parsed strictly, pure), `data` (the
 //! store opened read-only, and what the pages and the API read from it,
-//! on blocking threads), `reply` (how a failed request is answered).
+//! on blocking threads), `reply` (how a failed request is answered),
+//! `host` (the `Host` header checked against the server's names), `conn`
+//! (the accept loop and what bounds each connection: shedding the idle,
+//! write timeouts, the memory answers hold).
 //!
 //! Never measures, never runs beside a measuring thread's hot path, and
 //! never panics on a request: a failure is a 4xx or 500 answer.
 
 pub mod api;
 pub mod auth;
+pub mod conn;
 pub mod data;
+pub mod host;
 pub mod live;
 pub mod pages;
 pub mod query;
@@ -40,6 +45,9 @@ pub struct ServeOptions {
     pub listen: SocketAddr,
     /// `--auth FILE`: the credentials every request must carry.
     pub auth_file: Option<PathBuf>,
+    /// `--allow-host NAME`: names a request's `Host` may carry beside
+    /// the loopback ones and the address listened on ([`host`]).
+    pub allow_hosts: Vec<String>,
 }
 
 /// Why the server could not start (each is exit 2).

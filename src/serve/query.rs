@@ -10,6 +10,9 @@ use crate::store::{RunFilter, RunState};
 /// Runs per page by default, and at most.
 pub const PER_PAGE: usize = 50;
 pub const MAX_PER_PAGE: usize = 500;
+/// Tag filters a list may carry: the store's query grows with each one
+/// (nearly a thousand were a 500 from SQLite, its expression too large).
+pub const MAX_TAGS: usize = 32;
 /// Runs compared at most on one page.
 pub const MAX_COMPARED: usize = 16;
 
@@ -144,6 +147,11 @@ pub fn list_query(pairs: &[(String, String)], now_unix_ns: u64) -> Result<ListQu
             "host" => f.host = Some(v.clone()),
             "label" => f.label = Some(v.clone()),
             "kernel" => f.kernel = Some(v.clone()),
+            "tag" if tags.len() == MAX_TAGS => {
+                return Err(bad(format!(
+                    "more than {MAX_TAGS} tag filters: give at most {MAX_TAGS} (each a run must carry)"
+                )));
+            }
             "tag" => tags.push(v.clone()),
             "state" => f.state = Some(RunState::parse_named(v).map_err(BadQuery)?),
             "since" => {
@@ -356,5 +364,19 @@ mod tests {
         let many: Vec<String> = (1..=17).map(|i| i.to_string()).collect();
         let raw = format!("runs={}", many.join(","));
         assert!(compare_refs(&p(&raw)).unwrap_err().0.contains("at most 16"));
+    }
+
+    #[test]
+    fn at_most_32_tags_are_taken() {
+        let tags = |n: usize| -> Vec<(String, String)> {
+            (0..n)
+                .map(|i| ("tag".to_string(), format!("k{i}=v")))
+                .collect()
+        };
+        assert_eq!(list_query(&tags(32), 0).unwrap().filter.tags.len(), 32);
+        let e = list_query(&tags(33), 0).unwrap_err().0;
+        assert!(e.contains("more than 32 tag filters"), "{e}");
+        let e = list_query(&tags(1000), 0).unwrap_err().0;
+        assert!(e.contains("more than 32 tag filters"), "{e}");
     }
 }

@@ -4,15 +4,16 @@
 //! blocking ones for the store and the rendering), the routes, and the
 //! layers every request passes: credentials, a deadline
 //! ([`REQUEST_DEADLINE`]), and headers that keep a page from running
-//! anything. Connections are HTTP/1, at most [`MAX_CONNECTIONS`] at once,
-//! each closed when a request head takes longer than [`HEAD_DEADLINE`]
-//! (a slow or idle client holds only its own connection, for so long).
+//! anything, after the `Host` is checked ([`host`]). Connections are
+//! HTTP/1, served by [`conn::accept`] (never waiting for a place: the one
+//! idle the longest is closed beyond [`conn::MAX_CONNECTIONS`]; writes
+//! and request heads bounded in time, answers in memory).
 //! Ctrl-C or SIGTERM stop it: requests under way get [`DRAIN`] to
 //! finish, then it returns.
 
 use super::data::Stores;
 use super::reply::Failure;
-use super::{ServeError, ServeOptions, api, auth, live, pages};
+use super::{ServeError, ServeOptions, api, auth, conn, host, live, pages};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
@@ -28,15 +29,6 @@ use std::time::Duration;
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 /// How long requests under way may go on after Ctrl-C or SIGTERM.
 pub const DRAIN: Duration = Duration::from_secs(3);
-/// Connections served at once. A kept-alive connection holds its place
-/// while its client keeps it: with 64, the 65th of 200 browsers and
-/// scripts waited in the kernel's queue until one let go (tens of
-/// seconds under load); the work they ask for is bounded elsewhere
-/// (`App::work`).
-pub const MAX_CONNECTIONS: usize = 256;
-/// Time a connection has to send a whole request head (the first, or the
-/// next one on a kept-alive connection) before it is closed.
-pub const HEAD_DEADLINE: Duration = Duration::from_secs(10);
 /// Threads that run the store's calls and the rendering.
 const BLOCKING_THREADS: usize = 4;
 
@@ -104,8 +96,13 @@ pub async fn blocking<T: Send + 'static>(
     }
 }
 
-/// The routes, with the layers every request passes (credentials first).
-pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Router {
+/// The routes, with the layers every request passes (the `Host` checked
+/// first, then credentials).
+pub fn router(
+    app: Arc<App>,
+    credentials: Option<crate::metrics::Auth>,
+    hosts: host::Allowed,
+) -> Router {
     let routes = Router::new()
         .route("/", get(pages::list))
         .route("/runs/{id}", get(pages::run))
@@ -135,7 +132,10 @@ pub fn router(app: Arc<App>, credentials: Option<crate::metrics::Auth>) -> Route
         .route("/api/monitors/{name}/windows", get(live::api_windows))
         .fallback(pages::not_found)
         .with_state(app);
-    layered(routes, credentials, REQUEST_DEADLINE)
+    layered(routes, credentials, REQUEST_DEADLINE).layer(middleware::from_fn_with_state(
+        Arc::new(hosts),
+        host::require,
+    ))
 }
 
 /// `routes` behind the layers: credentials, then `deadline`, then the
@@ -216,6 +216,26 @@ fn bind_error(addr: std::net::SocketAddr, source: io::Error) -> ServeError {
     }
 }
 
+/// Connections the kernel completes before they are accepted: a burst
+/// of a thousand clients is taken whole (with the 128 of
+/// `std::net::TcpListener`, one of a burst found the queue full and tried
+/// again a second later, whatever room the server had made).
+const BACKLOG: u32 = 1024;
+
+/// A socket bound to `addr` (with `SO_REUSEADDR`, as std's listeners).
+fn bound(addr: std::net::SocketAddr) -> Result<tokio::net::TcpSocket, ServeError> {
+    let e = |source| bind_error(addr, source);
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(e)?;
+    socket.set_reuseaddr(true).map_err(e)?;
+    socket.bind(addr).map_err(e)?;
+    Ok(socket)
+}
+
 /// Serve until Ctrl-C or SIGTERM. Prints `rtscope serve: listening on
 /// http://ADDR:PORT/` on standard error once it listens.
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
@@ -223,14 +243,11 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     if credentials.is_none() && !opts.listen.ip().is_loopback() {
         return Err(ServeError::OpenWithoutAuth(opts.listen));
     }
+    let limits = conn::Limits::standard(conn::raise_fd_limit());
     let stores = Stores::new(&opts.store);
     stores.check()?;
-    let listener =
-        std::net::TcpListener::bind(opts.listen).map_err(|e| bind_error(opts.listen, e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| bind_error(opts.listen, e))?;
-    let local = listener.local_addr().unwrap_or(opts.listen);
+    let socket = bound(opts.listen)?;
+    let local = socket.local_addr().unwrap_or(opts.listen);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(BLOCKING_THREADS)
@@ -241,15 +258,23 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         .map_err(ServeError::Runtime)?;
     let app = Arc::new(App::new(stores));
     let result = rt.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).map_err(|e| bind_error(opts.listen, e))?;
+        let listener = socket
+            .listen(BACKLOG)
+            .map_err(|e| bind_error(opts.listen, e))?;
         let mut int = signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut term = signal(tokio::signal::unix::SignalKind::terminate())?;
         let stop = Arc::new(tokio::sync::Notify::new());
-        let server = tokio::spawn(accept(
+        let server = tokio::spawn(conn::accept(
             listener,
-            router(app, credentials),
+            router(
+                app,
+                credentials,
+                host::Allowed::new(local, &opts.allow_hosts),
+            ),
             Arc::clone(&stop),
+            limits,
+            Arc::new(conn::Registry::new(limits.body_budget)),
+            DRAIN,
         ));
         eprintln!("rtscope serve: listening on http://{local}/");
         tokio::select! {
@@ -263,59 +288,6 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     // Store calls still running on blocking threads are not waited for.
     rt.shutdown_timeout(Duration::from_millis(200));
     result
-}
-
-/// Serve connections from `listener` until `stop`: at most
-/// [`MAX_CONNECTIONS`] at once (the next ones wait in the kernel's
-/// queue), each closed when a request head has not come whole within
-/// [`HEAD_DEADLINE`] (an idle keep-alive connection too). On `stop`, no
-/// new connection; those under way finish their request within [`DRAIN`].
-async fn accept(listener: tokio::net::TcpListener, app: Router, stop: Arc<tokio::sync::Notify>) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let (closing, closed) = tokio::sync::watch::channel(false);
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        let slot = tokio::select! {
-            s = Arc::clone(&slots).acquire_owned() => match s {
-                Ok(s) => s,
-                Err(_) => break,
-            },
-            _ = stop.notified() => break,
-        };
-        let tcp = tokio::select! {
-            a = listener.accept() => match a {
-                Ok((tcp, _)) => tcp,
-                // Out of file descriptors and the like: do not spin.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-            _ = stop.notified() => break,
-        };
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        let mut closed = closed.clone();
-        connections.spawn(async move {
-            let _slot = slot;
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEAD_DEADLINE)
-                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = closed.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-            }
-        });
-        // Reap the ended ones as we go.
-        while connections.try_join_next().is_some() {}
-    }
-    let _ = closing.send(true);
-    let all_done = async { while connections.join_next().await.is_some() {} };
-    let _ = tokio::time::timeout(DRAIN, all_done).await;
 }
 
 fn signal(
@@ -334,7 +306,7 @@ mod tests {
         let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         write!(
             c,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut s = String::new();

@@ -26,6 +26,7 @@ mod postgres;
 mod remote;
 mod report;
 mod serve;
+mod serve_hostile;
 mod setup;
 mod sshd;
 mod static_binary;

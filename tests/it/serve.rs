@@ -904,7 +904,8 @@ fn slow_and_idle_clients_hold_only_their_own_connection() {
     let srv = Server::start(&dir, &db, &["--listen", "0"]);
     let idle = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
     let mut slow = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
-    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
     // Others are served meanwhile.
     for _ in 0..3 {
         assert_eq!(srv.get("/api/runs").status, 200);
