@@ -10,8 +10,9 @@ history is a heavy answer, and one of 2 hosts), starts
 - heavy: the time to the whole answer of the heaviest pages (the list at
   500 a page, a board's whole history as JSON), best and worst of 5;
 - slowloris: SLOW connections that each send one byte of a request head
-  and no more, then a fresh client's GET /api/runs, 5 times: its worst
-  time to the whole answer;
+  and no more, and 4 clients asking at once for the page of a run of
+  HEAVY_THREADS threads (the heaviest page there is), then a fresh
+  client's GET /api/runs, 5 times: its worst time to the whole answer;
 - slow readers: READERS clients that ask for a board's history and
   never read it; the server's resident memory (VmRSS) before, at its
   largest over WAIT seconds, and its open connections once they are
@@ -23,7 +24,8 @@ not closed; 2 when it could not run. Bounded: every socket has a
 timeout, the server is stopped at the end.
 
 Usage: python3 bench/serve-hostile.py [--runs 2000] [--label-bytes 0]
-           [--slow 1000] [--readers 20] [--wait 15] [--fresh-limit 1.0]
+           [--slow 1000] [--heavy-threads 3000] [--readers 20] [--wait 15]
+           [--fresh-limit 1.0]
 Needs RTSCOPE=path (default target/x86_64-unknown-linux-gnu/release/rtscope,
 else target/debug/rtscope). Not a test: prints figures.
 """
@@ -90,6 +92,30 @@ def make_store(work, runs, label_bytes):
     return db
 
 
+def add_heavy_run(work, db, threads):
+    """A run of `threads` threads (the fixture's first, on CPU after CPU),
+    its summary the threads': the id of its page."""
+    scratch = os.path.join(work, "scratch.db")
+    rec = json.loads(run([BIN, "--db", scratch, "runs", "export", "1", "--json"]))
+    one = rec["threads"][0]
+    rec["threads"] = []
+    for i in range(threads):
+        t = json.loads(json.dumps(one))
+        t["index"], t["cpu"], t["tid"] = i, i, None
+        rec["threads"].append(t)
+    rec["overall"]["samples"] = one["stats"]["samples"] * threads
+    rec["overall"]["missed_periods"] = one["stats"]["missed_periods"] * threads
+    rec["run_uuid"] = str(uuid.UUID(int=random.Random(2).getrandbits(128)))
+    rec["label"] = f"{threads} threads"
+    p = os.path.join(work, "heavy.json")
+    with open(p, "w") as f:
+        json.dump(rec, f)
+    out = run([BIN, "--db", db, "import", p])
+    os.remove(p)
+    listed = json.loads(run([BIN, "--db", db, "runs", "--json"]))
+    return max(r["id"] for r in listed)
+
+
 def get(port, path, timeout=30.0):
     """GET path: (status, body length, seconds to the whole answer)."""
     t = time.monotonic()
@@ -135,7 +161,14 @@ def heavy(port):
         print(f"  heavy {path}: {size / 1e6:.1f} MB, {min(times) * 1000:.0f}-{max(times) * 1000:.0f} ms")
 
 
-def slowloris(port, n):
+def slowloris(port, n, heavy_id):
+    pages, page_status = [], []
+    if heavy_id is not None:
+        for _ in range(4):
+            t = threading.Thread(target=lambda: page_status.append(
+                get(port, f"/runs/{heavy_id}", timeout=60)[0]), daemon=True)
+            t.start()
+            pages.append(t)
     slow, refused = [], 0
     for _ in range(n):
         try:
@@ -154,7 +187,10 @@ def slowloris(port, n):
         worst = max(worst, took)
     for c in slow:
         c.close()
+    for t in pages:
+        t.join(60)
     print(f"  slowloris: {len(slow)} slow clients ({refused} could not connect within 0.1 s), "
+          f"{len(pages)} heavy pages asked at once (statuses {sorted(page_status)}), "
           f"a fresh GET /api/runs: worst {worst * 1000:.0f} ms of 5, {failed} failed")
     return worst, failed
 
@@ -184,6 +220,7 @@ def main():
     ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--label-bytes", type=int, default=0)
     ap.add_argument("--slow", type=int, default=1000)
+    ap.add_argument("--heavy-threads", type=int, default=3000)
     ap.add_argument("--readers", type=int, default=20)
     ap.add_argument("--wait", type=float, default=15.0)
     ap.add_argument("--fresh-limit", type=float, default=1.0)
@@ -192,6 +229,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     with tempfile.TemporaryDirectory(prefix="rtscope-hostile-") as work:
         db = make_store(work, a.runs, a.label_bytes)
+        heavy_id = add_heavy_run(work, db, a.heavy_threads) if a.heavy_threads > 0 else None
         proc = subprocess.Popen([BIN, "--db", db, "serve", "--listen", "127.0.0.1:0"],
                                 stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         try:
@@ -200,14 +238,14 @@ def main():
             threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
             print(f"rtscope serve ({BIN}), {a.runs} runs")
             heavy(port)
-            worst, failed = slowloris(port, a.slow)
+            worst, failed = slowloris(port, a.slow, heavy_id)
             left = readers(port, proc.pid, a.readers, a.wait)
         finally:
             proc.terminate()
             proc.wait(10)
     bad = []
     if failed or worst > a.fresh_limit:
-        bad.append(f"a fresh client beside {a.slow} slow ones: {worst:.2f} s, {failed} failed "
+        bad.append(f"a fresh client beside {a.slow} slow ones and 4 heavy pages: {worst:.2f} s, {failed} failed "
                    f"(limit {a.fresh_limit} s)")
     if left > 0:
         bad.append(f"{left} connections of clients that never read were not closed")

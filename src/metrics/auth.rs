@@ -71,6 +71,10 @@ pub fn read_credentials(path: &Path) -> Result<String, String> {
                 format!("{size}, above the {limit} a credentials file may be: {what}")
             }
             crate::input::InputError::Read { source, .. } => format!("cannot read it ({source})"),
+            // Refused above, before reading; said in input's words if the
+            // file changed kind since.
+            e @ (crate::input::InputError::NotAFile { .. }
+            | crate::input::InputError::NoWriter { .. }) => format!("{e}: {what}"),
         },
     )?;
     String::from_utf8(bytes).map_err(|_| format!("not text (UTF-8): {what}"))
