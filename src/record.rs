@@ -15,6 +15,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod validate;
+pub use validate::{TAG_KEY_MAX_BYTES, TEXT_MAX_BYTES};
+
 /// Version of this record's layout.
 pub const SCHEMA_VERSION: u32 = 1;
 /// Constant tag at the top of every record.
@@ -1071,13 +1074,16 @@ fn flatten_into(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, 
 }
 
 impl LatencyStats {
-    /// Quantiles from `h`, clamped into the exact `[min, max]`. Stats
-    /// whose min is above their max (refused by [`LatencyStats::check`],
-    /// so they should never get here) keep the histogram's quantiles.
+    /// Quantiles from `h`, clamped into the exact `[min, max]` (into the
+    /// one of them known, when a source gave only one). Stats whose min is
+    /// above their max (refused by [`LatencyStats::check`], so they should
+    /// never get here) keep the histogram's quantiles.
     pub fn fill_quantiles(&mut self, h: &Histogram) {
         let clamp = |v: Option<u64>| match (v, self.min_ns, self.max_ns) {
             (Some(v), Some(lo), Some(hi)) if lo <= hi => Some(v.clamp(lo, hi)),
-            (v, _, _) => v,
+            (Some(_), Some(lo), Some(hi)) if lo > hi => v,
+            (Some(v), lo, hi) => Some(v.max(lo.unwrap_or(0)).min(hi.unwrap_or(u64::MAX))),
+            (None, _, _) => None,
         };
         self.p50_ns = clamp(h.quantile(0.5));
         self.p90_ns = clamp(h.quantile(0.9));
@@ -1086,9 +1092,10 @@ impl LatencyStats {
         self.p9999_ns = clamp(h.quantile(0.9999));
     }
 
-    /// What every reader relies on: the extremes in order, and an
-    /// average that is a number. (The average may lie below the minimum:
-    /// it counts corrected samples, the minimum only real wake-ups.)
+    /// What every reader relies on: the extremes in order, the
+    /// percentiles between them, and an average that is a number. (The
+    /// average may lie below the minimum: it counts corrected samples, the
+    /// minimum only real wake-ups.)
     pub fn check(&self) -> Result<(), StatsError> {
         if let (Some(min_ns), Some(max_ns)) = (self.min_ns, self.max_ns)
             && min_ns > max_ns
@@ -1100,7 +1107,7 @@ impl LatencyStats {
         {
             return Err(StatsError::Avg(avg));
         }
-        Ok(())
+        validate::check_quantiles(self)
     }
 
     /// Value of a named metric (`min`, `avg`, `p50` … `p99.99`, `max`), ns.
@@ -1211,7 +1218,8 @@ impl RunRecord {
         Ok(h)
     }
 
-    /// Check the parts of a record a reader relies on.
+    /// Check the parts of a record a reader relies on (records come in
+    /// through [`RunRecord::admit`], which repairs what it can first).
     pub fn validate(&self) -> Result<(), InvalidRecord> {
         if self.schema != SCHEMA_NAME {
             return Err(InvalidRecord::Schema(self.schema.clone()));
@@ -1219,6 +1227,8 @@ impl RunRecord {
         if self.schema_version > SCHEMA_VERSION {
             return Err(InvalidRecord::Newer(self.schema_version));
         }
+        self.check_texts()?;
+        self.check_counts()?;
         self.overall.check().map_err(InvalidRecord::Overall)?;
         let mut all_samples = 0u64;
         for t in &self.threads {
@@ -1279,6 +1289,18 @@ pub enum StatsError {
     MinAboveMax { min_ns: u64, max_ns: u64 },
     #[error("its avg ({0}) is not a latency")]
     Avg(f64),
+    #[error("its {name} ({value_ns} ns) is above its max ({max_ns} ns)")]
+    QuantileAboveMax {
+        name: &'static str,
+        value_ns: u64,
+        max_ns: u64,
+    },
+    #[error("its {name} ({value_ns} ns) is below its min ({min_ns} ns)")]
+    QuantileBelowMin {
+        name: &'static str,
+        value_ns: u64,
+        min_ns: u64,
+    },
 }
 
 /// Why a record's parts disagree ([`RunRecord::validate`]): each names
@@ -1308,6 +1330,9 @@ pub enum InvalidRecord {
         max = u64::MAX
     )]
     TooManySamples { thread: u32 },
+    /// A field no writer of records gives such a value.
+    #[error("{field}: {why}")]
+    Field { field: String, why: String },
     #[error("thread {0}: window columns differ in length")]
     WindowColumns(u32),
     #[error(
@@ -1336,11 +1361,11 @@ pub enum ReadError {
 /// by `--json` or `runs export` come back in (`report`, `import`, …), so
 /// none reaches the statistics unchecked.
 pub fn from_json(text: &str) -> Result<RunRecord, ReadError> {
-    let rec: RunRecord = serde_json::from_str(text).map_err(|e| ReadError::Json {
+    let mut rec: RunRecord = serde_json::from_str(text).map_err(|e| ReadError::Json {
         line: e.line(),
         message: e.to_string(),
     })?;
-    rec.validate()?;
+    rec.admit()?;
     Ok(rec)
 }
 

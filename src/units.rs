@@ -233,7 +233,8 @@ pub fn run_length(ns: u64) -> u64 {
     } else {
         MS
     };
-    (ns + step / 2) / step * step
+    // Saturating: an imported run may state any length.
+    ns.saturating_add(step / 2) / step * step
 }
 
 /// A run's length (see [`run_length`]), as [`fmt_duration`] writes it.
@@ -459,6 +460,12 @@ mod tests {
         assert_eq!(
             crate::text::num::duration(run_length(10_093_000_000)),
             "10 s"
+        );
+        // An imported length near 2^64 (a damaged status line) once
+        // overflowed the rounding in every summary.
+        assert_eq!(
+            run_length(u64::MAX),
+            u64::MAX / 1_000_000_000 * 1_000_000_000
         );
     }
 

@@ -193,6 +193,17 @@ pub fn finish(src: &Source, mut run: RunIn) -> Result<RunRecord, ImportError> {
     }
     let mut warnings = std::mem::take(&mut run.warnings);
     let (threads, hists, any_without_hist) = thread_records(&mut run);
+    // The summary merges the threads: their samples together must fit.
+    let fits = threads
+        .iter()
+        .try_fold(0u64, |a, t| a.checked_add(t.stats.samples))
+        .is_some();
+    if !fits {
+        return Err(ImportError::whole(format!(
+            "the threads hold more than {} samples together; the file is damaged or was edited",
+            u64::MAX
+        )));
+    }
     if any_without_hist {
         warnings.push(
             "the source has no histogram: count, min, avg and max are its own; quantiles are unknown"
@@ -413,6 +424,30 @@ mod tests {
         }
         assert!(rec.knows(U::Interval) && rec.knows(U::Duration));
         assert_ne!(rec.run_uuid, content_uuid("test", "y"));
+    }
+
+    /// Two threads whose histograms hold 2^63 samples each: merging them
+    /// for the summary overflowed (found by the rtla osnoise property
+    /// test); refused instead.
+    #[test]
+    fn threads_past_2_64_samples_together_are_refused() {
+        let o = ImportOptions::default();
+        let src = Source {
+            path: Path::new("out.txt"),
+            text: "x",
+            modified_unix_ns: None,
+            options: &o,
+        };
+        let mut run = RunIn::new("test", "rtla", 1000);
+        for _ in 0..2 {
+            let mut t = ThreadIn::new(0);
+            let mut h = Histogram::latency();
+            h.record_n(5_000, 1 << 63);
+            t.hist = Some(h);
+            run.threads.push(t);
+        }
+        let e = finish(&src, run).unwrap_err();
+        assert!(e.message.contains("more than 18446744073709551615"), "{e}");
     }
 
     #[test]

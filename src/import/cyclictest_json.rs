@@ -76,7 +76,9 @@ pub fn parse_rfc2822(s: &str) -> Option<u64> {
         .split(':')
         .map(|p| p.parse().ok())
         .collect::<Option<_>>()?;
-    if hms.len() != 3 || !(1..=31).contains(&day) {
+    // A year no run was measured in is no date (and days_from_civil
+    // would overflow on one near i64's ends).
+    if hms.len() != 3 || !(1..=31).contains(&day) || !(1..=9999).contains(&year) {
         return None;
     }
     let offset_s = match w.get(4) {
@@ -532,6 +534,16 @@ mod tests {
         assert_eq!(parse_rfc2822("yesterday"), None);
         // A zone of 5 bytes that is not 5 ASCII characters: refused, no panic.
         assert_eq!(parse_rfc2822("Thu, 01 Jan 1970 00:00:10 +0é0"), None);
+        // A year near i64's end (a damaged oslat start_time): no date, no
+        // overflow in days_from_civil.
+        assert_eq!(
+            parse_rfc2822("Wed, 25 Nov 25252734927766554 21:44:21 +0000"),
+            None
+        );
+        assert_eq!(
+            parse_rfc2822("Wed, 25 Nov -9223372036854775807 21:44:21 +0000"),
+            None
+        );
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! importer, and the run-record reader (`record::from_json`, used by
 //! `report`, `plot`, `compare` and `import`). Arbitrary mutations of real
 //! files, and arbitrary text, must give a record or a typed refusal, never
-//! a panic; an accepted record must then go through everything that shows
-//! it (summary, verdict, histfile, CSV, comparison) without one either.
+//! a panic; an accepted record must pass the record's validation
+//! (`RunRecord::validate`) and then go through everything that shows it
+//! (summary, verdict, histfile, CSV, comparison, the HTML report and every
+//! plot kind) without one either.
 //!
 //! Cases per property: `PROPTEST_CASES` (default 256, so `make test` stays
 //! fast); `make fuzz FUZZ_CASES=N` runs them longer. Test names start
@@ -11,7 +13,8 @@
 
 use super::{IMPORTERS, ImportOptions, Source};
 use crate::record::{self, ReadError, RunRecord};
-use crate::report::{NamedRun, compare, csv, histfile, summary, verdict};
+use crate::report::plot::{Size, data as plot_data, svg as plot_svg};
+use crate::report::{NamedRun, compare, csv, histfile, html, summary, verdict};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, TestRunner};
@@ -82,6 +85,8 @@ fn corpus() -> Vec<(&'static str, String)> {
             "oslat",
             include_str!("../../tests/fixtures/import-formats/oslat.json").into(),
         ),
+        ("rtla-osnoise", osnoise_min_above_buckets()),
+        ("oslat", oslat_min_above_buckets()),
         (
             "jitterdebugger",
             include_str!("../../tests/fixtures/import-formats/jitterdebugger-results.json").into(),
@@ -105,6 +110,28 @@ fn corpus() -> Vec<(&'static str, String)> {
         serde_json::to_string_pretty(&rec).expect("a record serializes"),
     ));
     out
+}
+
+/// An rtla osnoise histogram whose CPU 0 min (37 µs) is above its last
+/// bucket (30) and which has no max line: accepted, it once panicked the
+/// exceedance figure (report, plot, serve).
+fn osnoise_min_above_buckets() -> String {
+    include_str!("../../tests/fixtures/import-formats/osnoise-hist.txt")
+        .replace("min:          0         0", "min:         37         0")
+        .replace("avg:          6         5", "avg:         40         5")
+        .lines()
+        .filter(|l| !l.starts_with("max:"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// An oslat JSON whose thread min (6165 µs) is above every bucket of its
+/// histogram (from 1 µs), without a max: the same panic.
+fn oslat_min_above_buckets() -> String {
+    include_str!("../../tests/fixtures/import-formats/oslat.json")
+        .replace("\"min\": 1,", "\"min\": 6165,")
+        .replace("\"avg\": 1.008961,", "\"avg\": 7000.5,")
+        .replace("\"max\": 12293,\n", "")
 }
 
 /// Text that is likely to break a reader when dropped somewhere.
@@ -279,6 +306,25 @@ fn show(rec: &RunRecord) {
         if let Ok(c) = compare::compare(&named, &named, m) {
             let _ = c.render(&named, &named);
         }
+    }
+    let _ = html::render(std::slice::from_ref(&named), None);
+    plots(rec);
+}
+
+/// Every kind of `rtscope plot` (hist, exceedance, timeline) of the run
+/// alone and of the run beside itself, drawn.
+fn plots(rec: &RunRecord) {
+    let two = [("a", rec), ("b", rec)];
+    let figures = [
+        plot_data::hist_run(rec, "t").ok(),
+        plot_data::hist_runs(&two, "t").ok(),
+        plot_data::exceedance_run(rec, "t").ok(),
+        plot_data::exceedance_runs(&two, "t").ok(),
+        plot_data::timeline_run(rec, "t"),
+        plot_data::timeline_runs(&two, "t"),
+    ];
+    for fig in figures.iter().flatten() {
+        let _ = plot_svg::render(fig, Size::REPORT);
     }
 }
 

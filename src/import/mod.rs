@@ -255,8 +255,8 @@ fn choose(
 }
 
 fn read_as(src: &Source, imp: &'static Importer) -> Result<RunRecord, ImportError> {
-    let rec = (imp.parse)(src)?;
-    rec.validate()
+    let mut rec = (imp.parse)(src)?;
+    rec.admit()
         .map_err(|e| ImportError::whole(format!("read as {} but inconsistent: {e}", imp.name)))?;
     Ok(rec)
 }

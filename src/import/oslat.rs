@@ -122,7 +122,21 @@ fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
     t
 }
 
-fn run_of(cols: &[Col], tool_version: Option<String>) -> RunIn {
+fn run_of(cols: &[Col], tool_version: Option<String>) -> Result<RunIn, ImportError> {
+    // Every count goes into one histogram: their sum must fit.
+    for c in cols {
+        if c.buckets
+            .iter()
+            .try_fold(0u64, |a, b| a.checked_add(b.1))
+            .is_none()
+        {
+            return Err(ImportError::whole(format!(
+                "CPU {}: its bucket counts add up past {}: the file is damaged or was edited",
+                c.cpu,
+                u64::MAX
+            )));
+        }
+    }
     let mut run = RunIn::new("oslat", "oslat", 1000);
     if let Some(v) = tool_version {
         run.tool.version = v;
@@ -145,7 +159,7 @@ fn run_of(cols: &[Col], tool_version: Option<String>) -> RunIn {
             "oslat's last bucket also holds every larger gap: they are recorded at that bucket, the largest at the max, so quantiles among them are lower bounds".into(),
         );
     }
-    run
+    Ok(run)
 }
 
 fn parse_text(src: &Source) -> Result<RunRecord, ImportError> {
@@ -175,7 +189,7 @@ fn parse_text(src: &Source) -> Result<RunRecord, ImportError> {
             "expected bucket lines ('001 (us): N') after 'Core:', found none",
         ));
     }
-    let mut run = run_of(&cols, version);
+    let mut run = run_of(&cols, version)?;
     if let Some(p) = priority {
         run.options.policy = "fifo".into();
         run.options.priority = p;
@@ -286,7 +300,7 @@ fn parse_json(src: &Source) -> Result<RunRecord, ImportError> {
         ));
     }
     let version = field(&v, "rt_test_version").and_then(|x| x.as_str().map(str::to_string));
-    let mut run = run_of(&cols, version);
+    let mut run = run_of(&cols, version)?;
     if let Some(c) = field(&v, "cmdline").and_then(|x| x.as_str().map(str::to_string)) {
         run.command_line = c.split_whitespace().map(str::to_string).collect();
     }
@@ -391,6 +405,20 @@ mod tests {
         let text = TEXT.replace("Maximum:\t 12293 (us)", "Maximum:\t 32 (us)");
         let r = read(&text).unwrap();
         assert_eq!(r.threads[0].stats.overflow, None);
+    }
+
+    /// Counts whose sum is past 2^64 (a damaged file) once overflowed
+    /// the histogram: refused, in both layouts.
+    #[test]
+    fn counts_adding_past_2_64_are_refused() {
+        let text = TEXT.replace("002 (us):\t 154", "002 (us):\t 18446744073709551615");
+        let json = JSON.replace("\"2\": 154,", "\"2\": 18446744073709551615,");
+        assert_ne!(text, TEXT);
+        assert_ne!(json, JSON);
+        for t in [text, json] {
+            let e = read(&t).unwrap_err();
+            assert!(e.message.contains("add up past"), "{e}");
+        }
     }
 
     #[test]

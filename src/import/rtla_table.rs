@@ -260,7 +260,21 @@ impl Table {
         self.bucket_assumed = g == 0;
         self.bucket = g.max(1);
         for c in &self.columns {
-            let in_rows: u64 = c.rows.iter().map(|r| r.1).sum::<u64>() + c.over.unwrap_or(0);
+            let in_rows = c
+                .rows
+                .iter()
+                .try_fold(c.over.unwrap_or(0), |a, r| a.checked_add(r.1))
+                .ok_or_else(|| {
+                    ImportError::at(
+                        self.count_line,
+                        format!(
+                            "{}-{:03}'s rows and over add up past {}: the file is damaged or was edited",
+                            c.kind,
+                            c.cpu,
+                            u64::MAX
+                        ),
+                    )
+                })?;
             self.extremes_fit(c)?;
             if let Some(count) = c.count
                 && count != in_rows
@@ -402,6 +416,17 @@ min:          0         0
 avg:          2         3
 max:         37       412
 ";
+
+    /// Rows adding past 2^64 (found by the timerlat property test, which
+    /// panicked summing them): refused at the count line.
+    #[test]
+    fn rows_adding_past_2_64_are_refused() {
+        let text = OSNOISE.replace("10           88", "10           18446744073709551615");
+        assert_ne!(text, OSNOISE);
+        let e = read(&text, "osnoise").unwrap_err();
+        assert!(e.message.contains("add up past"), "{e}");
+        assert_eq!(e.line, Some(9), "{e}");
+    }
 
     #[test]
     fn columns_rows_summary_and_bucket_size() {

@@ -125,9 +125,10 @@ pub fn bins_at(h: &Histogram, resolution_ns: u64) -> Vec<Bin> {
             let k0 = lo.saturating_sub(r / 2).div_ceil(r);
             let k1 = hi.saturating_sub(r / 2) / r;
             match hi >= r / 2 && k1 >= k0 {
+                // Saturating: a record may state any resolution.
                 true => Bin {
-                    lo_ns: k0 * r,
-                    hi_ns: (k1 + 1) * r,
+                    lo_ns: k0.saturating_mul(r),
+                    hi_ns: k1.saturating_add(1).saturating_mul(r),
                     count,
                 },
                 false => Bin {
@@ -922,6 +923,18 @@ mod tests {
             input_of(&rec, Some(1), None).unwrap().input.period_ns,
             2_000_000
         );
+    }
+
+    /// A bucket at the top of the u64 range (an import stating such a
+    /// latency) once overflowed `(k1 + 1) · r` in the report's tail section.
+    #[test]
+    fn bins_of_a_latency_near_2_64_end_there() {
+        let mut h = Histogram::latency();
+        h.record(u64::MAX - 10);
+        let bins = bins_at(&h, 1000);
+        assert_eq!(bins.len(), 1);
+        assert_eq!(bins[0].hi_ns, u64::MAX);
+        assert!(bins[0].lo_ns <= u64::MAX - 10);
     }
 
     #[test]

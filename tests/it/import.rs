@@ -950,3 +950,116 @@ fn a_fifo_without_a_writer_is_refused_and_a_pipe_is_read() {
     assert_code(&o, 0);
     assert_eq!(count_runs(&dir), 1);
 }
+
+/// A run record holding what the engine could never have written is
+/// refused with the field it names, exit 2, and nothing imported: a run
+/// id that is a path or 100 000 characters, a percentile of 2^64 − 1
+/// above the max, samples without threads, a thread's missed periods
+/// the summary contradicts, tag keys no `--tag` gives, a 5 MB label.
+#[test]
+fn a_record_the_engine_could_not_have_written_is_refused_naming_the_field() {
+    let dir = TempDir::new("import-invalid");
+    type Edit = fn(&mut RunRecord);
+    let cases: [(&str, Edit, &str); 9] = [
+        (
+            "path-uuid",
+            |r| r.run_uuid = "../../etc/passwd".into(),
+            "run_uuid",
+        ),
+        (
+            "long-uuid",
+            |r| r.run_uuid = "a".repeat(100_000),
+            "run_uuid",
+        ),
+        ("p9999", |r| r.overall.p9999_ns = Some(u64::MAX), "p9999_ns"),
+        (
+            "no-threads",
+            |r| {
+                r.threads.clear();
+                r.overall.samples = 200;
+            },
+            "overall.samples",
+        ),
+        (
+            "missed",
+            |r| {
+                r.threads[0].stats.missed_periods = u64::MAX;
+                r.overall.missed_periods = 4;
+            },
+            "overall.missed_periods",
+        ),
+        (
+            "empty-key",
+            |r| drop(r.tags.insert("".into(), "v".into())),
+            "tags",
+        ),
+        (
+            "space-key",
+            |r| drop(r.tags.insert("a b".into(), "v".into())),
+            "tags",
+        ),
+        (
+            "nul-key",
+            |r| drop(r.tags.insert("k\0".into(), "v".into())),
+            "tags",
+        ),
+        ("label", |r| r.label = Some("x".repeat(5 << 20)), "label"),
+    ];
+    for (name, edit, field) in cases {
+        let mut rec = rtscope::record::synthetic(&[vec![1000, 2000, 3000]]);
+        edit(&mut rec);
+        let p = dir.join(&format!("{name}.json"));
+        std::fs::write(&p, serde_json::to_string(&rec).unwrap()).unwrap();
+        let o = import(&dir, &[ps(&p)]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains(field), "{name}: {err}");
+        assert!(err.contains("nothing was imported"), "{name}: {err}");
+        assert!(err.len() < 1000, "{name}: the value is not echoed whole");
+    }
+    assert!(!db(&dir).exists() || count_runs(&dir) == 0);
+}
+
+/// `report` and `plot --kind exceedance` once panicked on two imports
+/// whose stated min lies above every bucket of their histogram, with no
+/// max: an rtla osnoise histogram (min 37, buckets to 30, no max line)
+/// and an oslat JSON (min 6165, a histogram from 1 µs, no max). The
+/// import repairs the min from the histogram with a note; both draw.
+#[test]
+fn a_min_above_every_bucket_is_repaired_and_reported() {
+    let dir = TempDir::new("import-repaired");
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import-formats");
+    let read = |f: &str| std::fs::read_to_string(formats.join(f)).unwrap();
+    let osnoise: String = read("osnoise-hist.txt")
+        .replace("min:          0         0", "min:         37         0")
+        .replace("avg:          6         5", "avg:         40         5")
+        .lines()
+        .filter(|l| !l.starts_with("max:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let oslat = read("oslat.json")
+        .replace("\"min\": 1,", "\"min\": 6165,")
+        .replace("\"avg\": 1.008961,", "\"avg\": 7000.5,")
+        .replace("\"max\": 12293,\n", "");
+    for (k, (name, text)) in [("osnoise.txt", osnoise), ("oslat.json", oslat)]
+        .into_iter()
+        .enumerate()
+    {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let o = import(&dir, &[ps(&p)]);
+        assert_code(&o, 0);
+        assert!(
+            stdout(&o).contains("is taken as the min"),
+            "{name}: {}",
+            stdout(&o)
+        );
+        let id = (k + 1).to_string();
+        let html = dir.join(&format!("{name}.html"));
+        assert_code(&rt_db(&dir, &["report", &id, "-o", ps(&html)]), 0);
+        let svg = dir.join(&format!("{name}.svg"));
+        let o = rt_db(&dir, &["plot", "--kind", "exceedance", &id, "-o", ps(&svg)]);
+        assert_code(&o, 0);
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    }
+}

@@ -349,8 +349,7 @@ fn exceedance_series(
             markers: vec![],
         };
     }
-    let min = min_ns.unwrap_or(buckets[0].0).max(1) as f64 / 1e3;
-    let max = max_ns.unwrap_or(buckets[buckets.len() - 1].1).max(1) as f64 / 1e3;
+    let (min, max) = curve_ends(&buckets, min_ns, max_ns);
     let mut pts = vec![(min, 1.0)];
     let mut y = 1.0;
     let mut left = n;
@@ -385,6 +384,21 @@ fn exceedance_series(
         segments: vec![pts],
         markers: vec![(max, y)],
     }
+}
+
+/// Where an exceedance curve starts and ends, in µs: the exact min and
+/// max where the record has them, else its histogram's ends. Extremes that
+/// contradict each other (a stated min above every bucket and no max: a
+/// damaged import) give the histogram's own range, so that the curve is
+/// drawn from what it counts and never from a range that ends before it
+/// starts.
+fn curve_ends(buckets: &[(u64, u64, u64)], min_ns: Option<u64>, max_ns: Option<u64>) -> (f64, f64) {
+    let (lo, hi) = (buckets[0].0, buckets[buckets.len() - 1].1);
+    let (min, max) = match (min_ns.unwrap_or(lo), max_ns.unwrap_or(hi)) {
+        (min, max) if min <= max => (min, max),
+        _ => (lo, hi.max(lo)),
+    };
+    (min.max(1) as f64 / 1e3, max.max(1) as f64 / 1e3)
 }
 
 struct ExceedanceCurve {
@@ -976,6 +990,47 @@ mod tests {
             }
         }
         assert!(drops > 200, "{drops}");
+    }
+
+    /// Two imports that once panicked here ("min > max"): an rtla osnoise
+    /// histogram whose min (37 µs) is above its last bucket, without a max
+    /// line; an oslat JSON whose min (6165 µs) is above every bucket of a
+    /// histogram starting at 1 µs, without a max.
+    #[test]
+    fn exceedance_takes_extremes_that_contradict_the_histogram() {
+        for (vals, min_ns) in [
+            (vec![5_000, 15_000, 25_000, 35_000], 37_000),
+            (vec![500, 1_500, 31_500], 6_165_000),
+        ] {
+            let mut run = synthetic(&[vals.clone(), vals]);
+            for t in &mut run.threads {
+                t.stats.min_ns = Some(min_ns);
+                t.stats.max_ns = None;
+            }
+            run.overall.min_ns = Some(min_ns);
+            run.overall.max_ns = None;
+            let f = exceedance_run(&run, "t").unwrap();
+            assert_eq!(f.series.len(), 3);
+            for s in &f.series {
+                let pts = &s.segments[0];
+                let (first, last) = (pts[0].0, pts[pts.len() - 1].0);
+                assert!(first <= last && first < min_ns as f64 / 1e3, "{pts:?}");
+                assert!(
+                    pts.iter()
+                        .all(|p| p.0.is_finite() && p.0 >= first && p.0 <= last)
+                );
+            }
+            assert!(f.x.min <= f.x.max, "{:?}", f.x);
+            let named = NamedHistogram {
+                name: "m".into(),
+                color: 0,
+                hist: run.overall_histogram().unwrap(),
+                min_ns: Some(min_ns),
+                max_ns: None,
+            };
+            assert_eq!(exceedance_merged(&[named], "t").series.len(), 1);
+            assert!(hist_run(&run, "t").is_ok());
+        }
     }
 
     #[test]
