@@ -46,7 +46,7 @@ pub struct ImportArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Label of the imported runs (what was being tried).
-    #[arg(long = "label", value_name = "TEXT")]
+    #[arg(long = "label", value_name = "TEXT", value_parser = crate::measure::settings::parse::label)]
     pub label: Option<String>,
     /// KEY=VALUE fact about the imported runs (repeatable), e.g.
     /// --tag kernel=rt.

@@ -23,15 +23,18 @@ fn policy(s: &str) -> Result<Policy, String> {
 }
 
 fn name(s: &str) -> Result<String, String> {
+    // `.` and `..` are no names in a path: serve's /monitors/.. would be /.
     let ok = !s.is_empty()
         && s.len() <= 64
+        && s != "."
+        && s != ".."
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
     if ok {
         Ok(s.to_string())
     } else {
         Err(format!(
-            "'{s}' is not a monitor name: 1 to 64 letters, digits, - _ . +"
+            "'{s}' is not a monitor name: 1 to 64 letters, digits, - _ . + (not . or ..)"
         ))
     }
 }
@@ -105,7 +108,7 @@ pub struct MonitorArgs {
 
     /// What is monitored, shown by `rtscope runs`, in reports and as the
     /// `label` of the metrics. Default: "monitor NAME".
-    #[arg(long = "label", value_name = "TEXT")]
+    #[arg(long = "label", value_name = "TEXT", value_parser = crate::measure::settings::parse::label)]
     pub label: Option<String>,
     /// Host name the monitor records and its metrics carry (default: this
     /// machine's): the board's name in a shared store (`rtscope runs
@@ -318,6 +321,15 @@ pub fn run(args: &MonitorArgs, db: Option<&Path>) -> Result<Exit> {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn dot_and_dot_dot_are_no_monitor_names() {
+        assert_eq!(name("lab-1.rt").unwrap(), "lab-1.rt");
+        assert_eq!(name("...").unwrap(), "...");
+        for bad in [".", "..", "", "a/b"] {
+            assert!(name(bad).is_err(), "{bad}");
+        }
+    }
 
     #[derive(Parser, Debug)]
     #[command(name = "x", disable_help_flag = true)]

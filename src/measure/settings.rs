@@ -309,8 +309,8 @@ pub struct Settings {
     pub force: bool,
     /// What is being tried, shown by `rtscope runs` and in reports (e.g.
     /// "PREEMPT_RT, CPU 1 isolated").
-    #[arg(long = "label", value_name = "TEXT")]
-    #[serde(deserialize_with = "de_text", skip_serializing_if = "Option::is_none")]
+    #[arg(long = "label", value_name = "TEXT", value_parser = parse::label)]
+    #[serde(deserialize_with = "de_label", skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Host name the run records (default: this machine's, from
     /// /proc/sys/kernel/hostname): the board's name in a shared store,
@@ -659,6 +659,13 @@ pub enum ValueError {
     Deadline(ParseError),
     #[error("'{0}' is not a host name: give 1 to 255 printable characters")]
     HostName(String),
+    /// A label or a tag's value the run could not be read back with
+    /// (`record::TEXT_MAX_BYTES`, no control character).
+    #[error(
+        "{what} {shown} is not a text a run keeps: give at most {} bytes of printable characters",
+        crate::record::TEXT_MAX_BYTES
+    )]
+    Text { what: &'static str, shown: String },
     #[error("tag '{0}' is not KEY=VALUE")]
     TagNotPair(String),
     #[error("tag key '{0}' must be letters, digits, '_', '-' or '.'")]
@@ -733,6 +740,25 @@ pub mod parse {
         Ok(t.to_string())
     }
 
+    /// `--label`: what a record keeps (at most `record::TEXT_MAX_BYTES`,
+    /// no control character), refused before anything is measured.
+    pub fn label(s: &str) -> Result<String, ValueError> {
+        text("label", s)
+    }
+
+    fn text(what: &'static str, s: &str) -> Result<String, ValueError> {
+        if s.len() > crate::record::TEXT_MAX_BYTES || s.chars().any(char::is_control) {
+            let head: String = s.chars().take(40).collect();
+            let shown = if s.chars().count() > 40 {
+                format!("{head:?}… ({} bytes)", s.len())
+            } else {
+                format!("{head:?}")
+            };
+            return Err(ValueError::Text { what, shown });
+        }
+        Ok(s.to_string())
+    }
+
     /// `--tag KEY=VALUE`.
     pub fn tag(s: &str) -> Result<(String, String), ValueError> {
         let (k, v) = s
@@ -746,7 +772,7 @@ pub mod parse {
         {
             return Err(ValueError::TagKey(k.to_string()));
         }
-        Ok((k.to_string(), v.trim().to_string()))
+        Ok((k.to_string(), text("tag value", v.trim())?))
     }
 
     /// `--tag` pairs as a map, refusing a key given twice.
@@ -886,6 +912,10 @@ fn de_events<'de, D: Deserializer<'de>>(d: D) -> Result<Option<EventSet>, D::Err
 
 fn de_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     value(d, None, |s| Ok::<_, ValueError>(s.to_string()))
+}
+
+fn de_label<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    value(d, None, parse::label)
 }
 
 fn de_host<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

@@ -5,7 +5,11 @@
 //! (an id that is no run id, texts past their cap or with control
 //! characters, tag keys no `--tag` gives, samples without threads,
 //! summary counts the threads contradict, percentiles outside the
-//! extremes). [`RunRecord::validate`] calls the checks here.
+//! extremes). [`RunRecord::validate`], what every stored run must hold,
+//! checks the percentiles; the texts and counts are checked here, on the
+//! way in, so that a run stored by an older version (a label with a
+//! control character, shown escaped by `text::for_terminal`) stays
+//! readable.
 
 use super::{InvalidRecord, LatencyStats, RunRecord, StatsError};
 use crate::histogram::Histogram;
@@ -22,6 +26,8 @@ impl RunRecord {
     /// passes before any reader sees it. Returns the notes.
     pub fn admit(&mut self) -> Result<Vec<String>, InvalidRecord> {
         let notes = self.repair();
+        self.check_texts()?;
+        self.check_counts()?;
         self.validate()?;
         self.warnings.extend(notes.iter().cloned());
         Ok(notes)

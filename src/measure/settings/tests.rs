@@ -361,3 +361,28 @@ fn a_path_that_is_not_text_is_written_lossily() {
     assert!(words[3].starts_with('r') && words[3].ends_with(".json"));
     assert_eq!(s.request().unwrap().outputs.json, s.json);
 }
+
+/// A label or tag value a record could not be read back with (a control
+/// character, more than record::TEXT_MAX_BYTES) is refused before anything
+/// is measured, in a file as on the command line.
+#[test]
+fn labels_and_tag_values_a_record_cannot_keep_are_refused() {
+    assert_eq!(
+        parse::label("PREEMPT_RT, CPU 1").unwrap(),
+        "PREEMPT_RT, CPU 1"
+    );
+    let e = parse::label("a\u{1b}]0;title\u{7}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("label \"a\\u{1b}]0;title\\u{7}\" is not a text"),
+        "{e}"
+    );
+    let long = "x".repeat(crate::record::TEXT_MAX_BYTES + 1);
+    let e = parse::label(&long).unwrap_err().to_string();
+    assert!(e.contains("(4097 bytes)"), "{e}");
+    assert!(parse::tag("k=v\u{7}").is_err());
+    assert_eq!(parse::tag("load=hackbench").unwrap().1, "hackbench");
+    let e = read("label = \"a\\u001b[2J\"").unwrap_err();
+    assert!(e.to_string().contains("is not a text a run keeps"), "{e}");
+}
