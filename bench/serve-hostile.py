@@ -103,17 +103,17 @@ def add_heavy_run(work, db, threads):
         t = json.loads(json.dumps(one))
         t["index"], t["cpu"], t["tid"] = i, i, None
         rec["threads"].append(t)
-    rec["overall"]["samples"] = one["stats"]["samples"] * threads
-    rec["overall"]["missed_periods"] = one["stats"]["missed_periods"] * threads
+    for k in ["samples", "wakeups", "missed_periods"]:
+        rec["overall"][k] = one["stats"][k] * threads
     rec["run_uuid"] = str(uuid.UUID(int=random.Random(2).getrandbits(128)))
     rec["label"] = f"{threads} threads"
     p = os.path.join(work, "heavy.json")
     with open(p, "w") as f:
         json.dump(rec, f)
-    out = run([BIN, "--db", db, "import", p])
+    out = run([BIN, "--db", db, "import", p]).decode()
     os.remove(p)
-    listed = json.loads(run([BIN, "--db", db, "runs", "--json"]))
-    return max(r["id"] for r in listed)
+    # "imported FILE as run N (...)"
+    return int(out.split(" as run ", 1)[1].split()[0])
 
 
 def get(port, path, timeout=30.0):
