@@ -874,9 +874,12 @@ mod tests {
                 "{} allocated in its hot loop",
                 timer.name()
             );
+            // The loop ran: most of its 1 500 periods (not all: under
+            // qemu-user's emulation a period can take longer than 200 µs,
+            // and 1 374 were seen there).
             let s = &out.snapshot.threads[0];
             assert!(
-                s.stats.samples >= 1400,
+                s.stats.samples >= 1000,
                 "{}: {} samples",
                 timer.name(),
                 s.stats.samples
