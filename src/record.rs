@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod validate;
-pub use validate::{TAG_KEY_MAX_BYTES, TEXT_MAX_BYTES};
+pub use validate::{TAG_KEY_MAX_BYTES, TEXT_MAX_BYTES, is_kept_text};
 
 /// Version of this record's layout.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -747,7 +747,7 @@ pub mod parse {
     }
 
     fn text(what: &'static str, s: &str) -> Result<String, ValueError> {
-        if s.len() > crate::record::TEXT_MAX_BYTES || s.chars().any(char::is_control) {
+        if !crate::record::is_kept_text(s) {
             let head: String = s.chars().take(40).collect();
             let shown = if s.chars().count() > 40 {
                 format!("{head:?}… ({} bytes)", s.len())

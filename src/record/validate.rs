@@ -210,18 +210,26 @@ fn is_run_id(s: &str) -> bool {
     parts.len() == 5 && parts.iter().zip([8, 4, 4, 4, 12]).all(|(p, n)| hex(p, n))
 }
 
+/// Whether a record keeps `text` (a label, a tag value, a host, a
+/// kernel): at most [`TEXT_MAX_BYTES`], no control character. The one
+/// rule: [`check_text`] says why not, `measure --label` refuses before
+/// measuring.
+pub fn is_kept_text(text: &str) -> bool {
+    text.len() <= TEXT_MAX_BYTES && !text.chars().any(char::is_control)
+}
+
 /// A text a person gave or a system said: bounded, no control characters.
 fn check_text(field: &str, text: &str) -> Result<(), InvalidRecord> {
-    let why = if text.len() > TEXT_MAX_BYTES {
+    let why = if is_kept_text(text) {
+        return Ok(());
+    } else if text.len() > TEXT_MAX_BYTES {
         format!(
             "{} is {} bytes long (at most {TEXT_MAX_BYTES})",
             shown(text),
             text.len()
         )
-    } else if text.chars().any(char::is_control) {
-        format!("{} holds a control character", shown(text))
     } else {
-        return Ok(());
+        format!("{} holds a control character", shown(text))
     };
     Err(InvalidRecord::Field {
         field: field.into(),

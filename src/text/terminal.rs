@@ -12,7 +12,7 @@ use std::borrow::Cow;
 /// among them CSI U+009B), and the bidirectional marks, embeddings,
 /// overrides and isolates (U+061C, U+200E–U+200F, U+202A–U+202E,
 /// U+2066–U+2069).
-fn unsafe_char(c: char) -> bool {
+fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -47,12 +47,12 @@ pub fn for_terminal_lines(s: &str) -> Cow<'_, str> {
 }
 
 fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !s.chars().any(|c| unsafe_char(c) && !keep(c)) {
+    if !s.chars().any(|c| needs_escape(c) && !keep(c)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if unsafe_char(c) && !keep(c) {
+        if needs_escape(c) && !keep(c) {
             push_escaped(&mut out, c);
         } else {
             out.push(c);
@@ -98,7 +98,7 @@ mod tests {
         for out in [for_terminal(&all), for_terminal_lines(&all)] {
             assert!(
                 !out.chars()
-                    .any(|c| unsafe_char(c) && c != '\n' && c != '\t'),
+                    .any(|c| needs_escape(c) && c != '\n' && c != '\t'),
                 "{out}"
             );
             assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'));
