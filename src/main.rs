@@ -3,11 +3,10 @@
 //! system error). Nothing else lives here.
 #![forbid(unsafe_code)]
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match rtscope::cli::Cli::try_parse() {
+    let cli = match rtscope::cli::parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help, --version.

@@ -3,9 +3,9 @@
 //! and the man pages, so completions never drift from the flags. It only
 //! writes to standard output; installing the script is the package's job.
 
-use super::{Cli, Exit};
+use super::Exit;
 use anyhow::{Context, Result};
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 use std::io::Write as _;
 
 /// Print a shell completion script on standard output.
@@ -65,7 +65,7 @@ fn visible(cmd: &clap::Command) -> clap::Command {
 
 /// The completion script for `shell`.
 pub fn script(shell: CompletionShell) -> Vec<u8> {
-    let mut cmd = visible(&Cli::command());
+    let mut cmd = visible(&crate::cli::command());
     let mut buf = Vec::new();
     // Into memory first: clap_complete panics on a failed write, and a
     // closed standard output (`rtscope completions bash | head`) must not.

@@ -113,12 +113,70 @@ pub struct Cli {
         long = "ssh-config",
         value_name = "FILE",
         env = "RTSCOPE_SSH_CONFIG",
+        hide_env_values = true,
         global = true
     )]
     pub ssh_config: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Commands `--on` runs on a board; `--binary` and `--ssh-config` also
+/// go with `attach` and `fetch`, which reach a board themselves.
+const ON_COMMANDS: [&str; 7] = [
+    "measure",
+    "doctor",
+    "tune",
+    "explain",
+    "characterize",
+    "study",
+    "runs",
+];
+const BOARD_COMMANDS: [&str; 2] = ["attach", "fetch"];
+
+/// The command line as users see it. `--on`, `--binary` and
+/// `--ssh-config` are global (they may come before the command name), but
+/// each is shown only in the help of the commands that take it: the others
+/// refuse it, and a help that lists an option the command refuses misleads.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    // A subcommand that has an argument of a global's id keeps its own
+    // (clap propagates a global only where none is): a hidden copy, global
+    // too, so that its own subcommands get it hidden as well. Values still
+    // reach `Cli` by id.
+    let hidden: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .map(|a| a.clone().hide(true))
+        .collect();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names.into_iter().fold(cmd, |cmd, name| {
+        let ids: &[&str] = if ON_COMMANDS.contains(&name.as_str()) {
+            &[]
+        } else if BOARD_COMMANDS.contains(&name.as_str()) {
+            &["on"]
+        } else {
+            &["on", "binary", "ssh_config"]
+        };
+        let copies: Vec<clap::Arg> = hidden
+            .iter()
+            .filter(|a| ids.contains(&a.get_id().as_str()))
+            .cloned()
+            .collect();
+        cmd.mut_subcommand(name, |s| s.args(copies))
+    })
+}
+
+/// Parse the process's arguments with [`command`].
+pub fn parse() -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let mut matches = command().try_get_matches()?;
+    Cli::from_arg_matches_mut(&mut matches)
 }
 
 /// A store location (`--db`, `RTSCOPE_DB`, `push --to`): a file or a
@@ -227,9 +285,75 @@ fn measures(command: &Command) -> bool {
 /// put in front), for the tests of the commands that take a parsed one.
 #[cfg(test)]
 pub(crate) fn parse_line(line: &str) -> Cli {
-    use clap::Parser;
+    use clap::FromArgMatches;
     let words = line.split_whitespace().map(str::to_string);
-    Cli::try_parse_from(std::iter::once("rtscope".to_string()).chain(words)).unwrap()
+    let mut m = command()
+        .try_get_matches_from(std::iter::once("rtscope".to_string()).chain(words))
+        .unwrap();
+    Cli::from_arg_matches_mut(&mut m).unwrap()
+}
+
+#[cfg(test)]
+mod board_option_tests {
+    use super::*;
+
+    fn help(path: &[&str]) -> String {
+        let mut cmd = command();
+        // The help of a subcommand shows the globals once propagated.
+        cmd.build();
+        let mut sub = &mut cmd;
+        for name in path {
+            sub = sub.find_subcommand_mut(name).unwrap();
+        }
+        sub.render_long_help().to_string()
+    }
+
+    #[test]
+    fn board_options_show_only_in_the_help_of_commands_that_take_them() {
+        for path in [
+            &["serve"][..],
+            &["import"],
+            &["tail"],
+            &["compare"],
+            &["report"],
+        ] {
+            let h = help(path);
+            for opt in ["--on <", "--binary <", "--ssh-config <"] {
+                assert!(!h.contains(opt), "{path:?} lists {opt}:\n{h}");
+            }
+        }
+        for path in [
+            &["measure"][..],
+            &["doctor"],
+            &["runs"],
+            &["runs", "list"],
+            &["study"],
+        ] {
+            let h = help(path);
+            for opt in ["--on <BOARD>", "--binary <FILE>", "--ssh-config <FILE>"] {
+                assert!(h.contains(opt), "{path:?} does not list {opt}");
+            }
+        }
+        let attach = help(&["attach"]);
+        assert!(!attach.contains("--on <"));
+        assert!(attach.contains("--binary <FILE>") && attach.contains("--ssh-config <FILE>"));
+        // The variable's name, never a value or a dangling '='.
+        assert!(help(&["measure"]).contains("[env: RTSCOPE_SSH_CONFIG]"));
+    }
+
+    #[test]
+    fn hidden_board_options_still_parse_and_before_the_command_too() {
+        assert_eq!(parse_line("--on pi measure").on.as_deref(), Some("pi"));
+        assert_eq!(parse_line("measure --on pi").on.as_deref(), Some("pi"));
+        // Parsed, then refused with a message by `run`.
+        assert_eq!(parse_line("serve --on pi").on.as_deref(), Some("pi"));
+        assert!(parse_line("import --binary x f").binary.is_some());
+        let nested = parse_line("runs list --on pi");
+        assert_eq!(nested.on.as_deref(), Some("pi"));
+        let nested = parse_line("runs show 1 --on pi --ssh-config c");
+        assert_eq!(nested.on.as_deref(), Some("pi"));
+        assert!(nested.ssh_config.is_some());
+    }
 }
 
 /// `study FILE` or `study resume`: a study measures (not a dry run).
