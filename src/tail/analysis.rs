@@ -113,7 +113,10 @@ fn extremal_index(input: &TailInput, fit_threshold_ns: Option<u64>) -> (Extremal
                     theta,
                 ),
             };
-            let from = format!("exceedance_times over {} ns", t.threshold_ns);
+            let from = format!(
+                "exceedance_times over {} µs",
+                crate::units::us1(t.threshold_ns)
+            );
             return (
                 ExtremalIndex::Estimated {
                     theta,

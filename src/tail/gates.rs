@@ -89,7 +89,10 @@ pub fn exceedances(tests: &[ThresholdTest], chosen: Option<usize>, min: u64) -> 
     }
     let n = chosen.map_or(0, |t| t.exceedances);
     let detail = match chosen {
-        Some(t) => format!("{n} samples above the threshold {} ns", t.threshold_ns),
+        Some(t) => format!(
+            "{n} samples above the threshold {}",
+            us(t.threshold_ns as f64)
+        ),
         None => "too few samples for a candidate threshold".into(),
     };
     gate(
@@ -122,10 +125,10 @@ pub fn goodness_of_fit(
         Some(k) => {
             let t = &tests[k];
             let detail = format!(
-                "Anderson-Darling A2 = {} at {} ns, the threshold ForwardStop chose \
+                "Anderson-Darling A2 = {} at {}, the threshold ForwardStop chose \
                  ({} of {} candidates rejected below it)",
                 fmt3(t.ad_statistic),
-                t.threshold_ns,
+                us(t.threshold_ns as f64),
                 k,
                 tests.len()
             );
@@ -147,8 +150,8 @@ pub fn goodness_of_fit(
                     None,
                     &limit,
                     format!(
-                        "no GPD fit at {} ns, the threshold ForwardStop chose",
-                        tests[k].threshold_ns
+                        "no GPD fit at {}, the threshold ForwardStop chose",
+                        us(tests[k].threshold_ns as f64)
                     ),
                 );
             }
@@ -314,8 +317,9 @@ pub fn held_out_histogram(halves: &[Vec<Bin>; 2], threshold_ns: u64) -> Gate {
             GateName::HeldOut,
             HELD_OUT_LIMIT,
             &format!(
-                "the first half has {} samples above {threshold_ns} ns: no sound fit to predict from, not checked",
-                ex1.n
+                "the first half has {} samples above {}: no sound fit to predict from, not checked",
+                ex1.n,
+                us(threshold_ns as f64)
             ),
         );
     };
@@ -334,7 +338,11 @@ pub fn held_out_histogram(halves: &[Vec<Bin>; 2], threshold_ns: u64) -> Gate {
         .sum();
     let y = (edge as f64 - threshold_ns as f64).max(0.0);
     let expected = n2 as f64 * rate * gpd::ln_sf(y, fit.sigma_ns, fit.xi).exp();
-    held_out_gate(observed, expected, format!("second half above {edge} ns"))
+    held_out_gate(
+        observed,
+        expected,
+        format!("second half above {}", us(edge as f64)),
+    )
 }
 
 /// Fit a GEV on the first half of the windows, predict how many of the
@@ -365,7 +373,7 @@ pub fn held_out_windows(w: &WindowMaxima) -> Gate {
     held_out_gate(
         observed,
         p * second.len() as f64,
-        format!("second half's window maxima above {z:.0} ns"),
+        format!("second half's window maxima above {}", us(z)),
     )
 }
 
@@ -392,8 +400,8 @@ pub fn agreement(pot: Option<&ReturnLevel>, gev: Option<&ReturnLevel>, why_none:
     let complete = |r: &ReturnLevel| r.lower95_ns.is_some() && r.upper95_ns.is_some();
     let show = |r: &ReturnLevel| {
         format!(
-            "{:.0} ns ({} .. {})",
-            r.level_ns,
+            "{} ({} .. {})",
+            us(r.level_ns),
             opt(r.lower95_ns),
             opt(r.upper95_ns)
         )
@@ -423,5 +431,15 @@ pub fn agreement(pot: Option<&ReturnLevel>, gev: Option<&ReturnLevel>, why_none:
 }
 
 fn opt(v: Option<f64>) -> String {
-    v.map_or("unknown".into(), |v| format!("{v:.0}"))
+    v.map_or("unknown".into(), us)
+}
+
+/// A latency in the gates' texts, as the tail's other texts write it
+/// (`41.9 µs`): the numbers a reader compares carry one unit.
+fn us(ns: f64) -> String {
+    if ns.is_finite() {
+        format!("{:.1} µs", ns / 1000.0)
+    } else {
+        "unknown".into()
+    }
 }

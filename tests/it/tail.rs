@@ -137,6 +137,13 @@ fn imported_histograms_are_analysed_or_refused_with_a_reason() {
         "{out}"
     );
     assert!(answer.contains("Not checked: stationarity"), "{out}");
+    // One unit for a latency in the text, the gates' details included
+    // (they said "POT 41893 ns" among µs figures).
+    let in_ns = out
+        .match_indices(" ns")
+        .filter(|(i, _)| out[..*i].ends_with(|c: char| c.is_ascii_digit()))
+        .count();
+    assert_eq!(in_ns, 0, "a latency in ns:\n{out}");
     assert!(out.contains("at a period of 1 ms"), "{out}");
     // the maximum is the file's own (87 µs), each level says its reach,
     // and a year (2 422 × the 3.62 h observed) is beyond what it supports
