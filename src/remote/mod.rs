@@ -99,6 +99,9 @@ struct Probe {
     dir: String,
     systemd: bool,
     setsid: bool,
+    /// The board's own rtscope on its PATH (a package installed there),
+    /// and the first line of its `--version`.
+    installed: Option<(String, String)>,
 }
 
 impl Probe {
@@ -106,12 +109,16 @@ impl Probe {
 d=${RTSCOPE_BOARD_DIR:-$c/rtscope}
 echo "machine=$(uname -m)"; echo "dir=$d"
 if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then echo systemd=1; fi
-if command -v setsid >/dev/null 2>&1; then echo setsid=1; fi"#;
+if command -v setsid >/dev/null 2>&1; then echo setsid=1; fi
+if i=$(command -v rtscope 2>/dev/null) && [ -x "$i" ]; then echo "installed=$i"; echo "installed_version=$("$i" --version 2>/dev/null | head -n 1)"; fi"#;
 
     fn parse(text: &str) -> Probe {
         let mut p = Probe::default();
+        let (mut path, mut version) = (None, None);
         for line in text.lines() {
             match line.split_once('=') {
+                Some(("installed", v)) if !v.trim().is_empty() => path = Some(v.trim().to_string()),
+                Some(("installed_version", v)) => version = Some(v.trim().to_string()),
                 Some(("machine", v)) => p.machine = v.trim().to_string(),
                 Some(("dir", v)) => p.dir = v.trim().to_string(),
                 Some(("systemd", "1")) => p.systemd = true,
@@ -119,7 +126,34 @@ if command -v setsid >/dev/null 2>&1; then echo setsid=1; fi"#;
                 _ => {}
             }
         }
+        p.installed = path.map(|p| (p, version.unwrap_or_default()));
         p
+    }
+}
+
+/// The board's own rtscope, used when this workstation has no build for
+/// the board (a user who installed the amd64 package here and the arm64
+/// one on the board): only of this very version, since the two speak a
+/// request and record format of their version. `none` is why no build
+/// was at hand here.
+fn installed_one(probe: &Probe, board: &str, none: &str) -> Result<String, RemoteError> {
+    let ours = format!("rtscope {}", env!("CARGO_PKG_VERSION"));
+    match &probe.installed {
+        Some((path, version)) if *version == ours => {
+            eprintln!("rtscope: using the rtscope installed on board {board} ({path}, {version})");
+            Ok(path.clone())
+        }
+        Some((path, version)) => Err(RemoteError::Usage(format!(
+            "{none}. Board {board} has its own rtscope at {path}, but it is {} where this is {ours}: install the package of this version there, or name a build with --binary FILE",
+            if version.is_empty() {
+                "of an unknown version"
+            } else {
+                version
+            }
+        ))),
+        None => Err(RemoteError::Usage(format!(
+            "{none}; or install rtscope's package of this version on board {board} (the .deb for its architecture, docs/arm.md): `--on` then uses it"
+        ))),
     }
 }
 
@@ -153,8 +187,13 @@ impl Remote {
                 board.name, probe.machine
             ))
         })?;
-        let choices = deploy::choose(arch, &probe.machine, opts.binary.as_deref())?;
-        let bin = deploy::install(&link, &probe.dir, &choices, &board.name)?;
+        let bin = match deploy::choose(arch, &probe.machine, opts.binary.as_deref()) {
+            Ok(choices) => deploy::install(&link, &probe.dir, &choices, &board.name)?,
+            Err(RemoteError::Usage(none)) if opts.binary.is_none() => {
+                installed_one(&probe, &board.name, &none)?
+            }
+            Err(e) => return Err(e),
+        };
         let info = link.run(
             &format!("{} __board-info", quote(&bin)),
             b"",
@@ -319,8 +358,40 @@ mod tests {
                 machine: "aarch64".into(),
                 dir: "/root/.cache/rtscope".into(),
                 systemd: false,
-                setsid: true
+                setsid: true,
+                installed: None,
             }
         );
+        let p = Probe::parse(
+            "machine=aarch64\ndir=/d\nsetsid=1\ninstalled=/usr/bin/rtscope\ninstalled_version=rtscope 9.9.9\n",
+        );
+        assert_eq!(
+            p.installed,
+            Some(("/usr/bin/rtscope".into(), "rtscope 9.9.9".into()))
+        );
+    }
+
+    #[test]
+    fn a_boards_own_rtscope_serves_only_of_this_version() {
+        let ours = format!("rtscope {}", env!("CARGO_PKG_VERSION"));
+        let probe = |v: &str| Probe {
+            installed: Some(("/usr/bin/rtscope".into(), v.into())),
+            ..Probe::default()
+        };
+        assert_eq!(
+            installed_one(&probe(&ours), "pi", "none here").unwrap(),
+            "/usr/bin/rtscope"
+        );
+        let other = installed_one(&probe("rtscope 0.0.1"), "pi", "none here")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            other.contains("rtscope 0.0.1 where this is") && other.contains("--binary"),
+            "{other}"
+        );
+        let absent = installed_one(&Probe::default(), "pi", "none here")
+            .unwrap_err()
+            .to_string();
+        assert!(absent.contains("install rtscope's package"), "{absent}");
     }
 }

@@ -496,6 +496,54 @@ fn bad_boards_and_binaries_are_refused_with_exit_2_before_anything_runs() {
 }
 
 #[test]
+fn a_board_without_a_build_here_uses_its_own_rtscope_of_this_version_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(b) = Bench::new("installed") else {
+        return;
+    };
+    let dir = b.sshd.board_dir().join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = |name: &str, text: &str| {
+        let p = dir.join(name);
+        let _ = std::fs::remove_file(&p);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // The board says it is an i686 machine: no build for it is here.
+    script(
+        "uname",
+        "#!/bin/sh\nif [ \"$1\" = -m ]; then echo i686; else exec /bin/uname \"$@\"; fi\n",
+    );
+    let o = b.run(&["--on", "b", "doctor"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("install rtscope's package of this version on board b"),
+        "{}",
+        stderr(&o)
+    );
+    // Its own rtscope, of another version: refused, both named.
+    script("rtscope", "#!/bin/sh\necho rtscope 0.0.1\n");
+    let o = b.run(&["--on", "b", "doctor"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("it is rtscope 0.0.1 where this is rtscope "),
+        "{}",
+        stderr(&o)
+    );
+    // This very version (the package installed there): used, nothing sent.
+    std::fs::remove_file(dir.join("rtscope")).unwrap();
+    std::os::unix::fs::symlink(bin(), dir.join("rtscope")).unwrap();
+    let o = b.run(&["--on", "b", "runs"]);
+    assert_code(&o, 0);
+    assert!(
+        stderr(&o).contains("using the rtscope installed on board b"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(list(&b.board_cache().join("bin")).is_empty());
+}
+
+#[test]
 fn boards_are_added_listed_and_removed() {
     let dir = TempDir::new("boards");
     let file = dir.join("cfg").join("boards.toml");

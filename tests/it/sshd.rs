@@ -5,7 +5,8 @@
 //! environment (`SetEnv XDG_*`) that keeps the board's files in that
 //! directory, never in root's home, and its CPU locks too
 //! (`RTSCOPE_RUN_DIR`: boards measure side by side, as the other tests
-//! do). The system's sshd is never started or used. [`Sshd::kill_sessions`] cuts every connection while the server
+//! do); the board's `bin/` comes first on its PATH (programs a test puts
+//! there: a board's own rtscope, a `uname` of another machine). The system's sshd is never started or used. [`Sshd::kill_sessions`] cuts every connection while the server
 //! keeps listening: the link lost in the middle of a run.
 
 #![allow(dead_code)]
@@ -168,7 +169,7 @@ impl Sshd {
              UsePAM no\n\
              StrictModes no\n\
              Subsystem sftp internal-sftp\n\
-             SetEnv XDG_CACHE_HOME={board}/cache XDG_DATA_HOME={board}/data XDG_CONFIG_HOME={board}/config RTSCOPE_RUN_DIR={board}/run\n",
+             SetEnv XDG_CACHE_HOME={board}/cache XDG_DATA_HOME={board}/data XDG_CONFIG_HOME={board}/config RTSCOPE_RUN_DIR={board}/run PATH={board}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
             port = self.port
         )
     }
