@@ -12,9 +12,15 @@ pub static PREEMPTION: Check = Check {
     run: preemption,
 };
 
-/// How to get a PREEMPT_RT kernel on this machine's architecture.
-fn rt_fix(arch: Arch) -> &'static str {
-    match arch {
+/// How to get a PREEMPT_RT kernel on this machine: on a Raspberry Pi,
+/// one built from the Raspberry Pi kernel tree (Debian's RT kernels lack
+/// its firmware driver, device trees and overlays: docs/raspberrypi.md);
+/// elsewhere by architecture.
+fn rt_fix(ctx: &Ctx) -> &'static str {
+    if ctx.facts.raspberry_pi.is_some() {
+        return "install a PREEMPT_RT kernel built from the Raspberry Pi kernel tree for this model (CONFIG_PREEMPT_RT=y; in /boot with its config-RELEASE, as docs/raspberrypi.md says): Debian's linux-image-rt-* lack the Pi's firmware driver and device trees";
+    }
+    match ctx.facts.board.arch {
         Arch::X86 => {
             "install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64; mainline 6.12+: CONFIG_PREEMPT_RT=y)"
         }
@@ -56,15 +62,14 @@ fn preemption(ctx: &Ctx) -> Verdict {
     }
     match p.model.as_str() {
         "rt" => Verdict::new(Status::Ok, found),
-        "full" | "lazy" => Verdict::new(Status::Warn, found).fix(rt_fix(ctx.facts.board.arch)),
+        "full" | "lazy" => Verdict::new(Status::Warn, found).fix(rt_fix(ctx)),
         "none" | "voluntary" | "dynamic" => {
             let quick = if p.dynamic {
                 "boot with preempt=full for a first gain; for real time, "
             } else {
                 ""
             };
-            Verdict::new(Status::Fail, found)
-                .fix(format!("{quick}{}", rt_fix(ctx.facts.board.arch)))
+            Verdict::new(Status::Fail, found).fix(format!("{quick}{}", rt_fix(ctx)))
         }
         _ => Verdict::unknown("no uname, /sys/kernel/realtime or kernel config says"),
     }

@@ -236,6 +236,23 @@ mod tests {
     }
 
     #[test]
+    fn a_pi_without_preempt_rt_is_told_the_raspberry_pi_kernel_not_debians() {
+        let pi = copy(
+            "raspberrypi4",
+            &[
+                ("/proc/sys/kernel/version", "#1 SMP PREEMPT Debian\n"),
+                ("/sys/kernel/realtime", ""),
+            ],
+        );
+        let v = judge(&pi.root(), &crate::doctor::kernel::PREEMPTION);
+        let fix = v.fix.clone().unwrap_or_default();
+        assert!(
+            fix.contains("Raspberry Pi kernel tree") && !fix.contains("apt install linux-image-rt"),
+            "{v:?}"
+        );
+    }
+
+    #[test]
     fn under_voltage_now_fails_with_power_and_cooling_fixes() {
         let v = judge(&fixture("raspberrypi3"), &THROTTLING);
         assert_eq!(v.status, Status::Fail);
