@@ -212,7 +212,7 @@ pub fn pi_verdict(results: &[BenchResult]) -> Option<PiVerdict> {
             Some(n) => n == pi_d.trials,
             None => pi.stats.max_ns < hog,
         };
-    let us = |ns: u64| format!("{:.1} us", ns as f64 / 1000.0);
+    let us = |ns: u64| format!("{:.1} µs", ns as f64 / 1000.0);
     let text = match (shown, solved) {
         (true, true) => format!(
             "PI works on this system: without PI the high-priority thread waited for the hog every time, at least {} (the hog runs {}); with PI it got the mutex before the hog ran, waiting at most {}",

@@ -305,7 +305,7 @@ fn check(protocol: MutexProtocol, t: &Trials, min_ns: u64, max_ns: u64) -> Check
     let (fact, held) = match protocol {
         MutexProtocol::Plain => (
             format!(
-                "without PI the high thread gets the mutex only after the hog's busy time ({} us) in every counted trial ({} of {}; shortest wait {} us)",
+                "without PI the high thread gets the mutex only after the hog's busy time ({} µs) in every counted trial ({} of {}; shortest wait {} µs)",
                 HOG_BUSY_NS / 1000,
                 t.after_hog,
                 t.counted,
@@ -315,7 +315,7 @@ fn check(protocol: MutexProtocol, t: &Trials, min_ns: u64, max_ns: u64) -> Check
         ),
         MutexProtocol::Inherit => (
             format!(
-                "with PI the high thread gets the mutex before the hog runs in every counted trial ({} of {}; longest wait {} us)",
+                "with PI the high thread gets the mutex before the hog runs in every counted trial ({} of {}; longest wait {} µs)",
                 t.before_hog,
                 t.counted,
                 max_ns / 1000

@@ -9,7 +9,7 @@ use crate::sys::clock::{Clock, sleep_for_ns, sleep_until_ns};
 pub const BENCH: Bench = Bench {
     name: "nanosleep",
     group: Group::Timers,
-    help: "clock_nanosleep relative and absolute at --interval (default 1000 us)",
+    help: "clock_nanosleep relative and absolute at --interval (default 1000 µs)",
     measures: "time spent in one clock_nanosleep call, and wake-up lateness (woke minus asked)",
     run,
 };
@@ -70,25 +70,25 @@ fn run(ctx: &Ctx) -> Result<BenchOutcome, CharError> {
             results: vec![
                 rel_call.result(
                     name,
-                    &format!("relative {us} us, call"),
+                    &format!("relative {us} µs, call"),
                     cpu,
                     "time in clock_nanosleep(relative interval)",
                 ),
                 abs_call.result(
                     name,
-                    &format!("absolute {us} us, call"),
+                    &format!("absolute {us} µs, call"),
                     cpu,
                     "time in clock_nanosleep(TIMER_ABSTIME, next period)",
                 ),
                 rel_late.result(
                     name,
-                    &format!("relative {us} us, late"),
+                    &format!("relative {us} µs, late"),
                     cpu,
                     "wake-up minus (call start + interval)",
                 ),
                 abs_late.result(
                     name,
-                    &format!("absolute {us} us, late"),
+                    &format!("absolute {us} µs, late"),
                     cpu,
                     "wake-up minus the deadline",
                 ),

@@ -44,7 +44,7 @@ fn idle_states(ctx: &Ctx) -> Verdict {
             .idle_states
             .iter()
             .filter(|s| !s.disabled && s.exit_latency_us > DEEP_US)
-            .map(|s| format!("{} {} us", s.name, s.exit_latency_us))
+            .map(|s| format!("{} {} µs", s.name, s.exit_latency_us))
             .collect();
         if !names.is_empty() {
             deep.push((c, names.join(", ")));
@@ -62,7 +62,7 @@ fn idle_states(ctx: &Ctx) -> Verdict {
     if deep.is_empty() {
         return Verdict::new(
             Status::Ok,
-            format!("no enabled state exits slower than {DEEP_US} us{boot}"),
+            format!("no enabled state exits slower than {DEEP_US} µs{boot}"),
         );
     }
     let held = f.cpu_dma_latency_us.filter(|v| *v <= DEEP_US as i64);
@@ -71,7 +71,7 @@ fn idle_states(ctx: &Ctx) -> Verdict {
         return Verdict::new(
             Status::Info,
             format!(
-                "{found}; /dev/cpu_dma_latency is held at {v} us now, keeping CPUs out of them"
+                "{found}; /dev/cpu_dma_latency is held at {v} µs now, keeping CPUs out of them"
             ),
         );
     }
@@ -126,7 +126,7 @@ mod tests {
     fn arm_is_told_cpuidle_off_and_x86_its_cstate_limits() {
         let arm = deep("aarch64");
         assert_eq!(arm.status, Status::Warn);
-        assert!(arm.found.contains("cpu-sleep 800 us"), "{}", arm.found);
+        assert!(arm.found.contains("cpu-sleep 800 µs"), "{}", arm.found);
         let fix = arm.fix.unwrap();
         assert!(fix.contains("cpuidle.off=1"), "{fix}");
         assert!(

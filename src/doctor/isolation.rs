@@ -10,7 +10,7 @@ pub static ISOLATION: Check = Check {
     id: "isolation",
     area: "isolation",
     title: "real-time CPUs isolated",
-    why: "A CPU shared with other tasks makes a real-time task wait for any of them that runs at its priority or above, and pay their cache and TLB misses (the seeds' Table 10: 16 ms without isolation, 54 us with).",
+    why: "A CPU shared with other tasks makes a real-time task wait for any of them that runs at its priority or above, and pay their cache and TLB misses (the seeds' Table 10: 16 ms without isolation, 54 µs with).",
     run: isolation,
 };
 

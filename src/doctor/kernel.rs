@@ -8,7 +8,7 @@ pub static PREEMPTION: Check = Check {
     id: "preemption",
     area: "kernel",
     title: "preemption model",
-    why: "Only PREEMPT_RT makes nearly all kernel code preemptible (threaded interrupts, sleeping spinlocks); other models leave non-preemptible sections of hundreds of us to ms in the worst case.",
+    why: "Only PREEMPT_RT makes nearly all kernel code preemptible (threaded interrupts, sleeping spinlocks); other models leave non-preemptible sections of hundreds of µs to ms in the worst case.",
     run: preemption,
 };
 

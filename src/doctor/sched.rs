@@ -20,7 +20,7 @@ fn rt_throttling(ctx: &Ctx) -> Verdict {
         (Some(r), Some(p)) if p > 0 => Verdict::new(
             Status::Info,
             format!(
-                "{r} us of every {p} us ({:.0} %) for real-time tasks",
+                "{r} µs of every {p} µs ({:.0} %) for real-time tasks",
                 r as f64 * 100.0 / p as f64
             ),
         )

@@ -176,7 +176,7 @@ fn deep_idle_states_warn_unless_dma_latency_is_held() {
     ]);
     let i = find(&judge(&t, Some(vec![1])), "idle-states").clone();
     assert_eq!(i.status, Status::Warn);
-    assert!(i.found.contains("C6 133 us"), "{}", i.found);
+    assert!(i.found.contains("C6 133 µs"), "{}", i.found);
     t.write("/sys/devices/system/cpu/cpu1/cpuidle/state1/disable", "1\n");
     assert_eq!(
         find(&judge(&t, Some(vec![1])), "idle-states").status,

@@ -52,7 +52,7 @@ pub static NOHZ_FULL: Check = Check {
     id: "nohz-full",
     area: "timers",
     title: "tickless real-time CPUs (NO_HZ_FULL)",
-    why: "On a nohz_full CPU running one task the periodic tick stops, removing a regular interruption of a few us.",
+    why: "On a nohz_full CPU running one task the periodic tick stops, removing a regular interruption of a few µs.",
     run: nohz_full,
 };
 
@@ -125,7 +125,7 @@ fn clocksource_fix(arch: Arch, available: &[String]) -> String {
         }
     }
     if arch.is_arm() {
-        "no ARM architected timer (arch_sys_counter): ARMv6 cores such as the Raspberry Pi 1 and Zero have none, and clock reads then have the SoC timer's resolution (1 us on a BCM2835); on ARMv7/ARMv8 check that the device tree enables the arch timer".to_string()
+        "no ARM architected timer (arch_sys_counter): ARMv6 cores such as the Raspberry Pi 1 and Zero have none, and clock reads then have the SoC timer's resolution (1 µs on a BCM2835); on ARMv7/ARMv8 check that the device tree enables the arch timer".to_string()
     } else {
         "check why no faster clocksource is available (tsc=reliable if the TSC was marked unstable)"
             .to_string()

@@ -304,7 +304,7 @@ impl Hygiene {
             match dma::CpuDmaLatency::hold(path, v) {
                 Ok(h) => held._dma = Some(h),
                 Err(e) => warn(format!(
-                    "could not hold {} at {v} us ({e}): CPUs may enter deep idle states and add wake-up latency",
+                    "could not hold {} at {v} µs ({e}): CPUs may enter deep idle states and add wake-up latency",
                     path.display()
                 )),
             }

@@ -353,7 +353,7 @@ pub fn fmt_ns(ns: u64) -> String {
     if ns >= 1_000_000 {
         format!("{:.1} ms", ns as f64 / 1e6)
     } else {
-        format!("{:.1} us", ns as f64 / 1e3)
+        format!("{:.1} µs", ns as f64 / 1e3)
     }
 }
 

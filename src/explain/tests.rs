@@ -488,7 +488,7 @@ fn time_after_the_switch_in_belongs_to_the_switch_not_the_task_before() {
         assert_eq!(top.duration_ns, 65_000, "switch-in to the marker");
         assert!(
             x.cause
-                .starts_with("switch-in and return to user space for 65.0 us"),
+                .starts_with("switch-in and return to user space for 65.0 µs"),
             "{with_timer}: {}",
             x.cause
         );

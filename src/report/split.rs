@@ -10,7 +10,7 @@ use crate::units::us_cell_f;
 /// `min / avg / max` of `s` in µs, `-` where unknown, and its count.
 fn mam(s: &LatencyStats) -> String {
     format!(
-        "min/avg/max {}/{}/{} us ({} samples)",
+        "min/avg/max {}/{}/{} µs ({} samples)",
         us_cell_f(s.min_ns.map(|v| v as f64)),
         us_cell_f(s.avg_ns),
         us_cell_f(s.max_ns.map(|v| v as f64)),
@@ -55,7 +55,7 @@ fn thread_line(t: &ThreadRecord) -> Option<String> {
     let n = t.noise.as_ref()?;
     let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     Some(format!(
-        "{}: runtime {}, noise {} us ({:.5} % of the CPU left), max noise in a period {} us, max single {} us; interference counts HW {}, NMI {}, IRQ {}, softirq {}, thread {}",
+        "{}: runtime {}, noise {} µs ({:.5} % of the CPU left), max noise in a period {} µs, max single {} µs; interference counts HW {}, NMI {}, IRQ {}, softirq {}, thread {}",
         where_(t),
         crate::units::fmt_duration(n.runtime_ns),
         us_cell_f(Some(n.noise_ns as f64)),
@@ -120,7 +120,7 @@ mod tests {
         let l = lines(&r);
         assert_eq!(
             l[0],
-            "CPU 0: thread (the latency shown) min/avg/max 2.0/3.0/4.0 us (2 samples); irq min/avg/max 1.0/-/1.5 us (2 samples)"
+            "CPU 0: thread (the latency shown) min/avg/max 2.0/3.0/4.0 µs (2 samples); irq min/avg/max 1.0/-/1.5 µs (2 samples)"
         );
         let mut b = synthetic(&[vec![1000]]);
         assert!(compare_warning(&r, &b).is_none());

@@ -605,7 +605,7 @@ mod tests {
         let lines = item_split_lines(&x, &x.explanations[0]);
         assert!(
             lines[0].starts_with(
-                "IRQ and thread latency (as rtla timerlat splits them): IRQ latency 3.0 us, thread latency 20.0 ms: the thread latency dominated"
+                "IRQ and thread latency (as rtla timerlat splits them): IRQ latency 3.0 µs, thread latency 20.0 ms: the thread latency dominated"
             ),
             "{lines:#?}"
         );

@@ -17,7 +17,7 @@ pub const DEVICE: &str = "/dev/cpu_dma_latency";
 
 pub static SETTING: Setting = Setting {
     name: "dma-latency",
-    about: "hold /dev/cpu_dma_latency (default 0 us) in a helper process: no deep idle states",
+    about: "hold /dev/cpu_dma_latency (default 0 µs) in a helper process: no deep idle states",
     opt_in: Some("--hold-dma-latency"),
     plan,
     apply,
@@ -102,9 +102,9 @@ fn apply(env: &Env, c: &Change) -> Result<Option<String>, SettingError> {
     drop(child);
     let held = facts::cpu_dma_latency_us(&env.root);
     match (held, c.target.parse::<i64>()) {
-        (Some(v), Ok(t)) if v <= t => Ok(Some(format!("held at {} us by pid {pid}", c.target))),
+        (Some(v), Ok(t)) if v <= t => Ok(Some(format!("held at {} µs by pid {pid}", c.target))),
         (v, _) => Err(refuse!(
-            "/dev/cpu_dma_latency reads {v:?} us with the holder (pid {pid}) running"
+            "/dev/cpu_dma_latency reads {v:?} µs with the holder (pid {pid}) running"
         )),
     }
 }
@@ -138,7 +138,7 @@ fn restore(env: &Env, c: &Change) -> Result<Restored, SettingError> {
 fn current(env: &Env, c: &Change) -> Option<String> {
     let found = holders(env, token(c)?);
     Some(match found.first() {
-        Some((pid, _)) => format!("held at {} us by pid {pid}", c.target),
+        Some((pid, _)) => format!("held at {} µs by pid {pid}", c.target),
         None => "not held".into(),
     })
 }
@@ -147,7 +147,7 @@ fn current(env: &Env, c: &Change) -> Option<String> {
 #[derive(Debug, thiserror::Error)]
 pub enum HoldError {
     /// The device refused the request (no such device, no privilege).
-    #[error("holding {DEVICE} at {value_us} us failed")]
+    #[error("holding {DEVICE} at {value_us} µs failed")]
     Open {
         value_us: i32,
         #[source]

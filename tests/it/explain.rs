@@ -411,7 +411,7 @@ fn explain_run_prints_every_kept_explanation_from_the_store_or_a_file() {
             "{text}"
         );
         assert!(
-            text.contains("rtscope-t1:101 on CPU 1 woke 300.0 us late"),
+            text.contains("rtscope-t1:101 on CPU 1 woke 300.0 µs late"),
             "{text}"
         );
         assert_eq!(text.matches("PARTIAL").count(), 1, "{text}");

@@ -47,13 +47,13 @@ fn timerlat_keeps_irq_thread_and_user_apart() {
     let show = run(&dir, &["runs", "show", "1"], 0);
     assert!(show.contains("(rtla-timerlat)"), "{show}");
     assert!(
-        show.contains("per CPU:     CPU 1: user (the latency shown) min/avg/max 3.0/4.0/21.0 us (1000 samples); irq min/avg/max 0.0/0.0/9.0 us (1000 samples); thread min/avg/max 2.0/3.0/17.0 us (1000 samples)"),
+        show.contains("per CPU:     CPU 1: user (the latency shown) min/avg/max 3.0/4.0/21.0 µs (1000 samples); irq min/avg/max 0.0/0.0/9.0 µs (1000 samples); thread min/avg/max 2.0/3.0/17.0 µs (1000 samples)"),
         "{show}"
     );
     let top = run(&dir, &["runs", "show", "2"], 0);
     assert!(
         top.contains(
-            "CPU 0: thread (the latency shown) min/avg/max 2.0/4.0/14.0 us (10003 samples); irq"
+            "CPU 0: thread (the latency shown) min/avg/max 2.0/4.0/14.0 µs (10003 samples); irq"
         ),
         "{top}"
     );
@@ -77,7 +77,7 @@ fn osnoise_is_noise_not_a_wakeup_latency() {
     let show = run(&dir, &["runs", "show", "2"], 0);
     assert!(show.contains("quantity:    OS noise"), "{show}");
     assert!(
-        show.contains("CPU 1: runtime 9s, noise 312.0 us (99.99653 % of the CPU left), max noise in a period 21.0 us, max single 9.0 us; interference counts HW 0, NMI 0, IRQ 9012, softirq 3, thread 41"),
+        show.contains("CPU 1: runtime 9s, noise 312.0 µs (99.99653 % of the CPU left), max noise in a period 21.0 µs, max single 9.0 µs; interference counts HW 0, NMI 0, IRQ 9012, softirq 3, thread 41"),
         "{show}"
     );
     let page = report(&dir, &["1"]);

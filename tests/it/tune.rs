@@ -360,7 +360,7 @@ fn isolate_moves_tasks_off_the_cpu_and_revert_restores_every_value() {
     assert_eq!(read("/proc/sys/kernel/timer_migration").trim(), "0");
     assert_eq!(read("/proc/sys/kernel/sched_rt_runtime_us").trim(), "-1");
     let holder: u32 = out
-        .split("held at 0 us by pid ")
+        .split("held at 0 µs by pid ")
         .nth(1)
         .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|p| p.parse().ok())
