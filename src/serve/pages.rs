@@ -16,8 +16,9 @@ use super::query::{self, ListQuery, Sort};
 use super::reply::Failure;
 use super::server::{App, blocking};
 use crate::report::page::{self, Page};
-use crate::report::runs_text::{quantity_word, state_word};
+use crate::report::runs_text::{origin_word, quantity_word};
 use crate::report::verdict::Outcome;
+use crate::store::{Origin, RunState};
 use crate::units::{fmt_run_length, fmt_unix_utc, shorten, us_cell};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, Uri, header};
@@ -57,12 +58,16 @@ struct ListView {
     /// One text field per tag given, and one empty more.
     tags: Vec<String>,
     state: String,
+    origin: String,
     kernel: String,
     since: String,
     until: String,
     sort: &'static str,
     per_page: usize,
-    states: [&'static str; 3],
+    /// The choices of the state and origin filters: the words the
+    /// list's columns show.
+    states: Vec<&'static str>,
+    origins: Vec<&'static str>,
     total: usize,
     page: usize,
     pages: usize,
@@ -84,7 +89,8 @@ struct ListView {
 struct RunCells {
     id: i64,
     href: String,
-    state: String,
+    state: &'static str,
+    origin: String,
     start: String,
     host: String,
     host_full: String,
@@ -302,7 +308,8 @@ fn cells(l: &Listed) -> RunCells {
     RunCells {
         id: r.id,
         href: format!("/runs/{}", r.id),
-        state: state_word(r).to_string(),
+        state: r.state.name(),
+        origin: origin_word(r).to_string(),
         start: if r.started_at_unix_ns > 0 {
             fmt_unix_utc(r.started_at_unix_ns)
                 .trim_end_matches(" UTC")
@@ -389,12 +396,14 @@ pub fn list_page(store: &str, q: &ListQuery, page: Option<&ListPage>) -> Result<
         label: given("label"),
         tags,
         state: given("state"),
+        origin: given("origin"),
         kernel: given("kernel"),
         since: given("since"),
         until: given("until"),
         sort: q.sort.name(),
         per_page: q.per_page,
-        states: ["running", "complete", "interrupted"],
+        states: RunState::ALL.map(RunState::name).to_vec(),
+        origins: Origin::ALL.map(Origin::name).to_vec(),
         total,
         page: q.page,
         pages,
@@ -717,7 +726,7 @@ pub async fn not_found(uri: Uri) -> Response {
 mod tests {
     use super::*;
     use crate::kinds::Named;
-    use crate::store::{RunRow, RunState};
+    use crate::store::RunRow;
 
     fn row(id: i64, label: &str, host: &str) -> Listed {
         Listed {
