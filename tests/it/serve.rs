@@ -439,7 +439,8 @@ fn an_imported_run_is_complete_and_imported_everywhere_and_filtered_so() {
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(listed_ids(&page.body), [6]);
     assert!(
-        page.body.contains("<td>complete</td><td>imported</td>"),
+        page.body
+            .contains(r#"<td>complete<br><span class="origin">imported</span></td>"#),
         "{}",
         page.body
     );
