@@ -533,15 +533,41 @@ pub fn error_page(status: StatusCode, message: &str) -> String {
     })
 }
 
-/// The bar of links put above a report: back to the list, the boards and
-/// the studies, and for one run its board's page and its JSON (`runs`:
+/// The site's sections (address, name), in the order its bars link them:
+/// the bar of serve's own pages (the template's `serve-nav`) and the bar
+/// above a report ([`nav_bar`]).
+const SECTIONS: [(&str, &str); 4] = [
+    ("/", "runs"),
+    ("/boards", "boards"),
+    ("/studies", "studies"),
+    ("/monitors", "monitors"),
+];
+
+/// Every page the server routes, as the 404 page lists them (a test
+/// holds it to the router's table).
+const PAGES: [&str; 9] = [
+    "/ (runs)",
+    "/runs/ID",
+    "/compare?runs=ID,ID",
+    "/boards",
+    "/boards/HOST",
+    "/studies",
+    "/studies/NAME",
+    "/monitors",
+    "/monitors/NAME",
+];
+
+/// The bar of links put above a report: back to the list, the boards,
+/// the studies and the monitors ([`SECTIONS`]), and for one run its board's page and its JSON (`runs`:
 /// the id and host of each run shown).
 pub fn nav_bar(runs: &[(i64, String)]) -> String {
-    let mut links = vec![
-        r#"<a href="/">&larr; all runs</a>"#.to_string(),
-        r#"<a href="/boards">boards</a>"#.to_string(),
-        r#"<a href="/studies">studies</a>"#.to_string(),
-    ];
+    let mut links: Vec<String> = SECTIONS
+        .iter()
+        .map(|(href, name)| match *href {
+            "/" => r#"<a href="/">&larr; all runs</a>"#.to_string(),
+            _ => format!(r#"<a href="{href}">{name}</a>"#),
+        })
+        .collect();
     if let [(id, host)] = runs {
         if !host.is_empty() {
             links.push(format!(
@@ -711,9 +737,11 @@ pub async fn compare(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Re
 
 /// Everything else: 404 (a JSON one under /api/).
 pub async fn not_found(uri: Uri) -> Response {
+    let (last, rest) = PAGES.split_last().expect("pages");
     let f = Failure::NotFound(format!(
-        "nothing at {}: the pages are / (runs), /runs/ID, /compare?runs=ID,ID, /boards, /boards/HOST, /studies and /studies/NAME; the API is under /api/ (docs/serve.md)",
-        shorten(uri.path(), 200)
+        "nothing at {}: the pages are {} and {last}; the API is under /api/ (docs/serve.md)",
+        shorten(uri.path(), 200),
+        rest.join(", ")
     ));
     if uri.path().starts_with("/api/") {
         f.json()
@@ -816,6 +844,47 @@ mod tests {
         );
         assert!(!nav_bar(&[(1, "a".into()), (2, "a".into())]).contains("/api/"));
         assert!(with_nav("plain", "<nav>").starts_with("<nav>plain"));
+    }
+
+    /// Every page of the router is in the 404 page's list, and every
+    /// section is in both bars: serve's own pages' and a report's.
+    #[test]
+    fn the_lists_of_pages_name_every_page_the_server_routes() {
+        let router = include_str!("server.rs");
+        let routed: Vec<&str> = router
+            .split(".route(\"")
+            .skip(1)
+            .filter_map(|r| r.split('"').next())
+            .filter(|p| !p.starts_with("/api/") && !p.starts_with("/assets/"))
+            .filter(|p| p.matches('/').count() <= 2)
+            .filter(|p| !["/ok", "/slow", "/big", "/huge", "/late"].contains(p))
+            .collect();
+        assert!(routed.contains(&"/monitors/{name}"), "{routed:?}");
+        let listed: Vec<String> = PAGES
+            .iter()
+            .map(|p| p.split([' ', '?']).next().unwrap().to_string())
+            .collect();
+        for r in &routed {
+            let ok = listed.iter().any(|l| {
+                l.split('/').count() == r.split('/').count()
+                    && l.split('/')
+                        .zip(r.split('/'))
+                        .all(|(a, b)| a == b || b.starts_with('{'))
+            });
+            assert!(ok, "{r} is not in the 404 page's list {PAGES:?}");
+        }
+        let template = include_str!("../../assets/templates/serve.html");
+        let bar = nav_bar(&[]);
+        for (href, _) in SECTIONS {
+            assert!(
+                template.contains(&format!("<a href=\"{href}\"")),
+                "{href}: serve's bar"
+            );
+            assert!(
+                bar.contains(&format!("<a href=\"{href}\"")),
+                "{href}: {bar}"
+            );
+        }
     }
 
     #[test]

@@ -462,6 +462,54 @@ fn an_imported_run_is_complete_and_imported_everywhere_and_filtered_so() {
     );
 }
 
+/// `/compare` refuses runs of different quantities where `rtscope
+/// compare` does, with its words (400); the 404 page lists /monitors and
+/// a report's bar links it.
+#[test]
+fn compare_refuses_what_rtscope_compare_refuses_and_monitors_are_linked() {
+    let dir = TempDir::new("serve-compare-kinds");
+    let db = store(&dir);
+    let mut oslat = run(6, "oslat", "board-a", 5, 50_000);
+    oslat.quantity = Some(rtscope::record::Quantity::BusyLoopGap);
+    rtscope::store::Store::open(&db)
+        .unwrap()
+        .insert(&oslat)
+        .unwrap();
+    let cli = rtscope(dir.path())
+        .args(["--db", db.to_str().unwrap(), "compare", "4", "6"])
+        .output()
+        .unwrap();
+    assert_code(&cli, 2);
+    let words = "different quantities are not compared";
+    assert!(stderr(&cli).contains(words), "{}", stderr(&cli));
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let page = srv.get("/compare?runs=4,6");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("400 Bad Request"), "{}", page.body);
+    assert!(page.body.contains(words), "{}", page.body);
+    assert!(
+        page.body.contains("measures busy-loop gap"),
+        "{}",
+        page.body
+    );
+    assert_eq!(srv.get("/compare?runs=4,1").status, 200);
+    let missing = srv.get("/nothing-here");
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing
+            .body
+            .contains("&#x2f;monitors and &#x2f;monitors&#x2f;NAME"),
+        "{}",
+        missing.body
+    );
+    let page = srv.get("/runs/4");
+    assert!(
+        page.body.contains(r#"<a href="/monitors">monitors</a>"#),
+        "{}",
+        page.body
+    );
+}
+
 #[test]
 fn a_run_page_is_its_report_and_compare_is_the_reports_comparison() {
     let dir = TempDir::new("serve-report");
