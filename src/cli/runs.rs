@@ -42,9 +42,17 @@ pub struct RunsArgs {
     // Left out when not given: a board's older rtscope reads the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
-    /// List only the runs in STATE: running, complete or interrupted.
+    /// List only the runs in STATE: running, complete or interrupted (a
+    /// run read by `rtscope import` is complete; --origin imported lists
+    /// those).
     #[arg(long = "state", value_name = "STATE", value_parser = state)]
     pub state: Option<store::RunState>,
+    /// List only the runs of ORIGIN: measured, imported or
+    /// characterization (the list's origin column).
+    #[arg(long = "origin", value_name = "ORIGIN", value_parser = origin)]
+    // Left out when not given: a board's older rtscope reads the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<store::Origin>,
     /// List only the runs started at or after DATE: 2026-11-20,
     /// "2026-11-20 14:30" (UTC, as listed), or a time ago (36h, 7d).
     #[arg(long = "since", value_name = "DATE", value_parser = since)]
@@ -128,6 +136,10 @@ fn state(s: &str) -> Result<store::RunState, String> {
     store::RunState::parse_named(s)
 }
 
+fn origin(s: &str) -> Result<store::Origin, String> {
+    store::Origin::parse_named(s)
+}
+
 fn since(s: &str) -> Result<u64, String> {
     crate::units::parse_date_ns(s, crate::sys::clock::unix_now_ns(), false)
 }
@@ -159,6 +171,7 @@ fn filter_of(args: &RunsArgs) -> Result<store::RunFilter> {
         label: args.label.clone(),
         tags: tag_filters(&args.tags)?,
         state: args.state,
+        origin: args.origin,
         host: args.host.clone(),
         kernel: args.kernel.clone(),
         since_unix_ns: args.since_unix_ns,
@@ -180,6 +193,7 @@ fn list(args: &RunsArgs, db: Option<&Path>, signals: &WaitSignals) -> Result<Exi
                 if filter.tags.is_empty()
                     && filter.label.is_none()
                     && filter.state.is_none()
+                    && filter.origin.is_none()
                     && filter.kernel.is_none() =>
             {
                 outln!("no runs of host '{h}' stored in {}", db.display())

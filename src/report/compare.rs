@@ -461,8 +461,9 @@ fn compare_tagged<'a>(
     })
 }
 
-/// Refused when a run measures another quantity than the baseline.
-fn same_quantity(runs: &[NamedRun]) -> Result<(), CompareError> {
+/// Refused when a run measures another quantity than the baseline: the
+/// rule of `rtscope compare` and of serve's `/compare`.
+pub fn same_quantity(runs: &[NamedRun]) -> Result<(), CompareError> {
     let q0 = Quantity::of(&runs[0].record);
     for r in &runs[1..] {
         let q = Quantity::of(&r.record);

@@ -6,23 +6,17 @@
 use super::{known, summary};
 use crate::kinds::SourceKind;
 use crate::record::{Quantity, RunRecord, Unknowable};
-use crate::store::{RunRow, RunState};
+use crate::store::{Origin, RunRow, RunState};
 use crate::text::rank::Rows;
 use crate::text::{for_terminal, for_terminal_lines, num};
 use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
 
-/// What the state column says (`imported`, `characterized` for a
-/// complete import or characterization).
-pub fn state_word(r: &RunRow) -> &'static str {
-    match r.state {
-        RunState::Complete if r.source_kind.is(SourceKind::Imported) => "imported",
-        RunState::Complete
-            if r.source_kind.as_str() == crate::store::characterizations::SOURCE_KIND =>
-        {
-            "characterized"
-        }
-        s => s.name(),
-    }
+/// What the origin column says: where the run came from
+/// ([`Origin::name`]: `measured`, `imported`, `characterization`), or
+/// its source kind as stored when this rtscope does not know it. Its
+/// state column is [`RunState::name`]: an imported run is `complete`.
+pub fn origin_word(r: &RunRow) -> &str {
+    Origin::of(&r.source_kind).map_or(r.source_kind.as_str(), |o| o.name())
 }
 
 /// What a run's figures are, in the list's `measures` column: short, and
@@ -46,6 +40,7 @@ pub fn render_list(rows: &[(RunRow, Option<Quantity>)]) -> String {
     let mut header = vec![
         "id",
         "state",
+        "origin",
         "start (UTC)",
         "label",
         "kernel",
@@ -57,11 +52,11 @@ pub fn render_list(rows: &[(RunRow, Option<Quantity>)]) -> String {
         "max (us)",
     ];
     let mut numeric = vec![
-        true, false, false, false, false, false, true, true, false, true, true,
+        true, false, false, false, false, false, false, true, true, false, true, true,
     ];
     if many_hosts {
-        header.insert(3, "host");
-        numeric.insert(3, false);
+        header.insert(4, "host");
+        numeric.insert(4, false);
     }
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     table.extend(rows.iter().map(|(r, q)| list_row(r, *q, many_hosts)));
@@ -115,7 +110,8 @@ fn list_row(r: &RunRow, q: Option<Quantity>, many_hosts: bool) -> Vec<String> {
     };
     let mut line = vec![
         r.id.to_string(),
-        state_word(r).to_string(),
+        r.state.name().to_string(),
+        origin_word(r).to_string(),
         start,
         shorten(&for_terminal(r.label.as_deref().unwrap_or("-")), 28),
         shorten(&or_unknown(&r.kernel_release), 28),
@@ -131,7 +127,7 @@ fn list_row(r: &RunRow, q: Option<Quantity>, many_hosts: bool) -> Vec<String> {
         figure_cell(r.max_ns, q),
     ];
     if many_hosts {
-        line.insert(3, shorten(&or_unknown(&r.host), 20));
+        line.insert(4, shorten(&or_unknown(&r.host), 20));
     }
     line
 }
@@ -340,6 +336,7 @@ fn other_fingerprint(f: &crate::record::Fingerprint) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Named;
 
     fn row(id: i64) -> RunRow {
         RunRow {
@@ -408,6 +405,59 @@ mod tests {
         assert!(
             lines[1].contains("testhost") && lines[2].contains("board-b"),
             "{text}"
+        );
+    }
+
+    /// Every word of the state and origin columns is one its filter
+    /// (`--state`, `--origin`, `state=`, `origin=`) takes, and names the
+    /// runs it was shown for: an imported run is complete, and imported.
+    #[test]
+    fn the_state_and_origin_words_shown_are_the_filters_words() {
+        let kinds: [Named<SourceKind>; 3] = [
+            SourceKind::Measured.into(),
+            SourceKind::Imported.into(),
+            crate::store::characterizations::SOURCE_KIND
+                .to_string()
+                .into(),
+        ];
+        let mut rows = Vec::new();
+        for (i, state) in RunState::ALL.into_iter().enumerate() {
+            for (j, kind) in kinds.iter().enumerate() {
+                let mut r = row((i * 3 + j) as i64 + 1);
+                r.state = state;
+                r.source_kind = kind.clone();
+                rows.push((r, Some(Quantity::WakeupLatency)));
+            }
+        }
+        let text = render_list(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        let header: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(&header[..3], ["id", "state", "origin"], "{text}");
+        for ((r, _), line) in rows.iter().zip(&lines[1..]) {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            let state = RunState::parse_named(cells[1]).unwrap();
+            let origin = Origin::parse_named(cells[2]).unwrap();
+            assert_eq!(state, r.state, "{line}");
+            assert_eq!(Some(origin), Origin::of(&r.source_kind), "{line}");
+            let f = crate::store::RunFilter {
+                state: Some(state),
+                origin: Some(origin),
+                ..Default::default()
+            };
+            assert!(f.keeps(r), "{line}");
+        }
+        // The other filter's words are refused with the filter to use.
+        let e = RunState::parse_named("imported").unwrap_err();
+        assert!(e.contains("origin") && e.contains("imported"), "{e}");
+        let e = Origin::parse_named("complete").unwrap_err();
+        assert!(e.contains("state") && e.contains("complete"), "{e}");
+        assert_eq!(
+            RunState::parse_named("gone").unwrap_err(),
+            "unknown state 'gone': use running, complete or interrupted"
+        );
+        assert_eq!(
+            Origin::parse_named("gone").unwrap_err(),
+            "unknown origin 'gone': use measured, imported or characterization"
         );
     }
 

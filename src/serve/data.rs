@@ -389,6 +389,9 @@ pub fn report(s: &Store, refs: &[String]) -> Result<(Vec<(i64, String)>, String)
         })
         .collect::<Result<Vec<_>, Failure>>()?;
     let runs: Vec<NamedRun> = name_runs(loaded);
+    // Runs of different quantities are refused where `rtscope compare`
+    // refuses them, with its words.
+    crate::report::compare::same_quantity(&runs).map_err(|e| Failure::BadRequest(e.to_string()))?;
     let views = stored::monitor_views(s, &runs);
     if given_up() {
         return Err(gave_up());

@@ -16,8 +16,9 @@ use super::query::{self, ListQuery, Sort};
 use super::reply::Failure;
 use super::server::{App, blocking};
 use crate::report::page::{self, Page};
-use crate::report::runs_text::{quantity_word, state_word};
+use crate::report::runs_text::{origin_word, quantity_word};
 use crate::report::verdict::Outcome;
+use crate::store::{Origin, RunState};
 use crate::units::{fmt_run_length, fmt_unix_utc, shorten, us_cell};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, Uri, header};
@@ -57,12 +58,16 @@ struct ListView {
     /// One text field per tag given, and one empty more.
     tags: Vec<String>,
     state: String,
+    origin: String,
     kernel: String,
     since: String,
     until: String,
     sort: &'static str,
     per_page: usize,
-    states: [&'static str; 3],
+    /// The choices of the state and origin filters: the words the
+    /// list's columns show.
+    states: Vec<&'static str>,
+    origins: Vec<&'static str>,
     total: usize,
     page: usize,
     pages: usize,
@@ -84,7 +89,8 @@ struct ListView {
 struct RunCells {
     id: i64,
     href: String,
-    state: String,
+    state: &'static str,
+    origin: String,
     start: String,
     host: String,
     host_full: String,
@@ -302,7 +308,8 @@ fn cells(l: &Listed) -> RunCells {
     RunCells {
         id: r.id,
         href: format!("/runs/{}", r.id),
-        state: state_word(r).to_string(),
+        state: r.state.name(),
+        origin: origin_word(r).to_string(),
         start: if r.started_at_unix_ns > 0 {
             fmt_unix_utc(r.started_at_unix_ns)
                 .trim_end_matches(" UTC")
@@ -389,12 +396,14 @@ pub fn list_page(store: &str, q: &ListQuery, page: Option<&ListPage>) -> Result<
         label: given("label"),
         tags,
         state: given("state"),
+        origin: given("origin"),
         kernel: given("kernel"),
         since: given("since"),
         until: given("until"),
         sort: q.sort.name(),
         per_page: q.per_page,
-        states: ["running", "complete", "interrupted"],
+        states: RunState::ALL.map(RunState::name).to_vec(),
+        origins: Origin::ALL.map(Origin::name).to_vec(),
         total,
         page: q.page,
         pages,
@@ -524,15 +533,41 @@ pub fn error_page(status: StatusCode, message: &str) -> String {
     })
 }
 
-/// The bar of links put above a report: back to the list, the boards and
-/// the studies, and for one run its board's page and its JSON (`runs`:
+/// The site's sections (address, name), in the order its bars link them:
+/// the bar of serve's own pages (the template's `serve-nav`) and the bar
+/// above a report ([`nav_bar`]).
+const SECTIONS: [(&str, &str); 4] = [
+    ("/", "runs"),
+    ("/boards", "boards"),
+    ("/studies", "studies"),
+    ("/monitors", "monitors"),
+];
+
+/// Every page the server routes, as the 404 page lists them (a test
+/// holds it to the router's table).
+const PAGES: [&str; 9] = [
+    "/ (runs)",
+    "/runs/ID",
+    "/compare?runs=ID,ID",
+    "/boards",
+    "/boards/HOST",
+    "/studies",
+    "/studies/NAME",
+    "/monitors",
+    "/monitors/NAME",
+];
+
+/// The bar of links put above a report: back to the list, the boards,
+/// the studies and the monitors ([`SECTIONS`]), and for one run its board's page and its JSON (`runs`:
 /// the id and host of each run shown).
 pub fn nav_bar(runs: &[(i64, String)]) -> String {
-    let mut links = vec![
-        r#"<a href="/">&larr; all runs</a>"#.to_string(),
-        r#"<a href="/boards">boards</a>"#.to_string(),
-        r#"<a href="/studies">studies</a>"#.to_string(),
-    ];
+    let mut links: Vec<String> = SECTIONS
+        .iter()
+        .map(|(href, name)| match *href {
+            "/" => r#"<a href="/">&larr; all runs</a>"#.to_string(),
+            _ => format!(r#"<a href="{href}">{name}</a>"#),
+        })
+        .collect();
     if let [(id, host)] = runs {
         if !host.is_empty() {
             links.push(format!(
@@ -702,9 +737,11 @@ pub async fn compare(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Re
 
 /// Everything else: 404 (a JSON one under /api/).
 pub async fn not_found(uri: Uri) -> Response {
+    let (last, rest) = PAGES.split_last().expect("pages");
     let f = Failure::NotFound(format!(
-        "nothing at {}: the pages are / (runs), /runs/ID, /compare?runs=ID,ID, /boards, /boards/HOST, /studies and /studies/NAME; the API is under /api/ (docs/serve.md)",
-        shorten(uri.path(), 200)
+        "nothing at {}: the pages are {} and {last}; the API is under /api/ (docs/serve.md)",
+        shorten(uri.path(), 200),
+        rest.join(", ")
     ));
     if uri.path().starts_with("/api/") {
         f.json()
@@ -717,7 +754,7 @@ pub async fn not_found(uri: Uri) -> Response {
 mod tests {
     use super::*;
     use crate::kinds::Named;
-    use crate::store::{RunRow, RunState};
+    use crate::store::RunRow;
 
     fn row(id: i64, label: &str, host: &str) -> Listed {
         Listed {
@@ -807,6 +844,47 @@ mod tests {
         );
         assert!(!nav_bar(&[(1, "a".into()), (2, "a".into())]).contains("/api/"));
         assert!(with_nav("plain", "<nav>").starts_with("<nav>plain"));
+    }
+
+    /// Every page of the router is in the 404 page's list, and every
+    /// section is in both bars: serve's own pages' and a report's.
+    #[test]
+    fn the_lists_of_pages_name_every_page_the_server_routes() {
+        let router = include_str!("server.rs");
+        let routed: Vec<&str> = router
+            .split(".route(\"")
+            .skip(1)
+            .filter_map(|r| r.split('"').next())
+            .filter(|p| !p.starts_with("/api/") && !p.starts_with("/assets/"))
+            .filter(|p| p.matches('/').count() <= 2)
+            .filter(|p| !["/ok", "/slow", "/big", "/huge", "/late"].contains(p))
+            .collect();
+        assert!(routed.contains(&"/monitors/{name}"), "{routed:?}");
+        let listed: Vec<String> = PAGES
+            .iter()
+            .map(|p| p.split([' ', '?']).next().unwrap().to_string())
+            .collect();
+        for r in &routed {
+            let ok = listed.iter().any(|l| {
+                l.split('/').count() == r.split('/').count()
+                    && l.split('/')
+                        .zip(r.split('/'))
+                        .all(|(a, b)| a == b || b.starts_with('{'))
+            });
+            assert!(ok, "{r} is not in the 404 page's list {PAGES:?}");
+        }
+        let template = include_str!("../../assets/templates/serve.html");
+        let bar = nav_bar(&[]);
+        for (href, _) in SECTIONS {
+            assert!(
+                template.contains(&format!("<a href=\"{href}\"")),
+                "{href}: serve's bar"
+            );
+            assert!(
+                bar.contains(&format!("<a href=\"{href}\"")),
+                "{href}: {bar}"
+            );
+        }
     }
 
     #[test]

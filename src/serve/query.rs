@@ -5,7 +5,7 @@
 //! out. A run reference is only ever a number, `last`/`latest` or the
 //! start of a uuid, never a path: nothing here names a file.
 
-use crate::store::{RunFilter, RunState};
+use crate::store::{Origin, RunFilter, RunState};
 
 /// Runs per page by default, and at most.
 pub const PER_PAGE: usize = 50;
@@ -42,8 +42,9 @@ fn bad(s: impl Into<String>) -> BadQuery {
 }
 
 /// The list's parameters, in the order the form shows them.
-pub const LIST_KEYS: [&str; 10] = [
-    "host", "label", "tag", "state", "kernel", "since", "until", "sort", "page", "per_page",
+pub const LIST_KEYS: [&str; 11] = [
+    "host", "label", "tag", "state", "origin", "kernel", "since", "until", "sort", "page",
+    "per_page",
 ];
 
 /// Split a raw query string into decoded pairs (`+` is a space, `%XX` a
@@ -154,6 +155,7 @@ pub fn list_query(pairs: &[(String, String)], now_unix_ns: u64) -> Result<ListQu
             }
             "tag" => tags.push(v.clone()),
             "state" => f.state = Some(RunState::parse_named(v).map_err(BadQuery)?),
+            "origin" => f.origin = Some(Origin::parse_named(v).map_err(BadQuery)?),
             "since" => {
                 let t = crate::units::parse_date_ns(v, now_unix_ns, false);
                 f.since_unix_ns = Some(t.map_err(|e| bad(format!("since: {e}")))?);
@@ -278,7 +280,7 @@ mod tests {
     fn the_list_takes_the_filters_of_rtscope_runs() {
         const DAY: u64 = 86_400 * 1_000_000_000;
         let q = list_query(
-            &p("host=pi&label=rpi*&tag=a=1&tag=b&state=complete&kernel=6.1*&since=2d&until=2025-11-20&sort=worst&page=3&per_page=20"),
+            &p("host=pi&label=rpi*&tag=a=1&tag=b&state=complete&origin=imported&kernel=6.1*&since=2d&until=2025-11-20&sort=worst&page=3&per_page=20"),
             10 * DAY,
         )
         .unwrap();
@@ -290,10 +292,11 @@ mod tests {
             [("a".to_string(), Some("1".to_string())), ("b".into(), None)]
         );
         assert_eq!(q.filter.state, Some(RunState::Complete));
+        assert_eq!(q.filter.origin, Some(Origin::Imported));
         assert_eq!(q.filter.since_unix_ns, Some(8 * DAY));
         assert_eq!(q.filter.until_unix_ns, Some(20_413 * DAY));
         assert_eq!((q.sort, q.page, q.per_page), (Sort::Worst, 3, 20));
-        assert_eq!(q.given.len(), 11);
+        assert_eq!(q.given.len(), 12);
         // A form's empty fields are not filters.
         let q = list_query(&p("host=&label=&sort=&page="), 0).unwrap();
         assert_eq!(q.filter, RunFilter::default());
@@ -306,6 +309,8 @@ mod tests {
         assert!(
             e("state=gone").contains("unknown state 'gone': use running, complete or interrupted")
         );
+        assert!(e("state=imported").contains("'imported' is an origin, not a state"));
+        assert!(e("origin=gone").contains("unknown origin 'gone'"));
         assert!(e("since=soon").contains("cannot read the date 'soon'"));
         assert!(e("until=2025-13-01").contains("cannot read the date"));
         assert!(e("tag==v").contains("the key before = is empty"));

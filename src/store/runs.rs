@@ -7,7 +7,7 @@ use super::codec;
 use super::db::{DbError, Param, Row, Tx, Value};
 use super::{Result, Store, StoreError, now_unix_ns};
 use crate::args;
-use crate::kinds::{Named, SourceKind};
+use crate::kinds::{ClosedSet as _, Named, SourceKind};
 use crate::record::{RunRecord, RunStatus, WindowPoint};
 use crate::sysinfo::owner::{Liveness, Owner};
 
@@ -42,11 +42,23 @@ impl RunState {
         })
     }
 
+    /// Every state, in the order the filters list them.
+    pub const ALL: [RunState; 3] = [RunState::Running, RunState::Complete, RunState::Interrupted];
+
     /// [`RunState::parse`] for a filter given by a person (`--state`,
-    /// `state=`): an unknown name is refused with the names to use.
+    /// `state=`): an unknown name is refused with the names to use, and
+    /// an origin's name (`imported`) with the filter that takes it.
     pub fn parse_named(s: &str) -> Result<RunState, String> {
-        RunState::parse(s)
-            .ok_or_else(|| format!("unknown state '{s}': use running, complete or interrupted"))
+        RunState::parse(s).ok_or_else(|| {
+            let names = or_list(RunState::ALL.map(RunState::name));
+            match Origin::parse(s) {
+                Some(_) => format!(
+                    "'{s}' is an origin, not a state: filter on the origin ({s}); \
+                     the states are {names}"
+                ),
+                None => format!("unknown state '{s}': use {names}"),
+            }
+        })
     }
 
     pub fn of_status(s: RunStatus) -> RunState {
@@ -63,6 +75,69 @@ impl RunState {
             RunState::Complete => RunStatus::Complete,
             RunState::Interrupted => RunStatus::Interrupted,
         }
+    }
+}
+
+/// Where a stored run came from, beside its [`RunState`] (an imported run
+/// is complete): its `source_kind`, by the same name (`runs`' origin
+/// column, `--origin`, `origin=`, `/api/runs`' `source_kind`; in serde,
+/// that name too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Measured by `rtscope measure` (or `monitor`, a study).
+    Measured,
+    /// Read by `rtscope import` from another tool's output or a record.
+    Imported,
+    /// An `rtscope characterize` of the system's calls.
+    Characterization,
+}
+
+impl Origin {
+    /// Every origin, in the order the filters list them.
+    pub const ALL: [Origin; 3] = [Origin::Measured, Origin::Imported, Origin::Characterization];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Measured => SourceKind::Measured.name(),
+            Origin::Imported => SourceKind::Imported.name(),
+            Origin::Characterization => super::characterizations::SOURCE_KIND,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Origin> {
+        Origin::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// [`Origin::parse`] for a filter given by a person (`--origin`,
+    /// `origin=`): an unknown name is refused with the names to use, and
+    /// a state's name with the filter that takes it.
+    pub fn parse_named(s: &str) -> Result<Origin, String> {
+        Origin::parse(s).ok_or_else(|| {
+            let names = or_list(Origin::ALL.map(Origin::name));
+            match RunState::parse(s) {
+                Some(_) => format!(
+                    "'{s}' is a state, not an origin: filter on the state ({s}); \
+                     the origins are {names}"
+                ),
+                None => format!("unknown origin '{s}': use {names}"),
+            }
+        })
+    }
+
+    /// The origin of a run whose `source_kind` is `kind` (`None`: a kind
+    /// this rtscope does not know, shown as it is stored).
+    pub fn of(kind: &Named<SourceKind>) -> Option<Origin> {
+        Origin::parse(kind.as_str())
+    }
+}
+
+/// `a, b or c`.
+fn or_list<const N: usize>(names: [&str; N]) -> String {
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -236,6 +311,7 @@ pub struct RunFilter {
     /// Tags the run has: a key with that value, or (`None`) any value.
     pub tags: Vec<(String, Option<String>)>,
     pub state: Option<RunState>,
+    pub origin: Option<Origin>,
     pub host: Option<String>,
     /// A glob (`*`, `?`) the whole kernel release matches.
     pub kernel: Option<String>,
@@ -286,6 +362,9 @@ impl RunFilter {
             params.push(v);
             format!("?{}", params.len())
         };
+        if let Some(o) = self.origin {
+            cond.push(format!("source_kind = {}", param(o.name().value())));
+        }
         if let Some(t) = self.since_unix_ns {
             cond.push(format!("started_at_unix_ns >= {}", param(t.value())));
         }
@@ -312,6 +391,9 @@ impl RunFilter {
             .as_deref()
             .is_none_or(|g| glob_match(g, r.label.as_deref().unwrap_or("")))
             && self.state.is_none_or(|s| s == r.state)
+            && self
+                .origin
+                .is_none_or(|o| Origin::of(&r.source_kind) == Some(o))
             && self.host.as_deref().is_none_or(|h| h == r.host)
             && self
                 .kernel

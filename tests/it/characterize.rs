@@ -176,7 +176,7 @@ fn every_benchmark_checks_itself_and_is_saved_shown_reported_and_compared() {
     let o = rtscope(dir.path()).arg("runs").output().unwrap();
     assert_code(&o, 0);
     let list = stdout(&o);
-    assert_eq!(list.matches("characterized").count(), 2, "{list}");
+    assert_eq!(list.matches(" characterization ").count(), 2, "{list}");
     let o = rtscope(dir.path())
         .args(["runs", "show", "1"])
         .output()

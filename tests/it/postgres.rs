@@ -698,7 +698,7 @@ fn characterizations_and_monitor_windows_are_stored_in_postgres() {
     assert_eq!(host, "board-c");
     let rows = listed(&rt(&dir, &url, &["runs"]));
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert!(rows[0].contains("characterized"), "{rows:?}");
+    assert!(rows[0].contains(" characterization "), "{rows:?}");
     let o = rt(&dir, &url, &["runs", "show", "1"]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("clock"), "{}", stdout(&o));

@@ -388,7 +388,7 @@ fn one_study_on_two_boards_gives_one_report_and_characterize_comes_back() {
     assert_code(&o, 0);
     assert!(read_json(&json)["uuid"].is_string());
     let o = b.run(&["runs", "--host", "b"]);
-    assert!(stdout(&o).contains("characterized"), "{}", stdout(&o));
+    assert!(stdout(&o).contains(" characterization "), "{}", stdout(&o));
     assert_eq!(b.local_runs().len(), 5);
     // doctor runs there, in the foreground.
     let o = b.run(&["--on", "b", "doctor"]);

@@ -359,6 +359,157 @@ fn the_list_shows_the_runs_filtered_sorted_and_paged() {
     );
 }
 
+/// An imported run is `complete`, of origin `imported`, in every view
+/// (`runs`, `runs show`, `/`, `/api/runs`), and each filter takes the
+/// words shown: `--state complete --origin imported`, `?state=complete&
+/// origin=imported`; `imported` given as a state is refused naming the
+/// origin filter, on the command line (exit 2) and in the page (400).
+#[test]
+fn an_imported_run_is_complete_and_imported_everywhere_and_filtered_so() {
+    let dir = TempDir::new("serve-origin");
+    let db = store(&dir);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/evl-latmus.txt");
+    let rt = |args: &[&str]| {
+        rtscope(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_code(&rt(&["import", fixture.to_str().unwrap()]), 0);
+    // The list: measured runs 1 to 5, the import 6; its state complete.
+    let o = rt(&["runs"]);
+    assert_code(&o, 0);
+    let list = stdout(&o);
+    let line = |id: &str| -> Vec<String> {
+        list.lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no run {id} in\n{list}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(line("id")[1..3], ["state", "origin"], "{list}");
+    assert_eq!(line("6")[1..3], ["complete", "imported"], "{list}");
+    assert_eq!(line("1")[1..3], ["complete", "measured"], "{list}");
+    let ids = |o: &std::process::Output| -> Vec<String> {
+        assert_code(o, 0);
+        stdout(o)
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .collect()
+    };
+    assert_eq!(
+        ids(&rt(&[
+            "runs", "--state", "complete", "--origin", "imported"
+        ])),
+        ["6"]
+    );
+    assert_eq!(ids(&rt(&["runs", "--origin", "measured"])).len(), 5);
+    let o = rt(&["runs", "--state", "imported"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o)
+            .contains("'imported' is an origin, not a state: filter on the origin (imported)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rt(&["runs", "show", "6"]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("state:       complete"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("source:      imported from"),
+        "{}",
+        stdout(&o)
+    );
+
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let api = srv.get("/api/runs?state=complete&origin=imported").json();
+    assert_eq!(api_ids(&api), [6], "{api}");
+    assert_eq!(api["runs"][0]["state"], "complete");
+    assert_eq!(api["runs"][0]["source_kind"], "imported");
+    let page = srv.get("/?state=complete&origin=imported");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(listed_ids(&page.body), [6]);
+    assert!(
+        page.body
+            .contains(r#"<td>complete<br><span class="origin">imported</span></td>"#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<option selected>imported</option>"),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        listed_ids(&srv.get("/?origin=measured").body),
+        [5, 4, 3, 2, 1]
+    );
+    let page = srv.get("/?state=imported");
+    assert_eq!(page.status, 400);
+    assert!(
+        page.body.contains("is an origin, not a state"),
+        "{}",
+        page.body
+    );
+}
+
+/// `/compare` refuses runs of different quantities where `rtscope
+/// compare` does, with its words (400); the 404 page lists /monitors and
+/// a report's bar links it.
+#[test]
+fn compare_refuses_what_rtscope_compare_refuses_and_monitors_are_linked() {
+    let dir = TempDir::new("serve-compare-kinds");
+    let db = store(&dir);
+    let mut oslat = run(6, "oslat", "board-a", 5, 50_000);
+    oslat.quantity = Some(rtscope::record::Quantity::BusyLoopGap);
+    rtscope::store::Store::open(&db)
+        .unwrap()
+        .insert(&oslat)
+        .unwrap();
+    let cli = rtscope(dir.path())
+        .args(["--db", db.to_str().unwrap(), "compare", "4", "6"])
+        .output()
+        .unwrap();
+    assert_code(&cli, 2);
+    let words = "different quantities are not compared";
+    assert!(stderr(&cli).contains(words), "{}", stderr(&cli));
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let page = srv.get("/compare?runs=4,6");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("400 Bad Request"), "{}", page.body);
+    assert!(page.body.contains(words), "{}", page.body);
+    assert!(
+        page.body.contains("measures busy-loop gap"),
+        "{}",
+        page.body
+    );
+    assert_eq!(srv.get("/compare?runs=4,1").status, 200);
+    let missing = srv.get("/nothing-here");
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing
+            .body
+            .contains("&#x2f;monitors and &#x2f;monitors&#x2f;NAME"),
+        "{}",
+        missing.body
+    );
+    let page = srv.get("/runs/4");
+    assert!(
+        page.body.contains(r#"<a href="/monitors">monitors</a>"#),
+        "{}",
+        page.body
+    );
+}
+
 #[test]
 fn a_run_page_is_its_report_and_compare_is_the_reports_comparison() {
     let dir = TempDir::new("serve-report");

@@ -118,7 +118,7 @@ fn rt_guest_is_measured_from_the_host_over_ssh() {
     assert_eq!(c["complete"], true);
     let runs = here.here(&["runs"]).expect(0, "runs");
     assert!(
-        runs.lines().any(|l| l.contains(" characterized ")),
+        runs.lines().any(|l| l.contains(" characterization ")),
         "the characterization made on {BOARD} is not in the store here:\n{runs}"
     );
 

@@ -4,7 +4,9 @@
 //! opened from the list and the list again by going back, three runs
 //! ticked and compared, the boards and their last runs. Hostile labels,
 //! tags and host names stay text in the live DOM (no script runs, no
-//! element made of them, no page wider than the window); with `--auth`
+//! element made of them, no page wider than the window, no table
+//! scrolling within it: the verdict column stays in view with long
+//! labels, hosts and kernels); with `--auth`
 //! a tab without credentials gets a 401 and one with them the list. No
 //! page logs an error, and a screenshot of each kind of page is kept
 //! (target/artefacts/screenshots/serve_*.png).
@@ -43,6 +45,16 @@ struct Stored {
 /// runs with the ids the store gave them (from `rtscope runs --json`'s
 /// rows, matched by label).
 fn store(dir: &TempDir, runs: &[(&str, &str)]) -> (PathBuf, Vec<Stored>) {
+    store_edited(dir, runs, |_, _| ())
+}
+
+/// [`store`], each record changed by `edit` (its index, the record)
+/// before it is written.
+fn store_edited(
+    dir: &TempDir,
+    runs: &[(&str, &str)],
+    edit: impl Fn(usize, &mut rtscope::record::RunRecord),
+) -> (PathBuf, Vec<Stored>) {
     let db = dir.join("runs.db");
     let mut files = Vec::new();
     for (i, (label, host)) in runs.iter().enumerate() {
@@ -53,6 +65,7 @@ fn store(dir: &TempDir, runs: &[(&str, &str)]) -> (PathBuf, Vec<Stored>) {
             1 => r.tags.insert(QUOTED_TAG.0.into(), QUOTED_TAG.1.into()),
             _ => None,
         };
+        edit(i, &mut r);
         let f = dir.join(&format!("run-{seed}.json"));
         std::fs::write(&f, serde_json::to_vec(&r).unwrap()).unwrap();
         files.push(f);
@@ -96,15 +109,16 @@ fn js(s: &str) -> String {
     serde_json::to_string(s).unwrap()
 }
 
-/// The page in `tab` is no wider than the window; else the test fails
-/// naming what sticks out.
+/// The page in `tab` scrolls neither sideways nor within a table (a
+/// report's rule: what a person must see is in the window); else the
+/// test fails naming what sticks out.
 #[track_caller]
 fn assert_fits(tab: &mut Tab<'_>, what: &str) {
     let (scroll, inner): (u32, u32) =
         tab.eval("[document.documentElement.scrollWidth, innerWidth]");
     assert_eq!(inner, WIDTH_PX, "{what}: the window");
-    if scroll > inner {
-        let over: Vec<String> = tab.eval(OVERFLOW_JS);
+    let over: Vec<String> = tab.eval(OVERFLOW_JS);
+    if scroll > inner || !over.is_empty() {
         panic!(
             "{what}: the page is {scroll} px wide at {inner} px; what sticks out:\n{}",
             over.join("\n")
@@ -272,6 +286,92 @@ fn a_person_opens_a_run_goes_back_compares_three_and_opens_a_boards_last_run() {
     assert_eq!(heading(&mut tab), format!("rtscope report: {}", last.label));
 
     assert_no_errors(&mut tab, "the list, a run, the comparison, the boards");
+}
+
+/// Runs that fill every column: long labels, hosts and kernel
+/// releases, each with tags and a deadline (the verdict's longest line).
+const WIDE: [(&str, &str); 6] = [
+    (
+        "isolcpus=2-3 nohz_full=2-3 rcu_nocbs=2-3, irq threads pinned to CPU 0, hackbench load",
+        "lab-bench-board-with-a-long-name-04.example.internal",
+    ),
+    (
+        "PREEMPT_RT 6.1 with the governor at performance and every C-state off",
+        "lab-bench-board-with-a-long-name-07.example.internal",
+    ),
+    (
+        "baseline_without_any_tuning_whatsoever_and_no_spaces_in_its_label",
+        "lab-bench-board-with-a-long-name-04.example.internal",
+    ),
+    (
+        "rt tuned, stress-ng --cpu 4 --io 2 --vm 1 on the other CPUs",
+        "rpi4-in-the-cabinet-by-the-door",
+    ),
+    (
+        "rpi 4",
+        "lab-bench-board-with-a-long-name-07.example.internal",
+    ),
+    (
+        "a label of many words that a person wrote to say what this run was about",
+        "rpi4-in-the-cabinet-by-the-door",
+    ),
+];
+
+/// Every page of `rtscope serve` shows its whole width at 1280 px, the
+/// key column (the verdict) in view: the page never scrolls sideways,
+/// nor does a table within it, however long the labels, hosts and
+/// kernel releases are (the report pages' rule).
+#[test]
+fn every_page_shows_its_verdict_column_whole_at_1280_px() {
+    let dir = TempDir::new("browser-serve-wide");
+    let (db, runs) = store_edited(&dir, &WIDE, |i, r| {
+        r.fingerprint.kernel_release =
+            format!("6.1.{i}-rt-2026-11-20-custom-build-with-a-long-localversion");
+        r.limits.deadline_ns = Some(if i % 2 == 0 { 50_000 } else { 500_000 });
+        r.tags.insert(
+            "load".into(),
+            "hackbench-and-stress-ng-on-all-other-cpus".into(),
+        );
+    });
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let mut tab = browser.tab();
+    tab.set_width(WIDTH_PX);
+    let board = &runs[0].host;
+    let pages = [
+        ("/".to_string(), Some("#runs")),
+        ("/?sort=worst".to_string(), Some("#runs")),
+        ("/boards".to_string(), Some("#boards")),
+        (format!("/boards/{board}"), Some("#board-runs")),
+        (format!("/runs/{}", runs[0].id), None),
+        (format!("/compare?runs={},{}", runs[0].id, runs[1].id), None),
+    ];
+    for (page, table) in &pages {
+        tab.goto(&srv.url(page));
+        assert_fits(&mut tab, page);
+        if let Some(t) = table {
+            // The verdict, the last column but the boards' monitors, is
+            // in the window.
+            let (right, text): (f64, String) = tab.eval(&format!(
+                "(() => {{ const c = [...document.querySelectorAll('{t} tbody tr:first-child td.verdict-cell')][0]; \
+                   const r = c.getBoundingClientRect(); return [r.right, c.textContent]; }})()"
+            ));
+            assert!(
+                right <= WIDTH_PX as f64,
+                "{page}: the verdict '{text}' ends at {right} px"
+            );
+            assert!(
+                text.contains("deadline"),
+                "{page}: the verdict reads '{text}'"
+            );
+        }
+    }
+    keep(&mut tab, "serve_wide_compare");
+    tab.goto(&srv.url("/"));
+    keep(&mut tab, "serve_wide_list");
+    assert_no_errors(&mut tab, "the pages of long values");
 }
 
 #[test]
