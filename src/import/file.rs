@@ -116,29 +116,37 @@ pub enum Stored {
 }
 
 /// Store `records` (one transaction), skipping contents already stored
-/// or repeated; what became of each, in order.
+/// or repeated; what became of each, in order. A content another writer
+/// stores meanwhile is `Known`, as if it had been there first
+/// ([`Store::insert_all_unless_raced`]).
 pub fn save(
     store: &mut Store,
     records: &[(PathBuf, RunRecord)],
 ) -> Result<Vec<Stored>, StoreError> {
-    let mut out = Vec::with_capacity(records.len());
-    let mut seen = std::collections::BTreeSet::new();
-    let mut fresh = Vec::new();
-    for (_, rec) in records {
-        if let Some(id) = store.find_uuid(&rec.run_uuid)? {
-            out.push(Stored::Known(id));
-        } else if !seen.insert(rec.run_uuid.clone()) {
-            out.push(Stored::Repeated);
-        } else {
-            out.push(Stored::New(0));
-            fresh.push(rec.clone());
+    // Each lost race makes one more uuid known: at most one try per record.
+    loop {
+        let mut out = Vec::with_capacity(records.len());
+        let mut seen = std::collections::BTreeSet::new();
+        let mut fresh = Vec::new();
+        for (_, rec) in records {
+            if let Some(id) = store.find_uuid(&rec.run_uuid)? {
+                out.push(Stored::Known(id));
+            } else if !seen.insert(rec.run_uuid.clone()) {
+                out.push(Stored::Repeated);
+            } else {
+                out.push(Stored::New(0));
+                fresh.push(rec.clone());
+            }
         }
-    }
-    let mut ids = store.insert_all(&fresh)?.into_iter();
-    for s in &mut out {
-        if let Stored::New(id) = s {
-            *id = ids.next().unwrap_or_default();
+        let Some(ids) = store.insert_all_unless_raced(&fresh)? else {
+            continue;
+        };
+        let mut ids = ids.into_iter();
+        for s in &mut out {
+            if let Stored::New(id) = s {
+                *id = ids.next().unwrap_or_default();
+            }
         }
+        return Ok(out);
     }
-    Ok(out)
 }

@@ -570,12 +570,21 @@ mod tests {
         let cpu = p.parts.iter().find(|q| q.name == "cpu").unwrap();
         assert_eq!(cpu.options.get("workers"), Some(&Raw::Text("2".into())));
 
+        // Options of a list and a duration, read back as the load reads
+        // them (its built-in values are 60,70,80 and 17ms); the one left
+        // alone keeps its value.
         let mut p = Profile::builtin("rt-interference").unwrap();
-        p.adjust(&["prio=60,70,80", "busy=20ms"]).unwrap();
+        p.adjust(&["prio=50,90", "busy=20ms"]).unwrap();
+        let [part] = &p.parts[..] else {
+            panic!("{:?}", p.parts)
+        };
+        let v = part.load.check(&part.options).unwrap();
+        assert_eq!(v.priorities("prio"), vec![50, 90]);
+        assert_eq!(v.duration_ns("busy"), 20_000_000);
+        assert_eq!(v.duration_ns("sleep"), 100_000_000);
         let mut p2 = Profile::builtin("hell").unwrap();
         p2.adjust(&["steady"]).unwrap();
         assert!(p2.parts.iter().all(|q| q.rhythm.apply(p2.rhythm).steady));
-        let _ = p;
 
         let mut p = Profile::builtin("cpu").unwrap();
         let e = p.adjust(&["prio=50"]).unwrap_err().to_string();

@@ -66,13 +66,15 @@ pub fn receive<E: From<StoreError>>(
         return Ok(Pushed::Completed { id: there });
     }
     let rec = load()?;
-    match to.insert(&rec) {
-        Ok(new) => Ok(Pushed::Copied { id: new }),
+    match to.insert_all_unless_raced(std::slice::from_ref(&rec))? {
+        Some(new) => Ok(Pushed::Copied { id: new[0] }),
         // Another host pushed the same run meanwhile: it is there.
-        Err(e) => match to.find_uuid(uuid)? {
-            Some(there) => Ok(Pushed::AlreadyThere { id: there }),
-            None => Err(e.into()),
-        },
+        None => Ok(Pushed::AlreadyThere {
+            id: to.find_uuid(uuid)?.ok_or_else(|| StoreError::NoRun {
+                reference: uuid.to_string(),
+                path: to.path().to_path_buf(),
+            })?,
+        }),
     }
 }
 

@@ -795,6 +795,27 @@ impl Store {
         Ok(self.insert_all(std::slice::from_ref(rec))?[0])
     }
 
+    /// [`Store::insert_all`] of records whose uuids this store did not
+    /// hold when last asked, while another writer may store the same
+    /// (eight imports of one file, two hosts pushing one run): the one
+    /// rule of a writer that loses that race. When the insert fails and
+    /// one of the uuids is there now, the other writer stored it
+    /// meanwhile, which is no error: `Ok(None)`, and the caller asks
+    /// again what is stored. Any other failure is returned as it is.
+    pub fn insert_all_unless_raced(&mut self, recs: &[RunRecord]) -> Result<Option<Vec<i64>>> {
+        match self.insert_all(recs) {
+            Ok(ids) => Ok(Some(ids)),
+            Err(e) => {
+                for r in recs {
+                    if self.find_uuid(&r.run_uuid)?.is_some() {
+                        return Ok(None);
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// Store records as new runs, all in one transaction (all of them, or
     /// none); returns their ids.
     pub fn insert_all(&mut self, recs: &[RunRecord]) -> Result<Vec<i64>> {

@@ -10,9 +10,9 @@
 //!
 //! The Makefile names the builds in RTSCOPE_ARM_BINS (`arm64=PATH
 //! armhf=PATH`) and the packages in RTSCOPE_ARM_DEBS; a plain `cargo
-//! test` has none and fails, saying so, unless RTSCOPE_ALLOW_SKIP=1;
-//! `make test ARM_ARCHS=` (ARM left out on purpose) names no build and
-//! they say SKIP.
+//! test` has none and fails, saying so, unless RTSCOPE_ALLOW_SKIP=1
+//! (the suite's one skip rule); set but empty is the same. `make test
+//! ARM_ARCHS=` (ARM left out on purpose) does not run them.
 
 use crate::util::*;
 use std::path::{Path, PathBuf};
@@ -65,10 +65,11 @@ impl Build {
     }
 }
 
-/// `arch=path` words of an environment variable, or a SKIP line.
-fn named(var: &str, test: &str) -> Option<Vec<Build>> {
+/// `arch=path` words of an environment variable, or the skip rule.
+fn named(var: &str) -> Option<Vec<Build>> {
     let v = std::env::var_os(var);
     if !require(
+        Need::Build,
         v.is_some(),
         &format!("{var} (`make test` builds the ARM binaries and packages and sets it)"),
     ) {
@@ -90,10 +91,13 @@ fn named(var: &str, test: &str) -> Option<Vec<Build>> {
             }
         })
         .collect();
-    if builds.is_empty() {
-        skip(&format!(
-            "{test}: {var} names no build (`make test ARM_ARCHS=` leaves ARM out)"
-        ));
+    // Empty: no build named (`make test-arm ARM_ARCHS=`), the same rule
+    // as unset.
+    if !require(
+        Need::Build,
+        !builds.is_empty(),
+        &format!("ARM builds in {var}, which is set but names none (`make test` names them)"),
+    ) {
         return None;
     }
     Some(builds)
@@ -218,7 +222,7 @@ fn comparable(json: &[u8]) -> serde_json::Value {
 
 #[test]
 fn arm_builds_are_static_stripped_elfs_of_their_machine() {
-    let Some(builds) = named("RTSCOPE_ARM_BINS", "arm builds") else {
+    let Some(builds) = named("RTSCOPE_ARM_BINS") else {
         return;
     };
     for b in &builds {
@@ -233,7 +237,7 @@ fn arm_builds_are_static_stripped_elfs_of_their_machine() {
 
 #[test]
 fn arm_builds_measure_store_and_report_under_qemu_user() {
-    let Some(builds) = named("RTSCOPE_ARM_BINS", "arm measure") else {
+    let Some(builds) = named("RTSCOPE_ARM_BINS") else {
         return;
     };
     if !require_root() {
@@ -360,7 +364,7 @@ fn arm_builds_measure_store_and_report_under_qemu_user() {
 
 #[test]
 fn arm_builds_import_every_format_as_this_machine_does() {
-    let Some(builds) = named("RTSCOPE_ARM_BINS", "arm import") else {
+    let Some(builds) = named("RTSCOPE_ARM_BINS") else {
         return;
     };
     let files = import_fixtures();
@@ -426,7 +430,7 @@ fn arm_builds_import_every_format_as_this_machine_does() {
 
 #[test]
 fn arm_builds_explain_traces_as_this_machine_does() {
-    let Some(builds) = named("RTSCOPE_ARM_BINS", "arm explain") else {
+    let Some(builds) = named("RTSCOPE_ARM_BINS") else {
         return;
     };
     // The x86 traces, and those taken in the arm64 lab guest (a trace/
@@ -479,14 +483,15 @@ fn arm_builds_explain_traces_as_this_machine_does() {
 
 #[test]
 fn arm_packages_hold_the_arm_build_and_what_this_machines_holds() {
-    let Some(debs) = named("RTSCOPE_ARM_DEBS", "arm packages") else {
+    let Some(debs) = named("RTSCOPE_ARM_DEBS") else {
         return;
     };
-    let Some(bins) = named("RTSCOPE_ARM_BINS", "arm packages") else {
+    let Some(bins) = named("RTSCOPE_ARM_BINS") else {
         return;
     };
     let host_deb = std::env::var_os("RTSCOPE_DEB");
     if !require(
+        Need::Build,
         host_deb.is_some(),
         "RTSCOPE_DEB (`make test` builds the package and sets it)",
     ) {

@@ -23,7 +23,7 @@ mod report;
 mod serve;
 mod study;
 
-use crate::util::{TempDir, exclusive_system, require};
+use crate::util::{Need, TempDir, exclusive_system, require};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::io::{ErrorKind, Read as _};
@@ -195,6 +195,7 @@ impl Browser {
             .status()
             .is_ok();
         if !require(
+            Need::Tool,
             installed,
             "Debian's chromium (scripts/install-deps.sh installs it)",
         ) {

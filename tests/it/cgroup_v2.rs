@@ -19,8 +19,11 @@
 //! are checked (written back if they differ). What it switched from is
 //! also kept in [`MARK`] until undone, so that a test binary killed
 //! meanwhile is undone by the next switch. Where the switch cannot be
-//! made (not root, a child cpuset keeps the v1 hierarchy alive, no v2
-//! mount) the test prints a SKIP line saying why, and tests nothing.
+//! made (not root, a child cpuset keeps the v1 hierarchy alive, umount
+//! refused, no v2 mount) the test fails saying why, under the suite's
+//! one skip rule (tests/common/need.rs): only where RTSCOPE_ALLOW_SKIP
+//! allows `cgroup-v2` (`make test` does: README, "Tests that need
+//! something") does it print one SKIP line instead, and test nothing.
 
 use crate::load::assert_nothing_left;
 use crate::tune::{
@@ -168,6 +171,12 @@ enum V2Start {
     Enabled,
 }
 
+/// Where the switch cannot be made: the suite's skip rule (the test fails
+/// saying why, or under RTSCOPE_ALLOW_SKIP prints one SKIP line).
+fn refused(need: Need, why: &str) {
+    require(need, false, why);
+}
+
 /// The cpuset controller moved to cgroup v2 for one test; put back on
 /// drop. Holds `exclusive_system()` meanwhile.
 struct CgroupV2 {
@@ -179,9 +188,10 @@ struct CgroupV2 {
 }
 
 impl CgroupV2 {
-    /// Move the cpuset controller to v2, or say why not (a SKIP line) and
-    /// return None.
-    fn switch(test: &str, start: V2Start) -> Option<CgroupV2> {
+    /// Move the cpuset controller to v2; where that is refused, fail the
+    /// test saying why, or (RTSCOPE_ALLOW_SKIP allows `cgroup-v2`) print
+    /// one SKIP line and return None.
+    fn switch(start: V2Start) -> Option<CgroupV2> {
         if !require_root() {
             return None;
         }
@@ -190,23 +200,28 @@ impl CgroupV2 {
             panic!("{e}");
         }
         let Some(v1) = v1_cpuset() else {
-            skip(&format!(
-                "{test}: no cgroup-v1 cpuset hierarchy is mounted here: nothing to move to cgroup v2"
-            ));
+            refused(
+                Need::CgroupV1,
+                "a cgroup-v1 cpuset hierarchy to move to cgroup v2 (none is mounted here)",
+            );
             return None;
         };
         if !Path::new(UNIFIED).join("cgroup.controllers").exists() {
-            skip(&format!(
-                "{test}: no cgroup-v2 hierarchy at {UNIFIED} to move the cpuset controller to"
-            ));
+            refused(
+                Need::CgroupV2,
+                &format!("a cgroup-v2 hierarchy at {UNIFIED} to move the cpuset controller to"),
+            );
             return None;
         }
         let kids = children(&v1.target);
         if !kids.is_empty() {
-            skip(&format!(
-                "{test}: the v1 cpuset hierarchy has child cpusets ({}), which keep it alive after umount: the cpuset controller cannot move to cgroup v2 now (run it when they are gone)",
-                kids.join(", ")
-            ));
+            refused(
+                Need::CgroupV2,
+                &format!(
+                    "the cpuset controller moved to cgroup v2, refused now: the v1 cpuset hierarchy has child cpusets ({}), which keep it alive after umount (run it when they are gone)",
+                    kids.join(", ")
+                ),
+            );
             return None;
         }
         // A cpuset just removed (by a test that ran before) lives on for a
@@ -214,10 +229,13 @@ impl CgroupV2 {
         let t = Instant::now();
         while cpuset_cgroups() != Some(1) {
             if t.elapsed() > Duration::from_secs(5) {
-                skip(&format!(
-                    "{test}: the v1 cpuset hierarchy still counts {:?} cgroups in /proc/cgroups after 5 s (removed cpusets not yet gone): the cpuset controller cannot move to cgroup v2 now",
-                    cpuset_cgroups()
-                ));
+                refused(
+                    Need::CgroupV2,
+                    &format!(
+                        "the cpuset controller moved to cgroup v2, refused now: the v1 cpuset hierarchy still counts {:?} cgroups in /proc/cgroups after 5 s (removed cpusets not yet gone)",
+                        cpuset_cgroups()
+                    ),
+                );
                 return None;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -234,21 +252,27 @@ impl CgroupV2 {
         // From here on, dropping `g` puts everything back.
         let o = Command::new("umount").arg(&g.v1.target).output().unwrap();
         if !o.status.success() {
-            skip(&format!(
-                "{test}: umount {} failed ({}): the cpuset controller cannot move to cgroup v2",
-                g.v1.target,
-                stderr(&o).trim()
-            ));
+            refused(
+                Need::CgroupV2,
+                &format!(
+                    "the cpuset controller moved to cgroup v2, refused here: umount {} failed ({})",
+                    g.v1.target,
+                    stderr(&o).trim()
+                ),
+            );
             return None;
         }
         // The v1 hierarchy is destroyed asynchronously.
         let t = Instant::now();
         while !lists_cpuset(&v2("cgroup.controllers")) {
             if t.elapsed() > Duration::from_secs(3) {
-                skip(&format!(
-                    "{test}: 3 s after umount {}, cgroup v2 still does not offer the cpuset controller (the v1 hierarchy stays alive)",
-                    g.v1.target
-                ));
+                refused(
+                    Need::CgroupV2,
+                    &format!(
+                        "the cpuset controller moved to cgroup v2, refused here: 3 s after umount {}, cgroup v2 still does not offer it (the v1 hierarchy stays alive)",
+                        g.v1.target
+                    ),
+                );
                 return None;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -404,10 +428,7 @@ fn assert_isolated_partition(cpus: &str, housekeeping: &str) {
 
 #[test]
 fn v2_isolate_status_join_and_revert_restore_every_value() {
-    let Some(_v2) = CgroupV2::switch(
-        "v2_isolate_status_join_and_revert_restore_every_value",
-        V2Start::Available,
-    ) else {
+    let Some(_v2) = CgroupV2::switch(V2Start::Available) else {
         return;
     };
     let t = Tuner::new("cg2-iso");
@@ -480,10 +501,7 @@ fn v2_isolate_status_join_and_revert_restore_every_value() {
 
 #[test]
 fn v2_sigkill_mid_apply_is_announced_and_reverted() {
-    let Some(_v2) = CgroupV2::switch(
-        "v2_sigkill_mid_apply_is_announced_and_reverted",
-        V2Start::Enabled,
-    ) else {
+    let Some(_v2) = CgroupV2::switch(V2Start::Enabled) else {
         return;
     };
     let t = Tuner::new("cg2-kill-apply");
@@ -533,10 +551,7 @@ fn v2_sigkill_mid_apply_is_announced_and_reverted() {
 
 #[test]
 fn v2_sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
-    let Some(_v2) = CgroupV2::switch(
-        "v2_sigkill_mid_isolated_run_is_reverted_by_tune_revert",
-        V2Start::Enabled,
-    ) else {
+    let Some(_v2) = CgroupV2::switch(V2Start::Enabled) else {
         return;
     };
     let t = Tuner::new("cg2-kill-run");
@@ -563,10 +578,7 @@ fn v2_sigkill_mid_isolated_run_is_reverted_by_tune_revert() {
 
 #[test]
 fn v2_sigterm_ends_an_isolated_run_cleanly_and_reverts() {
-    let Some(_v2) = CgroupV2::switch(
-        "v2_sigterm_ends_an_isolated_run_cleanly_and_reverts",
-        V2Start::Available,
-    ) else {
+    let Some(_v2) = CgroupV2::switch(V2Start::Available) else {
         return;
     };
     let t = Tuner::new("cg2-term");
@@ -624,10 +636,7 @@ fn v2_sigterm_ends_an_isolated_run_cleanly_and_reverts() {
 /// a dead rtscope is swept, and nothing is left at the end.
 #[test]
 fn v2_a_load_beside_an_isolated_run_gets_its_cgroup_in_v2() {
-    let Some(_v2) = CgroupV2::switch(
-        "v2_a_load_beside_an_isolated_run_gets_its_cgroup_in_v2",
-        V2Start::Enabled,
-    ) else {
+    let Some(_v2) = CgroupV2::switch(V2Start::Enabled) else {
         return;
     };
     let t = Tuner::new("cg2-load");
@@ -706,10 +715,7 @@ fn v2_a_load_beside_an_isolated_run_gets_its_cgroup_in_v2() {
 /// change nothing.
 #[test]
 fn v2_isolation_refuses_cpus_a_running_load_asks_for() {
-    let Some(_v2) = CgroupV2::switch(
-        "v2_isolation_refuses_cpus_a_running_load_asks_for",
-        V2Start::Enabled,
-    ) else {
+    let Some(_v2) = CgroupV2::switch(V2Start::Enabled) else {
         return;
     };
     let t = Tuner::new("cg2-load-first");

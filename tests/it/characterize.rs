@@ -373,7 +373,7 @@ fn isolate_runs_on_the_isolated_cpu_and_puts_everything_back() {
     if !require_root() {
         return;
     }
-    if !require(last_cpu() > 0, "two CPUs (one is isolated)") {
+    if !require(Need::Cpus, last_cpu() > 0, "two CPUs (one is isolated)") {
         return;
     }
     let _g = exclusive_system();
@@ -447,7 +447,7 @@ fn explain_names_the_fifo_hog_behind_its_gaps() {
     if !require_root() {
         return;
     }
-    if !require(last_cpu() > 0, "two CPUs (one is isolated)") {
+    if !require(Need::Cpus, last_cpu() > 0, "two CPUs (one is isolated)") {
         return;
     }
     let _g = exclusive_system();

@@ -202,6 +202,7 @@ fn the_recorder_names_a_fifo_hog_and_puts_tracefs_back() {
         return;
     }
     if !require(
+        Need::Cpus,
         std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2,
         "two CPUs (the hog runs on CPU 1)",
     ) {

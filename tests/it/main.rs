@@ -19,6 +19,8 @@ mod measure;
 mod measure_explain;
 mod metrics;
 mod monitor;
+#[path = "../common/need.rs"]
+mod need;
 mod output;
 mod package;
 mod pi_hook;
@@ -28,6 +30,7 @@ mod report;
 mod serve;
 mod serve_hostile;
 mod setup;
+mod skip_rule;
 mod sshd;
 mod static_binary;
 mod store;

@@ -198,6 +198,7 @@ fn the_full_set_splits_irq_and_thread_latency() {
         .as_array()
         .is_some_and(|m| m.iter().any(|v| v == "timer:hrtimer_expire_entry"));
     if !require(
+        Need::Kernel,
         has_event,
         "a kernel with the timer:hrtimer_expire_entry event",
     ) {
@@ -326,6 +327,7 @@ fn under_isolate_the_trace_reader_keeps_off_the_isolated_cpu() {
     // tests isolation on v2).
     if !require_root()
         || !require(
+            Need::CgroupV1,
             crate::tune::cpuset_root() == crate::tune::CPUSET,
             "the cpuset controller on cgroup v1",
         )

@@ -155,6 +155,7 @@ fn bounds_s() -> Vec<f64> {
 #[test]
 fn prometheus_scrapes_measure_and_agrees_with_the_record() {
     if !util::require(
+        util::Need::Tool,
         have_prometheus(),
         "prometheus (scripts/install-deps.sh installs it)",
     ) {
@@ -393,7 +394,11 @@ fn thread_status(pid: u32, name: &str) -> Option<String> {
 #[test]
 fn the_server_thread_keeps_off_the_measured_cpu() {
     let mine = cpus_allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
-    if !util::require(mine.len() >= 2, "two CPUs (one is left unmeasured)") {
+    if !util::require(
+        util::Need::Cpus,
+        mine.len() >= 2,
+        "two CPUs (one is left unmeasured)",
+    ) {
         return;
     }
     let measured = *mine.last().unwrap();

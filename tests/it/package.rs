@@ -17,6 +17,7 @@ use std::process::Command;
 fn deb() -> Option<PathBuf> {
     let p = std::env::var_os("RTSCOPE_DEB");
     if !require(
+        Need::Build,
         p.is_some(),
         "RTSCOPE_DEB (`make test` builds the package with `make deb` and sets it)",
     ) {

@@ -362,7 +362,7 @@ fn the_raspberry_pi_example_study_plans_its_boots_by_the_hook() {
         "\nboot-method = \"hook\"\nboot-hook = \"/usr/share/rtscope/rtscope-tryboot\"\n"
     ));
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if !require(cpus >= 2, "two CPUs") {
+    if !require(Need::Cpus, cpus >= 2, "two CPUs") {
         return;
     }
     if cpus < 4 {

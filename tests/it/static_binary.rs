@@ -172,6 +172,7 @@ impl Drop for EmptyRoot {
 fn static_bin() -> Option<PathBuf> {
     let p = std::env::var_os("RTSCOPE_STATIC_BIN");
     if !require(
+        Need::Build,
         p.is_some(),
         "RTSCOPE_STATIC_BIN (`make test` builds the static binary and sets it)",
     ) {

@@ -68,49 +68,19 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// May this root-only test run? True as root. Otherwise the test fails
-/// and says why, unless `RTSCOPE_ALLOW_SKIP=1`: then it prints a SKIP
-/// line and the caller returns (`if !require_root() { return; }`).
+pub use crate::need::{Need, require};
+
+/// May this root-only test run? True as root; otherwise the suite's one
+/// skip rule ([`require`], tests/common/need.rs): the test fails saying
+/// so, or under RTSCOPE_ALLOW_SKIP prints one SKIP line and the caller
+/// returns (`if !require_root() { return; }`).
 #[track_caller]
 pub fn require_root() -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var_os("RTSCOPE_ALLOW_SKIP").is_some_and(|v| v == "1") {
-        skip("needs root (RTSCOPE_ALLOW_SKIP=1)");
-        return false;
-    }
-    panic!(
-        "this test needs root: run the tests as root (sudo make test), or set RTSCOPE_ALLOW_SKIP=1 to skip the root-only tests (each prints a SKIP line)"
-    );
-}
-
-/// May this test run, given a fact of the system it needs (`have`)?
-/// The same rule as [`require_root`]: without it the test fails and says
-/// why, unless `RTSCOPE_ALLOW_SKIP=1`, which prints a SKIP line instead
-/// (`if !require(cond, "why") { return; }`).
-#[track_caller]
-pub fn require(have: bool, needs: &str) -> bool {
-    if have {
-        return true;
-    }
-    if std::env::var_os("RTSCOPE_ALLOW_SKIP").is_some_and(|v| v == "1") {
-        skip(&format!("needs {needs} (RTSCOPE_ALLOW_SKIP=1)"));
-        return false;
-    }
-    panic!(
-        "this test needs {needs}: run it where that holds, or set RTSCOPE_ALLOW_SKIP=1 to skip it (it prints a SKIP line)"
-    );
-}
-
-/// Say that the current test tests nothing, and why, on standard error
-/// past the harness's capture (which takes `eprintln!` and hides it): the
-/// line is seen in every run.
-pub fn skip(reason: &str) {
-    use std::io::Write as _;
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("a test");
-    let _ = std::io::stderr().write_all(format!("SKIP {test}: {reason}\n").as_bytes());
+    require(
+        Need::Root,
+        is_root(),
+        "root: run the tests as root (sudo make test)",
+    )
 }
 
 /// A fresh temporary directory, removed on drop.

@@ -130,7 +130,7 @@ fn collected(lab: &Lab, kernel: &str, g: &Guest) {
 
 #[test]
 fn arm64_vanilla_kernel_facts_doctor_explain_and_isolation() {
-    let Some(lab) = Lab::of(Arch::Arm64, "arm64 vanilla") else {
+    let Some(lab) = Lab::of(Arch::Arm64) else {
         return;
     };
     let parts = ["facts.sh", "arm64.sh", "isolate.sh", "hog.sh", "collect.sh"];
@@ -149,7 +149,7 @@ fn arm64_vanilla_kernel_facts_doctor_explain_and_isolation() {
 
 #[test]
 fn arm64_preempt_rt_kernel_is_detected_and_explains_the_hog() {
-    let Some(lab) = Lab::of(Arch::Arm64, "arm64 rt") else {
+    let Some(lab) = Lab::of(Arch::Arm64) else {
         return;
     };
     let parts = ["facts.sh", "arm64.sh", "hog.sh", "collect.sh"];
@@ -174,7 +174,7 @@ fn arm64_preempt_rt_kernel_is_detected_and_explains_the_hog() {
 /// for both: an arm64 guest takes 1-2 minutes to boot under TCG.)
 #[test]
 fn arm64_board_gets_the_aarch64_build_and_its_study_reboots_by_kexec() {
-    let Some(lab) = Lab::of(Arch::Arm64, "arm64 --on and study --reboot") else {
+    let Some(lab) = Lab::of(Arch::Arm64) else {
         return;
     };
     let target_bin = Arch::Arm64.target_bin().unwrap();

@@ -110,7 +110,7 @@ fn boots_in(s: &serde_json::Value, state: &str) -> Vec<String> {
 
 #[test]
 fn a_study_reboots_into_each_configuration_and_comes_back() {
-    let Some(lab) = Lab::get("study --reboot") else {
+    let Some(lab) = Lab::get() else {
         return;
     };
     let _one = one_guest();

@@ -5,6 +5,7 @@
 //! (RTSCOPE_LAB_IMAGE_ARM64, RTSCOPE_STATIC_BIN_ARM64, else the aarch64
 //! build under target/).
 
+use crate::need::{Need, require};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -91,11 +92,11 @@ impl Arch {
 }
 
 /// The lab as `make test` prepared it: the image's folder and the static
-/// binary the guests run. `None` when make test's lab tier skipped here
-/// (the image variable set but empty: prepare said why, once, e.g.
-/// RTSCOPE_LAB=0 or no room for the image); without the variables (a
-/// plain `cargo test`) the test fails, unless RTSCOPE_ALLOW_SKIP=1 (a
-/// SKIP line).
+/// binary the guests run. Without the image (its variable unset, as in a
+/// plain `cargo test`, or empty, as `make test` leaves it where
+/// scripts/lab/prepare declined: not root, no room, no qemu) the test
+/// fails saying so, unless RTSCOPE_ALLOW_SKIP allows `lab` (`make test
+/// RTSCOPE_LAB=0` does): then one SKIP line and `None`.
 pub struct Lab {
     pub arch: Arch,
     pub image: PathBuf,
@@ -104,19 +105,16 @@ pub struct Lab {
 
 impl Lab {
     /// The amd64 lab.
-    pub fn get(test: &str) -> Option<Lab> {
-        Lab::of(Arch::Amd64, test)
+    pub fn get() -> Option<Lab> {
+        Lab::of(Arch::Amd64)
     }
 
     /// The lab of `arch`. An arm64 image given with no aarch64 build at
     /// hand fails the test: prepare built the image because it could.
-    pub fn of(arch: Arch, test: &str) -> Option<Lab> {
-        let image = std::env::var_os(arch.image_var());
-        if image.as_ref().is_some_and(|v| v.is_empty()) {
-            // make test's lab tier skipped, and said why in one line.
-            return None;
-        }
-        let image = image.filter(|v| !v.is_empty());
+    pub fn of(arch: Arch) -> Option<Lab> {
+        // Set but empty is what `make test` passes when scripts/lab/prepare
+        // declined (it said why in its SKIP line): the same as unset.
+        let image = std::env::var_os(arch.image_var()).filter(|v| !v.is_empty());
         let bin = std::env::var_os(arch.bin_var())
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
@@ -146,26 +144,28 @@ impl Lab {
                 );
                 Some(lab)
             }
-            _ => {
-                // The suite's one skip rule: a lab test run without the
-                // lab (a plain `cargo test`) fails and says what it needs,
-                // unless RTSCOPE_ALLOW_SKIP=1, where it prints a SKIP line.
-                let why = format!(
-                    "no lab: make test sets {} and {} where qemu can run",
-                    arch.image_var(),
-                    arch.bin_var()
+            (image, _) => {
+                // The suite's one skip rule (tests/common/need.rs): a lab
+                // test without the lab fails and says what it needs,
+                // unless RTSCOPE_ALLOW_SKIP allows `lab` (one SKIP line).
+                let why = match image {
+                    None => format!(
+                        "the {} lab: {} is unset or empty (make test sets it where scripts/lab/prepare can build the image; prepare's `SKIP lab` line above says why it did not; RTSCOPE_LAB=0 leaves the lab out on purpose)",
+                        arch.name(),
+                        arch.image_var()
+                    ),
+                    Some(_) => format!(
+                        "the {} guests' static rtscope in {}",
+                        arch.name(),
+                        arch.bin_var()
+                    ),
+                };
+                require(
+                    Need::Lab,
+                    false,
+                    &format!("{why}; `make test` or `make lab` set them"),
                 );
-                if std::env::var_os("RTSCOPE_ALLOW_SKIP").is_some_and(|v| v == "1") {
-                    // Past the harness's capture, so that every skip shows.
-                    use std::io::Write as _;
-                    let _ = std::io::stderr().write_all(
-                        format!("SKIP lab {test}: {why} (RTSCOPE_ALLOW_SKIP=1)\n").as_bytes(),
-                    );
-                    return None;
-                }
-                panic!(
-                    "lab {test}: {why}; run `make test` or `make lab`, or set RTSCOPE_ALLOW_SKIP=1 to skip it (it prints a SKIP line)"
-                );
+                None
             }
         }
     }

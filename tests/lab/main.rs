@@ -2,9 +2,11 @@
 //! booted as qemu guests (docs/lab.md), amd64 and arm64 (arm64.rs).
 //! `make test` builds the guest images (scripts/lab/build-image) where
 //! qemu can run and sets RTSCOPE_LAB_IMAGE and RTSCOPE_LAB_IMAGE_ARM64;
-//! where make's lab tier cannot run (it says why once) they are set empty
-//! and these tests print SKIP and pass; without them (a plain `cargo
-//! test`) each test fails unless RTSCOPE_ALLOW_SKIP=1.
+//! where make's lab tier cannot run (prepare says why once) they are set
+//! empty. Unset or empty, each test fails saying what it needs, under the
+//! suite's one skip rule (tests/common/need.rs), unless RTSCOPE_ALLOW_SKIP
+//! allows `lab` (`make test RTSCOPE_LAB=0` sets it for the lab): then each
+//! prints one SKIP line.
 //!
 //! Facts only: under TCG the guests' latencies are the emulator's, so no
 //! test here reads a timing. Each test boots one guest (one at a time) and
@@ -15,7 +17,10 @@ mod arm64;
 mod boots;
 mod guest;
 mod many;
+#[path = "../common/need.rs"]
+mod need;
 mod remote;
+mod rule;
 
 use guest::{Lab, check, headline, tail};
 
@@ -63,7 +68,7 @@ pub(crate) fn preemption(run: &serde_json::Value) -> &str {
 
 #[test]
 fn vanilla_kernel_facts_and_isolation_on_systemds_cgroup_v2() {
-    let Some(lab) = Lab::get("vanilla") else {
+    let Some(lab) = Lab::get() else {
         return;
     };
     let g = lab.boot("vanilla", "", &["facts.sh", "isolate.sh"], TIMEOUT_S);
@@ -118,7 +123,7 @@ pub(crate) fn isolation_facts(g: &guest::Guest) {
 
 #[test]
 fn preempt_full_is_detected_as_full() {
-    let Some(lab) = Lab::get("preempt=full") else {
+    let Some(lab) = Lab::get() else {
         return;
     };
     let g = lab.boot("vanilla", "preempt=full", &["facts.sh"], TIMEOUT_S);
@@ -133,7 +138,7 @@ fn preempt_full_is_detected_as_full() {
 
 #[test]
 fn preempt_rt_kernel_detection_verdict_explain_and_pi() {
-    let Some(lab) = Lab::get("rt") else { return };
+    let Some(lab) = Lab::get() else { return };
     let g = lab.boot("rt", "", &["facts.sh", "rt.sh"], TIMEOUT_S);
     let run = common_facts(&lab, "rt", &g);
     assert_eq!(g.file("realtime").trim(), "1");

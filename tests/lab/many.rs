@@ -81,7 +81,7 @@ fn screenshot(html: &str) {
 
 #[test]
 fn twenty_cpus_one_thread_each_short_views_and_a_range_isolated() {
-    let Some(lab) = Lab::get("20 vCPUs") else {
+    let Some(lab) = Lab::get() else {
         return;
     };
     let g = lab.boot_smp("vanilla", "", &["many.sh"], TIMEOUT_S, VCPUS);

@@ -30,7 +30,7 @@ const COMMAND_LIMIT: Duration = Duration::from_secs(300);
 
 #[test]
 fn rt_guest_is_measured_from_the_host_over_ssh() {
-    let Some(lab) = Lab::get("rt over ssh") else {
+    let Some(lab) = Lab::get() else {
         return;
     };
     let _one = one_guest();

@@ -3,7 +3,8 @@
 //! page's own script, the one its policy allows, over server-sent
 //! events), a new window at the top of its table and the plot drawn
 //! again; a monitor and host named to be markup stay text; no error; a
-//! screenshot before and after (target/artefacts/screenshots/).
+//! screenshot before and after (target/artefacts/screenshots/), the one
+//! after taller by the new row.
 
 use super::{Browser, png_size};
 use crate::serve::{Server, window};
@@ -44,7 +45,12 @@ fn a_monitor_s_page_gains_a_window_without_a_reload() {
     let title: String = tab.eval("document.querySelector('h1').textContent");
     assert_eq!(title, format!("Monitor {NAME}"));
     assert!(tab.eval::<bool>("document.querySelector('#live-plot').complete && document.querySelector('#live-plot').naturalWidth > 0"));
-    tab.screenshot("serve_monitor_before");
+    // Looked at, not only kept: the page before fits the window, and
+    // its height is what the page after must exceed (one row more).
+    let scroll: u32 = tab.eval("document.documentElement.scrollWidth");
+    assert!(scroll <= WIDTH_PX, "the page is {scroll} px wide");
+    let before = png_size(&tab.screenshot("serve_monitor_before"));
+    assert_eq!(before.0, WIDTH_PX);
     // A window lands: the page shows it, without loading again.
     tab.eval::<u32>("window.__same_page = 7");
     store
@@ -93,6 +99,15 @@ fn a_monitor_s_page_gains_a_window_without_a_reload() {
     let scroll: u32 = tab.eval("document.documentElement.scrollWidth");
     assert!(scroll <= WIDTH_PX, "the page is {scroll} px wide");
     assert_eq!(tab.errors(), Vec::<String>::new());
-    let shot = tab.screenshot("serve_monitor_after");
-    assert_eq!(png_size(&shot).0, WIDTH_PX);
+    // The new row's height (the page grows by it, to a pixel's rounding).
+    let row_px: u32 = tab.eval(
+        "Math.floor(document.querySelector('#windows tbody').rows[0].getBoundingClientRect().height)",
+    );
+    assert!(row_px > 0);
+    let after = png_size(&tab.screenshot("serve_monitor_after"));
+    assert_eq!(after.0, WIDTH_PX);
+    assert!(
+        after.1 + 1 >= before.1 + row_px,
+        "the screenshot after ({after:?}) is not a {row_px} px row taller than before ({before:?})"
+    );
 }
