@@ -48,6 +48,13 @@ pub struct ImportArgs {
     /// Label of the imported runs (what was being tried).
     #[arg(long = "label", value_name = "TEXT", value_parser = crate::measure::settings::parse::label)]
     pub label: Option<String>,
+    /// Host the imported runs were measured on (a board's name), as
+    /// `measure --host` records it: `runs --host NAME` and the boards of
+    /// `serve` find them by it. Default: the host the file names (cyclictest
+    /// --json, oslat --json, jitterdebugger, run records), else unknown
+    /// (listed and selected as `unknown`).
+    #[arg(long = "host", value_name = "NAME", value_parser = crate::measure::settings::parse::host)]
+    pub host: Option<String>,
     /// KEY=VALUE fact about the imported runs (repeatable), e.g.
     /// --tag kernel=rt.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = tag)]
@@ -174,6 +181,7 @@ fn read_all(args: &ImportArgs) -> Result<Vec<(PathBuf, RunRecord)>> {
             interval_ns,
             distance_ns: args.distance_ns.unwrap_or(0),
         }),
+        host: args.host.clone(),
     };
     let forced = args.format.as_deref().and_then(import::by_name);
     let tags = tag_map(&args.tags)?;

@@ -35,6 +35,11 @@ pub fn read_file(
     max_bytes: u64,
 ) -> Result<Vec<RunRecord>, ReadFileError> {
     let mut recs = read_bytes(path, forced, options, max_bytes)?;
+    if let Some(host) = &options.host {
+        for rec in &mut recs {
+            super::give_host(rec, host);
+        }
+    }
     if let Some(given) = options.interval {
         for rec in &mut recs {
             super::give_interval(rec, given).map_err(|e| ReadFileError::Refused {

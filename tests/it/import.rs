@@ -1063,3 +1063,49 @@ fn a_min_above_every_bucket_is_repaired_and_reported() {
         assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     }
 }
+
+/// `import --host NAME` records the board the runs were measured on, so
+/// `runs --host NAME` finds them (it was refused); a run whose host is
+/// unknown (the file names none, no --host) is found as `unknown`, the
+/// name every list shows for it; a file that names another host keeps
+/// that name in a note; a name a record cannot keep is refused.
+#[test]
+fn an_import_is_given_a_host_and_an_unknown_one_is_found_as_unknown() {
+    let dir = TempDir::new("import-host");
+    let evl = fixture("evl-latmus.txt");
+    let o = import(&dir, &["--host", "pi", evl.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert_eq!(export(&dir, "1").fingerprint.hostname, "pi");
+    let listed = stdout(&rt(&dir, &["runs", "--host", "pi"], 0));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+
+    let xeno = fixture("xenomai-latency.txt");
+    assert_code(&import(&dir, &[xeno.to_str().unwrap()]), 0);
+    assert_eq!(export(&dir, "2").fingerprint.hostname, "");
+    let listed = stdout(&rt(&dir, &["runs", "--host", "unknown"], 0));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(
+        listed
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim_start()
+            .starts_with("2 ")
+    );
+
+    // The JSON says it ran on rpi4.
+    let json = fixture("cyclictest-2.x-ns.json");
+    let o = import(&dir, &["--host", "board-7", json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("the file says it ran on host 'rpi4': recorded as host 'board-7'"),
+        "{}",
+        stdout(&o)
+    );
+
+    for bad in ["", "a\tb", &"x".repeat(300)] {
+        let o = import(&dir, &["--host", bad, xeno.to_str().unwrap()]);
+        assert_code(&o, 2);
+    }
+    assert_eq!(count_runs(&dir), 3);
+}
