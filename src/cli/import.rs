@@ -39,7 +39,9 @@ fn format_name(s: &str) -> Result<String, String> {
 /// had to be assumed is in their warnings (rtscope runs show ID). A file
 /// that cannot be read is refused with its line and what was expected,
 /// and then nothing at all is imported. A file imported before (same
-/// content) is skipped.
+/// content) is skipped, and --dry-run says so; when this import gives
+/// what the stored run does not hold (another --interval, --host, --label
+/// or --tag), stderr says it is not applied and how to apply it.
 #[derive(Args, Debug, Clone)]
 pub struct ImportArgs {
     /// Files to read.
@@ -133,22 +135,26 @@ fn describe(rec: &RunRecord) -> String {
 
 pub fn run(args: &ImportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let records = read_all(args)?;
+    let path = crate::store::locate(db)?;
     if args.dry_run {
-        for (path, rec) in &records {
-            outln!("would import {} ({})", path.display(), describe(rec));
+        let store = Store::open_existing_read_only_or_stop(
+            &path,
+            &std::sync::atomic::AtomicBool::new(false),
+        )?;
+        let planned = import::file::plan(store.as_ref(), &records)?;
+        for ((file, rec), s) in records.iter().zip(&planned) {
+            match s {
+                Stored::New(_) => outln!("would import {} ({})", file.display(), describe(rec)),
+                _ => say_skipped(store.as_ref(), file, rec, s, "would skip")?,
+            }
         }
         return Ok(Exit::Ok);
     }
-    let mut store = Store::open(&crate::store::locate(db)?)?;
+    let mut store = Store::open(&path)?;
     let stored = import::file::save(&mut store, &records)?;
-    for ((path, _), s) in records.iter().zip(&stored) {
-        match s {
-            Stored::Known(id) => outln!(
-                "skipped {}: already stored as run {id} (same content)",
-                path.display()
-            ),
-            Stored::Repeated => outln!("skipped {}: same content as a file above", path.display()),
-            Stored::New(_) => {}
+    for ((file, rec), s) in records.iter().zip(&stored) {
+        if !matches!(s, Stored::New(_)) {
+            say_skipped(Some(&store), file, rec, s, "skipped")?;
         }
     }
     say_parts(&records, &stored);
@@ -214,6 +220,39 @@ fn read_all(args: &ImportArgs) -> Result<Vec<(PathBuf, RunRecord)>> {
         outln!("{n}");
     }
     Ok(records)
+}
+
+/// A file not stored, and why: its content is stored already, or
+/// repeated above. What the user gave that the stored run does not hold
+/// (another --interval, --host, --label, --tag) is not applied: said on
+/// stderr, with how to apply it.
+fn say_skipped(
+    store: Option<&Store>,
+    file: &std::path::Path,
+    rec: &RunRecord,
+    s: &Stored,
+    verb: &str,
+) -> Result<()> {
+    let Stored::Known(id) = *s else {
+        outln!("{verb} {}: same content as a file above", file.display());
+        return Ok(());
+    };
+    outln!(
+        "{verb} {}: already stored as run {id} (same content)",
+        file.display()
+    );
+    let Some(store) = store else {
+        return Ok(());
+    };
+    let differs = import::file::not_applied(&store.load(id)?, rec);
+    if !differs.is_empty() {
+        eprintln!(
+            "rtscope: warning: {} is not imported again: run {id} holds its content, and {}; a stored run is never rewritten: to store it so, rtscope runs rm {id}, then import it again",
+            file.display(),
+            differs.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// "FILE holds 2 runs: imported as runs 5 (part=1), 6 (part=2)".

@@ -1109,3 +1109,51 @@ fn an_import_is_given_a_host_and_an_unknown_one_is_found_as_unknown() {
     }
     assert_eq!(count_runs(&dir), 3);
 }
+
+/// A file whose content is stored already is skipped, and `--dry-run`
+/// says so too (it said "would import"); what this import gives that the
+/// stored run does not hold (another --interval, --host) is said on
+/// stderr with the way to apply it, in both.
+#[test]
+fn a_reimport_is_skipped_as_the_dry_run_says_and_what_differs_is_said() {
+    let dir = TempDir::new("import-again");
+    let hist = fixture("cyclictest-2.7-hist.txt");
+    let h = hist.to_str().unwrap();
+    let o = import(&dir, &["--dry-run", h, h]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).starts_with("would import "), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(": same content as a file above"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!db(&dir).exists(), "a dry run makes no store");
+    assert_code(&import(&dir, &[h]), 0);
+    for dry in [true, false] {
+        let mut args = vec!["--interval", "1ms", "--host", "pi", h];
+        if dry {
+            args.insert(0, "--dry-run");
+        }
+        let o = import(&dir, &args);
+        assert_code(&o, 0);
+        let verb = if dry { "would skip" } else { "skipped" };
+        assert_eq!(
+            stdout(&o).trim(),
+            format!("{verb} {h}: already stored as run 1 (same content)")
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains("is not imported again: run 1 holds its content, and its interval is unknown, not 1ms, its host is 'unknown', not 'pi'"),
+            "{err}"
+        );
+        assert!(
+            err.contains("rtscope runs rm 1, then import it again"),
+            "{err}"
+        );
+    }
+    // The same again: nothing differs, nothing on stderr.
+    let o = import(&dir, &["--dry-run", h]);
+    assert!(stdout(&o).starts_with("would skip "), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(count_runs(&dir), 1);
+}
