@@ -37,6 +37,8 @@ fn format_name(s: &str) -> Result<String, String> {
 ///
 /// Imported runs are marked as such and hold what the file gives; what
 /// had to be assumed is in their warnings (rtscope runs show ID). A file
+/// that does not say when it ran has an unknown start (the file's
+/// modification time is named in a note, never taken as the start). A file
 /// that cannot be read is refused with its line and what was expected,
 /// and then nothing at all is imported. A file imported before (same
 /// content) is skipped, and --dry-run says so; when this import gives

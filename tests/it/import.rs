@@ -1157,3 +1157,33 @@ fn a_reimport_is_skipped_as_the_dry_run_says_and_what_differs_is_said() {
     assert_eq!(stderr(&o), "");
     assert_eq!(count_runs(&dir), 1);
 }
+
+/// A file that does not say when its run ran has an unknown start: the
+/// list, `runs show` and the report say "unknown", and the file's
+/// modification time is only named in a note (it was shown as the run's
+/// start).
+#[test]
+fn an_import_without_a_date_has_an_unknown_start() {
+    let dir = TempDir::new("import-undated");
+    let hist = fixture("cyclictest-2.7-hist.txt");
+    let o = import(&dir, &[hist.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("note: the source does not say when it ran: its start is unknown (the file was last modified "),
+        "{}",
+        stdout(&o)
+    );
+    let rec = export(&dir, "1");
+    assert_eq!(rec.started_at_unix_ns, 0);
+    assert_eq!(rec.ended_at_unix_ns, None);
+    let list = stdout(&rt(&dir, &["runs"], 0));
+    let row = list.lines().nth(1).unwrap();
+    assert!(row.contains("imported  unknown"), "{list}");
+    let show = stdout(&rt(&dir, &["runs", "show", "1"], 0));
+    assert!(show.contains("started:     unknown"), "{show}");
+    let html = dir.join("r.html");
+    rt(&dir, &["report", "1", "-o", html.to_str().unwrap()], 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("1970-01-01"), "the report shows 1970");
+    assert!(page.contains("<dt>started</dt><dd>unknown</dd>"));
+}
