@@ -670,7 +670,10 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         pair("reference", r.reference.clone()),
         pair("run id", rec.run_uuid.clone()),
         // The machine measured: a board's name for a run made with --on.
-        pair("host", or_dash(&rec.fingerprint.hostname)),
+        pair(
+            "host",
+            crate::store::runs::host_name(&rec.fingerprint.hostname),
+        ),
         pair(
             "started",
             crate::units::fmt_start_utc(rec.started_at_unix_ns),

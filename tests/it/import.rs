@@ -1186,4 +1186,9 @@ fn an_import_without_a_date_has_an_unknown_start() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(!page.contains("1970-01-01"), "the report shows 1970");
     assert!(page.contains("<dt>started</dt><dd>unknown</dd>"));
+    // Its host too, by the name that finds it (runs --host unknown).
+    assert!(
+        page.contains("<dt>host</dt><dd>unknown</dd>"),
+        "the host shown as -"
+    );
 }
