@@ -301,6 +301,17 @@ pub fn fmt_unix_utc(unix_ns: u64) -> String {
     )
 }
 
+/// A run's start in UTC ([`fmt_unix_utc`]), or `unknown` for 0: what a
+/// record holds when its source did not say when it ran (an import's
+/// file's modification time is no run's start).
+pub fn fmt_start_utc(started_at_unix_ns: u64) -> String {
+    if started_at_unix_ns == 0 {
+        "unknown".into()
+    } else {
+        fmt_unix_utc(started_at_unix_ns)
+    }
+}
+
 /// A wall-clock time in UTC as RFC 3339, to the second:
 /// `"2026-11-20T23:37:09Z"` (what dashboards parse as a time).
 pub fn fmt_rfc3339(unix_ns: u64) -> String {

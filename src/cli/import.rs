@@ -37,9 +37,13 @@ fn format_name(s: &str) -> Result<String, String> {
 ///
 /// Imported runs are marked as such and hold what the file gives; what
 /// had to be assumed is in their warnings (rtscope runs show ID). A file
+/// that does not say when it ran has an unknown start (the file's
+/// modification time is named in a note, never taken as the start). A file
 /// that cannot be read is refused with its line and what was expected,
 /// and then nothing at all is imported. A file imported before (same
-/// content) is skipped.
+/// content) is skipped, and --dry-run says so; when this import gives
+/// what the stored run does not hold (another --interval, --host, --label
+/// or --tag), stderr says it is not applied and how to apply it.
 #[derive(Args, Debug, Clone)]
 pub struct ImportArgs {
     /// Files to read.
@@ -48,6 +52,13 @@ pub struct ImportArgs {
     /// Label of the imported runs (what was being tried).
     #[arg(long = "label", value_name = "TEXT", value_parser = crate::measure::settings::parse::label)]
     pub label: Option<String>,
+    /// Host the imported runs were measured on (a board's name), as
+    /// `measure --host` records it: `runs --host NAME` and the boards of
+    /// `serve` find them by it. Default: the host the file names (cyclictest
+    /// --json, oslat --json, jitterdebugger, run records), else unknown
+    /// (listed and selected as `unknown`).
+    #[arg(long = "host", value_name = "NAME", value_parser = crate::measure::settings::parse::host)]
+    pub host: Option<String>,
     /// KEY=VALUE fact about the imported runs (repeatable), e.g.
     /// --tag kernel=rt.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = tag)]
@@ -126,22 +137,26 @@ fn describe(rec: &RunRecord) -> String {
 
 pub fn run(args: &ImportArgs, db: Option<&std::path::Path>) -> Result<Exit> {
     let records = read_all(args)?;
+    let path = crate::store::locate(db)?;
     if args.dry_run {
-        for (path, rec) in &records {
-            outln!("would import {} ({})", path.display(), describe(rec));
+        let store = Store::open_existing_read_only_or_stop(
+            &path,
+            &std::sync::atomic::AtomicBool::new(false),
+        )?;
+        let planned = import::file::plan(store.as_ref(), &records)?;
+        for ((file, rec), s) in records.iter().zip(&planned) {
+            match s {
+                Stored::New(_) => outln!("would import {} ({})", file.display(), describe(rec)),
+                _ => say_skipped(store.as_ref(), file, rec, s, "would skip")?,
+            }
         }
         return Ok(Exit::Ok);
     }
-    let mut store = Store::open(&crate::store::locate(db)?)?;
+    let mut store = Store::open(&path)?;
     let stored = import::file::save(&mut store, &records)?;
-    for ((path, _), s) in records.iter().zip(&stored) {
-        match s {
-            Stored::Known(id) => outln!(
-                "skipped {}: already stored as run {id} (same content)",
-                path.display()
-            ),
-            Stored::Repeated => outln!("skipped {}: same content as a file above", path.display()),
-            Stored::New(_) => {}
+    for ((file, rec), s) in records.iter().zip(&stored) {
+        if !matches!(s, Stored::New(_)) {
+            say_skipped(Some(&store), file, rec, s, "skipped")?;
         }
     }
     say_parts(&records, &stored);
@@ -174,6 +189,7 @@ fn read_all(args: &ImportArgs) -> Result<Vec<(PathBuf, RunRecord)>> {
             interval_ns,
             distance_ns: args.distance_ns.unwrap_or(0),
         }),
+        host: args.host.clone(),
     };
     let forced = args.format.as_deref().and_then(import::by_name);
     let tags = tag_map(&args.tags)?;
@@ -206,6 +222,39 @@ fn read_all(args: &ImportArgs) -> Result<Vec<(PathBuf, RunRecord)>> {
         outln!("{n}");
     }
     Ok(records)
+}
+
+/// A file not stored, and why: its content is stored already, or
+/// repeated above. What the user gave that the stored run does not hold
+/// (another --interval, --host, --label, --tag) is not applied: said on
+/// stderr, with how to apply it.
+fn say_skipped(
+    store: Option<&Store>,
+    file: &std::path::Path,
+    rec: &RunRecord,
+    s: &Stored,
+    verb: &str,
+) -> Result<()> {
+    let Stored::Known(id) = *s else {
+        outln!("{verb} {}: same content as a file above", file.display());
+        return Ok(());
+    };
+    outln!(
+        "{verb} {}: already stored as run {id} (same content)",
+        file.display()
+    );
+    let Some(store) = store else {
+        return Ok(());
+    };
+    let differs = import::file::not_applied(&store.load(id)?, rec);
+    if !differs.is_empty() {
+        eprintln!(
+            "rtscope: warning: {} is not imported again: run {id} holds its content, and {}; a stored run is never rewritten: to store it so, rtscope runs rm {id}, then import it again",
+            file.display(),
+            differs.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// "FILE holds 2 runs: imported as runs 5 (part=1), 6 (part=2)".

@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 pub struct RunsArgs {
     /// List only the runs measured on host NAME (the fingerprint's host
-    /// name, or what `measure --host` recorded).
+    /// name, or what `measure --host` or `import --host` recorded);
+    /// `unknown`: the runs whose host is unknown.
     #[arg(long = "host", value_name = "NAME")]
     pub host: Option<String>,
     /// List only the runs whose whole label matches GLOB (`*` any text,

@@ -306,23 +306,26 @@ fn thread_records(run: &mut RunIn) -> (Vec<ThreadRecord>, Vec<Histogram>, bool) 
     (threads, hists, any_without_hist)
 }
 
-/// When the run started and ended: as the source says, one from the
-/// other and the duration, else the file's modification time as its end.
+/// When the run started and ended: as the source says, or one from the
+/// other and the duration. A source that says neither has an unknown
+/// start (0) and end: the file's modification time is when it was last
+/// written, copied or unpacked, not when the run ran, so it is only
+/// named in a warning.
 fn when(src: &Source, run: &RunIn, warnings: &mut Vec<String>) -> (u64, Option<u64>) {
     let duration_ns = run.duration_ns.unwrap_or(0);
     match (run.started_at_unix_ns, run.ended_at_unix_ns) {
         (Some(s), e) => (s, e.or(Some(s.saturating_add(duration_ns)))),
         (None, Some(e)) => (e.saturating_sub(duration_ns), Some(e)),
-        (None, None) => match src.modified_unix_ns {
-            Some(m) => {
-                warnings.push(
-                    "the source does not say when it ran: the file's modification time is taken as its end"
-                        .into(),
-                );
-                (m.saturating_sub(duration_ns), Some(m))
-            }
-            None => (0, None),
-        },
+        (None, None) => {
+            warnings.push(match src.modified_unix_ns {
+                Some(m) => format!(
+                    "the source does not say when it ran: its start is unknown (the file was last modified {}, which may be when it was written, copied or unpacked)",
+                    crate::units::fmt_unix_utc(m)
+                ),
+                None => "the source does not say when it ran: its start is unknown".into(),
+            });
+            (0, None)
+        }
     }
 }
 
@@ -407,8 +410,16 @@ mod tests {
         assert_eq!(rec.overall.samples, 500);
         assert_eq!(rec.overall.max_ns, Some(40_000));
         assert_eq!(rec.overall.p99_ns, None);
-        assert_eq!(rec.ended_at_unix_ns, Some(2_000_000_000_000));
-        assert_eq!(rec.started_at_unix_ns, 1_999_000_000_000);
+        // No date in the source: the start is unknown, the file's
+        // modification time only named (it was taken as the run's end).
+        assert_eq!(rec.ended_at_unix_ns, None);
+        assert_eq!(rec.started_at_unix_ns, 0);
+        assert!(
+            rec.warnings.iter().any(|w| w
+                == "the source does not say when it ran: its start is unknown (the file was last modified 1970-01-01 00:33:20 UTC, which may be when it was written, copied or unpacked)"),
+            "{:?}",
+            rec.warnings
+        );
         assert_eq!(rec.source.kind, "imported");
         assert!(rec.warnings.iter().any(|w| w.contains("no histogram")));
         assert_eq!(rec.run_uuid, content_uuid("test", "x"));

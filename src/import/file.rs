@@ -35,6 +35,11 @@ pub fn read_file(
     max_bytes: u64,
 ) -> Result<Vec<RunRecord>, ReadFileError> {
     let mut recs = read_bytes(path, forced, options, max_bytes)?;
+    if let Some(host) = &options.host {
+        for rec in &mut recs {
+            super::give_host(rec, host);
+        }
+    }
     if let Some(given) = options.interval {
         for rec in &mut recs {
             super::give_interval(rec, given).map_err(|e| ReadFileError::Refused {
@@ -115,29 +120,48 @@ pub enum Stored {
     Repeated,
 }
 
+/// What [`save`] would make of each record: a content already in
+/// `store` (by its run uuid, derived from the content alone) is
+/// `Known`, one repeated in `records` `Repeated`, any other `New(0)`.
+/// `store` is `None` where no store exists yet. `import --dry-run` says
+/// this, so that it and the import agree.
+pub fn plan(
+    store: Option<&Store>,
+    records: &[(PathBuf, RunRecord)],
+) -> Result<Vec<Stored>, StoreError> {
+    let mut out = Vec::with_capacity(records.len());
+    let mut seen = std::collections::BTreeSet::new();
+    for (_, rec) in records {
+        let known = match store {
+            Some(s) => s.find_uuid(&rec.run_uuid)?,
+            None => None,
+        };
+        out.push(match known {
+            Some(id) => Stored::Known(id),
+            None if !seen.insert(rec.run_uuid.clone()) => Stored::Repeated,
+            None => Stored::New(0),
+        });
+    }
+    Ok(out)
+}
+
 /// Store `records` (one transaction), skipping contents already stored
-/// or repeated; what became of each, in order. A content another writer
-/// stores meanwhile is `Known`, as if it had been there first
-/// ([`Store::insert_all_unless_raced`]).
+/// or repeated ([`plan`]); what became of each, in order. A content
+/// another writer stores meanwhile is `Known`, as if it had been there
+/// first ([`Store::insert_all_unless_raced`]).
 pub fn save(
     store: &mut Store,
     records: &[(PathBuf, RunRecord)],
 ) -> Result<Vec<Stored>, StoreError> {
     // Each lost race makes one more uuid known: at most one try per record.
     loop {
-        let mut out = Vec::with_capacity(records.len());
-        let mut seen = std::collections::BTreeSet::new();
-        let mut fresh = Vec::new();
-        for (_, rec) in records {
-            if let Some(id) = store.find_uuid(&rec.run_uuid)? {
-                out.push(Stored::Known(id));
-            } else if !seen.insert(rec.run_uuid.clone()) {
-                out.push(Stored::Repeated);
-            } else {
-                out.push(Stored::New(0));
-                fresh.push(rec.clone());
-            }
-        }
+        let mut out = plan(Some(store), records)?;
+        let fresh: Vec<RunRecord> = records
+            .iter()
+            .zip(&out)
+            .filter(|(_, s)| matches!(s, Stored::New(_)))
+            .map(|((_, rec), _)| rec.clone())
+            .collect();
         let Some(ids) = store.insert_all_unless_raced(&fresh)? else {
             continue;
         };
@@ -149,4 +173,58 @@ pub fn save(
         }
         return Ok(out);
     }
+}
+
+/// What the user gave for `new` (`--interval`/`--distance`, `--host`,
+/// `--label`, `--tag`) that `stored`, the run of the same content
+/// already in the store, does not hold: one phrase each ("its interval is
+/// unknown, not 1 ms"). The same content is never stored twice and a
+/// stored run is never rewritten, so these are not applied; empty when
+/// nothing differs.
+pub fn not_applied(stored: &RunRecord, new: &RunRecord) -> Vec<String> {
+    use crate::record::Unknowable;
+    let interval = |r: &RunRecord| {
+        if !r.knows(Unknowable::Interval) || r.options.interval_ns == 0 {
+            return "unknown".to_string();
+        }
+        let i = crate::units::fmt_duration(r.options.interval_ns);
+        match r.options.distance_ns {
+            0 => i,
+            d => format!("{i} (+{} a thread)", crate::units::fmt_duration(d)),
+        }
+    };
+    let mut out = Vec::new();
+    let (was, now) = (interval(stored), interval(new));
+    if was != now {
+        out.push(format!("its interval is {was}, not {now}"));
+    }
+    let host = |r: &RunRecord| crate::store::runs::host_name(&r.fingerprint.hostname).to_string();
+    if stored.fingerprint.hostname != new.fingerprint.hostname {
+        out.push(format!(
+            "its host is '{}', not '{}'",
+            host(stored),
+            host(new)
+        ));
+    }
+    let label = |r: &RunRecord| match &r.label {
+        Some(l) => format!("'{l}'"),
+        None => "none".into(),
+    };
+    if stored.label != new.label {
+        out.push(format!(
+            "its label is {}, not {}",
+            label(stored),
+            label(new)
+        ));
+    }
+    for (k, v) in &new.tags {
+        match stored.tags.get(k) {
+            Some(w) if w == v => {}
+            Some(w) => out.push(format!("its tag {k} is '{w}', not '{v}'")),
+            None => out.push(format!("it has no tag {k}={v}")),
+        }
+    }
+    out.into_iter()
+        .map(|s| crate::text::terminal::for_terminal(&s).into_owned())
+        .collect()
 }

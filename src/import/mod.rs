@@ -75,6 +75,9 @@ pub struct ImportOptions {
     pub lenient: bool,
     /// The period of a file that does not say it (`import --interval`).
     pub interval: Option<GivenInterval>,
+    /// The host the runs were measured on (`import --host`), recorded
+    /// as their host name.
+    pub host: Option<String>,
 }
 
 impl Default for ImportOptions {
@@ -83,7 +86,20 @@ impl Default for ImportOptions {
             summary_unit_ns: 1000,
             lenient: false,
             interval: None,
+            host: None,
         }
+    }
+}
+
+/// Record `host` (`import --host`) as the host `rec` was measured on:
+/// the name `runs --host` and the boards find it by. A file that named
+/// another host keeps that name in a warning.
+pub fn give_host(rec: &mut RunRecord, host: &str) {
+    let said = std::mem::replace(&mut rec.fingerprint.hostname, host.to_string());
+    if !said.is_empty() && said != host {
+        rec.warnings.push(format!(
+            "the file says it ran on host '{said}': recorded as host '{host}' (--host)"
+        ));
     }
 }
 

@@ -482,6 +482,28 @@ mod tests {
         assert!(r.threads[0].stats.p99_ns.is_some());
     }
 
+    /// EVL's latmus prints no histogram: its 5 000 samples and their
+    /// extremes are judged against its 1 ms period (they were "not
+    /// judged: no samples").
+    #[test]
+    fn a_latmus_output_without_histogram_is_judged_against_its_period() {
+        let r = read(include_str!("../../tests/fixtures/import/evl-latmus.txt")).unwrap();
+        assert_eq!(r.overall.samples, 5000);
+        assert_eq!(r.deadline_ns(), Some(1_000_000));
+        assert_eq!(
+            crate::report::verdict::deadline_status(&r),
+            "met (the period, 1 ms): no period later"
+        );
+        let v = crate::report::verdict::verdict(&r);
+        assert!(
+            v.headline.starts_with(
+                "Deadline met: none of the 5\u{202f}000 periods woke later than the deadline (the period, 1 ms)"
+            ),
+            "{}",
+            v.headline
+        );
+    }
+
     #[test]
     fn malformed_lines_are_named() {
         let e = read(&OUT.replace("|      7.724|", "|      7.7x4|")).unwrap_err();

@@ -730,11 +730,12 @@ pub mod parse {
         parse_cpu_list(s)
     }
 
-    /// `--host`: a non-empty name without control characters, at most
+    /// `--host` (of `measure`, `import`, `monitor`, `characterize`): a
+    /// text a record keeps (`record::is_kept_text`), not empty, at most
     /// 255 bytes.
     pub fn host(s: &str) -> Result<String, ValueError> {
         let t = s.trim();
-        if t.is_empty() || t.len() > 255 || t.chars().any(char::is_control) {
+        if t.is_empty() || t.len() > 255 || !crate::record::is_kept_text(t) {
             return Err(ValueError::HostName(s.to_string()));
         }
         Ok(t.to_string())

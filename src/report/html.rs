@@ -670,8 +670,14 @@ fn facts(r: &NamedRun) -> Vec<Pair> {
         pair("reference", r.reference.clone()),
         pair("run id", rec.run_uuid.clone()),
         // The machine measured: a board's name for a run made with --on.
-        pair("host", or_dash(&rec.fingerprint.hostname)),
-        pair("started", fmt_unix_utc(rec.started_at_unix_ns)),
+        pair(
+            "host",
+            crate::store::runs::host_name(&rec.fingerprint.hostname),
+        ),
+        pair(
+            "started",
+            crate::units::fmt_start_utc(rec.started_at_unix_ns),
+        ),
         pair(
             "duration",
             known(rec, Unknowable::Duration, || {
@@ -1335,7 +1341,7 @@ pub fn render_with(
             format!(
                 "{} ({}, {})",
                 r.name,
-                fmt_unix_utc(r.record.started_at_unix_ns),
+                crate::units::fmt_start_utc(r.record.started_at_unix_ns),
                 known(&r.record, Unknowable::Duration, || {
                     format!(
                         "{}",

@@ -208,9 +208,10 @@ fn show_facts(id: i64, row: &RunRow, rec: &RunRecord) -> Vec<(&'static str, Stri
         let tags: Vec<String> = rec.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         facts.push(("tags", tags.join(", ")));
     }
-    if rec.started_at_unix_ns > 0 {
-        facts.push(("started", fmt_unix_utc(rec.started_at_unix_ns)));
-    }
+    facts.push((
+        "started",
+        crate::units::fmt_start_utc(rec.started_at_unix_ns),
+    ));
     let duration = if rec.duration_ns > 0 {
         crate::units::fmt_run_length(rec.duration_ns)
     } else {

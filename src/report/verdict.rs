@@ -1033,6 +1033,43 @@ mod tests {
         );
     }
 
+    /// A source that counted its samples and kept their extremes but no
+    /// histogram (status lines, Xenomai's latency without -h) is judged
+    /// by them: met when the max is within the deadline, else the max's
+    /// period is late and every other but the min's may be; all are late
+    /// when the min is. Without a sample count it stays unjudged.
+    #[test]
+    fn a_run_without_histogram_is_judged_by_its_extremes() {
+        let mut run = synthetic(&[vec![5_000, 6_000, 14_000, 7_000]]);
+        run.threads[0].histogram.buckets.clear();
+        run.threads[0].histogram.resolution_ns = 1_000;
+        run.overall.samples = 4;
+        let met = Check::of(&run);
+        assert_eq!(met.outcome(), Outcome::Met);
+        assert_eq!(
+            beyond(&run, 1_000_000).map(|b| (b.certain, b.at_most, b.samples)),
+            Some((0, 0, 4))
+        );
+        assert_eq!(met.status(), "met (the period, 1 ms): no period later");
+        assert!(
+            verdict(&run)
+                .headline
+                .starts_with("Deadline met: none of the 4 periods woke later"),
+            "{}",
+            verdict(&run).headline
+        );
+        let late = |d| beyond(&run, d).map(|b| (b.certain, b.at_most, b.samples));
+        // The max (14 µs) beyond 10 µs, the min (5 µs) within.
+        assert_eq!(late(10_000), Some((1, 3, 4)));
+        // The min beyond: every period.
+        assert_eq!(late(4_000), Some((4, 4, 4)));
+        // The max within the deadline but its 1 µs unit not: possible.
+        assert_eq!(late(14_500), Some((0, 3, 4)));
+        run.source.kind = SourceKind::Imported.into();
+        run.source.unknown.push(Unknowable::Count);
+        assert_eq!(Check::of(&run).outcome(), Outcome::Unknown);
+    }
+
     /// A bucket that holds values on both sides of the deadline counts
     /// as "N to M"; a source's resolution can make a miss only possible.
     #[test]

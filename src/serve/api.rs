@@ -25,14 +25,17 @@ use std::sync::Arc;
 pub struct RunJson {
     #[serde(flatten)]
     pub row: RunRow,
-    pub started_at: String,
+    /// `null` when the start is unknown (`started_at_unix_ns` 0: an
+    /// import whose source did not say when it ran).
+    pub started_at: Option<String>,
 }
 
 impl From<&RunRow> for RunJson {
     fn from(r: &RunRow) -> RunJson {
         RunJson {
             row: r.clone(),
-            started_at: crate::units::fmt_rfc3339(r.started_at_unix_ns),
+            started_at: (r.started_at_unix_ns > 0)
+                .then(|| crate::units::fmt_rfc3339(r.started_at_unix_ns)),
         }
     }
 }
@@ -204,4 +207,29 @@ pub async fn study(State(app): State<Arc<App>>, Path(name): Path<String>) -> Res
         })
         .await,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose start is unknown (an import of a file without a date)
+    /// has `started_at: null`, never 1970; a known one its RFC 3339 time.
+    #[test]
+    fn an_unknown_start_is_null() {
+        let t = crate::store::test_util::TempStore::new("api-start");
+        let mut s = crate::store::Store::open(&t.db()).unwrap();
+        let mut a = crate::record::synthetic(&[vec![20_000]]);
+        a.started_at_unix_ns = 0;
+        a.ended_at_unix_ns = None;
+        s.insert(&a).unwrap();
+        let row = s.list().unwrap().remove(0);
+        let v = serde_json::to_value(RunJson::from(&row)).unwrap();
+        assert_eq!(v["started_at"], serde_json::Value::Null);
+        assert_eq!(v["started_at_unix_ns"], 0);
+        let mut known = row.clone();
+        known.started_at_unix_ns = 1_700_000_000_000_000_000;
+        let v = serde_json::to_value(RunJson::from(&known)).unwrap();
+        assert_eq!(v["started_at"], "2023-11-14T22:13:20Z");
+    }
 }

@@ -13,6 +13,7 @@ use crate::kinds::SourceKind;
 use crate::record::{Quantity, RunRecord};
 use crate::report::verdict::{self, Check, Outcome};
 use crate::report::{NamedRun, html, name_runs, stored};
+use crate::store::runs::{host_name, is_of_host};
 use crate::store::{HostCache, RunFilter, RunRow, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -292,7 +293,9 @@ pub struct Board {
 }
 
 /// Every host of the store with its newest latency run (by start), hosts
-/// in name order; characterizations are left out.
+/// in name order, each by the name that finds it ([`host_name`]: the
+/// runs of an unknown host are the board `unknown`); characterizations
+/// are left out.
 pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
     let mut rows: Vec<RunRow> = s
         .list_filtered_with(&RunFilter::default(), &Hosts)?
@@ -303,7 +306,7 @@ pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
     let mut hosts: std::collections::BTreeMap<String, (usize, RunRow)> = Default::default();
     for r in rows {
         hosts
-            .entry(r.host.clone())
+            .entry(host_name(&r.host).to_string())
             .and_modify(|(n, _)| *n += 1)
             .or_insert((1, r));
     }
@@ -323,7 +326,7 @@ pub fn boards(s: &Store) -> Result<Vec<Board>, Failure> {
 
 fn monitors_of(all: &[crate::store::windows::MonitorRow], host: &str) -> Vec<String> {
     all.iter()
-        .filter(|m| m.host == host)
+        .filter(|m| is_of_host(&m.host, host))
         .map(|m| m.monitor.clone())
         .collect()
 }
@@ -519,7 +522,7 @@ pub fn board(s: &Store, host: &str, page: bool) -> Result<Option<BoardHistory>, 
     let mut rows: Vec<RunRow> = s
         .list_filtered_with(&RunFilter::default(), &Hosts)?
         .into_iter()
-        .filter(|r| r.host == host && !is_characterization(r))
+        .filter(|r| is_of_host(&r.host, host) && !is_characterization(r))
         .collect();
     if rows.is_empty() {
         return Ok(None);
@@ -604,5 +607,59 @@ mod tests {
         assert_eq!(judged(&s, &later).unwrap().1.1, Outcome::Missed);
         let listed = listed(&s, row(missed), true).unwrap();
         assert_eq!(listed.verdict.unwrap().1, Outcome::Missed);
+    }
+
+    /// A run whose host is unknown (an import without --host of a file
+    /// that names none) is the board `unknown`: /boards lists it by that
+    /// name, links to /boards/unknown, which finds it, and so does the
+    /// list's host=unknown; a host really named so is the same board.
+    #[test]
+    fn the_runs_of_an_unknown_host_are_the_board_unknown() {
+        let t = TempStore::new("serve-unknown-host");
+        let mut s = Store::open(&t.db()).unwrap();
+        let mut a = synthetic(&[vec![20_000]]);
+        a.run_uuid = "b0a4d000000000000000000000000001".into();
+        a.fingerprint.hostname = String::new();
+        let mut b = synthetic(&[vec![20_000]]);
+        b.run_uuid = "b0a4d000000000000000000000000002".into();
+        b.fingerprint.hostname = "pi".into();
+        let mut c = synthetic(&[vec![20_000]]);
+        c.run_uuid = "b0a4d000000000000000000000000003".into();
+        c.fingerprint.hostname = "unknown".into();
+        let ia = s.insert(&a).unwrap();
+        let ib = s.insert(&b).unwrap();
+        let ic = s.insert(&c).unwrap();
+        let boards = boards(&s).unwrap();
+        let names: Vec<(&str, usize)> = boards.iter().map(|b| (b.host.as_str(), b.runs)).collect();
+        assert_eq!(names, [("pi", 1), ("unknown", 2)]);
+        assert_eq!(
+            super::super::pages::board_href(&boards[1].host),
+            "/boards/unknown"
+        );
+        let ids = |host: &str| -> Vec<i64> {
+            let mut ids: Vec<i64> = board(&s, host, false)
+                .unwrap()
+                .map(|b| b.runs.iter().map(|l| l.row.id).collect())
+                .unwrap_or_default();
+            ids.sort();
+            ids
+        };
+        assert_eq!(ids("unknown"), [ia, ic]);
+        assert_eq!(ids("pi"), [ib]);
+        assert!(ids("").is_empty(), "an unknown host is named, not empty");
+        let f = RunFilter {
+            host: Some("unknown".into()),
+            ..Default::default()
+        };
+        let listed: Vec<i64> = s.list_filtered(&f).unwrap().iter().map(|r| r.id).collect();
+        assert_eq!(listed, [ia, ic]);
+        assert_eq!(
+            s.list_host("unknown")
+                .unwrap()
+                .iter()
+                .map(|r| r.id)
+                .collect::<Vec<_>>(),
+            [ia, ic]
+        );
     }
 }

@@ -162,7 +162,8 @@ pub struct RunRow {
     pub fingerprint_hash: String,
     pub saved_at_unix_ns: u64,
     /// The host the run was measured on (its fingerprint's hostname, or
-    /// what `measure --host` recorded); empty when unknown.
+    /// what `measure --host` or `import --host` recorded); empty when
+    /// unknown, listed and selected as [`UNKNOWN_HOST`] ([`host_name`]).
     pub host: String,
 }
 
@@ -212,6 +213,29 @@ fn state_of(status: &str, owner: Option<&Owner>) -> RunState {
         Some(s) => s,
         None => RunState::Interrupted,
     }
+}
+
+/// The name a run whose host is unknown (its record holds no host name:
+/// an import of a file that does not say it, without `import --host`)
+/// is listed and selected by: `runs --host unknown`, `/boards/unknown`.
+/// A host really named so is one board with them.
+pub const UNKNOWN_HOST: &str = "unknown";
+
+/// The name a run whose record holds the host `recorded` (empty when
+/// unknown) is listed and selected by: [`UNKNOWN_HOST`] for an unknown
+/// one. The one rule of every host list and lookup.
+pub fn host_name(recorded: &str) -> &str {
+    if recorded.is_empty() {
+        UNKNOWN_HOST
+    } else {
+        recorded
+    }
+}
+
+/// Whether a run whose record holds the host `recorded` is one of the
+/// host `name` (as `--host`, a `host=` filter or `/boards/NAME` give it).
+pub fn is_of_host(recorded: &str, name: &str) -> bool {
+    host_name(recorded) == name
 }
 
 /// The host in a stored head (`fingerprint.hostname`), read without
@@ -394,7 +418,7 @@ impl RunFilter {
             && self
                 .origin
                 .is_none_or(|o| Origin::of(&r.source_kind) == Some(o))
-            && self.host.as_deref().is_none_or(|h| h == r.host)
+            && self.host.as_deref().is_none_or(|h| is_of_host(&r.host, h))
             && self
                 .kernel
                 .as_deref()
@@ -454,7 +478,7 @@ impl Store {
         Ok(self
             .list()?
             .into_iter()
-            .filter(|r| r.host == host)
+            .filter(|r| is_of_host(&r.host, host))
             .collect())
     }
 

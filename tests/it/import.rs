@@ -1063,3 +1063,132 @@ fn a_min_above_every_bucket_is_repaired_and_reported() {
         assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     }
 }
+
+/// `import --host NAME` records the board the runs were measured on, so
+/// `runs --host NAME` finds them (it was refused); a run whose host is
+/// unknown (the file names none, no --host) is found as `unknown`, the
+/// name every list shows for it; a file that names another host keeps
+/// that name in a note; a name a record cannot keep is refused.
+#[test]
+fn an_import_is_given_a_host_and_an_unknown_one_is_found_as_unknown() {
+    let dir = TempDir::new("import-host");
+    let evl = fixture("evl-latmus.txt");
+    let o = import(&dir, &["--host", "pi", evl.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert_eq!(export(&dir, "1").fingerprint.hostname, "pi");
+    let listed = stdout(&rt(&dir, &["runs", "--host", "pi"], 0));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+
+    let xeno = fixture("xenomai-latency.txt");
+    assert_code(&import(&dir, &[xeno.to_str().unwrap()]), 0);
+    assert_eq!(export(&dir, "2").fingerprint.hostname, "");
+    let listed = stdout(&rt(&dir, &["runs", "--host", "unknown"], 0));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(
+        listed
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim_start()
+            .starts_with("2 ")
+    );
+
+    // The JSON says it ran on rpi4.
+    let json = fixture("cyclictest-2.x-ns.json");
+    let o = import(&dir, &["--host", "board-7", json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("the file says it ran on host 'rpi4': recorded as host 'board-7'"),
+        "{}",
+        stdout(&o)
+    );
+
+    for bad in ["", "a\tb", &"x".repeat(300)] {
+        let o = import(&dir, &["--host", bad, xeno.to_str().unwrap()]);
+        assert_code(&o, 2);
+    }
+    assert_eq!(count_runs(&dir), 3);
+}
+
+/// A file whose content is stored already is skipped, and `--dry-run`
+/// says so too (it said "would import"); what this import gives that the
+/// stored run does not hold (another --interval, --host) is said on
+/// stderr with the way to apply it, in both.
+#[test]
+fn a_reimport_is_skipped_as_the_dry_run_says_and_what_differs_is_said() {
+    let dir = TempDir::new("import-again");
+    let hist = fixture("cyclictest-2.7-hist.txt");
+    let h = hist.to_str().unwrap();
+    let o = import(&dir, &["--dry-run", h, h]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).starts_with("would import "), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(": same content as a file above"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!db(&dir).exists(), "a dry run makes no store");
+    assert_code(&import(&dir, &[h]), 0);
+    for dry in [true, false] {
+        let mut args = vec!["--interval", "1ms", "--host", "pi", h];
+        if dry {
+            args.insert(0, "--dry-run");
+        }
+        let o = import(&dir, &args);
+        assert_code(&o, 0);
+        let verb = if dry { "would skip" } else { "skipped" };
+        assert_eq!(
+            stdout(&o).trim(),
+            format!("{verb} {h}: already stored as run 1 (same content)")
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains("is not imported again: run 1 holds its content, and its interval is unknown, not 1ms, its host is 'unknown', not 'pi'"),
+            "{err}"
+        );
+        assert!(
+            err.contains("rtscope runs rm 1, then import it again"),
+            "{err}"
+        );
+    }
+    // The same again: nothing differs, nothing on stderr.
+    let o = import(&dir, &["--dry-run", h]);
+    assert!(stdout(&o).starts_with("would skip "), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(count_runs(&dir), 1);
+}
+
+/// A file that does not say when its run ran has an unknown start: the
+/// list, `runs show` and the report say "unknown", and the file's
+/// modification time is only named in a note (it was shown as the run's
+/// start).
+#[test]
+fn an_import_without_a_date_has_an_unknown_start() {
+    let dir = TempDir::new("import-undated");
+    let hist = fixture("cyclictest-2.7-hist.txt");
+    let o = import(&dir, &[hist.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("note: the source does not say when it ran: its start is unknown (the file was last modified "),
+        "{}",
+        stdout(&o)
+    );
+    let rec = export(&dir, "1");
+    assert_eq!(rec.started_at_unix_ns, 0);
+    assert_eq!(rec.ended_at_unix_ns, None);
+    let list = stdout(&rt(&dir, &["runs"], 0));
+    let row = list.lines().nth(1).unwrap();
+    assert!(row.contains("imported  unknown"), "{list}");
+    let show = stdout(&rt(&dir, &["runs", "show", "1"], 0));
+    assert!(show.contains("started:     unknown"), "{show}");
+    let html = dir.join("r.html");
+    rt(&dir, &["report", "1", "-o", html.to_str().unwrap()], 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("1970-01-01"), "the report shows 1970");
+    assert!(page.contains("<dt>started</dt><dd>unknown</dd>"));
+    // Its host too, by the name that finds it (runs --host unknown).
+    assert!(
+        page.contains("<dt>host</dt><dd>unknown</dd>"),
+        "the host shown as -"
+    );
+}

@@ -7,8 +7,12 @@
 //! an import's overflows (samples its source counted beyond its histogram
 //! without their values, recorded at the histogram's end): each lies
 //! between that end and the thread's maximum, so against a deadline in
-//! that range it may or may not be late. A run whose deadline is unknown
-//! (an import without its interval) says so.
+//! that range it may or may not be late. A thread whose source counted
+//! its samples and kept their extremes but no histogram (cyclictest's
+//! status lines, Xenomai's or EVL's latency without `-h`) is judged by
+//! its extremes: met when its max is within the deadline, else a range.
+//! A run whose deadline is unknown (an import without its interval) says
+//! so.
 //!
 //! The deadline count is not the missed-period count: a missed period
 //! (the engine's `extra`) is a period whose start had already passed when
@@ -91,8 +95,9 @@ pub fn beyond(run: &RunRecord, deadline_ns: u64) -> Option<Beyond> {
         samples: 0,
         unknown: 0,
     };
+    let counted = run.knows(Unknowable::Count);
     for t in &run.threads {
-        let t = beyond_thread(t, deadline_ns)?;
+        let t = beyond_thread(t, deadline_ns, counted)?;
         b.certain += t.certain;
         b.at_most += t.at_most;
         b.samples += t.samples;
@@ -106,11 +111,16 @@ pub fn beyond(run: &RunRecord, deadline_ns: u64) -> Option<Beyond> {
 /// it is. Its overflows but the largest (which is the maximum) are taken
 /// out of the bucket they were recorded in and counted apart: certain
 /// when the histogram's end is beyond `d`, else possible when the maximum
-/// is.
-fn beyond_thread(t: &ThreadRecord, d: u64) -> Option<Beyond> {
+/// is. A thread whose source counted its samples but kept no histogram
+/// is judged by its extremes ([`beyond_by_extremes`]); `counted`: the
+/// record knows its sample counts.
+fn beyond_thread(t: &ThreadRecord, d: u64, counted: bool) -> Option<Beyond> {
     let buckets = t.histogram.nonzero_buckets().ok()?;
     // A value v of the source stands for a latency in [v, v + resolution).
     let slack = t.histogram.resolution_ns.max(1) - 1;
+    if buckets.is_empty() && t.stats.samples > 0 {
+        return counted.then(|| beyond_by_extremes(t, d, slack)).flatten();
+    }
     let (mut over_left, over_from) = match t.stats.overflow {
         Some(o) if o.count > 1 => (o.count - 1, o.from_ns),
         _ => (0, 0),
@@ -161,6 +171,33 @@ fn beyond_thread(t: &ThreadRecord, d: u64) -> Option<Beyond> {
         _ => {}
     }
     Some(b)
+}
+
+/// One thread of a source that counted its samples and kept their
+/// extremes but no histogram (cyclictest's status lines, Xenomai's or
+/// EVL's latency without `-h`): a max within the deadline, none is
+/// beyond; a min beyond it, all are; else the max's period is, and every
+/// other may be but the min's (when the min is surely within). `None`
+/// without a max: nothing to judge by.
+fn beyond_by_extremes(t: &ThreadRecord, d: u64, slack: u64) -> Option<Beyond> {
+    let n = t.stats.samples;
+    let max = t.stats.max_ns?;
+    let surely_within = |v: u64| v.saturating_add(slack) <= d;
+    let (certain, at_most) = if surely_within(max) {
+        (0, 0)
+    } else if t.stats.min_ns.is_some_and(|m| m > d) {
+        (n, n)
+    } else {
+        let certain = u64::from(max > d);
+        let min_within = t.stats.min_ns.is_some_and(surely_within);
+        (certain, (n - u64::from(min_within && n > 1)).max(certain))
+    };
+    Some(Beyond {
+        certain,
+        at_most,
+        samples: n,
+        unknown: 0,
+    })
 }
 
 /// What the run says of its deadline.
