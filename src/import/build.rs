@@ -350,6 +350,19 @@ fn unknowns(run: &RunIn) -> Vec<Unknowable> {
 /// 12, so its middle (12 500 ns) stands for it (and the bucket maps back
 /// to row 12 when written as a cyclictest histogram again). Values of ns
 /// tools are recorded as they are.
+/// Count `n` samples at `v_ns` into `h`: the one way a reader adds a
+/// file's counts, refused when they add up past 2^64 (no tool counts that
+/// many; a file that says so is damaged), never an overflow.
+pub fn count_into(h: &mut Histogram, v_ns: u64, n: u64) -> Result<(), ImportError> {
+    if h.total().checked_add(n).is_none() {
+        return Err(ImportError::whole(format!(
+            "the histogram's counts add up past 2^64 samples (at {n} more): no tool counts that many, the file is damaged"
+        )));
+    }
+    h.record_n(v_ns, n);
+    Ok(())
+}
+
 pub fn bucket_ns(v: u64, unit: u64) -> u64 {
     v.saturating_mul(unit).saturating_add(unit / 2)
 }

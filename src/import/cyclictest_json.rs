@@ -409,7 +409,7 @@ impl Entry<'_> {
         buckets.sort_unstable();
         let mut h = Histogram::latency();
         for (b, c) in &buckets {
-            h.record_n(build::bucket_ns(*b, unit), *c);
+            build::count_into(&mut h, build::bucket_ns(*b, unit), *c)?;
         }
         let in_rows = h.total();
         if in_rows > cycles {
@@ -424,8 +424,8 @@ impl Entry<'_> {
             let limit = hist_rows
                 .map(|r| r.max(0) as u64)
                 .unwrap_or_else(|| buckets.last().map(|(b, _)| b + 1).unwrap_or(0));
-            h.record(build::bucket_ns(max.max(limit), unit));
-            h.record_n(build::bucket_ns(limit, unit), over - 1);
+            build::count_into(&mut h, build::bucket_ns(max.max(limit), unit), 1)?;
+            build::count_into(&mut h, build::bucket_ns(limit, unit), over - 1)?;
             overflow = Some((limit, over));
         }
         Ok((h, overflow))

@@ -407,10 +407,14 @@ impl Columns {
         let (mins, avgs, maxs) = (&self.mins, &self.avgs, &self.maxs);
         let mut h = Histogram::latency();
         for (b, c) in rows {
-            h.record_n(build::bucket_ns(*b, 1000), *c);
+            build::count_into(&mut h, build::bucket_ns(*b, 1000), *c)?;
         }
         let o = self.overflows[j];
-        let samples = h.total() + o;
+        let samples = h.total().checked_add(o).ok_or_else(|| {
+            ImportError::whole(format!(
+                "thread {j}: its rows and overflows add up past 2^64 samples: the file is damaged"
+            ))
+        })?;
         let mut t = ThreadIn::new(0);
         if samples > 0 {
             if let Some((lo, _)) = rows.first()
@@ -445,8 +449,8 @@ impl Columns {
                         ),
                     ));
                 }
-                h.record(build::bucket_ns(maxs[j], 1000));
-                h.record_n(build::bucket_ns(limit_us, 1000), o - 1);
+                build::count_into(&mut h, build::bucket_ns(maxs[j], 1000), 1)?;
+                build::count_into(&mut h, build::bucket_ns(limit_us, 1000), o - 1)?;
                 t.overflow = Some(Overflow {
                     count: o,
                     from_ns: limit_us.saturating_mul(1000),
@@ -535,6 +539,17 @@ mod tests {
         let h = t.histogram.to_histogram().unwrap();
         assert_eq!(h.count_above(100_000), 1);
         assert!(r.warnings.iter().any(|w| w.contains("lower bounds")));
+    }
+
+    #[test]
+    fn counts_past_2_64_are_refused_never_an_overflow() {
+        let big = u64::MAX / 2 + 1;
+        let rows = format!("# Histogram\n000001 {big}\n000002 {big}\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00002\n# Histogram Overflows: 00000\n");
+        let e = read(&rows).unwrap_err();
+        assert!(e.message.contains("past 2^64"), "{e}");
+        let over = format!("# Histogram\n000001 {}\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00009\n# Histogram Overflows: 00002\n", u64::MAX - 1);
+        let e = read(&over).unwrap_err();
+        assert!(e.message.contains("past 2^64"), "{e}");
     }
 
     #[test]

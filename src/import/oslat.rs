@@ -90,7 +90,7 @@ struct Col {
 
 /// The thread of a column: buckets at N − 0.5 µs, the last (which holds
 /// the overflows) with its largest at the max.
-fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
+fn thread(c: &Col, warn_overflow: &mut bool) -> Result<ThreadIn, ImportError> {
     let mut h = Histogram::latency();
     let last = c.buckets.last().map(|b| b.0);
     let mut overflow = None;
@@ -98,8 +98,8 @@ fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
         let at = build::bucket_ns(label.saturating_sub(1), 1000);
         match (Some(label) == last, c.max) {
             (true, Some(max)) if max > label && n > 0 => {
-                h.record(build::bucket_ns(max - 1, 1000));
-                h.record_n(at, n - 1);
+                build::count_into(&mut h, build::bucket_ns(max - 1, 1000), 1)?;
+                build::count_into(&mut h, at, n - 1)?;
                 *warn_overflow |= n > 1;
                 // The bucket's gaps lie anywhere from its lower end to
                 // the max: their values are unknown.
@@ -108,7 +108,7 @@ fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
                     from_ns: label.saturating_sub(1).saturating_mul(1000),
                 });
             }
-            _ => h.record_n(at, n),
+            _ => build::count_into(&mut h, at, n)?,
         }
     }
     let mut t = ThreadIn::new(0);
@@ -119,7 +119,7 @@ fn thread(c: &Col, warn_overflow: &mut bool) -> ThreadIn {
     t.min_ns = c.min.map(|v| v.saturating_mul(1000));
     t.avg_ns = c.avg.map(|v| (v * 1e6).round() / 1e3);
     t.max_ns = c.max.map(|v| v.saturating_mul(1000));
-    t
+    Ok(t)
 }
 
 fn run_of(cols: &[Col], tool_version: Option<String>) -> Result<RunIn, ImportError> {
@@ -143,7 +143,7 @@ fn run_of(cols: &[Col], tool_version: Option<String>) -> Result<RunIn, ImportErr
     }
     let mut overflow = false;
     for c in cols {
-        run.threads.push(thread(c, &mut overflow));
+        run.threads.push(thread(c, &mut overflow)?);
     }
     run.duration_ns = cols
         .iter()

@@ -331,7 +331,7 @@ impl Table {
         let width = self.bucket.saturating_mul(self.unit_ns);
         let mut h = Histogram::latency();
         for (idx, n) in &c.rows {
-            h.record_n(build::bucket_ns(idx / self.bucket, width), *n);
+            build::count_into(&mut h, build::bucket_ns(idx / self.bucket, width), *n)?;
         }
         let over = c.over.unwrap_or(0);
         let max_ns = c.max.map(|m| m.saturating_mul(self.unit_ns));
@@ -342,8 +342,8 @@ impl Table {
             .saturating_mul(self.unit_ns);
         if over > 0 {
             let top = max_ns.unwrap_or(beyond).max(beyond);
-            h.record(top);
-            h.record_n(beyond, over - 1);
+            build::count_into(&mut h, top, 1)?;
+            build::count_into(&mut h, beyond, over - 1)?;
         }
         let stats = Stats {
             count: h.total(),

@@ -265,9 +265,12 @@ impl Lines {
         let from = f[1].split('-').next().map(str::trim).unwrap_or("");
         let bucket = int(no, l, from, "a histogram bucket")?;
         let count = int(no, l, f[2], "a histogram count")?;
-        self.hist
-            .get_or_insert_with(Histogram::latency)
-            .record_n(build::bucket_ns(bucket, 1000), count);
+        build::count_into(
+            self.hist.get_or_insert_with(Histogram::latency),
+            build::bucket_ns(bucket, 1000),
+            count,
+        )
+        .map_err(|e| ImportError::at(no, e.message))?;
         Ok(())
     }
 
