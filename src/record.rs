@@ -336,6 +336,22 @@ pub struct RunSource {
     pub unknown: Vec<Unknowable>,
 }
 
+impl RunSource {
+    /// Whether a run of this source recorded `what`, when the source
+    /// decides it: measured runs know everything, imports say what they
+    /// did not know (`unknown`). `None`: an import recorded before that
+    /// list existed, judged by its placeholders ([`RunRecord::knows`]).
+    pub fn recorded(&self, what: Unknowable) -> Option<bool> {
+        if !self.kind.is(crate::kinds::SourceKind::Imported) {
+            return Some(true);
+        }
+        if !self.unknown.is_empty() {
+            return Some(!self.unknown.contains(&what));
+        }
+        None
+    }
+}
+
 /// What an imported source may leave unsaid (cyclictest never counts
 /// missed periods; a histogram file may hold no interval or priority).
 #[derive(
@@ -1252,11 +1268,8 @@ impl RunRecord {
     /// judged by their placeholders (an interval or duration of 0, policy
     /// "unknown" and priority 0, a cyclictest format's missed periods).
     pub fn knows(&self, what: Unknowable) -> bool {
-        if !self.source.kind.is(crate::kinds::SourceKind::Imported) {
-            return true;
-        }
-        if !self.source.unknown.is_empty() {
-            return !self.source.unknown.contains(&what);
+        if let Some(known) = self.source.recorded(what) {
+            return known;
         }
         let cyclictest = self
             .source

@@ -745,6 +745,15 @@ fn quantiles_among_the_overflows_are_bounds_in_every_view() {
     assert_code(&o, 0);
     assert!(stdout(&o).contains("p99.99 ≥40.0us,"), "{}", stdout(&o));
     assert_code(&import(&dir, &[ps(&fixture("xenomai-latency.txt"))]), 0);
+    // `runs`: the p99.99 column.
+    let list = rt_db(&dir, &["runs"]);
+    assert_code(&list, 0);
+    let line = stdout(&list)
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .map(str::to_string)
+        .unwrap();
+    assert!(line.contains(" ≥40.0   19085.0"), "{}", stdout(&list));
     // `runs show`: the summary's p99, p99.9, p99.99 and max.
     let show = rt_db(&dir, &["runs", "show", "1"]);
     assert_code(&show, 0);
