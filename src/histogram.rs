@@ -350,7 +350,9 @@ impl Histogram {
 
 /// 1-based rank of quantile `q` among `total` samples.
 #[inline]
-fn rank_for(q: f64, total: u64) -> u64 {
+/// The rank (1-based, in ascending order) of the `q` quantile of `total`
+/// samples: the one rule of every quantile read from samples.
+pub fn rank_for(q: f64, total: u64) -> u64 {
     let r = (q * total as f64).ceil() as u64;
     r.clamp(1, total)
 }

@@ -31,6 +31,7 @@ pub mod report;
 pub mod rng;
 pub mod runref;
 pub mod serve;
+pub mod stated;
 pub mod store;
 pub mod study;
 pub mod sys;

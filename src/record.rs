@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod validate;
+pub use crate::stated::Stated;
 pub use validate::{TAG_KEY_MAX_BYTES, TEXT_MAX_BYTES, is_kept_text};
 
 /// Version of this record's layout.
@@ -335,6 +336,22 @@ pub struct RunSource {
     pub unknown: Vec<Unknowable>,
 }
 
+impl RunSource {
+    /// Whether a run of this source recorded `what`, when the source
+    /// decides it: measured runs know everything, imports say what they
+    /// did not know (`unknown`). `None`: an import recorded before that
+    /// list existed, judged by its placeholders ([`RunRecord::knows`]).
+    pub fn recorded(&self, what: Unknowable) -> Option<bool> {
+        if !self.kind.is(crate::kinds::SourceKind::Imported) {
+            return Some(true);
+        }
+        if !self.unknown.is_empty() {
+            return Some(!self.unknown.contains(&what));
+        }
+        None
+    }
+}
+
 /// What an imported source may leave unsaid (cyclictest never counts
 /// missed periods; a histogram file may hold no interval or priority).
 #[derive(
@@ -527,6 +544,16 @@ pub struct LatencyStats {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overflow: Option<Overflow>,
 }
+
+/// The quantiles a record keeps: name (as [`METRICS`] spells it), the key
+/// of its field (`p999` for `p999_ns`) and its fraction.
+pub const QUANTILES: [(&str, &str, f64); 5] = [
+    ("p50", "p50", 0.5),
+    ("p90", "p90", 0.9),
+    ("p99", "p99", 0.99),
+    ("p99.9", "p999", 0.999),
+    ("p99.99", "p9999", 0.9999),
+];
 
 /// Samples beyond a source's histogram, values unknown: each lies in
 /// `[from_ns, max_ns]` of its stats.
@@ -1110,7 +1137,10 @@ impl LatencyStats {
         validate::check_quantiles(self)
     }
 
-    /// Value of a named metric (`min`, `avg`, `p50` … `p99.99`, `max`), ns.
+    /// Value of a named metric (`min`, `avg`, `p50` … `p99.99`, `max`), ns,
+    /// as the record keeps it: a quantile in the overflow is the value the
+    /// histogram puts there, not a fact; a view states it through
+    /// [`LatencyStats::metric`].
     pub fn metric_ns(&self, name: &str) -> Option<f64> {
         Some(match name {
             "min" => self.min_ns? as f64,
@@ -1123,6 +1153,57 @@ impl LatencyStats {
             "max" => self.max_ns? as f64,
             _ => return None,
         })
+    }
+
+    /// The quantile `q` whose figure the record keeps as `value`, as the
+    /// samples allow it to be stated. The overflows are the largest
+    /// samples: when the quantile's rank ([`crate::histogram::rank_for`]
+    /// of `samples`) falls among them, its value is unknown and at least
+    /// the overflow's `from_ns` ([`Stated::AtLeast`]), except at the last
+    /// rank, the maximum, which the source gave exactly. The one rule of
+    /// a quantile in the overflow, for every view. (A bound does not need
+    /// `value`: a record whose quantile among the overflows was written
+    /// `null`, as `serve`'s JSON gives it, reads as the same bound.)
+    pub fn stated(&self, q: f64, value: Option<u64>) -> Option<Stated<u64>> {
+        let Some(o) = self.overflow.filter(|o| o.count > 0 && self.samples > 0) else {
+            return value.map(Stated::Exact);
+        };
+        let rank = crate::histogram::rank_for(q, self.samples);
+        if rank <= self.samples.saturating_sub(o.count) {
+            value.map(Stated::Exact)
+        } else if rank == self.samples
+            && let Some(max) = self.max_ns
+        {
+            Some(Stated::Exact(max))
+        } else {
+            Some(Stated::AtLeast(o.from_ns))
+        }
+    }
+
+    /// A named quantile (`p50` … `p99.99`, or its key `p999`), as the
+    /// samples allow it to be stated ([`LatencyStats::stated`]).
+    pub fn quantile(&self, name: &str) -> Option<Stated<u64>> {
+        let &(_, key, q) = QUANTILES
+            .iter()
+            .find(|(n, k, _)| *n == name || *k == name)?;
+        let value = match key {
+            "p50" => self.p50_ns,
+            "p90" => self.p90_ns,
+            "p99" => self.p99_ns,
+            "p999" => self.p999_ns,
+            _ => self.p9999_ns,
+        };
+        self.stated(q, value)
+    }
+
+    /// A named metric ([`METRICS`]), as the samples allow it to be
+    /// stated: a quantile in the overflow is a bound; min, avg and max
+    /// are exact.
+    pub fn metric(&self, name: &str) -> Option<Stated<f64>> {
+        match self.quantile(name) {
+            Some(q) => Some(q.map(|v| v as f64)),
+            None => self.metric_ns(name).map(Stated::Exact),
+        }
     }
 
     /// Combine per-thread stats (with their histograms) into one.
@@ -1187,11 +1268,8 @@ impl RunRecord {
     /// judged by their placeholders (an interval or duration of 0, policy
     /// "unknown" and priority 0, a cyclictest format's missed periods).
     pub fn knows(&self, what: Unknowable) -> bool {
-        if !self.source.kind.is(crate::kinds::SourceKind::Imported) {
-            return true;
-        }
-        if !self.source.unknown.is_empty() {
-            return !self.source.unknown.contains(&what);
+        if let Some(known) = self.source.recorded(what) {
+            return known;
         }
         let cyclictest = self
             .source
@@ -1529,6 +1607,59 @@ pub fn json_schema() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 54: cyclictest-old-hist.txt (20 000 periods, 40 overflows
+    /// from 40 µs, the largest 19 085 µs) and a run of 2 575 samples with
+    /// 44 overflows.
+    #[test]
+    fn a_quantile_among_the_overflows_is_a_lower_bound() {
+        let mut s = LatencyStats {
+            samples: 20_000,
+            p50_ns: Some(17_500),
+            p99_ns: Some(33_500),
+            p999_ns: Some(40_500),
+            p9999_ns: Some(40_500),
+            min_ns: Some(2_000),
+            max_ns: Some(19_085_000),
+            overflow: Some(Overflow {
+                count: 40,
+                from_ns: 40_000,
+            }),
+            ..Default::default()
+        };
+        assert_eq!(s.quantile("p50"), Some(Stated::Exact(17_500)));
+        // Rank 19 800 of 20 000: below the 40 overflows.
+        assert_eq!(s.quantile("p99"), Some(Stated::Exact(33_500)));
+        // Ranks 19 980 and 19 998: among them.
+        assert_eq!(s.quantile("p99.9"), Some(Stated::AtLeast(40_000)));
+        assert_eq!(s.quantile("p9999"), Some(Stated::AtLeast(40_000)));
+        assert_eq!(s.metric("p99.9"), Some(Stated::AtLeast(40_000.0)));
+        assert_eq!(s.metric("max"), Some(Stated::Exact(19_085_000.0)));
+        assert_eq!(s.quantile("p90"), None, "no figure stays no figure");
+        // A bound written null (serve's JSON) reads as the same bound.
+        let mut nulled = s.clone();
+        nulled.p999_ns = None;
+        assert_eq!(nulled.quantile("p99.9"), Some(Stated::AtLeast(40_000)));
+        // 2 575 samples, 44 overflows: p99 (rank 2 550) is a bound too.
+        s.samples = 2_575;
+        s.overflow = Some(Overflow {
+            count: 44,
+            from_ns: 50_000,
+        });
+        assert_eq!(s.quantile("p99"), Some(Stated::AtLeast(50_000)));
+        assert_eq!(s.quantile("p50"), Some(Stated::Exact(17_500)));
+        // The last rank is the maximum, which the source gave.
+        s.samples = 10;
+        s.overflow = Some(Overflow {
+            count: 2,
+            from_ns: 50_000,
+        });
+        assert_eq!(s.quantile("p99.99"), Some(Stated::Exact(19_085_000)));
+        assert_eq!(s.quantile("p50"), Some(Stated::Exact(17_500)));
+        // Without overflows every quantile is a figure.
+        s.overflow = None;
+        assert_eq!(s.quantile("p99.9"), Some(Stated::Exact(40_500)));
+    }
 
     #[test]
     fn combine_keeps_exact_extremes_and_weights_average() {

@@ -215,6 +215,19 @@ pub fn us_cell(ns: Option<u64>) -> String {
     ns.map(us1).unwrap_or_else(|| "-".into())
 }
 
+/// The sign in front of a figure that is only a lower bound
+/// ([`crate::stated::Stated::AtLeast`]), in every view.
+pub const AT_LEAST: &str = "≥";
+
+/// Like [`us_cell_f`] for a figure that may be a lower bound: `≥40.0`
+/// ([`AT_LEAST`]) when it is.
+pub fn us_cell_stated(v: Option<crate::stated::Stated<f64>>) -> String {
+    match v {
+        Some(crate::stated::Stated::AtLeast(ns)) => format!("{AT_LEAST}{}", us_cell_f(Some(ns))),
+        v => us_cell_f(v.map(|v| v.value())),
+    }
+}
+
 /// Like [`us_cell`] for a fractional value (averages).
 pub fn us_cell_f(ns: Option<f64>) -> String {
     ns.map(|v| format!("{:.1}", v / 1000.0))

@@ -59,9 +59,17 @@ fn percent(s: &str) -> Result<f64, String> {
 /// metric without a noise model, a run with fewer than 10 windows) is
 /// refused unless --raw says to gate on the figures alone.
 ///
+/// A quantile among an imported run's overflows (samples its source
+/// counted beyond its histogram, values unknown) is only a lower bound:
+/// it is shown as one (≥40.0) and never subtracted from another bound. A
+/// bound above the other run's figure is still worse (or better) by at
+/// least the gap; otherwise the order is unknown, and a gate it leaves
+/// undecided is refused, --raw or not.
+///
 /// Exit status: 0 done (gate passed), 1 the gate failed, 2 bad options,
 /// fewer than two runs, a run that cannot be loaded, runs of different
-/// quantities, or a gate whose noise cannot be judged without --raw.
+/// quantities, a gate whose noise cannot be judged without --raw, or a
+/// gate a lower bound leaves undecided.
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The runs: run record files (.json) or stored runs' ids. The first
@@ -157,7 +165,8 @@ pub fn run(args: &CompareArgs, db: Option<&std::path::Path>) -> Result<Exit> {
         }
     }
     let c = compare::compare_all(&runs, &args.metric).map_err(|e| anyhow!(e))?;
-    if args.fail_if_worse.is_some() {
+    if let Some(pct) = args.fail_if_worse {
+        c.check_gate_bounds(pct).map_err(|e| anyhow!(e))?;
         c.check_gate_noise(args.raw).map_err(|e| anyhow!(e))?;
     }
     let gates = args.fail_if_worse.map(|pct| (pct, c.gates(pct)));

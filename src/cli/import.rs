@@ -6,7 +6,7 @@
 use super::Exit;
 use crate::import::file::Stored;
 use crate::import::{self, ImportOptions};
-use crate::record::{Quantity, RunRecord, Unknowable};
+use crate::record::{Quantity, RunRecord, Stated, Unknowable};
 use crate::store::Store;
 use crate::units::fmt_us;
 use anyhow::Result;
@@ -130,7 +130,10 @@ fn describe(rec: &RunRecord) -> String {
         } else {
             "duration unknown".into()
         },
-        o(rec.overall.p9999_ns),
+        match rec.overall.quantile("p99.99") {
+            Some(Stated::AtLeast(ns)) => format!("{}{}", crate::units::AT_LEAST, fmt_us(ns)),
+            v => o(v.map(Stated::value)),
+        },
         o(rec.overall.max_ns)
     )
 }

@@ -61,7 +61,7 @@ fn parse_hist(src: &Source) -> Result<RunRecord, ImportError> {
     run.duration_ns = t.duration_ns;
     run.warnings = t.warnings();
     for c in &t.columns {
-        let (h, s) = t.histogram(c);
+        let (h, s) = t.histogram(c)?;
         let mut ti = ThreadIn::new(0);
         ti.cpu = Some(c.cpu);
         ti.samples = s.count;

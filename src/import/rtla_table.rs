@@ -327,7 +327,7 @@ impl Table {
     /// The histogram of column `c` (samples at their bucket's middle;
     /// overflows at the max, and the others at the first value beyond the
     /// rows: a lower bound), with its count, min, avg, max in ns.
-    pub fn histogram(&self, c: &Column) -> (Histogram, Stats) {
+    pub fn histogram(&self, c: &Column) -> Result<(Histogram, Stats), ImportError> {
         let width = self.bucket.saturating_mul(self.unit_ns);
         let mut h = Histogram::latency();
         for (idx, n) in &c.rows {
@@ -353,7 +353,7 @@ impl Table {
             overflows: over,
             overflow_from_ns: beyond,
         };
-        (h, stats)
+        Ok((h, stats))
     }
 
     /// Warnings every reader of this table gives.
@@ -440,7 +440,7 @@ max:         37       412
         assert_eq!((c1.kind.as_str(), c1.cpu), ("CPU", 1));
         assert_eq!(c1.rows, vec![(0, 434), (10, 88)]);
         assert_eq!((c1.over, c1.count, c1.max), (Some(1), Some(523), Some(412)));
-        let (h, s) = t.histogram(c1);
+        let (h, s) = t.histogram(c1).unwrap();
         assert_eq!(h.total(), 523);
         assert_eq!(s.max_ns, Some(412_000));
         assert_eq!(s.avg_ns, Some(3000.0));

@@ -89,8 +89,8 @@ fn parse_hist(src: &Source) -> Result<RunRecord, ImportError> {
     cpus.dedup();
     let per_cpu: Vec<(u32, Vec<Ctx>)> = cpus
         .iter()
-        .map(|&cpu| (cpu, hist_contexts(&t, cpu)))
-        .collect();
+        .map(|&cpu| Ok((cpu, hist_contexts(&t, cpu)?)))
+        .collect::<Result<_, ImportError>>()?;
     let mut run = RunIn::new("rtla-timerlat", "rtla timerlat hist", t.unit_ns);
     run.duration_ns = t.duration_ns;
     run.warnings = t.warnings();
@@ -98,12 +98,12 @@ fn parse_hist(src: &Source) -> Result<RunRecord, ImportError> {
 }
 
 /// CPU `cpu`'s columns that counted something, as contexts.
-fn hist_contexts(t: &Table, cpu: u32) -> Vec<Ctx> {
+fn hist_contexts(t: &Table, cpu: u32) -> Result<Vec<Ctx>, ImportError> {
     t.columns
         .iter()
         .filter(|c: &&Column| c.cpu == cpu && c.count != Some(0))
         .map(|c| {
-            let (h, s) = t.histogram(c);
+            let (h, s) = t.histogram(c)?;
             let stats = CtxStats {
                 count: s.count,
                 min_ns: s.min_ns,
@@ -114,7 +114,7 @@ fn hist_contexts(t: &Table, cpu: u32) -> Vec<Ctx> {
                     from_ns: s.overflow_from_ns,
                 }),
             };
-            (context_of(&c.kind), Some(h), stats)
+            Ok((context_of(&c.kind), Some(h), stats))
         })
         .collect()
 }

@@ -16,10 +16,10 @@ use super::fairness;
 use super::noise::{self, Judgement, RunWindows, Unknown, Verdict};
 use super::plot::data::thread_name;
 use super::{NamedRun, known};
-use crate::record::{LatencyStats, METRICS, Quantity, RunRecord, ThreadRecord};
+use crate::record::{LatencyStats, METRICS, Quantity, RunRecord, Stated, ThreadRecord};
 use crate::text::rank::{self, Rows};
 use crate::text::{for_terminal, for_terminal_lines};
-use crate::units::us_cell_f;
+use crate::units::{AT_LEAST, us_cell_f, us_cell_stated};
 use serde_json::{Value, json};
 use std::fmt::Write;
 use thiserror::Error;
@@ -52,6 +52,17 @@ pub enum CompareError {
          (the default), max, avg or min, or add --raw to gate on the figures alone"
     )]
     RawGate(String),
+    #[error(
+        "--fail-if-worse cannot judge {run} against {baseline}: {why}. The gate needs figures, \
+         not bounds: gate on a metric below the overflows (--metric p99 or max, or a lower \
+         quantile), or record the runs with a histogram long enough for their tail (cyclictest \
+         -h)"
+    )]
+    BoundGate {
+        baseline: String,
+        run: String,
+        why: String,
+    },
     #[error(
         "--fail-if-worse cannot judge {run} against {baseline}: the noise of the {metric} is \
          unknown ({why}). The gate fails only on a difference beyond the noise of the runs' \
@@ -103,8 +114,10 @@ pub struct Row {
     pub label: String,
     /// The CPU a per-CPU row is about (`None`: a thread row, or `all`).
     pub cpu: Option<u32>,
-    pub a_ns: Option<f64>,
-    pub b_ns: Option<f64>,
+    /// Each side's figure, or only a lower bound: a quantile among an
+    /// import's overflows ([`LatencyStats::metric`]).
+    pub a_ns: Option<Stated<f64>>,
+    pub b_ns: Option<Stated<f64>>,
     /// Whether the difference is beyond the noise (`None`: a side has no
     /// figure).
     pub noise: Option<Judgement>,
@@ -122,6 +135,8 @@ pub enum Judged {
     Unknown(String),
     /// A side has no figure.
     Missing,
+    /// A side is only a lower bound: what the bound tells, not the noise.
+    Bound(Bounded),
 }
 
 impl Judged {
@@ -133,15 +148,36 @@ impl Judged {
             Judged::Raw => "raw",
             Judged::Unknown(_) => "unknown",
             Judged::Missing => "missing",
+            Judged::Bound(_) => "bound",
         }
     }
 }
 
+/// What two figures say of B against A when a side is only a lower
+/// bound: a bound in B above A's figure is worse by at least the gap, a
+/// bound in A above B's figure better by at least the gap; otherwise
+/// (two bounds, or a bound below the other side's figure) the order is
+/// unknown. Two bounds are never subtracted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bounded {
+    /// B ≥ b > a: worse by at least `by_ns`, B/A at least `ratio`.
+    Worse {
+        by_ns: f64,
+        ratio: Option<f64>,
+    },
+    /// A ≥ a > b: better by at least `by_ns`, B/A at most `ratio`.
+    Better {
+        by_ns: f64,
+        ratio: Option<f64>,
+    },
+    Unknown,
+}
+
 impl Row {
-    /// B/A, when both exist and A is not zero.
+    /// B/A, when both are figures and A is not zero.
     pub fn ratio(&self) -> Option<f64> {
-        match (self.a_ns, self.b_ns) {
-            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+        match (self.a_ns?, self.b_ns?) {
+            (Stated::Exact(a), Stated::Exact(b)) if a > 0.0 => Some(b / a),
             _ => None,
         }
     }
@@ -151,9 +187,94 @@ impl Row {
         self.ratio().map(|r| (r - 1.0) * 100.0)
     }
 
-    /// B - A, ns.
+    /// B - A, ns, when both are figures.
     pub fn difference_ns(&self) -> Option<f64> {
-        Some(self.b_ns? - self.a_ns?)
+        Some(self.b_ns?.exact()? - self.a_ns?.exact()?)
+    }
+
+    /// What the sides say when one of them is only a lower bound
+    /// (`None`: a side has no figure, or both are figures).
+    pub fn bounded(&self) -> Option<Bounded> {
+        let (a, b) = (self.a_ns?, self.b_ns?);
+        let ratio = |a: f64, b: f64| (a > 0.0).then(|| b / a);
+        Some(match (a, b) {
+            (Stated::Exact(_), Stated::Exact(_)) => return None,
+            (Stated::Exact(a), Stated::AtLeast(b)) if b > a => Bounded::Worse {
+                by_ns: b - a,
+                ratio: ratio(a, b),
+            },
+            (Stated::AtLeast(a), Stated::Exact(b)) if a > b => Bounded::Better {
+                by_ns: a - b,
+                ratio: ratio(a, b),
+            },
+            _ => Bounded::Unknown,
+        })
+    }
+
+    /// The B/A and change cells: figures, a bound ("≥1.05", "≥+5.3%";
+    /// "≤0.95", "≤-5.0%"), or "unknown" when the bounds leave the order
+    /// open.
+    fn ratio_cells(&self) -> (String, String) {
+        let pct = |r: f64| (r - 1.0) * 100.0;
+        match self.bounded() {
+            None => (
+                self.ratio()
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "-".into()),
+                self.change_pct()
+                    .map(|c| format!("{c:+.1}%"))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            Some(Bounded::Worse { ratio, .. }) => match ratio {
+                Some(r) => (
+                    format!("{AT_LEAST}{r:.2}"),
+                    format!("{AT_LEAST}{:+.1}%", pct(r)),
+                ),
+                None => ("-".into(), "worse".into()),
+            },
+            Some(Bounded::Better { ratio, .. }) => match ratio {
+                Some(r) => (format!("≤{r:.2}"), format!("≤{:+.1}%", pct(r))),
+                None => ("-".into(), "better".into()),
+            },
+            Some(Bounded::Unknown) => ("unknown".into(), "unknown".into()),
+        }
+    }
+
+    /// The words of a row whose side is a lower bound: "B worse by at
+    /// least +2.0 us (B's p99.9 is a lower bound, ≥40.0 us, among its
+    /// overflows; A's 38.0 us)", or why no order can be said.
+    fn bound_words(&self, metric: &str, (a_tag, b_tag): Tags, unit: &str) -> Option<String> {
+        let bounded = self.bounded()?;
+        let side = |tag: &str, v: Stated<f64>| match v {
+            Stated::AtLeast(ns) => format!(
+                "{tag}'s {metric} is a lower bound, {AT_LEAST}{} {unit}, among its overflows",
+                us_cell_f(Some(ns))
+            ),
+            Stated::Exact(ns) => format!("{tag}'s is {} {unit}", us_cell_f(Some(ns))),
+        };
+        let (a, b) = (self.a_ns?, self.b_ns?);
+        let sides = if a.is_bound() && !b.is_bound() {
+            format!("{}; {}", side(a_tag, a), side(b_tag, b))
+        } else {
+            format!("{}; {}", side(b_tag, b), side(a_tag, a))
+        };
+        Some(match bounded {
+            Bounded::Worse { by_ns, .. } => format!(
+                "{b_tag} worse by at least +{} {unit} ({sides}; not judged against the noise)",
+                us_cell_f(Some(by_ns))
+            ),
+            Bounded::Better { by_ns, .. } => format!(
+                "{b_tag} better by at least -{} {unit} ({sides}; not judged against the noise)",
+                us_cell_f(Some(by_ns))
+            ),
+            Bounded::Unknown if a.is_bound() && b.is_bound() => format!(
+                "unknown: both are lower bounds ({AT_LEAST}{} {unit} and {AT_LEAST}{} {unit}, among \
+                 overflows), which say nothing of their difference",
+                us_cell_f(Some(a.value())),
+                us_cell_f(Some(b.value()))
+            ),
+            Bounded::Unknown => format!("unknown: which is larger is not known ({sides})"),
+        })
     }
 
     /// The figures the noise verdict judged (A, B), ns: the windows'
@@ -188,6 +309,9 @@ impl Row {
     }
 
     pub fn judged(&self) -> Judged {
+        if let Some(b) = self.bounded() {
+            return Judged::Bound(b);
+        }
         match self.noise.as_ref().map(|j| &j.verdict) {
             None => Judged::Missing,
             Some(Verdict::Within { .. }) => Judged::Within,
@@ -238,6 +362,9 @@ impl Row {
     /// p99's, the figure judged, and say so ("B worse by windows' mean p99
     /// +20.1 us").
     pub fn words(&self, metric: &str, b: &str) -> String {
+        if let Some(w) = self.bound_words(metric, ("A", b), "us") {
+            return w;
+        }
         let Some(j) = &self.noise else {
             return "no figure on one side".into();
         };
@@ -261,6 +388,9 @@ impl Row {
     /// µs)", "worse beyond noise (by +20.1 µs, noise ±5.0 µs)"; the
     /// figures judged, named when they are not the row's own (p99).
     pub fn mark(&self, metric: &str) -> String {
+        if let Some(w) = self.bound_words(metric, ("the first", "this run"), "µs") {
+            return w;
+        }
         let (by, noise) = self.amounts(metric, "µs");
         let noise = noise.map(|n| format!(", noise {n}")).unwrap_or_default();
         match self.judged() {
@@ -269,7 +399,7 @@ impl Row {
             Judged::Better => format!("better beyond noise (by {by}{noise})"),
             Judged::Raw => format!("judged raw ({by}; no noise model)"),
             Judged::Unknown(why) => format!("{by}, noise unknown ({why})"),
-            Judged::Missing => "no figure on one side".into(),
+            Judged::Missing | Judged::Bound(_) => "no figure on one side".into(),
         }
     }
 }
@@ -296,11 +426,11 @@ pub struct Gate {
     pub message: String,
 }
 
-fn metric_of(s: &LatencyStats, metric: &str) -> Option<f64> {
+fn metric_of(s: &LatencyStats, metric: &str) -> Option<Stated<f64>> {
     if s.samples == 0 {
         return None;
     }
-    s.metric_ns(metric)
+    s.metric(metric)
 }
 
 /// Threads are matched by CPU when each run has its threads on distinct
@@ -320,14 +450,15 @@ fn by_cpu(r: &RunRecord) -> bool {
 type Tags<'t> = (&'t str, &'t str);
 
 /// The noise judgement of one row: the figures and the threads' windows
-/// of each side.
+/// of each side; none when a side is only a bound (the row's words say
+/// what the bound tells, [`Row::bounded`]).
 fn judge<'t>(
     metric: &str,
     (na, nb): Tags<'t>,
-    (a_ns, ta): (&Option<f64>, impl Iterator<Item = &'t ThreadRecord>),
-    (b_ns, tb): (&Option<f64>, impl Iterator<Item = &'t ThreadRecord>),
+    (a_ns, ta): (&Option<Stated<f64>>, impl Iterator<Item = &'t ThreadRecord>),
+    (b_ns, tb): (&Option<Stated<f64>>, impl Iterator<Item = &'t ThreadRecord>),
 ) -> Option<Judgement> {
-    let (a_ns, b_ns) = ((*a_ns)?, (*b_ns)?);
+    let (a_ns, b_ns) = ((*a_ns)?.exact()?, (*b_ns)?.exact()?);
     let (a, b) = (RunWindows::of(na, ta), RunWindows::of(nb, tb));
     Some(noise::judge(metric, &a, &b, (a_ns, b_ns)))
 }
@@ -527,7 +658,8 @@ pub fn overall_marks(runs: &[NamedRun], metric: &str) -> Vec<Option<String>> {
             continue;
         }
         let row = overall_row(&first.record, &r.record, metric, ("first", "this"));
-        let marked = noise::has_model(metric) && row.noise.is_some();
+        // A lower bound is marked whatever the metric: what it tells.
+        let marked = row.bounded().is_some() || (noise::has_model(metric) && row.noise.is_some());
         out.push(marked.then(|| row.mark(metric)));
     }
     out
@@ -546,7 +678,11 @@ impl Comparison {
     /// the difference the noise verdict judged beside the figures.
     pub fn gate(&self, pct: f64) -> Gate {
         let all = self.overall();
-        let (a, b) = (all.a_ns.unwrap_or(0.0), all.b_ns.unwrap_or(0.0));
+        if all.bounded().is_some() {
+            return self.bound_gate(pct);
+        }
+        let value = |v: Option<Stated<f64>>| v.map_or(0.0, Stated::value);
+        let (a, b) = (value(all.a_ns), value(all.b_ns));
         let limit = a * (1.0 + pct / 100.0);
         let change = all
             .change_pct()
@@ -578,6 +714,71 @@ impl Comparison {
             limit / 1e3,
         );
         Gate { passed, message }
+    }
+
+    /// The gate when a side's overall figure is only a lower bound: it
+    /// fails when B's bound is above what A allows, and passes when B's
+    /// figure is within what A's bound allows (A is at least that); any
+    /// other case cannot be decided ([`Comparison::bound_gate_unknown`],
+    /// refused before gating: it reads "FAILED" here).
+    fn bound_gate(&self, pct: f64) -> Gate {
+        let all = self.overall();
+        let (b_tag, a_tag, m) = (&self.b_tag, &self.a_tag, &self.metric);
+        let text = |v: Option<Stated<f64>>| match v {
+            Some(Stated::AtLeast(ns)) => format!("{AT_LEAST}{:.1}us", ns / 1e3),
+            Some(Stated::Exact(ns)) => format!("{:.1}us", ns / 1e3),
+            None => "-".into(),
+        };
+        let head = format!(
+            "regression gate: {b_tag}'s overall {m} is {}, {a_tag}'s {} (allowed up to +{pct}%)",
+            text(all.b_ns),
+            text(all.a_ns)
+        );
+        let (passed, outcome) = match self.bound_gate_unknown(pct) {
+            Some(why) => (false, format!("FAILED (not decided: {why})")),
+            None if all.b_ns.is_some_and(Stated::is_bound) => (
+                false,
+                format!(
+                    "FAILED ({b_tag}'s lower bound alone is beyond what {a_tag}'s figure allows)"
+                ),
+            ),
+            None => (
+                true,
+                format!(
+                    "passed ({b_tag}'s figure is within what {a_tag}'s lower bound already allows)"
+                ),
+            ),
+        };
+        Gate {
+            passed,
+            message: format!("{head}: {outcome}"),
+        }
+    }
+
+    /// Why the gate at `pct` cannot be decided on this pair's overall
+    /// figures, when a side is only a lower bound (`None`: it can, or no
+    /// side is a bound).
+    pub fn bound_gate_unknown(&self, pct: f64) -> Option<String> {
+        let all = self.overall();
+        all.bounded()?;
+        let (a, b) = (all.a_ns?, all.b_ns?);
+        let allowed = |a: f64| a * (1.0 + pct / 100.0);
+        let (b_tag, a_tag, m) = (&self.b_tag, &self.a_tag, &self.metric);
+        match (a, b) {
+            (Stated::Exact(a), Stated::AtLeast(b)) if b > allowed(a) => None,
+            (Stated::AtLeast(a), Stated::Exact(b)) if b <= allowed(a) => None,
+            (Stated::AtLeast(_), Stated::AtLeast(_)) => Some(format!(
+                "both overall {m} figures are lower bounds among the runs' overflows"
+            )),
+            (Stated::AtLeast(_), _) => Some(format!(
+                "{a_tag}'s overall {m} is a lower bound among its overflows, and {b_tag}'s is \
+                 above what that bound allows"
+            )),
+            _ => Some(format!(
+                "{b_tag}'s overall {m} is a lower bound among its overflows, within what \
+                 {a_tag}'s figure allows: its true value may be above or below"
+            )),
+        }
     }
 
     /// The rows a table shows: every row, or above
@@ -682,16 +883,13 @@ impl Comparison {
             "change".into(),
         ]];
         for r in &shown {
+            let (ratio, change) = r.ratio_cells();
             table.push([
                 r.label.clone(),
-                us_cell_f(r.a_ns),
-                us_cell_f(r.b_ns),
-                r.ratio()
-                    .map(|x| format!("{x:.2}"))
-                    .unwrap_or_else(|| "-".into()),
-                r.change_pct()
-                    .map(|c| format!("{c:+.1}%"))
-                    .unwrap_or_else(|| "-".into()),
+                us_cell_stated(r.a_ns),
+                us_cell_stated(r.b_ns),
+                ratio,
+                change,
             ]);
         }
         let rows: Vec<Vec<String>> = table.iter().map(|r| r.to_vec()).collect();
@@ -812,6 +1010,22 @@ impl Comparisons {
         Ok(())
     }
 
+    /// A gate that a lower bound leaves undecided (a run's overall metric
+    /// among its overflows, [`Comparison::bound_gate_unknown`]) is refused,
+    /// `--raw` or not: a bound is not a figure.
+    pub fn check_gate_bounds(&self, pct: f64) -> Result<(), CompareError> {
+        for c in &self.pairs {
+            if let Some(why) = c.bound_gate_unknown(pct) {
+                return Err(CompareError::BoundGate {
+                    baseline: c.a_tag.clone(),
+                    run: c.b_tag.clone(),
+                    why,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// One gate per run against the baseline; the whole gate fails when
     /// any of them does.
     pub fn gates(&self, pct: f64) -> Vec<Gate> {
@@ -892,10 +1106,25 @@ impl Comparisons {
                 Some(Verdict::Unknown(why)) => (None, Some(why.to_string())),
                 None => (None, None),
             };
+            let exact = |v: Option<Stated<f64>>| v.and_then(Stated::exact);
+            let at_least = |v: Option<Stated<f64>>| v.filter(|v| v.is_bound()).map(Stated::value);
+            let bound = match r.bounded() {
+                Some(Bounded::Worse { by_ns, ratio }) => {
+                    json!({"order": "worse", "by_at_least_ns": by_ns, "ratio_at_least": ratio})
+                }
+                Some(Bounded::Better { by_ns, ratio }) => {
+                    json!({"order": "better", "by_at_least_ns": by_ns, "ratio_at_most": ratio})
+                }
+                Some(Bounded::Unknown) => json!({"order": "unknown"}),
+                None => Value::Null,
+            };
             json!({
                 "label": r.label,
-                "baseline_ns": r.a_ns,
-                "run_ns": r.b_ns,
+                "baseline_ns": exact(r.a_ns),
+                "run_ns": exact(r.b_ns),
+                "baseline_at_least_ns": at_least(r.a_ns),
+                "run_at_least_ns": at_least(r.b_ns),
+                "bound": bound,
                 "ratio": r.ratio(),
                 "change_pct": r.change_pct(),
                 "difference_ns": r.difference_ns(),
@@ -1099,6 +1328,95 @@ mod tests {
         let cf = compare(&f, &f, "max").unwrap();
         assert_eq!(cf.shown(Rows::Fit).0.len(), 17);
         assert!(cf.shown(Rows::Fit).1.is_empty());
+    }
+
+    /// A run whose 250 largest of 1 250 samples are overflows from
+    /// 50 µs (values unknown; the largest, 3 ms, the maximum).
+    fn overflowed() -> RunRecord {
+        let mut vals = vec![5_000; 1000];
+        vals.extend(vec![50_000; 249]);
+        vals.push(3_000_000);
+        let mut run = synthetic(&[vals]);
+        let o = crate::record::Overflow {
+            count: 250,
+            from_ns: 50_000,
+        };
+        run.threads[0].stats.overflow = Some(o);
+        run.overall.overflow = Some(o);
+        run
+    }
+
+    /// Issue 54: a quantile among the overflows is compared only as the
+    /// lower bound it is.
+    #[test]
+    fn lower_bounds_are_compared_as_bounds() {
+        let bound = named("o", overflowed());
+        let at = |ns: u64| named("x", synthetic(&[vec![ns; 1000]]));
+        // A 30 µs, B ≥ 50 µs: worse by at least 20 µs.
+        let c = compare(&at(30_000), &bound, "p99.9").unwrap();
+        let all = c.overall();
+        assert_eq!(all.b_ns, Some(Stated::AtLeast(50_000.0)));
+        assert_eq!(all.difference_ns(), None);
+        assert_eq!(all.ratio(), None);
+        assert!(matches!(all.bounded(), Some(Bounded::Worse { by_ns, .. }) if by_ns == 20_000.0));
+        let text = c.render(&at(30_000), &bound);
+        assert!(
+            text.contains("all    30.0  ≥50.0  ≥1.67  ≥+66.7%"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "B worse by at least +20.0 us (B's p99.9 is a lower bound, ≥50.0 us, among its \
+                 overflows; A's is 30.0 us; not judged against the noise)"
+            ),
+            "{text}"
+        );
+        assert_eq!(c.bound_gate_unknown(10.0), None);
+        let g = c.gate(10.0);
+        assert!(
+            !g.passed && g.message.contains("lower bound alone"),
+            "{}",
+            g.message
+        );
+        let v = Comparisons {
+            metric: c.metric.clone(),
+            pairs: vec![c.clone()],
+        }
+        .to_json(&[at(30_000), bound.clone()], None);
+        let row = &v["against_baseline"][0]["rows"][0];
+        assert_eq!(row["run_ns"], Value::Null);
+        assert_eq!(row["run_at_least_ns"], 50_000.0);
+        assert_eq!(row["difference_ns"], Value::Null);
+        assert_eq!(row["bound"]["order"], "worse");
+        assert_eq!(row["judged"], "bound");
+        // A ≥ 50 µs, B 30 µs: better by at least 20 µs; the gate passes.
+        let c = compare(&bound, &at(30_000), "p99.9").unwrap();
+        assert!(matches!(
+            c.overall().bounded(),
+            Some(Bounded::Better { .. })
+        ));
+        assert!(c.gate(10.0).passed, "{}", c.gate(10.0).message);
+        // A ≥ 50 µs, B 60 µs: unknown, and so is a gate at +10 %.
+        let c = compare(&bound, &at(60_000), "p99.9").unwrap();
+        assert_eq!(c.overall().bounded(), Some(Bounded::Unknown));
+        assert!(c.overall().ratio_cells().0 == "unknown");
+        assert!(c.bound_gate_unknown(10.0).is_some());
+        // Two bounds: never a difference. (p99.99 is the 1 250th of
+        // 1 250 samples: the maximum, a figure.)
+        let c = compare(&bound, &bound, "p99.99").unwrap();
+        assert_eq!(c.overall().bounded(), None);
+        // Two bounds: never a difference.
+        let c = compare(&bound, &bound, "p99.9").unwrap();
+        assert_eq!(c.overall().bounded(), Some(Bounded::Unknown));
+        let text = c.render(&bound, &bound);
+        assert!(
+            text.contains("unknown: both are lower bounds (≥50.0 us and ≥50.0 us"),
+            "{text}"
+        );
+        // Below the overflows, figures as ever.
+        let c = compare(&bound, &at(30_000), "p50").unwrap();
+        assert_eq!(c.overall().bounded(), None);
+        assert!(c.overall().difference_ns().is_some());
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! CSV exports of a run record for spreadsheets and scripts: the summary
 //! (one row per thread and one for all), the histogram (one row per
 //! non-empty bucket), or the window series (one row per window). Every
-//! column names its unit; empty cells mean "unknown". Reads records only.
+//! column names its unit; empty cells mean "unknown", `>=N` a quantile
+//! known only as a lower bound (among an import's overflows). Reads
+//! records only.
 
 use crate::histogram::HistogramError;
-use crate::record::{LatencyStats, RunRecord, Unknowable};
+use crate::record::{LatencyStats, RunRecord, Stated, Unknowable};
 use std::fmt::Write;
 
 /// Which table to write (`summary`, `histogram`, `windows`).
@@ -31,18 +33,27 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// A quantile: its figure, `>=N` when it is only a lower bound (among an
+/// import's overflows: no number a script would take for the figure).
+fn quantile(s: &LatencyStats, name: &str) -> String {
+    match s.quantile(name) {
+        Some(Stated::AtLeast(ns)) => format!(">={ns}"),
+        v => opt(v.map(Stated::value)),
+    }
+}
+
 /// An unknown value (an import's placeholder) is an empty cell.
 fn stats_cells(run: &RunRecord, s: &LatencyStats) -> String {
     format!(
         "{},{},{},{},{},{},{},{},{},{}",
-        s.samples,
+        opt(run.knows(Unknowable::Count).then_some(s.samples)),
         opt(s.min_ns),
         s.avg_ns.map(|a| format!("{a:.1}")).unwrap_or_default(),
-        opt(s.p50_ns),
-        opt(s.p90_ns),
-        opt(s.p99_ns),
-        opt(s.p999_ns),
-        opt(s.p9999_ns),
+        quantile(s, "p50"),
+        quantile(s, "p90"),
+        quantile(s, "p99"),
+        quantile(s, "p99.9"),
+        quantile(s, "p99.99"),
         opt(s.max_ns),
         opt(run
             .knows(Unknowable::MissedPeriods)

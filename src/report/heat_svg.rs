@@ -249,10 +249,20 @@ pub fn strip(run: &RunRecord, shown: &[usize], id: &str, ranks: &[usize], named:
         );
         for (k, m) in COLUMNS.iter().enumerate() {
             let x = LABEL_PX + k as f64 * CELL_W_PX;
-            let (fill, value) = match t.stats.metric_ns(m) {
+            let (fill, value) = match t.stats.metric(m) {
+                // A quantile among an import's overflows: coloured at its
+                // bound, titled as one.
                 Some(v) => {
-                    let ns = v.round() as u64;
-                    (ramp(scale.position(ns)), num::latency(ns))
+                    let ns = v.value().round() as u64;
+                    let at_least = if v.is_bound() {
+                        format!("{} ", crate::units::AT_LEAST)
+                    } else {
+                        String::new()
+                    };
+                    (
+                        ramp(scale.position(ns)),
+                        format!("{at_least}{}", num::latency(ns)),
+                    )
                 }
                 None => (UNKNOWN_FILL.to_string(), "unknown".into()),
             };

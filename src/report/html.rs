@@ -20,7 +20,7 @@ use crate::explain::{Completeness, Explanation};
 use crate::histogram::HistogramError;
 use crate::record::{METRICS, Quantity, RunRecord, ThreadRecord, Unknowable};
 use crate::text::{num, rank};
-use crate::units::{fmt_unix_utc, us_cell_f, us1};
+use crate::units::{fmt_unix_utc, us_cell_stated, us1};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -176,7 +176,7 @@ const EXCEEDANCE_CAPTION: &str = "Exceedance: the share of periods later than x.
 /// metrics, missed periods.
 fn stat_cells(run: &RunRecord, s: &crate::record::LatencyStats) -> Vec<String> {
     let mut out = vec![num::count(s.samples)];
-    out.extend(METRICS.iter().map(|m| us_cell_f(s.metric_ns(m))));
+    out.extend(METRICS.iter().map(|m| us_cell_stated(s.metric(m))));
     out.push(known(run, Unknowable::MissedPeriods, || {
         num::count(s.missed_periods)
     }));
@@ -262,10 +262,16 @@ fn others_row(run: &RunRecord, others: &[usize]) -> TableRow {
         String::new(),
         num::count(threads.iter().map(|t| t.stats.samples).sum()),
     ];
-    r.extend(METRICS.iter().map(|m| match *m {
-        "p99" => us_range(rank::range(threads.iter().map(|t| t.stats.p99_ns))),
-        "max" => us_range(rank::range(threads.iter().map(|t| t.stats.max_ns))),
-        _ => String::new(),
+    r.extend(METRICS.iter().map(|m| {
+        match *m {
+            "p99" => rank::us_stated_range(
+                rank::stated_range(threads.iter().map(|t| t.stats.quantile("p99"))),
+                "–",
+            )
+            .unwrap_or_else(|| "-".into()),
+            "max" => us_range(rank::range(threads.iter().map(|t| t.stats.max_ns))),
+            _ => String::new(),
+        }
     }));
     r.push(String::new());
     let mut row = TableRow::plain(r);
@@ -1186,14 +1192,14 @@ fn side_by_side(runs: &[NamedRun]) -> Table {
         let values = runs.iter().map(|r| {
             let r = &r.record;
             (r.overall.samples > 0)
-                .then(|| r.overall.metric_ns(m))
+                .then(|| r.overall.metric(m))
                 .flatten()
         });
         let marks = super::compare::overall_marks(runs, m);
         let mut cells = vec![label];
         cells.extend(values.zip(marks).map(|(v, mark)| match mark {
-            Some(mark) => format!("{}: {mark}", us_cell_f(v)),
-            None => us_cell_f(v),
+            Some(mark) => format!("{}: {mark}", us_cell_stated(v)),
+            None => us_cell_stated(v),
         }));
         // Marked rows wrap in their cells, as rows of words do.
         let marked = cells.iter().any(|c| c.contains(": "));

@@ -191,9 +191,10 @@ pub fn history(rows: &[crate::store::RunRow], title: &str) -> Option<Figure> {
         .iter()
         .filter_map(|r| Some(point(r, r.max_ns?)))
         .collect();
+    // A p99.99 among a run's overflows is only a lower bound: no dot.
     let p9999: Vec<(f64, f64)> = rows
         .iter()
-        .filter_map(|r| Some(point(r, r.p9999_ns?)))
+        .filter_map(|r| Some(point(r, r.p9999()?.exact()?)))
         .collect();
     let ys = max.iter().chain(p9999.iter()).map(|p| p.1);
     let lo = ys.clone().fold(f64::MAX, f64::min);
@@ -360,6 +361,7 @@ mod tests {
             fingerprint_hash: String::new(),
             saved_at_unix_ns: 0,
             host: "pi".into(),
+            head: Default::default(),
         };
         let rows = vec![
             run(2, 3, Some(80_000)),

@@ -5,11 +5,11 @@
 
 use super::{known, summary};
 use crate::kinds::SourceKind;
-use crate::record::{Quantity, RunRecord, Unknowable};
+use crate::record::{Quantity, RunRecord, Stated, Unknowable};
 use crate::store::{Origin, RunRow, RunState};
 use crate::text::rank::Rows;
 use crate::text::{for_terminal, for_terminal_lines, num};
-use crate::units::{fmt_duration, fmt_unix_utc, shorten, us_cell};
+use crate::units::{AT_LEAST, fmt_duration, fmt_unix_utc, shorten, us1};
 
 /// What the origin column says: where the run came from
 /// ([`Origin::name`]: `measured`, `imported`, `characterization`), or
@@ -88,14 +88,19 @@ fn is_other(q: Option<Quantity>) -> bool {
     q.is_some_and(|q| q != Quantity::WakeupLatency)
 }
 
-/// A figure of the list in µs, `unknown` when the run has none, `*` after
-/// it when it is not a wake-up latency (`-`: not a latency run).
-fn figure_cell(ns: Option<u64>, q: Option<Quantity>) -> String {
-    match (ns, q) {
-        (_, None) => "-".into(),
-        (None, _) => "unknown".into(),
-        (Some(_), q) if is_other(q) => format!("{}*", us_cell(ns)),
-        (Some(_), _) => us_cell(ns),
+/// A figure of the list in µs (`runs` and `serve`'s list), `unknown` when
+/// the run has none, `≥` before it when it is only a lower bound (a
+/// quantile among an import's overflows), `*` after it when it is not a
+/// wake-up latency (`-`: not a latency run).
+pub fn figure_cell(v: Option<Stated<u64>>, q: Option<Quantity>) -> String {
+    let Some(v) = v else {
+        return if q.is_none() { "-" } else { "unknown" }.into();
+    };
+    let bound = if v.is_bound() { AT_LEAST } else { "" };
+    match q {
+        None => "-".into(),
+        q if is_other(q) => format!("{bound}{}*", us1(v.value())),
+        _ => format!("{bound}{}", us1(v.value())),
     }
 }
 
@@ -116,15 +121,12 @@ fn list_row(r: &RunRow, q: Option<Quantity>, many_hosts: bool) -> Vec<String> {
         shorten(&for_terminal(r.label.as_deref().unwrap_or("-")), 28),
         shorten(&or_unknown(&r.kernel_release), 28),
         or_unknown(&r.preemption_model),
-        if r.duration_ns > 0 {
-            crate::units::fmt_run_length(r.duration_ns)
-        } else {
-            "unknown".into()
-        },
+        r.duration()
+            .map_or_else(|| "unknown".into(), crate::units::fmt_run_length),
         r.threads.to_string(),
         q.map_or("-", quantity_word).to_string(),
-        figure_cell(r.p9999_ns, q),
-        figure_cell(r.max_ns, q),
+        figure_cell(r.p9999(), q),
+        figure_cell(r.max_ns.map(Stated::Exact), q),
     ];
     if many_hosts {
         line.insert(4, shorten(&or_unknown(&r.host), 20));
@@ -358,6 +360,7 @@ mod tests {
             fingerprint_hash: "0".into(),
             saved_at_unix_ns: 0,
             host: "testhost".into(),
+            head: Default::default(),
         }
     }
 
@@ -468,6 +471,9 @@ mod tests {
         oslat.source_kind = SourceKind::Imported.into();
         oslat.kernel_release = String::new();
         oslat.duration_ns = 0;
+        // What the store reads from the record's head: its source did not
+        // record the duration.
+        oslat.head.duration_known = false;
         let mut osnoise = row(5);
         osnoise.source_kind = SourceKind::Imported.into();
         let text = render_list(&[

@@ -11,7 +11,7 @@
 use super::known;
 use crate::record::{LatencyStats, METRICS, RunRecord, ThreadRecord, Unknowable};
 use crate::text::rank::{self, MANY_THREADS, Rows, WORST_ROWS};
-use crate::units::{fmt_duration, us_cell_f, us1};
+use crate::units::{fmt_duration, us_cell_stated, us1};
 use std::fmt::Write;
 
 fn header() -> Vec<String> {
@@ -25,7 +25,7 @@ fn header() -> Vec<String> {
 
 fn cells(run: &RunRecord, stats: &LatencyStats) -> Vec<String> {
     let mut out = vec![known(run, Unknowable::Count, || stats.samples.to_string())];
-    out.extend(METRICS.iter().map(|m| us_cell_f(stats.metric_ns(m))));
+    out.extend(METRICS.iter().map(|m| us_cell_stated(stats.metric(m))));
     out.push(known(run, Unknowable::MissedPeriods, || {
         stats.missed_periods.to_string()
     }));
@@ -76,11 +76,15 @@ fn others_line(others: &[&ThreadRecord]) -> String {
         Some((lo, hi)) => format!("{name} {}us to {}us", us1(lo), us1(hi)),
         None => format!("{name} -"),
     };
+    // A p99 among an import's overflows is a lower bound.
+    let p99 = rank::stated_range(others.iter().map(|t| t.stats.quantile("p99")));
     format!(
-        "the other {} threads{on}: {}, {}",
+        "the other {} threads{on}: {}, p99 {}",
         others.len(),
         span("max", rank::range(others.iter().map(|t| t.stats.max_ns))),
-        span("p99", rank::range(others.iter().map(|t| t.stats.p99_ns)))
+        rank::us_stated_range(p99, "us to ")
+            .map(|r| format!("{r}us"))
+            .unwrap_or_else(|| "-".into())
     )
 }
 

@@ -41,7 +41,7 @@ pub use deadline::{Beyond, Check, Deadline, Outcome, beyond, share};
 
 use super::known;
 use crate::kinds::SourceKind;
-use crate::record::{EndReason, LoadRecord, Quantity, RunRecord, RunStatus, Unknowable};
+use crate::record::{EndReason, LoadRecord, Quantity, RunRecord, RunStatus, Stated, Unknowable};
 use crate::text::num;
 
 /// The class of real time a worst case supports.
@@ -534,12 +534,8 @@ fn evidence(run: &RunRecord, max: &str, check: &Check) -> Vec<String> {
     if let Some(w) = where_max(run) {
         evidence.push(format!("The worst case, {max}, happened on {w}."));
     }
-    if let (Some(p4), Some(p3)) = (s.p9999_ns, s.p999_ns) {
-        evidence.push(format!(
-            "99.99 % of periods woke within {}, 99.9 % within {}.",
-            num::max_latency(p4),
-            num::max_latency(p3)
-        ));
+    if let (Some(p4), Some(p3)) = (s.quantile("p99.99"), s.quantile("p99.9")) {
+        evidence.push(tail_sentence(p4, p3));
     }
     if run.knows(Unknowable::MissedPeriods) {
         evidence.push(format!(
@@ -586,6 +582,49 @@ fn evidence(run: &RunRecord, max: &str, check: &Check) -> Vec<String> {
         ));
     }
     evidence
+}
+
+/// "99.99 % of periods woke within 40.5 µs, 99.9 % within 38.5 µs."; a
+/// quantile among an import's overflows is said as the bound it is
+/// ("Percentiles p99.99 and p99.9 are at least 40.0 µs, not known
+/// exactly: they lie among the overflows.").
+fn tail_sentence(p4: Stated<u64>, p3: Stated<u64>) -> String {
+    let shares = [("99.99 %", "p99.99", p4), ("99.9 %", "p99.9", p3)];
+    let exact: Vec<String> = shares
+        .iter()
+        .filter_map(|(share, _, v)| v.exact().map(|ns| (share, ns)))
+        .enumerate()
+        .map(|(i, (share, ns))| {
+            let periods = if i == 0 { " of periods woke" } else { "" };
+            format!("{share}{periods} within {}", num::max_latency(ns))
+        })
+        .collect();
+    let exact = exact.join(", ");
+    let bounds: Vec<(&str, u64)> = shares
+        .iter()
+        .filter(|(_, _, v)| v.is_bound())
+        .map(|(_, name, v)| (*name, v.value()))
+        .collect();
+    if bounds.is_empty() {
+        return format!("{exact}.");
+    }
+    let names: Vec<&str> = bounds.iter().map(|(n, _)| *n).collect();
+    let lowest = bounds.iter().map(|(_, v)| *v).min().unwrap_or(0);
+    let (verb, pronoun) = if bounds.len() == 1 {
+        ("is", "it lies")
+    } else {
+        ("are", "they lie")
+    };
+    let bound = format!(
+        "{} {verb} at least {}, not known exactly: {pronoun} among the overflows",
+        names.join(" and "),
+        num::max_latency(lowest)
+    );
+    if exact.is_empty() {
+        format!("Percentiles {bound}.")
+    } else {
+        format!("{exact}; {bound}.")
+    }
 }
 
 /// "Overflows: 250 samples beyond the source's histogram, values unknown
@@ -1405,6 +1444,34 @@ mod tests {
                 .any(|e| e.starts_with("Overflows: 250 samples beyond the source's histogram")),
             "{:?}",
             v.evidence
+        );
+        // p99.9 lies among the overflows: a bound, never a "99.9 %
+        // within" (issue 54); p99.99, the last of 1 250 samples, is the
+        // maximum, which the source gave.
+        assert!(
+            v.evidence.contains(
+                &"99.99 % of periods woke within 3000.0 µs; p99.9 is at least 50.0 µs, not known \
+                  exactly: it lies among the overflows."
+                    .to_string()
+            ),
+            "{:?}",
+            v.evidence
+        );
+        // With more samples both lie among them.
+        let mut more = run.clone();
+        more.overall.samples = 20_000;
+        more.overall.overflow = Some(Overflow {
+            count: 40,
+            from_ns: 40_000,
+        });
+        assert!(
+            verdict(&more).evidence.contains(
+                &"Percentiles p99.99 and p99.9 are at least 40.0 µs, not known exactly: they lie \
+                  among the overflows."
+                    .to_string()
+            ),
+            "{:?}",
+            verdict(&more).evidence
         );
         // Below the histogram's end, every overflow is certainly later.
         let b = beyond(&run, 40_000).unwrap();

@@ -11,6 +11,7 @@ use super::data::{self, Board};
 use super::query;
 use super::reply::Failure;
 use super::server::{App, blocking};
+use crate::record::Stated;
 use crate::store::RunRow;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
@@ -20,22 +21,55 @@ use std::sync::Arc;
 
 /// A stored run's listed facts: the store's row (`RunRow`, its state and
 /// source kind by name) and its start as RFC 3339 (UTC, to the second),
-/// for dashboards.
+/// for dashboards. What the run's source did not record is `null`, never
+/// a 0 or "" a panel would plot or group by; a p99.99 among the run's
+/// overflows is `null` with its lower bound in `p9999_at_least_ns`.
 #[derive(Serialize, Debug)]
 pub struct RunJson {
-    #[serde(flatten)]
-    pub row: RunRow,
-    /// `null` when the start is unknown (`started_at_unix_ns` 0: an
-    /// import whose source did not say when it ran).
+    pub id: i64,
+    pub uuid: String,
+    pub state: crate::store::RunState,
+    pub source_kind: crate::kinds::Named<crate::kinds::SourceKind>,
+    pub source_format: Option<String>,
+    pub label: Option<String>,
+    pub started_at_unix_ns: Option<u64>,
+    pub duration_ns: Option<u64>,
+    pub kernel_release: Option<String>,
+    pub preemption_model: Option<String>,
+    pub threads: u32,
+    pub samples: Option<u64>,
+    pub p9999_ns: Option<u64>,
+    pub p9999_at_least_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub fingerprint_hash: String,
+    pub saved_at_unix_ns: u64,
+    pub host: Option<String>,
     pub started_at: Option<String>,
 }
 
 impl From<&RunRow> for RunJson {
     fn from(r: &RunRow) -> RunJson {
+        let p9999 = r.p9999();
         RunJson {
-            row: r.clone(),
-            started_at: (r.started_at_unix_ns > 0)
-                .then(|| crate::units::fmt_rfc3339(r.started_at_unix_ns)),
+            id: r.id,
+            uuid: r.uuid.clone(),
+            state: r.state,
+            source_kind: r.source_kind.clone(),
+            source_format: r.source_format.clone(),
+            label: r.label.clone(),
+            started_at_unix_ns: r.started(),
+            duration_ns: r.duration(),
+            kernel_release: r.kernel().map(str::to_string),
+            preemption_model: r.preemption().map(str::to_string),
+            threads: r.threads,
+            samples: r.samples(),
+            p9999_ns: p9999.and_then(Stated::exact),
+            p9999_at_least_ns: p9999.filter(|v| v.is_bound()).map(Stated::value),
+            max_ns: r.max_ns,
+            fingerprint_hash: r.fingerprint_hash.clone(),
+            saved_at_unix_ns: r.saved_at_unix_ns,
+            host: r.host().map(str::to_string),
+            started_at: r.started().map(crate::units::fmt_rfc3339),
         }
     }
 }
@@ -51,13 +85,13 @@ pub struct RunsJson {
     pub runs: Vec<RunJson>,
 }
 
-/// `/api/boards`: a host and its newest latency run.
+/// `/api/boards`: a host and its newest latency run (`null`: unknown).
 #[derive(Serialize, Debug)]
 pub struct BoardJson {
-    pub host: String,
+    pub host: Option<String>,
     /// Its latency runs in the store.
     pub runs: usize,
-    pub kernel_release: String,
+    pub kernel_release: Option<String>,
     pub last_run: RunJson,
     /// The last run's verdict line, as its report's title says it.
     pub verdict: Option<String>,
@@ -121,17 +155,44 @@ pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Respons
                 .ok_or_else(|| {
                     Failure::NotFound(format!("no run '{reference}': the store holds no runs yet"))
                 })?;
-            json(&rec)
+            json(&record_json(&rec)?)
         })
         .await,
     )
 }
 
+/// The record as `rtscope runs export --json` writes it, but for its
+/// quantiles among the overflows (an import's samples beyond its
+/// histogram, [`crate::record::LatencyStats::quantile`]): each is `null`,
+/// its lower bound beside it (`p999_at_least_ns`), in the overall stats,
+/// each thread's and each context's.
+fn record_json(rec: &crate::record::RunRecord) -> Result<serde_json::Value, Failure> {
+    use crate::record::{LatencyStats, QUANTILES};
+    let mut v = serde_json::to_value(rec)
+        .map_err(|e| Failure::Internal(format!("serializing the run record: {e}")))?;
+    let mark = |v: &mut serde_json::Value, s: &LatencyStats| {
+        for (name, key, _) in QUANTILES {
+            if let Some(Stated::AtLeast(ns)) = s.quantile(name) {
+                v[format!("{key}_ns")] = serde_json::Value::Null;
+                v[format!("{key}_at_least_ns")] = ns.into();
+            }
+        }
+    };
+    mark(&mut v["overall"], &rec.overall);
+    for (i, t) in rec.threads.iter().enumerate() {
+        mark(&mut v["threads"][i]["stats"], &t.stats);
+        for (k, c) in t.contexts.iter().enumerate() {
+            mark(&mut v["threads"][i]["contexts"][k]["stats"], &c.stats);
+        }
+    }
+    Ok(v)
+}
+
 fn board_json(b: &Board) -> BoardJson {
     BoardJson {
-        host: b.host.clone(),
+        host: Some(b.host.clone()).filter(|h| !h.is_empty()),
         runs: b.runs,
-        kernel_release: b.last.row.kernel_release.clone(),
+        kernel_release: b.last.row.kernel().map(str::to_string),
         last_run: RunJson::from(&b.last.row),
         verdict: b.last.verdict.as_ref().map(|(t, _)| t.clone()),
         max_ns: b.last.row.max_ns,
@@ -226,7 +287,7 @@ mod tests {
         let row = s.list().unwrap().remove(0);
         let v = serde_json::to_value(RunJson::from(&row)).unwrap();
         assert_eq!(v["started_at"], serde_json::Value::Null);
-        assert_eq!(v["started_at_unix_ns"], 0);
+        assert_eq!(v["started_at_unix_ns"], serde_json::Value::Null);
         let mut known = row.clone();
         known.started_at_unix_ns = 1_700_000_000_000_000_000;
         let v = serde_json::to_value(RunJson::from(&known)).unwrap();

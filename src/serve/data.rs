@@ -14,7 +14,7 @@ use crate::record::{Quantity, RunRecord};
 use crate::report::verdict::{self, Check, Outcome};
 use crate::report::{NamedRun, html, name_runs, stored};
 use crate::store::runs::{host_name, is_of_host};
-use crate::store::{HostCache, RunFilter, RunRow, Store};
+use crate::store::{HostCache, RowHead, RunFilter, RunRow, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -215,21 +215,21 @@ impl<K: Eq + std::hash::Hash, V: Clone> Kept<K, V> {
 /// as many.
 const JUDGED_KEPT: usize = 20_000;
 
-/// The hosts of the store's runs, by uuid and last save: a run's host is
-/// in its record (tens of kB of text), which a list would otherwise read
-/// for every run on every request.
-static HOSTS: Kept<(String, u64), String> = Kept::new(JUDGED_KEPT * 10);
+/// The heads of the store's runs (host, unknowns, overflows), by uuid and
+/// last save: they are in a run's record (tens of kB of text), which a
+/// list would otherwise read for every run on every request.
+static HOSTS: Kept<(String, u64), RowHead> = Kept::new(JUDGED_KEPT * 10);
 
 /// [`HOSTS`] as the store asks for it.
 struct Hosts;
 
 impl HostCache for Hosts {
-    fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<String> {
+    fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<RowHead> {
         HOSTS.get(&(uuid.to_string(), saved_at_unix_ns))
     }
 
-    fn put(&self, uuid: &str, saved_at_unix_ns: u64, host: &str) {
-        HOSTS.put((uuid.to_string(), saved_at_unix_ns), host.to_string());
+    fn put(&self, uuid: &str, saved_at_unix_ns: u64, head: &RowHead) {
+        HOSTS.put((uuid.to_string(), saved_at_unix_ns), head.clone());
     }
 }
 

@@ -284,12 +284,7 @@ fn or_unknown(s: &str) -> String {
 
 fn cells(l: &Listed) -> RunCells {
     let r = &l.row;
-    let figure = |ns: Option<u64>| match (ns, l.quantity) {
-        (_, None) => "-".to_string(),
-        (None, _) => "unknown".to_string(),
-        (Some(_), Some(crate::record::Quantity::WakeupLatency)) => us_cell(ns),
-        (Some(_), Some(_)) => format!("{}*", us_cell(ns)),
-    };
+    let figure = |v| crate::report::runs_text::figure_cell(v, l.quantity);
     let host = or_unknown(&r.host);
     let label = r.label.clone().unwrap_or_else(|| "-".into());
     let kernel = or_unknown(&r.kernel_release);
@@ -324,15 +319,13 @@ fn cells(l: &Listed) -> RunCells {
         kernel: shorten(&kernel, CELL_CHARS),
         kernel_full: kernel,
         preemption: or_unknown(&r.preemption_model),
-        duration: if r.duration_ns > 0 {
-            fmt_run_length(r.duration_ns)
-        } else {
-            "unknown".into()
-        },
+        duration: r
+            .duration()
+            .map_or_else(|| "unknown".into(), fmt_run_length),
         threads: r.threads,
         measures: l.quantity.map_or("-", quantity_word).to_string(),
-        p9999: figure(r.p9999_ns),
-        max: figure(r.max_ns),
+        p9999: figure(r.p9999()),
+        max: figure(r.max_ns.map(crate::record::Stated::Exact)),
         verdict,
         verdict_class,
     }
@@ -776,6 +769,7 @@ mod tests {
                 fingerprint_hash: String::new(),
                 saved_at_unix_ns: 0,
                 host: host.into(),
+                head: Default::default(),
             },
             quantity: Some(crate::record::Quantity::WakeupLatency),
             verdict: Some(("deadline met (your \"1 ms\")".into(), Outcome::Met)),

@@ -39,7 +39,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use thiserror::Error;
 
-pub use runs::{HostCache, Origin, RunFilter, RunRow, RunState};
+pub use runs::{HostCache, Origin, RowHead, RunFilter, RunRow, RunState};
 
 /// File name of the store inside its data directory.
 pub const FILE_NAME: &str = "rtscope.db";

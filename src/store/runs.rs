@@ -141,9 +141,12 @@ fn or_list<const N: usize>(names: [&str; N]) -> String {
     }
 }
 
-/// The listed facts of a stored run (what `rtscope runs` shows; in
-/// serde, `serve`'s JSON of a run).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+/// The listed facts of a stored run (what `rtscope runs` shows, and
+/// `serve`'s JSON of a run, `serve::api::RunJson`). A fact the run's
+/// source did not record reads as a placeholder in its field (0, "");
+/// the methods ([`RunRow::duration`], [`RunRow::p9999`], …) give it as
+/// unknown, and every view reads them.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunRow {
     pub id: i64,
     pub uuid: String,
@@ -165,6 +168,82 @@ pub struct RunRow {
     /// what `measure --host` or `import --host` recorded); empty when
     /// unknown, listed and selected as [`UNKNOWN_HOST`] ([`host_name`]).
     pub host: String,
+    /// What the record says of the facts above that the columns cannot:
+    /// which are unknown, and the overflows behind `p9999_ns`.
+    pub head: RowHead,
+}
+
+/// The facts of a row that only its record's head holds (read from its
+/// text, or kept by a [`HostCache`]): the host, whether the duration and
+/// the sample count were recorded, and the overall overflows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowHead {
+    pub host: String,
+    pub duration_known: bool,
+    pub count_known: bool,
+    pub overflow: Option<crate::record::Overflow>,
+}
+
+impl Default for RowHead {
+    /// A head that says nothing unknown (a row read without its record).
+    fn default() -> RowHead {
+        RowHead {
+            host: String::new(),
+            duration_known: true,
+            count_known: true,
+            overflow: None,
+        }
+    }
+}
+
+impl RunRow {
+    /// The run's duration, `None` when its source did not record it.
+    pub fn duration(&self) -> Option<u64> {
+        self.head.duration_known.then_some(self.duration_ns)
+    }
+
+    /// Its samples, `None` when its source did not count them.
+    pub fn samples(&self) -> Option<u64> {
+        self.head.count_known.then_some(self.samples)
+    }
+
+    /// Its start, `None` when unknown (0).
+    pub fn started(&self) -> Option<u64> {
+        (self.started_at_unix_ns > 0).then_some(self.started_at_unix_ns)
+    }
+
+    /// Its host, `None` when unknown.
+    pub fn host(&self) -> Option<&str> {
+        Some(self.host.as_str()).filter(|h| !h.is_empty())
+    }
+
+    /// Its kernel release, `None` when unknown.
+    pub fn kernel(&self) -> Option<&str> {
+        Some(self.kernel_release.as_str()).filter(|k| !k.is_empty())
+    }
+
+    /// Its preemption model, `None` when unknown (an import's "unknown").
+    pub fn preemption(&self) -> Option<&str> {
+        Some(self.preemption_model.as_str()).filter(|p| !p.is_empty() && *p != "unknown")
+    }
+
+    /// Its overall p99.99, a lower bound when it lies among the overflows
+    /// (the record's one rule, [`crate::record::LatencyStats::stated`]).
+    pub fn p9999(&self) -> Option<crate::record::Stated<u64>> {
+        let stats = crate::record::LatencyStats {
+            samples: self.samples,
+            max_ns: self.max_ns,
+            overflow: self.head.overflow,
+            ..Default::default()
+        };
+        stats.stated(0.9999, self.p9999_ns)
+    }
+
+    /// The facts of `head` in this row.
+    fn set_head(&mut self, head: RowHead) {
+        self.host = head.host.clone();
+        self.head = head;
+    }
 }
 
 const ROW_COLUMNS: &str = "id, uuid, status, source_kind, source_format, label, started_at_unix_ns, \
@@ -238,28 +317,53 @@ pub fn is_of_host(recorded: &str, name: &str) -> bool {
     host_name(recorded) == name
 }
 
-/// The host in a stored head (`fingerprint.hostname`), read without
-/// decoding the rest of the record.
-fn host_of(head_json: &str) -> String {
+/// The [`RowHead`] of a stored head (`fingerprint.hostname`, `source`,
+/// `duration_ns`, `overall.overflow`), read without decoding the rest of
+/// the record; an empty head (`{}`) says nothing unknown.
+fn head_of(head_json: &str) -> RowHead {
+    use crate::record::{Overflow, RunSource, Unknowable};
     #[derive(serde::Deserialize)]
     struct Head {
         #[serde(default)]
         fingerprint: Fp,
+        #[serde(default)]
+        source: Option<RunSource>,
+        #[serde(default)]
+        duration_ns: u64,
+        #[serde(default)]
+        overall: Overall,
     }
     #[derive(serde::Deserialize, Default)]
     struct Fp {
         #[serde(default)]
         hostname: String,
     }
-    serde_json::from_str::<Head>(head_json)
-        .map(|h| h.fingerprint.hostname)
-        .unwrap_or_default()
+    #[derive(serde::Deserialize, Default)]
+    struct Overall {
+        #[serde(default)]
+        overflow: Option<Overflow>,
+    }
+    let Ok(h) = serde_json::from_str::<Head>(head_json) else {
+        return RowHead::default();
+    };
+    // RunRecord::knows's rule, placeholders included: an old import's
+    // duration of 0 is unknown.
+    let known = |what| match &h.source {
+        Some(s) => s.recorded(what),
+        None => Some(true),
+    };
+    RowHead {
+        duration_known: known(Unknowable::Duration).unwrap_or(h.duration_ns > 0),
+        count_known: known(Unknowable::Count).unwrap_or(true),
+        overflow: h.overall.overflow.filter(|o| o.count > 0),
+        host: h.fingerprint.hostname,
+    }
 }
 
 fn read_row(r: &Row) -> Result<RunRow, DbError> {
     let status: String = r.get(2)?;
     let owner = read_owner(r, 16)?;
-    Ok(RunRow {
+    let mut row = RunRow {
         id: r.get(0)?,
         uuid: r.get(1)?,
         state: state_of(&status, owner.as_ref()),
@@ -276,8 +380,11 @@ fn read_row(r: &Row) -> Result<RunRow, DbError> {
         max_ns: r.get(13)?,
         fingerprint_hash: r.get(14)?,
         saved_at_unix_ns: r.get(15)?,
-        host: host_of(&r.get::<String>(20)?),
-    })
+        host: String::new(),
+        head: RowHead::default(),
+    };
+    row.set_head(head_of(&r.get::<String>(20)?));
+    Ok(row)
 }
 
 /// How a list of runs is ordered; the newest id first among equals.
@@ -319,11 +426,12 @@ impl RunOrder {
     }
 }
 
-/// Hosts of runs a caller keeps between listings
-/// ([`Store::list_filtered_with`]), by run uuid and last save.
+/// The heads of runs (host, unknowns, overflows: [`RowHead`]) a caller
+/// keeps between listings ([`Store::list_filtered_with`]), by run uuid
+/// and last save.
 pub trait HostCache {
-    fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<String>;
-    fn put(&self, uuid: &str, saved_at_unix_ns: u64, host: &str);
+    fn get(&self, uuid: &str, saved_at_unix_ns: u64) -> Option<RowHead>;
+    fn put(&self, uuid: &str, saved_at_unix_ns: u64, head: &RowHead);
 }
 
 /// Which stored runs to list; every condition given must hold.
@@ -568,12 +676,12 @@ impl Store {
         Ok((usize::try_from(total).unwrap_or(0), rows))
     }
 
-    /// Each row's host: from `hosts`, else from its record (then given
-    /// to `hosts`).
+    /// Each row's head ([`RowHead`]: its host, unknowns and overflows):
+    /// from `hosts`, else from its record (then given to `hosts`).
     fn give_hosts(&self, rows: &mut [RunRow], hosts: &dyn HostCache) -> Result<()> {
         let what = "listing runs";
         for r in rows {
-            r.host = match hosts.get(&r.uuid, r.saved_at_unix_ns) {
+            let head = match hosts.get(&r.uuid, r.saved_at_unix_ns) {
                 Some(h) => h,
                 None => {
                     let json: String = self
@@ -581,11 +689,12 @@ impl Store {
                         .query_one("SELECT record_json FROM runs WHERE id = ?1", &args![r.id])
                         .and_then(|row| row.get(0))
                         .map_err(|e| self.err(what, e))?;
-                    let h = host_of(&json);
+                    let h = head_of(&json);
                     hosts.put(&r.uuid, r.saved_at_unix_ns, &h);
                     h
                 }
             };
+            r.set_head(head);
         }
         Ok(())
     }
@@ -1106,10 +1215,10 @@ fn write_windows(
 pub fn pages_agree(s: &mut Store) {
     struct NoHosts;
     impl HostCache for NoHosts {
-        fn get(&self, _: &str, _: u64) -> Option<String> {
+        fn get(&self, _: &str, _: u64) -> Option<RowHead> {
             None
         }
-        fn put(&self, _: &str, _: u64, _: &str) {}
+        fn put(&self, _: &str, _: u64, _: &RowHead) {}
     }
     for i in 0..23u64 {
         let samples = if i % 5 == 4 {
@@ -1264,15 +1373,18 @@ mod tests {
         assert_eq!(ids(&s, RunFilter::default()), vec![ia, ib]);
         // With the hosts kept by the caller: the same rows; the records
         // are read once, then the hosts come from what was kept.
-        struct Kept(std::cell::RefCell<Vec<(String, u64, String)>>);
+        struct Kept(std::cell::RefCell<Vec<(String, u64, RowHead)>>);
         impl HostCache for Kept {
-            fn get(&self, uuid: &str, saved: u64) -> Option<String> {
+            fn get(&self, uuid: &str, saved: u64) -> Option<RowHead> {
                 let kept = self.0.borrow();
                 let k = kept.iter().find(|(u, s, _)| u == uuid && *s == saved)?;
-                Some(format!("kept {}", k.2))
+                Some(RowHead {
+                    host: format!("kept {}", k.2.host),
+                    ..k.2.clone()
+                })
             }
-            fn put(&self, uuid: &str, saved: u64, host: &str) {
-                self.0.borrow_mut().push((uuid.into(), saved, host.into()));
+            fn put(&self, uuid: &str, saved: u64, head: &RowHead) {
+                self.0.borrow_mut().push((uuid.into(), saved, head.clone()));
             }
         }
         let kept = Kept(Default::default());

@@ -27,6 +27,17 @@ pub fn max_latency(ns: u64) -> String {
     format!("{} µs", crate::units::us1(ns))
 }
 
+/// A quantile as [`max_latency`] writes it, `≥ 40.0 µs` when it is only
+/// a lower bound ([`crate::stated::Stated`]).
+pub fn stated_latency(v: crate::stated::Stated<u64>) -> String {
+    match v {
+        crate::stated::Stated::Exact(ns) => max_latency(ns),
+        crate::stated::Stated::AtLeast(ns) => {
+            format!("{} {}", crate::units::AT_LEAST, max_latency(ns))
+        }
+    }
+}
+
 /// `n` of `of` per million, the one way rates are written: three
 /// significant digits at most (`400`, `12.5`, `0.833`), thousands
 /// separated (`250 000`); `0` of none.

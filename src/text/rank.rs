@@ -3,6 +3,8 @@
 //! summarised), and the ranking itself. Pure; it knows no record, only
 //! the keys a caller ranks by.
 
+use crate::stated::Stated;
+
 /// A per-thread view with more threads than this prints the worst
 /// [`WORST_ROWS`] and summarises the rest: 16 rows and the summary's
 /// other lines still fit a 24-line terminal, 17 and more need not.
@@ -52,6 +54,49 @@ pub fn range<T: Ord + Copy>(values: impl IntoIterator<Item = Option<T>>) -> Opti
     })
 }
 
+/// [`range`] of figures of which some may be lower bounds
+/// ([`Stated::AtLeast`]): the lowest is a bound when no figure is as low,
+/// the highest whenever any value is a bound (its figure may lie above
+/// every other).
+pub fn stated_range(
+    values: impl IntoIterator<Item = Option<Stated<u64>>>,
+) -> Option<(Stated<u64>, Stated<u64>)> {
+    let v: Vec<Stated<u64>> = values.into_iter().flatten().collect();
+    let lo = v.iter().map(|s| s.value()).min()?;
+    let hi = v.iter().map(|s| s.value()).max()?;
+    let lo = if v.contains(&Stated::Exact(lo)) {
+        Stated::Exact(lo)
+    } else {
+        Stated::AtLeast(lo)
+    };
+    let hi = if v.iter().any(|s| s.is_bound()) {
+        Stated::AtLeast(hi)
+    } else {
+        Stated::Exact(hi)
+    };
+    Some((lo, hi))
+}
+
+/// A [`stated_range`] in µs with 0.1 µs, `sep` between its ends:
+/// `12.0 to ≥50.0`; one end when both are the same (`≥50.0`).
+pub fn us_stated_range(r: Option<(Stated<u64>, Stated<u64>)>, sep: &str) -> Option<String> {
+    let end = |s: Stated<u64>| {
+        let at_least = if s.is_bound() {
+            crate::units::AT_LEAST
+        } else {
+            ""
+        };
+        format!("{at_least}{}", crate::units::us1(s.value()))
+    };
+    r.map(|(lo, hi)| {
+        if lo.value() == hi.value() {
+            end(hi)
+        } else {
+            format!("{}{sep}{}", end(lo), end(hi))
+        }
+    })
+}
+
 /// The CPUs of the rows a summary line stands for, as ` (CPU 0-3,6)`
 /// (any order, repeats allowed); empty when none is known.
 pub fn on_cpus(cpus: impl IntoIterator<Item = usize>) -> String {
@@ -66,6 +111,26 @@ pub fn on_cpus(cpus: impl IntoIterator<Item = usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_with_a_lower_bound_says_which_end_is_one() {
+        use Stated::{AtLeast, Exact};
+        let r =
+            |v: &[Stated<u64>]| us_stated_range(stated_range(v.iter().map(|s| Some(*s))), " to ");
+        assert_eq!(r(&[Exact(12_000), Exact(30_000)]).unwrap(), "12.0 to 30.0");
+        // A bound may lie above every figure: the top is a bound.
+        assert_eq!(
+            r(&[Exact(12_000), AtLeast(20_000), Exact(30_000)]).unwrap(),
+            "12.0 to ≥30.0"
+        );
+        // The lowest is a bound only when no figure is as low.
+        assert_eq!(
+            r(&[AtLeast(10_000), Exact(30_000)]).unwrap(),
+            "≥10.0 to ≥30.0"
+        );
+        assert_eq!(r(&[AtLeast(50_000), AtLeast(50_000)]).unwrap(), "≥50.0");
+        assert_eq!(stated_range(Vec::<Option<Stated<u64>>>::new()), None);
+    }
 
     #[test]
     fn the_worst_come_first_ties_in_index_order_unknown_last() {

@@ -733,6 +733,111 @@ fn overflows_are_shown_and_counted_as_a_range_against_a_deadline() {
     assert!(!html2.contains("of them overflows"), "{html2}");
 }
 
+/// Issue 54: a quantile among the overflows is only a lower bound, in
+/// every view. cyclictest-old-hist.txt: 20 000 periods, 40 beyond its
+/// 40 µs rows, so p99 (rank 19 800) is a figure and p99.9 and p99.99
+/// (ranks 19 980 and 19 998) are at least 40 µs, never "40.5 µs" (where
+/// the histogram keeps them); xenomai-latency.txt has no overflows.
+#[test]
+fn quantiles_among_the_overflows_are_bounds_in_every_view() {
+    let dir = TempDir::new("import-bounds");
+    let o = import(&dir, &[ps(&fixture("cyclictest-old-hist.txt"))]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("p99.99 ≥40.0us,"), "{}", stdout(&o));
+    assert_code(&import(&dir, &[ps(&fixture("xenomai-latency.txt"))]), 0);
+    // `runs`: the p99.99 column.
+    let list = rt_db(&dir, &["runs"]);
+    assert_code(&list, 0);
+    let line = stdout(&list)
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .map(str::to_string)
+        .unwrap();
+    assert!(line.contains(" ≥40.0   19085.0"), "{}", stdout(&list));
+    // `runs show`: the summary's p99, p99.9, p99.99 and max.
+    let show = rt_db(&dir, &["runs", "show", "1"]);
+    assert_code(&show, 0);
+    assert!(
+        stdout(&show).contains(" 34.5  ≥40.0   ≥40.0  19085.0 "),
+        "{}",
+        stdout(&show)
+    );
+    assert!(!stdout(&show).contains("40.5"), "{}", stdout(&show));
+    // The report: its verdict box and its table.
+    let html = dir.join("r.html");
+    assert_code(&rt_db(&dir, &["report", "1", "-o", ps(&html)]), 0);
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains(
+            "Percentiles p99.99 and p99.9 are at least 40.0 µs, not known exactly: they lie \
+             among the overflows."
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("99.9 % within"), "{html}");
+    assert!(!html.contains("40.5"), "{html}");
+    assert!(html.contains("≥40.0"), "{html}");
+    // The CSV summary: no number where there is none.
+    let csv = rt_db(&dir, &["runs", "export", "1", "--csv"]);
+    assert_code(&csv, 0);
+    assert!(
+        stdout(&csv).contains(",>=40000,>=40000,19085000,"),
+        "{}",
+        stdout(&csv)
+    );
+    // `compare`: a bound above the other figure is worse by at least the
+    // gap; two bounds have no difference.
+    let c = rt_db(&dir, &["compare", "2", "1", "--metric", "p99.9"]);
+    assert_code(&c, 0);
+    let text = stdout(&c);
+    assert!(text.contains("≥40.0"), "{text}");
+    assert!(
+        text.contains("B worse by at least +")
+            && text.contains("B's p99.9 is a lower bound, ≥40.0 us"),
+        "{text}"
+    );
+    assert!(!text.contains("40.5"), "{text}");
+    let j = rt_db(
+        &dir,
+        &["compare", "2", "1", "--metric", "p99.9", "--json", "-"],
+    );
+    assert_code(&j, 0);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    let all = v["against_baseline"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(all["run_ns"], serde_json::Value::Null, "{all}");
+    assert_eq!(all["run_at_least_ns"], 40_000.0, "{all}");
+    assert_eq!(all["difference_ns"], serde_json::Value::Null, "{all}");
+    assert_eq!(all["bound"]["order"], "worse", "{all}");
+    let c = rt_db(&dir, &["compare", "1", "1", "--metric", "p99.9"]);
+    assert_code(&c, 0);
+    assert!(
+        stdout(&c).contains("unknown: both are lower bounds (≥40.0 us and ≥40.0 us"),
+        "{}",
+        stdout(&c)
+    );
+    // A gate the bounds leave undecided is refused, --raw or not.
+    let g = rt_db(
+        &dir,
+        &[
+            "compare",
+            "1",
+            "1",
+            "--metric",
+            "p99.9",
+            "--fail-if-worse",
+            "10",
+            "--raw",
+        ],
+    );
+    assert_code(&g, 2);
+    assert!(stderr(&g).contains("not bounds"), "{}", stderr(&g));
+}
+
 /// Issue 37: in a page of several runs, what an import did not record
 /// reads "unknown", never "none" (load) or 0 (samples); runs of another
 /// quantity (oslat's gaps, osnoise's noise) say what they measure and get

@@ -580,6 +580,84 @@ fn a_run_page_is_its_report_and_compare_is_the_reports_comparison() {
     assert_eq!(rec.label.as_deref(), Some(HOSTILE_LABEL));
 }
 
+/// Issue 54: in the API a quantile among an import's overflows is no
+/// number (`null`, its lower bound beside it) and what the import did
+/// not record (its duration, host, kernel) is `null`, never 0 or "";
+/// the list page says `≥` and unknown. A measured run's row keeps its
+/// figures and facts.
+#[test]
+fn the_api_gives_bounds_and_unknowns_as_null() {
+    let dir = TempDir::new("serve-bounds");
+    let db = dir.join("runs.db");
+    let mut s = rtscope::store::Store::open(&db).unwrap();
+    s.insert(&run(1, "measured", "board-a", 0, 120_000))
+        .unwrap();
+    drop(s);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest-old-hist.txt");
+    let o = rtscope(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    let api = srv.get("/api/runs?sort=date").json();
+    let row = |id: i64| {
+        api["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no run {id}: {api}"))
+            .clone()
+    };
+    let imported = row(2);
+    for key in [
+        "p9999_ns",
+        "duration_ns",
+        "host",
+        "kernel_release",
+        "preemption_model",
+    ] {
+        assert_eq!(imported[key], serde_json::Value::Null, "{key}: {imported}");
+    }
+    assert_eq!(imported["p9999_at_least_ns"], 40_000, "{imported}");
+    assert_eq!(imported["max_ns"], 19_085_000, "{imported}");
+    assert_eq!(imported["samples"], 20_000, "{imported}");
+    assert!(imported["started_at"].is_string(), "{imported}");
+    let measured = row(1);
+    assert!(measured["p9999_ns"].is_u64(), "{measured}");
+    assert_eq!(measured["p9999_at_least_ns"], serde_json::Value::Null);
+    assert_eq!(measured["duration_ns"], 60_000_000_000u64, "{measured}");
+    assert_eq!(measured["host"], "board-a");
+    assert_eq!(measured["kernel_release"], "6.12.0-amd64");
+    // The record: each quantile among the overflows is null, its bound
+    // beside it; p99 (below them) is a figure.
+    let rec = srv.get("/api/runs/2").json();
+    for stats in [&rec["overall"], &rec["threads"][0]["stats"]] {
+        for key in ["p999", "p9999"] {
+            assert_eq!(
+                stats[format!("{key}_ns")],
+                serde_json::Value::Null,
+                "{stats}"
+            );
+            assert_eq!(stats[format!("{key}_at_least_ns")], 40_000, "{stats}");
+        }
+        assert!(stats["p99_ns"].is_u64(), "{stats}");
+        assert!(stats.get("p99_at_least_ns").is_none(), "{stats}");
+    }
+    // Read back as a record, it keeps its bounds.
+    let back: RunRecord = serde_json::from_value(rec).unwrap();
+    assert!(back.overall.quantile("p99.9").unwrap().is_bound());
+    // The list page: the bound, and unknown.
+    let page = srv.get("/").body;
+    assert!(page.contains("≥40.0"), "{page}");
+    assert!(!page.contains(">40.5<"), "{page}");
+}
+
 /// True when `body` holds `raw` nowhere (HTML-escaped it may be).
 fn never_raw(body: &str, raw: &str, what: &str) {
     assert!(!body.contains(raw), "{what}: '{raw}' appears unescaped");
