@@ -218,8 +218,8 @@ fn sample_tail(seed: u64, xi: f64, n: u64) -> Histogram {
 ///
 /// Why 181 seeds and 165 covered: were the true coverage 85 %, 165 or
 /// more of 181 would happen with probability < 0.01 (the test tells 95 %
-/// from 85 %); at a true coverage of 95 % it happens with probability
-/// > 0.99. Both binomial tails are computed here, not taken on trust.
+/// from 85 %); at a true coverage of 95 % it happens with a probability
+/// above 0.99. Both binomial tails are computed here, not taken on trust.
 /// The seeds are fixed, so the count is the same on every run: the test
 /// cannot flicker, it fails only when the estimator changes.
 ///
