@@ -44,6 +44,72 @@ pub const ALPHA: f64 = 0.05;
 /// The fixed seed: the same runs always get the same verdict.
 pub const SEED: u64 = 0x7274_7363_6f70_6530;
 
+/// How often the verdict finds a real shift: in the model of the unit
+/// tests (windows of 200 wake-ups, a 5 µs body and a heavy-ish tail), B's
+/// every latency 10 % or 25 % above A's is called "beyond the noise (B
+/// worse)" in at least these percentages of [`POWER_PAIRS`] seeded pairs;
+/// 0 says no more often than chance (a false alarm, [`ALPHA`]), and is
+/// held as at most 3 × [`ALPHA`]. What docs/report.md ([`power_table`])
+/// and `compare --help` say, held by
+/// `noise::tests::power_at_10_and_25_percent_shifts_reaches_the_documented_rates`.
+#[derive(Clone, Copy, Debug)]
+pub struct Power {
+    pub metric: &'static str,
+    /// Non-empty windows in each run.
+    pub windows: usize,
+    /// Percent of the pairs found beyond the noise at a +10 % shift, at
+    /// least.
+    pub at_10_pct: u32,
+    /// The same at +25 %.
+    pub at_25_pct: u32,
+}
+
+const fn power(metric: &'static str, windows: usize, at_10_pct: u32, at_25_pct: u32) -> Power {
+    Power {
+        metric,
+        windows,
+        at_10_pct,
+        at_25_pct,
+    }
+}
+
+/// The floors of [`Power`], per metric and window count: the rates the
+/// test measured rounded down to a multiple of 5 %, then 5 points lower.
+pub const POWER: [Power; 6] = [
+    power("p99", 10, 25, 90),
+    power("p99", 30, 70, 95),
+    power("p99", 100, 90, 95),
+    power("max", 10, 0, 15),
+    power("max", 30, 0, 25),
+    power("max", 100, 0, 25),
+];
+/// The seeded pairs behind each figure of [`POWER`].
+pub const POWER_PAIRS: u64 = 100;
+
+/// [`POWER`] as the Markdown table of docs/report.md.
+pub fn power_table() -> String {
+    let cell = |pct: u32| {
+        if pct == 0 {
+            "chance (≈ 5 %)".to_string()
+        } else {
+            format!("≥ {pct} %")
+        }
+    };
+    let mut t = String::from(
+        "| metric | windows in each run | B 10 % worse | B 25 % worse |\n|---|---|---|---|\n",
+    );
+    for p in POWER {
+        t += &format!(
+            "| {} | {} | {} | {} |\n",
+            p.metric,
+            p.windows,
+            cell(p.at_10_pct),
+            cell(p.at_25_pct)
+        );
+    }
+    t
+}
+
 /// Why the noise could not be judged.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum Unknown {

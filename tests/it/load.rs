@@ -574,11 +574,23 @@ fn ground_truth_rt_interference_is_seen_below_and_not_above() {
     // thread above is judged by what the bursts cause in bulk, the periods
     // missed. How close the maximum comes to the burst is a figure for
     // bench/README.md ("rt-interference"), not a test.
+    //
+    // Bounded on both sides: a wake-up below the load waits out at most
+    // one spell (each thread spins until its deadline + 17 ms by the
+    // clock, and the three spells of a CPU are 39 ms apart, never
+    // overlapping), so its lateness is at most a spell plus what the
+    // machine stalls on its own. STALL_ROOM is that room: over four times
+    // the largest stall CI has shown (11.7 ms). It catches a maximum that
+    // is no wake-up's lateness (a period, a run's length, a unit off by
+    // 1000), not two spells added up (34 ms): a bound that tight would be
+    // a timing of this VM.
+    const STALL_ROOM: u64 = 50_000_000;
     let busy = 17_000_000u64;
     let (max, below) = measure("50");
     assert!(
-        max >= busy * 85 / 100 && below >= 100,
-        "below: max {max} ns, {below} missed periods; expected a max of about {busy} ns and missed periods"
+        max >= busy * 85 / 100 && max <= busy + STALL_ROOM && below >= 100,
+        "below: max {max} ns, {below} missed periods; expected a max of about {busy} ns (at most {} ns) and missed periods",
+        busy + STALL_ROOM
     );
     let (max, above) = measure("90");
     assert!(

@@ -694,6 +694,19 @@ fn missing_cpu_dma_latency_warns_and_goes_on() {
     );
 }
 
+/// The hog's spell (tests/it/util.rs, `Hog`: 20 ms busy by the clock,
+/// every 100 ms, SCHED_FIFO 90).
+const HOG_BUSY_NS: u64 = 20_000_000;
+/// What the machine may add on its own to a wake-up held off by a spell:
+/// over four times the largest stall CI has shown (11.7 ms). A wake-up
+/// waits out one spell at most (spells are 80 ms apart), so a maximum
+/// above spell + room is no wake-up's lateness (a period, the run's
+/// length, a unit off by 1000); a tighter bound would time this VM.
+const STALL_ROOM_NS: u64 = 50_000_000;
+
+/// A known disturbance, seen by every timer method: a maximum of about the
+/// spell (at least 15 ms, at most the spell plus [`STALL_ROOM_NS`]) and
+/// missed periods.
 #[test]
 fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
     if !require_root() {
@@ -727,7 +740,7 @@ fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
         let r = read_json(&json);
         let s = &r["threads"][0]["stats"];
         let (max, missed) = (u(&s["max_ns"]), u(&s["missed_periods"]));
-        if max < 15_000_000 || missed == 0 {
+        if !(15_000_000..=HOG_BUSY_NS + STALL_ROOM_NS).contains(&max) || missed == 0 {
             failures.push(format!("{timer}: max {max} ns, missed {missed}"));
         }
         assert_eq!(r["options"]["timer"], timer);
@@ -735,7 +748,8 @@ fn ground_truth_a_known_disturbance_is_seen_by_every_timer_method() {
     drop(hog);
     assert!(
         failures.is_empty(),
-        "a 20 ms disturbance was not seen: {failures:?}"
+        "a 20 ms disturbance was not seen as one (max 15 ms to {} ns, periods missed): {failures:?}",
+        HOG_BUSY_NS + STALL_ROOM_NS
     );
 }
 
