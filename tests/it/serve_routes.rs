@@ -1,0 +1,270 @@
+//! Every route of `rtscope serve`, read from its one table
+//! (`rtscope::serve::server::ROUTES`), so that a route added there is
+//! tried here without a word more: each name in its path replaced by
+//! hostile ones (`..`, `%2e%2e`, encoded slashes, NUL, a name of 100 000
+//! characters, names of nothing stored), answered with the right 4xx and
+//! never a file or a stored record's content. A route whose names this
+//! file does not know how to fill fails, saying what to add.
+
+use crate::serve::{Server, run, window};
+use crate::util::TempDir;
+use rtscope::serve::server::ROUTES;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A text in each stored run's label: no refused request may show it.
+const MARK: &str = "stored-mark";
+
+/// A store of two runs (ids 1 and 2, hosts `board-a` and `board-b`), a
+/// monitor `lab` with one window on `board-a`, and a study `sweep`.
+pub(crate) fn fill(store: &Path) {
+    let mut s = rtscope::store::Store::open(store).unwrap();
+    s.insert(&run(1, &format!("{MARK} one"), "board-a", 0, 100_000))
+        .unwrap();
+    s.insert(&run(2, &format!("{MARK} two"), "board-b", 1, 200_000))
+        .unwrap();
+    s.insert_windows(&[window("lab", "board-a", 0, 60, 40_000)])
+        .unwrap();
+    let text = "name = \"sweep\"\nduration = \"1s\"\nrepetitions = 1\n\
+                [matrix]\ninterval = [\"1ms\", \"2ms\"]\n[fixed]\nthreads = 1\n";
+    let spec = rtscope::study::spec::parse(text, "sweep.toml").unwrap();
+    let kernel = rtscope::sysinfo::kernel_match::Kernel::plain("6.1.0", "PREEMPT_RT");
+    rtscope::study::run::create_or_find(&mut s, &spec, text, None, &kernel).unwrap();
+}
+
+fn store(dir: &TempDir) -> PathBuf {
+    let db = dir.join("runs.db");
+    fill(&db);
+    db
+}
+
+/// What names something stored, for the name `param` of `route`.
+fn stored(route: &str, param: &str) -> &'static str {
+    match (param, route) {
+        ("id", _) => "1",
+        ("host", _) => "board-a",
+        ("name", r) if r.contains("/studies/") => "sweep",
+        ("name", r) if r.contains("/monitors/") => "lab",
+        _ => panic!(
+            "route {route}: this test does not know what stored thing its {{{param}}} names: \
+             say so in serve_routes.rs's stored()"
+        ),
+    }
+}
+
+/// The query a route needs to answer its page.
+fn query_of(route: &str) -> &'static str {
+    match route {
+        "/compare" => "?runs=1,2",
+        _ => "",
+    }
+}
+
+/// `route` with each `{param}` replaced: the one named `hostile` by
+/// `value`, the others by what names something stored.
+fn fill_route(route: &str, hostile: Option<&str>, value: &str) -> String {
+    route
+        .split('/')
+        .map(
+            |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(p) if Some(p) == hostile => value.to_string(),
+                Some(p) => stored(route, p).to_string(),
+                None => seg.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn params(route: &str) -> Vec<&str> {
+    route
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .collect()
+}
+
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
+/// A GET of `target` as it is; the whole answer, but an event stream's
+/// head alone (it does not end).
+fn ask(port: u16, target: &str, auth: Option<&str>) -> Answer {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let auth = auth
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
+    write!(
+        c,
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        let n = c.read(&mut buf).unwrap_or_else(|e| panic!("{target}: {e}"));
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        let s = String::from_utf8_lossy(&raw);
+        if let Some((head, _)) = s.split_once("\r\n\r\n")
+            && head.to_ascii_lowercase().contains("text/event-stream")
+        {
+            break;
+        }
+    }
+    let s = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = s.split_once("\r\n\r\n").unwrap_or((&s, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("{target}: no status line in {head:?}"));
+    Answer {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+/// A hostile name and the status it must get: 400 for what can name
+/// nothing (a step of a path, a NUL), 404 for a name of nothing stored.
+fn hostile_names(route: &str, param: &str) -> Vec<(String, u16)> {
+    let missing = if param == "id" { "999" } else { "nowhere" };
+    vec![
+        ("..".into(), 400),
+        (".".into(), 400),
+        ("%2e%2e".into(), 400),
+        ("%2E".into(), 400),
+        ("..%2F..%2Fetc%2Fpasswd".into(), 404),
+        ("%2Fetc%2Fpasswd".into(), 404),
+        ("..%5C..%5Cetc%5Cpasswd".into(), 404),
+        ("%00".into(), 400),
+        (format!("{}%00", stored(route, param)), 400),
+        // Longer than an address may be: hyper's 414, before any route.
+        ("x".repeat(100_000), 414),
+        ("x".repeat(20_000), 404),
+        (missing.into(), 404),
+    ]
+}
+
+/// The message of a failed request (a page's, or the API's).
+fn message(a: &Answer) -> String {
+    let text = a
+        .body
+        .split("<p class=\"message\">")
+        .nth(1)
+        .and_then(|m| m.split("</p>").next())
+        .unwrap_or(&a.body);
+    text.chars().take(160).collect()
+}
+
+/// What no refused request may show.
+fn shows_nothing(target: &str, a: &Answer) {
+    let short = &target[..target.len().min(120)];
+    // A name given may be said back; nothing stored that was not asked for.
+    for never in ["root:x:0:0", "SQLite format", MARK, "board-a", "board-b"] {
+        assert!(
+            target.contains(never) || !a.body.contains(never),
+            "{short}: {} shows '{never}'",
+            a.status
+        );
+    }
+    for never in ["root:x:0:0", "SQLite format", MARK] {
+        assert!(
+            !a.body.contains(never),
+            "{short}: {} shows '{never}'",
+            a.status
+        );
+    }
+    let json = a.header("content-type").unwrap_or("").contains("json");
+    if target.starts_with("/api/") && a.status != 414 {
+        assert!(json, "{short}: a failure under /api/ is JSON: {}", a.head);
+        let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+        assert!(v["error"].is_string(), "{short}: {}", a.body);
+    }
+}
+
+#[test]
+fn every_route_refuses_hostile_names_with_the_right_4xx() {
+    let dir = TempDir::new("serve-routes-names");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let mut tried = 0;
+    let mut wrong = Vec::new();
+    for route in ROUTES.iter().map(|r| r.path) {
+        let ps = params(route);
+        // The page itself answers: the names stored are names of it.
+        let target = format!("{}{}", fill_route(route, None, ""), query_of(route));
+        let a = ask(srv.port, &target, None);
+        assert!(
+            (200..300).contains(&a.status),
+            "{target}: {} {}",
+            a.status,
+            a.body
+        );
+        for p in &ps {
+            for (value, want) in hostile_names(route, p) {
+                let target = fill_route(route, Some(p), &value);
+                let a = ask(srv.port, &target, None);
+                let short = &target[..target.len().min(120)];
+                if a.status != want {
+                    wrong.push(format!(
+                        "{short}: {} (not {want}): {}",
+                        a.status,
+                        message(&a)
+                    ));
+                }
+                shows_nothing(&target, &a);
+                tried += 1;
+            }
+        }
+        // Below a route without names: path steps, NUL, files.
+        if ps.is_empty() {
+            let base = route.trim_end_matches('/');
+            for (tail, want) in [
+                ("/..", 400),
+                ("/%2e%2e/%2e%2e/etc/passwd", 400),
+                ("/..%2F..%2Fetc%2Fpasswd", 404),
+                ("%00", 400),
+                ("/runs.db", 404),
+            ] {
+                let target = format!("{base}{tail}");
+                let a = ask(srv.port, &target, None);
+                if a.status != want {
+                    wrong.push(format!(
+                        "{target}: {} (not {want}): {}",
+                        a.status,
+                        message(&a)
+                    ));
+                }
+                shows_nothing(&target, &a);
+                tried += 1;
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {tried}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert!(tried > 100, "{tried} hostile requests");
+    // The server answers on.
+    assert_eq!(ask(srv.port, "/api/runs", None).status, 200);
+}
