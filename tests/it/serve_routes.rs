@@ -3,8 +3,10 @@
 //! tried here without a word more: each name in its path replaced by
 //! hostile ones (`..`, `%2e%2e`, encoded slashes, NUL, a name of 100 000
 //! characters, names of nothing stored), answered with the right 4xx and
-//! never a file or a stored record's content. A route whose names this
-//! file does not know how to fill fails, saying what to add.
+//! never a file or a stored record's content; and with `--auth` (bearer,
+//! then basic), each answers 401 without credentials or with wrong ones,
+//! and its page with the right ones. A route whose names this file does
+//! not know how to fill fails, saying what to add.
 
 use crate::serve::{Server, run, window};
 use crate::util::TempDir;
@@ -267,4 +269,62 @@ fn every_route_refuses_hostile_names_with_the_right_4xx() {
     assert!(tried > 100, "{tried} hostile requests");
     // The server answers on.
     assert_eq!(ask(srv.port, "/api/runs", None).status, 200);
+}
+
+fn credentials(dir: &TempDir, name: &str, line: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, line).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn every_route_asks_for_credentials() {
+    let dir = TempDir::new("serve-routes-auth");
+    let db = store(&dir);
+    let bearer = credentials(&dir, "token", "bearer s3cret\n");
+    let basic = credentials(&dir, "basic", "basic lab:pa55\n");
+    // base64 of lab:pa55 and of lab:pa56
+    for (file, right, wrongs, challenge) in [
+        (
+            &bearer,
+            "Bearer s3cret",
+            ["Bearer s3cre", "Basic bGFiOnBhNTU=", "Bearer s3cret2"],
+            "Bearer realm=",
+        ),
+        (
+            &basic,
+            "Basic bGFiOnBhNTU=",
+            ["Basic bGFiOnBhNTY=", "Bearer pa55", "Basic bGFiOg=="],
+            "Basic realm=",
+        ),
+    ] {
+        let srv = Server::start(&dir, &db, &["--listen", "0", "--auth", file]);
+        let mut targets: Vec<String> = ROUTES
+            .iter()
+            .map(|r| format!("{}{}", fill_route(r.path, None, ""), query_of(r.path)))
+            .collect();
+        // Nothing routed, and a hostile name, are not told apart either.
+        targets.extend(["/nothing".into(), "/boards/..".into(), "/api/x".into()]);
+        for target in &targets {
+            let none = ask(srv.port, target, None);
+            assert_eq!(none.status, 401, "{target}: {}", none.body);
+            let asked = none.header("www-authenticate").unwrap_or("");
+            assert!(asked.starts_with(challenge), "{target}: {asked}");
+            assert!(!none.body.contains(MARK), "{target}");
+            for wrong in wrongs {
+                let a = ask(srv.port, target, Some(wrong));
+                assert_eq!(a.status, 401, "{target} with {wrong}");
+                assert!(!a.body.contains(MARK), "{target}");
+            }
+        }
+        for target in &targets[..ROUTES.len()] {
+            let a = ask(srv.port, target, Some(right));
+            assert!(
+                (200..300).contains(&a.status),
+                "{target} with {right}: {} {}",
+                a.status,
+                a.body
+            );
+        }
+    }
 }
