@@ -328,3 +328,169 @@ fn every_route_asks_for_credentials() {
         }
     }
 }
+
+/// The tables of docs/serve.md's "The answers' keys and types": each
+/// `<!-- shape: NAME -->` and its rows' keys with their types.
+fn documented_shapes() -> Vec<(String, Vec<(String, String)>)> {
+    let doc = include_str!("../../docs/serve.md");
+    let mut shapes: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    let mut in_table = false;
+    for line in doc.lines() {
+        if let Some(name) = line
+            .strip_prefix("<!-- shape: ")
+            .and_then(|l| l.strip_suffix(" -->"))
+        {
+            shapes.push((name.to_string(), Vec::new()));
+            in_table = true;
+        } else if in_table && line.starts_with("| `") {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let key = cells[1].trim_matches('`').to_string();
+            shapes
+                .last_mut()
+                .unwrap()
+                .1
+                .push((key, cells[2].to_string()));
+        } else if !line.starts_with('|') {
+            in_table = false;
+        }
+    }
+    shapes
+}
+
+/// Hold `v` to the documented type `ty` (`integer`, `string`, `X or
+/// null`, `array of X`, or a shape's name); every mismatch into `wrong`.
+fn holds(
+    v: &serde_json::Value,
+    ty: &str,
+    shapes: &[(String, Vec<(String, String)>)],
+    at: &str,
+    wrong: &mut Vec<String>,
+) {
+    let fits = ty.split(" or ").any(|t| match t {
+        "null" => v.is_null(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        t if t.starts_with("array of ") => {
+            let Some(items) = v.as_array() else {
+                return false;
+            };
+            for (i, item) in items.iter().enumerate() {
+                holds(item, &t[9..], shapes, &format!("{at}[{i}]"), wrong);
+            }
+            true
+        }
+        name => {
+            let Some((_, keys)) = shapes.iter().find(|(n, _)| n == name) else {
+                panic!("{at}: the type '{name}' is no JSON type nor a shape of docs/serve.md");
+            };
+            let Some(obj) = v.as_object() else {
+                return false;
+            };
+            let documented: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+            for k in obj.keys() {
+                if !documented.contains(&k.as_str()) {
+                    wrong.push(format!("{at}.{k}: answered, not documented in '{name}'"));
+                }
+            }
+            for (k, t) in keys {
+                match obj.get(k) {
+                    Some(x) => holds(x, t, shapes, &format!("{at}.{k}"), wrong),
+                    None => wrong.push(format!("{at}.{k}: documented in '{name}', not answered")),
+                }
+            }
+            true
+        }
+    });
+    if !fits {
+        wrong.push(format!("{at}: {v} is not {ty}"));
+    }
+}
+
+#[test]
+fn the_api_has_the_documented_shape() {
+    let shapes = documented_shapes();
+    let names: Vec<&str> = shapes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["runs", "ROW", "board", "board runs"],
+        "docs/serve.md"
+    );
+    assert!(shapes[1].1.len() >= 18, "the ROW table: {:?}", shapes[1].1);
+    let dir = TempDir::new("serve-routes-shape");
+    let db = store(&dir);
+    let srv = Server::start(&dir, &db, &["--listen", "0"]);
+    let get = |target: &str| {
+        let a = ask(srv.port, target, None);
+        assert_eq!(a.status, 200, "{target}: {}", a.body);
+        serde_json::from_str::<serde_json::Value>(&a.body).unwrap()
+    };
+    let mut wrong = Vec::new();
+    let runs = get("/api/runs");
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(2));
+    holds(&runs, "runs", &shapes, "/api/runs", &mut wrong);
+    let boards = get("/api/boards");
+    assert_eq!(boards.as_array().map(Vec::len), Some(2));
+    holds(
+        &boards,
+        "array of board",
+        &shapes,
+        "/api/boards",
+        &mut wrong,
+    );
+    let board = get("/api/boards/board-a");
+    holds(
+        &board,
+        "board runs",
+        &shapes,
+        "/api/boards/board-a",
+        &mut wrong,
+    );
+    // A run's record: the keys and types of run-record.schema.json.
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../docs/run-record.schema.json")).unwrap();
+    let props = schema["properties"].as_object().unwrap();
+    let rec = get("/api/runs/1");
+    let rec = rec.as_object().unwrap();
+    for k in rec.keys() {
+        if !props.contains_key(k) {
+            wrong.push(format!("/api/runs/1.{k}: not in run-record.schema.json"));
+        }
+    }
+    for k in schema["required"].as_array().unwrap() {
+        if !rec.contains_key(k.as_str().unwrap()) {
+            wrong.push(format!(
+                "/api/runs/1.{k}: required by the schema, not answered"
+            ));
+        }
+    }
+    for (k, p) in props {
+        let Some(v) = rec.get(k) else { continue };
+        let types: Vec<&str> = match &p["type"] {
+            serde_json::Value::String(t) => vec![t.as_str()],
+            serde_json::Value::Array(ts) => ts.iter().filter_map(|t| t.as_str()).collect(),
+            _ => continue,
+        };
+        let fits = types.iter().any(|t| match *t {
+            "array" => v.is_array(),
+            "object" => v.is_object(),
+            "number" => v.is_number(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            t => panic!("run-record.schema.json: the type '{t}' of {k}"),
+        });
+        if !fits {
+            wrong.push(format!(
+                "/api/runs/1.{k}: {v} is not {}",
+                types.join(" or ")
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the API and docs/serve.md differ:\n{}",
+        wrong.join("\n")
+    );
+}
