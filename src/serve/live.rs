@@ -195,19 +195,6 @@ pub async fn monitors(State(app): State<Arc<App>>) -> Response {
     pages::answer(r)
 }
 
-/// Refuse the monitor names `.` and `..` (which `rtscope monitor --name`
-/// takes): in an address they are path steps, `/monitors/..` being `/`
-/// to a browser, so that no link to such a monitor would lead to it.
-fn servable(name: &str) -> Result<(), Failure> {
-    if name == "." || name == ".." {
-        return Err(Failure::BadRequest(format!(
-            "'{name}' is not a monitor name serve can show: . and .. are steps of a path; \
-             give the monitor another name (rtscope monitor --name)"
-        )));
-    }
-    Ok(())
-}
-
 /// `GET /monitors/{name}`: the plot and the newest windows; the script
 /// follows the events from there.
 pub async fn monitor(
@@ -215,9 +202,6 @@ pub async fn monitor(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    if let Err(f) = servable(&name) {
-        return f.page();
-    }
     let q = match monitor_query(raw.as_deref()) {
         Ok(q) => q,
         Err(e) => return Failure::from(e).page(),
@@ -271,9 +255,6 @@ pub async fn plot(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    if let Err(f) = servable(&name) {
-        return f.page();
-    }
     let q = match monitor_query(raw.as_deref()) {
         Ok(q) => q,
         Err(e) => return Failure::from(e).page(),
@@ -303,9 +284,6 @@ pub async fn events(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(f) = servable(&name) {
-        return f.json();
-    }
     let q = match monitor_query(raw.as_deref()) {
         Ok(q) => q,
         Err(e) => return Failure::from(e).json(),
@@ -413,9 +391,6 @@ pub async fn api_windows(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    if let Err(f) = servable(&name) {
-        return f.json();
-    }
     let q = match monitor_query(raw.as_deref()) {
         Ok(q) => q,
         Err(e) => return Failure::from(e).json(),

@@ -83,7 +83,14 @@ pub fn decode(s: &str) -> Result<String, BadQuery> {
         }
         i += 1;
     }
-    String::from_utf8(out).map_err(|_| bad("the query string is not UTF-8"))
+    let text = String::from_utf8(out).map_err(|_| bad("the query string is not UTF-8"))?;
+    // As in a path ([`path_names`]): no stored text holds a NUL.
+    if text.contains('\0') {
+        return Err(bad(
+            "the query string holds a NUL (%00): no stored text holds one",
+        ));
+    }
+    Ok(text)
 }
 
 /// Percent-encode a query component (everything but unreserved
@@ -206,6 +213,58 @@ pub fn run_ref(s: &str) -> Option<&str> {
     (digits || uuid || s == "last" || s == "latest").then_some(s)
 }
 
+/// The rule every request's path passes before any route (so that each
+/// route, and each added later, keeps it): each segment, percent-decoded,
+/// must be a text that can name something. `.` and `..` are steps of a
+/// path, not names (a browser resolves `/monitors/..` to `/`: no link
+/// leads to a run, board, study or monitor so named); a NUL is in no
+/// name (PostgreSQL's texts cannot hold one: asking the store was a
+/// 500 there); a segment that is not UTF-8 once decoded names nothing.
+/// Anything else goes on to its route, which answers 404 for a name of
+/// nothing stored (`..%2Fetc%2Fpasswd` is such a name, never a path).
+pub fn path_names(path: &str) -> Result<(), BadQuery> {
+    for seg in path.split('/') {
+        let b = seg.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            let hex = (b[i] == b'%')
+                .then(|| b.get(i + 1..i + 3))
+                .flatten()
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            match hex {
+                Some(x) => {
+                    out.push(x);
+                    i += 3;
+                }
+                None => {
+                    out.push(b[i]);
+                    i += 1;
+                }
+            }
+        }
+        let Ok(name) = String::from_utf8(out) else {
+            return Err(bad(
+                "the address is not UTF-8 once decoded: it names no run, board, study or monitor",
+            ));
+        };
+        if name == "." || name == ".." {
+            return Err(bad(format!(
+                "'{name}' in the address is a step of a path, not a name: serve shows no run, \
+                 board, study or monitor named . or .. (a monitor or host so named: give it \
+                 another name, rtscope monitor --name, --host)"
+            )));
+        }
+        if name.contains('\0') {
+            return Err(bad(
+                "the address holds a NUL (%00): no run, board, study or monitor name holds one",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The runs of `/compare`: `runs=1,2,3` (or `runs` repeated, as a form's
 /// checkboxes send them), each a [`run_ref`], at most [`MAX_COMPARED`],
 /// in the order given, duplicates dropped. The second value is true when
@@ -267,6 +326,7 @@ mod tests {
         assert!(pairs(Some("a=%zz")).is_err());
         assert!(pairs(Some("a=%f")).is_err());
         assert!(pairs(Some("a=%ff")).is_err(), "not UTF-8");
+        assert!(pairs(Some("host=a%00")).unwrap_err().0.contains("NUL"));
         let odd = "<script>\"&'é x";
         assert_eq!(decode(&encode(odd)).unwrap(), odd);
         assert_eq!(
@@ -344,6 +404,34 @@ mod tests {
             &"a".repeat(33),
         ] {
             assert_eq!(run_ref(no), None, "{no:?}");
+        }
+    }
+
+    #[test]
+    fn path_steps_nul_and_bytes_that_are_no_text_name_nothing() {
+        for ok in [
+            "/",
+            "/runs/1",
+            "/boards/pi%204",
+            "/boards/..%2F..%2Fetc%2Fpasswd",
+            "/boards/...",
+            "/boards/.hidden",
+            "/boards/%zz",
+            "/studies/a.b",
+        ] {
+            assert_eq!(path_names(ok), Ok(()), "{ok}");
+        }
+        for (no, why) in [
+            ("/boards/..", "step of a path"),
+            ("/boards/.", "step of a path"),
+            ("/monitors/%2e%2E/plot.svg", "step of a path"),
+            ("/../etc/passwd", "step of a path"),
+            ("/runs/1%00", "NUL"),
+            ("/boards/%00", "NUL"),
+            ("/boards/%ff", "not UTF-8"),
+        ] {
+            let e = path_names(no).unwrap_err().0;
+            assert!(e.contains(why), "{no}: {e}");
         }
     }
 

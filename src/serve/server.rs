@@ -16,10 +16,11 @@ use super::reply::Failure;
 use super::{ServeError, ServeOptions, api, auth, conn, host, live, pages};
 use axum::Router;
 use axum::extract::{Request, State};
+use axum::http::StatusCode;
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{MethodRouter, get};
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,40 +97,117 @@ pub async fn blocking<T: Send + 'static>(
     }
 }
 
+/// One route of the server: its path (axum's syntax, `{id}` one
+/// segment of the path) and its handler. [`ROUTES`] is the one list: the
+/// router is built from it, and the tests that try hostile names and
+/// missing credentials on every route read it.
+pub struct Route {
+    pub path: &'static str,
+    handler: fn() -> MethodRouter<Arc<App>>,
+}
+
+/// Every route the server answers (anything else: [`pages::not_found`]).
+pub static ROUTES: [Route; 21] = [
+    Route {
+        path: "/",
+        handler: || get(pages::list),
+    },
+    Route {
+        path: "/runs/{id}",
+        handler: || get(pages::run),
+    },
+    Route {
+        path: "/compare",
+        handler: || get(pages::compare),
+    },
+    Route {
+        path: "/boards",
+        handler: || get(pages::boards),
+    },
+    Route {
+        path: "/boards/{host}",
+        handler: || get(pages::board),
+    },
+    Route {
+        path: "/studies",
+        handler: || get(pages::studies),
+    },
+    Route {
+        path: "/studies/{name}",
+        handler: || get(pages::study),
+    },
+    Route {
+        path: "/monitors",
+        handler: || get(live::monitors),
+    },
+    Route {
+        path: "/monitors/{name}",
+        handler: || get(live::monitor),
+    },
+    Route {
+        path: "/monitors/{name}/plot.svg",
+        handler: || get(live::plot),
+    },
+    Route {
+        path: "/monitors/{name}/events",
+        handler: || get(live::events),
+    },
+    Route {
+        path: "/assets/live.js",
+        handler: || get(live::script),
+    },
+    // Browsers ask for it on every page: nothing, rather than a 404 in
+    // their console.
+    Route {
+        path: "/favicon.ico",
+        handler: || get(|| async { StatusCode::NO_CONTENT }),
+    },
+    Route {
+        path: "/api/runs",
+        handler: || get(api::runs),
+    },
+    Route {
+        path: "/api/runs/{id}",
+        handler: || get(api::run),
+    },
+    Route {
+        path: "/api/boards",
+        handler: || get(api::boards),
+    },
+    Route {
+        path: "/api/boards/{host}",
+        handler: || get(api::board),
+    },
+    Route {
+        path: "/api/studies",
+        handler: || get(api::studies),
+    },
+    Route {
+        path: "/api/studies/{name}",
+        handler: || get(api::study),
+    },
+    Route {
+        path: "/api/monitors",
+        handler: || get(live::api_monitors),
+    },
+    Route {
+        path: "/api/monitors/{name}/windows",
+        handler: || get(live::api_windows),
+    },
+];
+
 /// The routes, with the layers every request passes (the `Host` checked
-/// first, then credentials).
+/// first, then credentials, then the path's names).
 pub fn router(
     app: Arc<App>,
     credentials: Option<crate::metrics::Auth>,
     hosts: host::Allowed,
 ) -> Router {
-    let routes = Router::new()
-        .route("/", get(pages::list))
-        .route("/runs/{id}", get(pages::run))
-        .route("/compare", get(pages::compare))
-        .route("/boards", get(pages::boards))
-        .route("/boards/{host}", get(pages::board))
-        .route("/studies", get(pages::studies))
-        .route("/studies/{name}", get(pages::study))
-        .route("/monitors", get(live::monitors))
-        .route("/monitors/{name}", get(live::monitor))
-        .route("/monitors/{name}/plot.svg", get(live::plot))
-        .route("/monitors/{name}/events", get(live::events))
-        .route("/assets/live.js", get(live::script))
-        // Browsers ask for it on every page: nothing, rather than a 404
-        // in their console.
-        .route(
-            "/favicon.ico",
-            get(|| async { axum::http::StatusCode::NO_CONTENT }),
-        )
-        .route("/api/runs", get(api::runs))
-        .route("/api/runs/{id}", get(api::run))
-        .route("/api/boards", get(api::boards))
-        .route("/api/boards/{host}", get(api::board))
-        .route("/api/studies", get(api::studies))
-        .route("/api/studies/{name}", get(api::study))
-        .route("/api/monitors", get(live::api_monitors))
-        .route("/api/monitors/{name}/windows", get(live::api_windows))
+    let routes = ROUTES
+        .iter()
+        .fold(Router::new(), |r, route| {
+            r.route(route.path, (route.handler)())
+        })
         .fallback(pages::not_found)
         .with_state(app);
     layered(routes, credentials, REQUEST_DEADLINE).layer(middleware::from_fn_with_state(
@@ -138,8 +216,8 @@ pub fn router(
     ))
 }
 
-/// `routes` behind the layers: credentials, then `deadline`, then the
-/// headers every answer carries.
+/// `routes` behind the layers: credentials, then the headers every
+/// answer carries, then the path's names ([`names`]), then `deadline`.
 fn layered(
     routes: Router,
     credentials: Option<crate::metrics::Auth>,
@@ -147,10 +225,23 @@ fn layered(
 ) -> Router {
     let routes = routes
         .layer(middleware::from_fn_with_state(deadline, within))
+        .layer(middleware::from_fn(names))
         .layer(middleware::from_fn(safe_headers));
     match credentials {
         Some(a) => routes.layer(middleware::from_fn_with_state(Arc::new(a), auth::require)),
         None => routes,
+    }
+}
+
+/// Answer 400 to a path with a segment that can name nothing
+/// ([`super::query::path_names`]: `.`, `..`, a NUL), before any route:
+/// the one rule for runs, boards, studies, monitors, assets and
+/// whatever is routed later.
+async fn names(req: Request, next: Next) -> Response {
+    match super::query::path_names(req.uri().path()) {
+        Ok(()) => next.run(req).await,
+        Err(e) if req.uri().path().starts_with("/api/") => Failure::from(e).json(),
+        Err(e) => Failure::from(e).page(),
     }
 }
 

@@ -29,6 +29,7 @@ mod remote;
 mod report;
 mod serve;
 mod serve_hostile;
+mod serve_routes;
 mod setup;
 mod skip_rule;
 mod sshd;

@@ -6,8 +6,10 @@
 //! idempotence, the server stopped in the middle of a run with nothing
 //! lost, bad URLs, a server that never answers (a bare listener, a
 //! cluster frozen with SIGSTOP: commands and runs still end, and signals
-//! work), and the migrations (empty database, newer one, foreign one). The shared cluster is stopped and removed by a watchdog process
-//! that the kernel signals when the test binary exits.
+//! work), the migrations (empty database, newer one, foreign one), and
+//! serve's escaping test on this store. The shared cluster is stopped
+//! and removed by a watchdog process that the kernel signals when the
+//! test binary exits.
 
 use crate::util::*;
 use rtscope::record::RunRecord;
@@ -376,6 +378,18 @@ fn serve_shows_the_shared_store_read_only() {
         .unwrap()
         .get(0);
     assert_eq!(tables, 0, "serve made a store");
+}
+
+/// The escaping test of tests/it/serve.rs, its body and store alike, on
+/// a PostgreSQL store: hostile labels, tags and hosts escaped on every
+/// page, whole in the JSON.
+#[test]
+fn serve_escapes_hostile_values_from_postgres() {
+    let Some(pg) = shared() else { return };
+    let url = pg.database("serve_escape");
+    let dir = TempDir::new("pg-serve-escape");
+    crate::serve::fill(Path::new(&url));
+    crate::serve::escaped_everywhere(&dir, Path::new(&url));
 }
 
 /// A page of the runs list kept, ordered and counted in PostgreSQL's SQL

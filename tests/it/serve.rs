@@ -59,10 +59,18 @@ pub(crate) fn run(seed: u64, label: &str, host: &str, day: u64, max_ns: u64) -> 
     r
 }
 
-/// A store of five runs: ids 1..=5, in this order.
+/// A store of five runs (in `dir`): ids 1..=5, in this order.
 fn store(dir: &TempDir) -> PathBuf {
     let db = dir.join("runs.db");
-    let mut s = rtscope::store::Store::open(&db).unwrap();
+    fill(&db);
+    db
+}
+
+/// Five runs into the store at `location` (an SQLite file or a
+/// PostgreSQL URL), ids 1..=5 in this order: a hostile label (2), a
+/// quoted tag (2), a host of 10 000 characters with markup (3).
+pub(crate) fn fill(location: &Path) {
+    let mut s = rtscope::store::Store::open(location).unwrap();
     let mut runs = vec![
         run(1, "baseline", "board-a", 0, 120_000),
         run(2, HOSTILE_LABEL, "board-b", 1, 80_000),
@@ -78,7 +86,6 @@ fn store(dir: &TempDir) -> PathBuf {
     for r in &runs {
         s.insert(r).unwrap();
     }
-    db
 }
 
 /// A running `rtscope serve`, killed and reaped when dropped.
@@ -668,7 +675,14 @@ fn never_raw(body: &str, raw: &str, what: &str) {
 fn hostile_labels_tags_and_hosts_are_escaped_everywhere() {
     let dir = TempDir::new("serve-escape");
     let db = store(&dir);
-    let srv = Server::start(&dir, &db, &["--listen", "127.0.0.1:0"]);
+    escaped_everywhere(&dir, &db);
+}
+
+/// The store [`fill`] made at `db` served: every hostile value escaped on
+/// every page, whole in the JSON (tests/it/postgres.rs runs it on
+/// PostgreSQL).
+pub(crate) fn escaped_everywhere(dir: &TempDir, db: &Path) {
+    let srv = Server::start(dir, db, &["--listen", "127.0.0.1:0"]);
     let host = long_host();
     let pages = [
         "/",
@@ -713,6 +727,27 @@ fn hostile_labels_tags_and_hosts_are_escaped_everywhere() {
     let api = srv.get(&q).json();
     assert_eq!(api_ids(&api), [3]);
     assert_eq!(api["runs"][0]["host"], host.as_str());
+    // The JSON gives every value whole, as JSON (never HTML-escaped).
+    let rec = srv.get("/api/runs/2").json();
+    assert_eq!(rec["label"], HOSTILE_LABEL);
+    assert_eq!(rec["tags"][QUOTED_TAG.0], QUOTED_TAG.1);
+    let boards = srv.get("/api/boards").json();
+    assert!(
+        boards.as_array().unwrap().iter().any(|b| b["host"] == host),
+        "{boards}"
+    );
+    // A NUL names nothing, whatever the store (PostgreSQL's texts hold
+    // none: asking it for a study so named was a 500).
+    for target in [
+        "/boards/board-a%00",
+        "/api/boards/%00",
+        "/studies/x%00",
+        "/api/studies/x%00",
+        "/api/runs?host=a%00",
+        "/?label=%00",
+    ] {
+        assert_eq!(srv.get(target).status, 400, "{target}");
+    }
     // No page runs a script or loads anything.
     let csp = srv.get("/").header("content-security-policy").unwrap();
     assert!(csp.contains("default-src 'none'"), "{csp}");
@@ -749,14 +784,16 @@ fn a_board_has_its_history_and_newest_runs() {
     assert_eq!(api_ids(&api), [4, 1]);
     assert_eq!(api["runs"][0]["started_at"], "2026-01-04T00:00:00Z");
     assert_eq!(srv.get("/api/boards/nowhere").status, 404);
-    // An unknown board, and a board's name that would be a path, are 404.
-    for target in [
-        "/boards/nowhere",
-        "/boards/..%2F..%2Fetc%2Fpasswd",
-        "/boards/%2E%2E",
+    // An unknown board, and a board's name that would be a path, are
+    // 404; a step of a path names nothing: 400 (tests/it/serve_routes.rs
+    // tries every route).
+    for (target, status) in [
+        ("/boards/nowhere", 404),
+        ("/boards/..%2F..%2Fetc%2Fpasswd", 404),
+        ("/boards/%2E%2E", 400),
     ] {
         let r = srv.get(target);
-        assert_eq!(r.status, 404, "{target}: {}", r.body);
+        assert_eq!(r.status, status, "{target}: {}", r.body);
         assert!(!r.body.contains("root:"), "{target}");
     }
 }

@@ -148,7 +148,7 @@ fn too_many_tags_and_the_monitor_names_dot_and_dot_dot_are_400() {
         let r = srv.get(target);
         assert_eq!(r.status, 400, "{target}: {}", r.body);
         assert!(
-            r.body.contains("is not a monitor name serve can show"),
+            r.body.contains("is a step of a path, not a name"),
             "{target}: {}",
             r.body
         );
