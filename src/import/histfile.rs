@@ -544,10 +544,15 @@ mod tests {
     #[test]
     fn counts_past_2_64_are_refused_never_an_overflow() {
         let big = u64::MAX / 2 + 1;
-        let rows = format!("# Histogram\n000001 {big}\n000002 {big}\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00002\n# Histogram Overflows: 00000\n");
+        let rows = format!(
+            "# Histogram\n000001 {big}\n000002 {big}\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00002\n# Histogram Overflows: 00000\n"
+        );
         let e = read(&rows).unwrap_err();
         assert!(e.message.contains("past 2^64"), "{e}");
-        let over = format!("# Histogram\n000001 {}\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00009\n# Histogram Overflows: 00002\n", u64::MAX - 1);
+        let over = format!(
+            "# Histogram\n000001 {}\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00009\n# Histogram Overflows: 00002\n",
+            u64::MAX - 1
+        );
         let e = read(&over).unwrap_err();
         assert!(e.message.contains("past 2^64"), "{e}");
     }

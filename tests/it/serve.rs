@@ -635,7 +635,11 @@ fn the_api_gives_bounds_and_unknowns_as_null() {
     assert_eq!(imported["max_ns"], 19_085_000, "{imported}");
     assert_eq!(imported["samples"], 20_000, "{imported}");
     // The file does not say when it ran: its start is unknown.
-    assert_eq!(imported["started_at"], serde_json::Value::Null, "{imported}");
+    assert_eq!(
+        imported["started_at"],
+        serde_json::Value::Null,
+        "{imported}"
+    );
     let measured = row(1);
     assert!(measured["p9999_ns"].is_u64(), "{measured}");
     assert_eq!(measured["p9999_at_least_ns"], serde_json::Value::Null);
